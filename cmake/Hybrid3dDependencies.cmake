@@ -1,0 +1,51 @@
+# Finds hybrid3d's dependencies and gives them uniform target names, both for hybrid3d's own
+# build and (installed beside hybrid3dConfig.cmake) for projects that find_package(hybrid3d):
+#   MPI::MPI_CXX, Kokkos::kokkos, hybrid3d::kokkoskernels, hdf5::hdf5
+# Works with Debian's Trilinos (Kokkos 3.4, TriBITS-style exports) and with a standalone
+# Kokkos/Kokkos-Kernels 4.x (Kokkos::kokkos, Kokkos::kokkoskernels).
+include_guard(GLOBAL)
+
+find_package(MPI REQUIRED COMPONENTS C CXX)
+find_package(Kokkos REQUIRED)
+find_package(KokkosKernels REQUIRED)
+
+# Debian's Trilinos exports Kokkos::kokkos with the include directory "/usr/lib/include", which
+# does not exist (CMake then refuses to generate), and without /usr/include/trilinos, where the
+# headers are. Keep the entries that exist and add the TriBITS include variable.
+if(TARGET Kokkos::kokkos)
+  get_target_property(_h3d_inc Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
+  set(_h3d_keep)
+  foreach(_d IN LISTS _h3d_inc Kokkos_INCLUDE_DIRS)
+    if(_d AND EXISTS "${_d}")
+      list(APPEND _h3d_keep "${_d}")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES _h3d_keep)
+  set_target_properties(Kokkos::kokkos PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_h3d_keep}")
+endif()
+
+if(NOT TARGET hybrid3d::kokkoskernels)
+  add_library(hybrid3d::kokkoskernels INTERFACE IMPORTED)
+  if(TARGET Kokkos::kokkoskernels)
+    set_target_properties(hybrid3d::kokkoskernels PROPERTIES
+      INTERFACE_LINK_LIBRARIES "Kokkos::kokkoskernels;Kokkos::kokkos")
+  else()
+    # TriBITS export: library names (imported targets) plus an include variable.
+    set_target_properties(hybrid3d::kokkoskernels PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${KokkosKernels_INCLUDE_DIRS}"
+      INTERFACE_LINK_LIBRARIES "${KokkosKernels_LIBRARIES};Kokkos::kokkos")
+  endif()
+endif()
+
+set(HDF5_PREFER_PARALLEL ON)
+find_package(HDF5 REQUIRED COMPONENTS C)
+if(NOT HDF5_IS_PARALLEL)
+  message(FATAL_ERROR "hybrid3d needs a parallel (MPI-IO) HDF5; on Debian: libhdf5-openmpi-dev")
+endif()
+if(NOT TARGET hdf5::hdf5)
+  add_library(hdf5::hdf5 INTERFACE IMPORTED)
+  set_target_properties(hdf5::hdf5 PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${HDF5_C_INCLUDE_DIRS}"
+    INTERFACE_LINK_LIBRARIES "${HDF5_C_LIBRARIES}"
+    INTERFACE_COMPILE_DEFINITIONS "${HDF5_C_DEFINITIONS}")
+endif()

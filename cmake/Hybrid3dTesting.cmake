@@ -1,0 +1,29 @@
+# One way to register a test for every rank count: hybrid3d_add_mpi_test(NAME TARGET
+# [RANKS 1 2 4 8] [ARGS ...] [TIMEOUT s]) adds NAME.npN running `mpiexec -n N TARGET ARGS`.
+# Oversubscription lets 8 ranks run on 2 cores; the environment lets OpenMPI run as root and
+# keeps OpenBLAS to one thread per rank so ranks and BLAS threads do not fight over cores.
+set(HYBRID3D_TEST_RANKS 1 2 4 8 CACHE STRING "Rank counts at which MPI tests are registered")
+set(HYBRID3D_MPIEXEC_EXTRA_FLAGS "--oversubscribe" CACHE STRING
+    "Flags for mpiexec in tests (OpenMPI needs --oversubscribe for more ranks than cores)")
+set(HYBRID3D_TEST_ENVIRONMENT
+    "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1"
+    CACHE STRING "Environment of every MPI test")
+
+function(hybrid3d_add_mpi_test name target)
+  cmake_parse_arguments(A "" "TIMEOUT" "RANKS;ARGS" ${ARGN})
+  if(NOT A_RANKS)
+    set(A_RANKS ${HYBRID3D_TEST_RANKS})
+  endif()
+  if(NOT A_TIMEOUT)
+    set(A_TIMEOUT 300)
+  endif()
+  separate_arguments(_extra UNIX_COMMAND "${HYBRID3D_MPIEXEC_EXTRA_FLAGS}")
+  foreach(n IN LISTS A_RANKS)
+    add_test(NAME ${name}.np${n}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${_extra}
+                     ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${A_ARGS})
+    # A hang (a rank that failed before a collective) becomes a failure, not a stuck CI.
+    set_tests_properties(${name}.np${n} PROPERTIES
+      ENVIRONMENT "${HYBRID3D_TEST_ENVIRONMENT}" TIMEOUT ${A_TIMEOUT} PROCESSORS ${n})
+  endforeach()
+endfunction()

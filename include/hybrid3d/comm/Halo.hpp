@@ -1,0 +1,145 @@
+#pragma once
+// The halo engine every layer uses: fills ghost cells from the neighbours that own them
+// (gather) and sends ghost contributions back to their owners and sums them there
+// (scatterAdd, the adjoint of gather, for the backward pass).
+//
+// Built once for a tensor layout (decomposition, ghost widths, N, C): the neighbour lists, a
+// distributed-graph communicator over them in each direction, and the pack/unpack boxes. One
+// exchange is then pack kernels -> one MPI_(I)neighbor_alltoallv -> unpack kernels, with no
+// allocation. Buffers live in the tensor's memory space and are staged through host mirrors
+// unless hybrid3d was configured with HYBRID3D_ENABLE_GPU_AWARE_MPI.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <hybrid3d/Config.hpp>
+#include <hybrid3d/comm/HaloPlan.hpp>
+#include <hybrid3d/comm/MpiTypes.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+
+namespace hybrid3d {
+
+namespace Impl {
+
+enum class BoxOp { Pack, Unpack, UnpackAdd, Zero };
+
+// One kernel over the N x C x box cells of a 5-D view: copy to/from (or add from) a flat buffer
+// at `offset`, in (n, c, d, h, w) order, or set them to zero. `lo` is in local array indices.
+template <BoxOp Op, class ExecSpace, class View5, class Buffer>
+void applyBox(const std::string& label, const ExecSpace& exec, const View5& v, const Buffer& buf,
+              Index offset, const Index3& lo, const Index3& ext) {
+  const Index C = static_cast<Index>(v.extent(1));
+  const Index e0 = ext[0], e1 = ext[1], e2 = ext[2];
+  const Index l0 = lo[0], l1 = lo[1], l2 = lo[2];
+  const Index count = static_cast<Index>(v.extent(0)) * C * e0 * e1 * e2;
+  if (count == 0) return;
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, count),
+      KOKKOS_LAMBDA(const Index i) {
+        Index t = i;
+        const Index x = t % e2;
+        t /= e2;
+        const Index y = t % e1;
+        t /= e1;
+        const Index z = t % e0;
+        t /= e0;
+        const Index c = t % C;
+        const Index n = t / C;
+        auto& cell = v(n, c, l0 + z, l1 + y, l2 + x);
+        if constexpr (Op == BoxOp::Pack) buf(offset + i) = cell;
+        if constexpr (Op == BoxOp::Unpack) cell = buf(offset + i);
+        if constexpr (Op == BoxOp::UnpackAdd) cell += buf(offset + i);
+        if constexpr (Op == BoxOp::Zero) cell = 0;
+      });
+}
+
+}  // namespace Impl
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class Halo {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using execution_space = typename tensor_type::execution_space;
+  using buffer_type = Kokkos::View<T*, MemorySpace>;
+  using host_buffer_type = typename buffer_type::HostMirror;
+
+  // Collective over grid.spatialComm(). `layout` gives decomposition, ghosts, N and C; any
+  // tensor of that layout can then be exchanged. `name` labels kernels and profile regions.
+  Halo(const ProcessGrid& grid, const tensor_type& layout, const std::string& name = "halo");
+  ~Halo();
+  Halo(const Halo&) = delete;
+  Halo& operator=(const Halo&) = delete;
+
+  // Fill every ghost cell: from its owner inside the domain, zero outside.
+  void gather(const execution_space& exec, const tensor_type& t) {
+    gatherBegin(exec, t);
+    gatherEnd(exec, t);
+  }
+  // Split form, so a layer can compute its interior while messages fly: Begin zero-fills the
+  // padding, packs and starts the exchange; End waits and unpacks into the ghosts.
+  void gatherBegin(const execution_space& exec, const tensor_type& t);
+  void gatherEnd(const execution_space& exec, const tensor_type& t);
+
+  // Adjoint of gather: add every in-domain ghost cell's value into the owned cell it mirrors
+  // (on whichever rank owns it). Ghost values are left as they were; padding ghosts are
+  // dropped (their adjoint is zero).
+  void scatterAdd(const execution_space& exec, const tensor_type& t);
+
+  const HaloPlan& plan() const { return plan_; }
+  // Bytes this rank sends (and, by symmetry of the global exchange, the world receives) per
+  // gather; the same travel back in scatterAdd.
+  Index bytesSent() const { return sendCount_ * static_cast<Index>(sizeof(T)); }
+  Index bytesReceived() const { return recvCount_ * static_cast<Index>(sizeof(T)); }
+
+private:
+  void checkLayout(const tensor_type& t) const;
+  // Start MPI_Ineighbor_alltoallv on `comm` from `from` (staged through `fromHost` when MPI
+  // cannot read device memory) into `to` (or `toHost`); finishExchange waits and unstages.
+  void exchange(MPI_Comm comm, const buffer_type& from, const host_buffer_type& fromHost,
+                const std::vector<int>& fromCounts, const std::vector<int>& fromOffsets,
+                const host_buffer_type& toHost, const std::vector<int>& toCounts,
+                const std::vector<int>& toOffsets, const buffer_type& to,
+                const execution_space& exec);
+  void finishExchange(const host_buffer_type& toHost, const buffer_type& to,
+                      const execution_space& exec);
+  template <Impl::BoxOp Op>
+  void applyBoxes(const execution_space& exec, const tensor_type& t,
+                  const std::vector<HaloBox>& boxes, const buffer_type& buf,
+                  const std::vector<int>& offsets, const std::string& label);
+
+  std::string name_;
+  int n_, c_;
+  Box3 owned_;
+  GhostWidths ghosts_;
+  BlockDecomposition decomposition_;
+  HaloPlan plan_;
+  MPI_Comm forward_ = MPI_COMM_NULL;  // owners -> ghosts
+  MPI_Comm reverse_ = MPI_COMM_NULL;  // ghosts -> owners
+  std::vector<int> sendCounts_, sendOffsets_, recvCounts_, recvOffsets_;
+  Index sendCount_ = 0, recvCount_ = 0;
+  buffer_type sendBuf_, recvBuf_;
+  host_buffer_type sendHost_, recvHost_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+// Factory: a ready halo for tensors laid out like `layout`.
+template <class T, class MemorySpace>
+std::unique_ptr<Halo<T, MemorySpace>> createHalo(const ProcessGrid& grid,
+                                                 const DistTensor<T, MemorySpace>& layout,
+                                                 const std::string& name = "halo") {
+  return std::make_unique<Halo<T, MemorySpace>>(grid, layout, name);
+}
+
+}  // namespace hybrid3d
+
+#include <hybrid3d/comm/impl/Halo_impl.hpp>
+
+namespace hybrid3d {
+extern template class Halo<float, DefaultMemorySpace>;
+extern template class Halo<double, DefaultMemorySpace>;
+}  // namespace hybrid3d

@@ -1,0 +1,167 @@
+#pragma once
+// Definitions of Halo's members (included by Halo.hpp; explicit instantiations in src/comm).
+
+#include <climits>
+
+#include <hybrid3d/core/Error.hpp>
+
+namespace hybrid3d {
+
+namespace Impl {
+
+// True when MPI must see host copies of buffers in MemorySpace.
+template <class MemorySpace>
+constexpr bool stageThroughHost() {
+#if HYBRID3D_ENABLE_GPU_AWARE_MPI
+  return false;
+#else
+  return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+#endif
+}
+
+// MPI wants int counts and displacements, in elements of the exchanged boxes.
+inline Index countsFor(const std::vector<HaloBox>& boxes, Index perCell, std::vector<int>& ranks,
+                       std::vector<int>& counts, std::vector<int>& offsets,
+                       const std::string& name) {
+  Index total = 0;
+  for (const HaloBox& b : boxes) {
+    const Index n = b.box.size() * perCell;
+    if (total + n > INT_MAX)
+      fail(name, ": halo message of ", total + n, " elements exceeds MPI's int counts");
+    ranks.push_back(b.rank);
+    counts.push_back(static_cast<int>(n));
+    offsets.push_back(static_cast<int>(total));
+    total += n;
+  }
+  return total;
+}
+
+}  // namespace Impl
+
+template <class T, class M>
+Halo<T, M>::Halo(const ProcessGrid& grid, const tensor_type& layout, const std::string& name)
+    : name_(name), n_(layout.batch()), c_(layout.channels()), owned_(layout.owned()),
+      ghosts_(layout.ghosts()), decomposition_(layout.decomposition()),
+      plan_(planHalo(grid, layout.decomposition(), layout.ghosts(), name)) {
+  if (layout.coords() != grid.coords())
+    fail(name, ": tensor coordinates ", toString(layout.coords()),
+         " are not this rank's grid coordinates ", toString(grid.coords()));
+  const Index perCell = static_cast<Index>(n_) * c_;
+  std::vector<int> sendRanks, recvRanks;
+  sendCount_ = Impl::countsFor(plan_.sends, perCell, sendRanks, sendCounts_, sendOffsets_, name);
+  recvCount_ = Impl::countsFor(plan_.recvs, perCell, recvRanks, recvCounts_, recvOffsets_, name);
+
+  // MPI may reject a null array even for degree 0; point empty lists at a dummy.
+  int dummy = 0;
+  int* src = recvRanks.empty() ? &dummy : recvRanks.data();
+  int* dst = sendRanks.empty() ? &dummy : sendRanks.data();
+  const int nr = static_cast<int>(recvRanks.size()), ns = static_cast<int>(sendRanks.size());
+  MPI_Dist_graph_create_adjacent(grid.spatialComm(), nr, src, MPI_UNWEIGHTED, ns, dst,
+                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &forward_);
+  MPI_Dist_graph_create_adjacent(grid.spatialComm(), ns, dst, MPI_UNWEIGHTED, nr, src,
+                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &reverse_);
+
+  sendBuf_ = buffer_type(Kokkos::view_alloc(name + " halo send", Kokkos::WithoutInitializing),
+                         sendCount_);
+  recvBuf_ = buffer_type(Kokkos::view_alloc(name + " halo recv", Kokkos::WithoutInitializing),
+                         recvCount_);
+  sendHost_ = Kokkos::create_mirror_view(sendBuf_);
+  recvHost_ = Kokkos::create_mirror_view(recvBuf_);
+}
+
+template <class T, class M>
+Halo<T, M>::~Halo() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  if (forward_ != MPI_COMM_NULL) MPI_Comm_free(&forward_);
+  if (reverse_ != MPI_COMM_NULL) MPI_Comm_free(&reverse_);
+}
+
+template <class T, class M>
+void Halo<T, M>::checkLayout(const tensor_type& t) const {
+  if (t.batch() != n_ || t.channels() != c_ || t.ghosts() != ghosts_ || !(t.owned() == owned_) ||
+      !(t.decomposition() == decomposition_))
+    fail(name_, ": tensor '", t.view().label(), "' does not have the layout this halo was built for");
+}
+
+template <class T, class M>
+template <Impl::BoxOp Op>
+void Halo<T, M>::applyBoxes(const execution_space& exec, const tensor_type& t,
+                            const std::vector<HaloBox>& boxes, const buffer_type& buf,
+                            const std::vector<int>& offsets, const std::string& label) {
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    const Box3& b = boxes[i].box;
+    const Index3 lo{t.localIndex(0, b.lo[0]), t.localIndex(1, b.lo[1]), t.localIndex(2, b.lo[2])};
+    Impl::applyBox<Op>(label, exec, t.view(), buf, offsets[i], lo, b.extents());
+  }
+}
+
+template <class T, class M>
+void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) {
+  Kokkos::Profiling::pushRegion("hybrid3d::Halo::gather[" + name_ + "]");
+  checkLayout(t);
+  for (const Box3& z : plan_.zeros) {
+    const Index3 lo{t.localIndex(0, z.lo[0]), t.localIndex(1, z.lo[1]), t.localIndex(2, z.lo[2])};
+    Impl::applyBox<Impl::BoxOp::Zero>("hybrid3d::Halo::zeroPadding", exec, t.view(), sendBuf_,
+                                      0, lo, z.extents());
+  }
+  applyBoxes<Impl::BoxOp::Pack>(exec, t, plan_.sends, sendBuf_, sendOffsets_,
+                                "hybrid3d::Halo::gather::pack");
+  exchange(forward_, sendBuf_, sendHost_, sendCounts_, sendOffsets_, recvHost_, recvCounts_,
+           recvOffsets_, recvBuf_, exec);
+  Kokkos::Profiling::popRegion();
+}
+
+template <class T, class M>
+void Halo<T, M>::gatherEnd(const execution_space& exec, const tensor_type& t) {
+  Kokkos::Profiling::pushRegion("hybrid3d::Halo::gather[" + name_ + "]");
+  finishExchange(recvHost_, recvBuf_, exec);
+  applyBoxes<Impl::BoxOp::Unpack>(exec, t, plan_.recvs, recvBuf_, recvOffsets_,
+                                  "hybrid3d::Halo::gather::unpack");
+  Kokkos::Profiling::popRegion();
+}
+
+template <class T, class M>
+void Halo<T, M>::scatterAdd(const execution_space& exec, const tensor_type& t) {
+  Kokkos::Profiling::pushRegion("hybrid3d::Halo::scatterAdd[" + name_ + "]");
+  checkLayout(t);
+  // The same boxes travel the other way: ghosts (recv boxes) out, owners (send boxes) in.
+  applyBoxes<Impl::BoxOp::Pack>(exec, t, plan_.recvs, recvBuf_, recvOffsets_,
+                                "hybrid3d::Halo::scatterAdd::pack");
+  exchange(reverse_, recvBuf_, recvHost_, recvCounts_, recvOffsets_, sendHost_, sendCounts_,
+           sendOffsets_, sendBuf_, exec);
+  finishExchange(sendHost_, sendBuf_, exec);
+  applyBoxes<Impl::BoxOp::UnpackAdd>(exec, t, plan_.sends, sendBuf_, sendOffsets_,
+                                     "hybrid3d::Halo::scatterAdd::unpack");
+  Kokkos::Profiling::popRegion();
+}
+
+template <class T, class M>
+void Halo<T, M>::exchange(MPI_Comm comm, const buffer_type& from, const host_buffer_type& fromHost,
+                          const std::vector<int>& fromCounts, const std::vector<int>& fromOffsets,
+                          const host_buffer_type& toHost, const std::vector<int>& toCounts,
+                          const std::vector<int>& toOffsets, const buffer_type& to,
+                          const execution_space& exec) {
+  if (request_ != MPI_REQUEST_NULL) fail(name_, ": halo exchange started twice");
+  const T* sendPtr = from.data();
+  T* recvPtr = to.data();
+  if constexpr (Impl::stageThroughHost<M>()) {
+    Kokkos::deep_copy(exec, fromHost, from);
+    sendPtr = fromHost.data();
+    recvPtr = toHost.data();
+  }
+  exec.fence();  // packed data must be complete before MPI reads it
+  MPI_Ineighbor_alltoallv(sendPtr, fromCounts.data(), fromOffsets.data(), mpiType<T>(), recvPtr,
+                          toCounts.data(), toOffsets.data(), mpiType<T>(), comm, &request_);
+}
+
+template <class T, class M>
+void Halo<T, M>::finishExchange(const host_buffer_type& toHost, const buffer_type& to,
+                                const execution_space& exec) {
+  MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  if constexpr (Impl::stageThroughHost<M>()) Kokkos::deep_copy(exec, to, toHost);
+}
+
+}  // namespace hybrid3d

@@ -1,0 +1,105 @@
+#pragma once
+// A distributed NCDHW tensor: this rank's owned box of every sample's volume plus ghost cells.
+//
+// The local array is a 5-D LayoutRight View (N, C, D+gl+gh, H+gl+gh, W+gl+gh). Ghost widths may
+// differ per side (a stride-2 layer needs only the high side). Global voxel (d,h,w) of the
+// owned box sits at local (d - lo_d + gl_d, ...). A rank whose owned box is empty holds a local
+// array with zero spatial extent and no ghosts.
+
+#include <string>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Types.hpp>
+#include <hybrid3d/grid/BlockDecomposition.hpp>
+
+namespace hybrid3d {
+
+// Ghost cells per side along (d, h, w).
+struct GhostWidths {
+  Int3 lo{0, 0, 0};
+  Int3 hi{0, 0, 0};
+
+  static GhostWidths uniform(int w) { return {{w, w, w}, {w, w, w}}; }
+  bool none() const { return lo == Int3{0, 0, 0} && hi == Int3{0, 0, 0}; }
+  friend bool operator==(const GhostWidths& a, const GhostWidths& b) {
+    return a.lo == b.lo && a.hi == b.hi;
+  }
+  friend bool operator!=(const GhostWidths& a, const GhostWidths& b) { return !(a == b); }
+};
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class DistTensor {
+public:
+  using value_type = T;
+  using memory_space = MemorySpace;
+  using execution_space = typename MemorySpace::execution_space;
+  using view_type = Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace>;
+
+  DistTensor() = default;
+  DistTensor(const std::string& label, int n, int c, const BlockDecomposition& decomposition,
+             const Int3& coords, const GhostWidths& ghosts)
+      : n_(n), c_(c), decomposition_(decomposition), coords_(coords),
+        owned_(decomposition.ownedBox(coords)), ghosts_(ghosts) {
+    if (n < 0 || c < 0) fail("tensor '", label, "': negative batch ", n, " or channels ", c);
+    for (int i = 0; i < 3; ++i) {
+      if (coords[i] < 0 || coords[i] >= decomposition.dims()[i])
+        fail("tensor '", label, "': coordinates ", toString(coords), " outside grid ",
+             toString(decomposition.dims()));
+      if (ghosts.lo[i] < 0 || ghosts.hi[i] < 0)
+        fail("tensor '", label, "': negative ghost width");
+    }
+    if (owned_.empty()) ghosts_ = GhostWidths{};
+    const Index3 e = localExtents();
+    view_ = view_type(label, n, c, e[0], e[1], e[2]);
+  }
+
+  const view_type& view() const { return view_; }
+  int batch() const { return n_; }
+  int channels() const { return c_; }
+  const BlockDecomposition& decomposition() const { return decomposition_; }
+  const Index3& globalExtents() const { return decomposition_.globalExtents(); }
+  const Int3& coords() const { return coords_; }
+  const GhostWidths& ghosts() const { return ghosts_; }
+  const Box3& owned() const { return owned_; }
+
+  // The owned box grown by the ghosts, in global indices (may reach outside the domain).
+  Box3 localBox() const {
+    if (owned_.empty()) return owned_;
+    Box3 b = owned_;
+    for (int i = 0; i < 3; ++i) {
+      b.lo[i] -= ghosts_.lo[i];
+      b.hi[i] += ghosts_.hi[i];
+    }
+    return b;
+  }
+  Index3 localExtents() const { return localBox().extents(); }
+  // Local array index along `dim` of global index g.
+  Index localIndex(int dim, Index g) const { return g - owned_.lo[dim] + ghosts_.lo[dim]; }
+
+  // The owned cells only, as a subview.
+  auto ownedView() const {
+    using P = Kokkos::pair<Index, Index>;
+    auto range = [&](int i) { return P(ghosts_.lo[i], ghosts_.lo[i] + owned_.extent(i)); };
+    return Kokkos::subview(view_, Kokkos::ALL, Kokkos::ALL, range(0), range(1), range(2));
+  }
+
+private:
+  int n_ = 0, c_ = 0;
+  BlockDecomposition decomposition_;
+  Int3 coords_{0, 0, 0};
+  Box3 owned_;
+  GhostWidths ghosts_;
+  view_type view_;
+};
+
+// Factory in the Cabana style: a ready tensor, zero-initialised.
+template <class T, class MemorySpace = DefaultMemorySpace>
+DistTensor<T, MemorySpace> createDistTensor(const std::string& label, int n, int c,
+                                            const BlockDecomposition& decomposition,
+                                            const Int3& coords, const GhostWidths& ghosts = {}) {
+  return DistTensor<T, MemorySpace>(label, n, c, decomposition, coords, ghosts);
+}
+
+}  // namespace hybrid3d

@@ -1,0 +1,110 @@
+#include <hybrid3d/comm/HaloPlan.hpp>
+#include <hybrid3d/core/Error.hpp>
+
+#include <algorithm>
+
+namespace hybrid3d {
+
+namespace {
+
+const char* dimName(int i) { return i == 0 ? "D" : i == 1 ? "H" : "W"; }
+
+// Ghost segment of a rank owning [lo, hi) of [0, n) towards `side` (-1 low, 0 owned, +1 high),
+// clipped to the domain.
+std::pair<Index, Index> segment(Index lo, Index hi, Index n, int gl, int gh, int side) {
+  if (side < 0) return {std::max<Index>(0, lo - gl), lo};
+  if (side > 0) return {hi, std::min<Index>(n, hi + gh)};
+  return {lo, hi};
+}
+
+Box3 segmentBox(const Box3& owned, const Index3& n, const GhostWidths& g, const Int3& side) {
+  Box3 b;
+  for (int i = 0; i < 3; ++i) {
+    auto s = segment(owned.lo[i], owned.hi[i], n[i], g.lo[i], g.hi[i], side[i]);
+    b.lo[i] = s.first;
+    b.hi[i] = std::max(s.first, s.second);
+  }
+  return b;
+}
+
+}  // namespace
+
+void checkGhostWidths(const BlockDecomposition& dec, const GhostWidths& g, const std::string& what) {
+  const Index3& n = dec.globalExtents();
+  const Int3& p = dec.dims();
+  for (int i = 0; i < 3; ++i) {
+    for (int k = 0; k < p[i]; ++k) {
+      if (dec.extent(i, k) == 0) continue;
+      const Index lo = dec.begin(i, k), hi = dec.end(i, k);
+      const Index need_lo = std::max<Index>(0, lo - g.lo[i]);
+      const Index need_hi = std::min<Index>(n[i], hi + g.hi[i]);
+      const bool lowOk = need_lo >= lo || dec.begin(i, k - 1) <= need_lo;
+      const bool highOk = need_hi <= hi || dec.end(i, k + 1) >= need_hi;
+      if (!lowOk || !highOk)
+        fail(what, ": ghost width ", lowOk ? g.hi[i] : g.lo[i], " on the ",
+             lowOk ? "high" : "low", " side of ", dimName(i),
+             " reaches past the neighbouring rank: extent ", n[i], " over ", p[i],
+             " ranks leaves rank ", lowOk ? k + 1 : k - 1, " of that dimension only ",
+             dec.extent(i, lowOk ? k + 1 : k - 1), " voxel(s) (extents ", toString(n),
+             ", grid ", toString(p), "); use a coarser grid");
+    }
+  }
+}
+
+HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const GhostWidths& g,
+                  const std::string& what) {
+  if (grid.dims() != dec.dims())
+    fail(what, ": decomposition grid ", toString(dec.dims()), " differs from the process grid ",
+         toString(grid.dims()));
+  checkGhostWidths(dec, g, what);
+
+  HaloPlan plan;
+  const Int3 me = grid.coords();
+  const Box3 owned = dec.ownedBox(me);
+  if (owned.empty()) return plan;  // nothing owned: no ghosts, nothing to send
+  const Index3& n = dec.globalExtents();
+
+  for (int od = -1; od <= 1; ++od)
+    for (int oh = -1; oh <= 1; ++oh)
+      for (int ow = -1; ow <= 1; ++ow) {
+        const Int3 o{od, oh, ow};
+        if (o == Int3{0, 0, 0}) continue;
+        const Int3 nc{me[0] + od, me[1] + oh, me[2] + ow};
+        const int rank = grid.rankAt(nc);
+        if (rank == MPI_PROC_NULL) continue;
+        // What I receive: my ghost segment towards o, owned by that neighbour.
+        const Box3 recv = segmentBox(owned, n, g, o);
+        if (!recv.empty()) plan.recvs.push_back({rank, recv});
+        // What I send: the neighbour's ghost segment towards me, which lies in my box.
+        const Box3 theirs = dec.ownedBox(nc);
+        if (theirs.empty()) continue;
+        const Box3 send = segmentBox(theirs, n, g, {-od, -oh, -ow});
+        if (send.empty()) continue;
+        if (!owned.contains(send))
+          fail(what, ": internal error, halo box ", send, " not inside owned box ", owned);
+        plan.sends.push_back({rank, send});
+      }
+
+  // Zero padding: slabs of the local box outside [0, n) along each dimension. Slabs of two
+  // dimensions overlap at edges and corners; writing zero twice is harmless.
+  Box3 local = owned;
+  for (int i = 0; i < 3; ++i) {
+    local.lo[i] -= g.lo[i];
+    local.hi[i] += g.hi[i];
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (local.lo[i] < 0) {
+      Box3 z = local;
+      z.hi[i] = 0;
+      plan.zeros.push_back(z);
+    }
+    if (local.hi[i] > n[i]) {
+      Box3 z = local;
+      z.lo[i] = n[i];
+      plan.zeros.push_back(z);
+    }
+  }
+  return plan;
+}
+
+}  // namespace hybrid3d

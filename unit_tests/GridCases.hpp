@@ -1,0 +1,82 @@
+#pragma once
+// The one test harness for every rank count: run a test body on each process-grid
+// configuration (spatial grid x number of data-parallel groups) that fits in the world.
+// A configuration of P*G ranks runs on the first P*G world ranks; the rest sit it out. So a
+// test registered at 1, 2, 4 and 8 ranks covers every grid that fits at that count, and
+// 3-rank and 6-rank grids run on 4 and 8 ranks.
+
+#include <exception>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <hybrid3d/grid/ProcessGrid.hpp>
+
+namespace hybrid3d::test {
+
+struct GridCase {
+  Int3 spatial;
+  int groups;
+  std::string name() const { return toString(spatial) + " G=" + std::to_string(groups); }
+};
+
+// The grids of the foundation issue, each with one and two data-parallel groups.
+inline std::vector<GridCase> standardGridCases() {
+  std::vector<GridCase> cases;
+  for (const Int3& g : std::vector<Int3>{
+           {1, 1, 1}, {2, 1, 1}, {1, 2, 2}, {2, 2, 2}, {3, 1, 1}, {1, 3, 2}, {1, 1, 2}})
+    for (int groups : {1, 2}) cases.push_back({g, groups});
+  return cases;
+}
+
+inline int worldSize() {
+  int n;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+inline int worldRank() {
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// Runs body(grid) for every case that fits; returns how many cases ran (same on all ranks).
+inline int forEachGrid(const std::vector<GridCase>& cases,
+                       const std::function<void(const ProcessGrid&, const GridCase&)>& body) {
+  int ran = 0;
+  for (const GridCase& c : cases) {
+    const int ranks = c.spatial[0] * c.spatial[1] * c.spatial[2] * c.groups;
+    if (ranks > worldSize()) continue;
+    ++ran;
+    const bool inside = worldRank() < ranks;
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, inside ? 0 : MPI_UNDEFINED, worldRank(), &sub);
+    if (inside) {
+      SCOPED_TRACE("grid " + c.name());
+      // An exception must not skip the barrier below, or the ranks outside this case would
+      // wait there while these ones run ahead into the next test's collectives.
+      try {
+        ProcessGrid grid(sub, c.spatial);
+        body(grid, c);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "rank " << worldRank() << ", grid " << c.name() << ": " << e.what();
+      }
+      MPI_Comm_free(&sub);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  return ran;
+}
+
+// True on every rank iff `ok` is true on every rank of `comm`.
+inline bool allTrue(bool ok, MPI_Comm comm = MPI_COMM_WORLD) {
+  int local = ok ? 1 : 0, global = 0;
+  MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MIN, comm);
+  return global == 1;
+}
+
+}  // namespace hybrid3d::test
