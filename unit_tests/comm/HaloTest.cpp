@@ -5,7 +5,7 @@
 #include <hybrid3d/comm/Halo.hpp>
 #include <hybrid3d/core/Error.hpp>
 
-#include "../GridCases.hpp"
+#include "GridCases.hpp"
 
 namespace hybrid3d::test {
 namespace {
