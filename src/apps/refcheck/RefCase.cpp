@@ -21,11 +21,14 @@ GlobalArray<double> RefCase::tensor(const std::string& name) const {
 
 double maxRelativeError(const double* got, const double* want, std::size_t n) {
   double diff = 0, scale = 0;
+  bool nan = false;  // std::max would silently drop a NaN
   for (std::size_t i = 0; i < n; ++i) {
-    diff = std::max(diff, std::abs(got[i] - want[i]));
+    const double d = std::abs(got[i] - want[i]);
+    nan = nan || std::isnan(d);
+    diff = std::max(diff, d);
     scale = std::max(scale, std::abs(want[i]));
   }
-  if (std::isnan(diff)) return INFINITY;
+  if (nan) return INFINITY;
   return scale > 0 ? diff / scale : diff;
 }
 
