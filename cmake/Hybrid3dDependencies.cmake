@@ -49,3 +49,18 @@ if(NOT TARGET hdf5::hdf5)
     INTERFACE_LINK_LIBRARIES "${HDF5_C_LIBRARIES}"
     INTERFACE_COMPILE_DEFINITIONS "${HDF5_C_DEFINITIONS}")
 endif()
+
+# FFTW with its MPI interface (double precision), for the parallel data generators.
+# Debian ships no CMake package for fftw3-mpi, so find the pieces directly.
+if(NOT TARGET hybrid3d::fftw3_mpi)
+  find_path(HYBRID3D_FFTW3_INCLUDE_DIR fftw3-mpi.h)
+  find_library(HYBRID3D_FFTW3_LIBRARY fftw3)
+  find_library(HYBRID3D_FFTW3_MPI_LIBRARY fftw3_mpi)
+  if(NOT HYBRID3D_FFTW3_INCLUDE_DIR OR NOT HYBRID3D_FFTW3_LIBRARY OR NOT HYBRID3D_FFTW3_MPI_LIBRARY)
+    message(FATAL_ERROR "hybrid3d needs FFTW 3 with MPI; on Debian: libfftw3-mpi-dev")
+  endif()
+  add_library(hybrid3d::fftw3_mpi INTERFACE IMPORTED)
+  set_target_properties(hybrid3d::fftw3_mpi PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${HYBRID3D_FFTW3_INCLUDE_DIR}"
+    INTERFACE_LINK_LIBRARIES "${HYBRID3D_FFTW3_MPI_LIBRARY};${HYBRID3D_FFTW3_LIBRARY};MPI::MPI_C")
+endif()
