@@ -96,6 +96,7 @@ std::string File::attributeString(const std::string& name) const {
   if (H5Tis_variable_str(type) > 0) {
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem, H5T_VARIABLE);
+    H5Tset_cset(mem, H5Tget_cset(type));  // h5py writes UTF-8; HDF5 will not convert charsets
     char* s = nullptr;
     if (H5Aread(a, mem, &s) < 0) fail(path_, ": cannot read attribute '", name, "'");
     std::string out = s ? s : "";
@@ -107,6 +108,7 @@ std::string File::attributeString(const std::string& name) const {
   std::string out(size, '\0');
   Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(mem, size);
+  H5Tset_cset(mem, H5Tget_cset(type));
   if (H5Aread(a, mem, out.data()) < 0) fail(path_, ": cannot read attribute '", name, "'");
   out.resize(out.find('\0') == std::string::npos ? size : out.find('\0'));
   return out;
