@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/Window.hpp>
+
+namespace hybrid3d::test {
+namespace {
+
+// Brute force: the inputs that outputs [a, b) of a window read, straight from the definition.
+IndexRange bruteWindow(Index a, Index b, int k, int s, int p) {
+  IndexRange r{INT64_MAX, INT64_MIN};
+  for (Index o = a; o < b; ++o)
+    for (int j = 0; j < k; ++j) {
+      r.first = std::min(r.first, o * s - p + j);
+      r.last = std::max(r.last, o * s - p + j + 1);
+    }
+  return r;
+}
+
+// Transposed: the inputs i whose scattered outputs [i*s - p, i*s - p + k) meet [a, b).
+IndexRange bruteTransposed(Index a, Index b, int k, int s, int p, Index n) {
+  IndexRange r{INT64_MAX, INT64_MIN};
+  for (Index i = -k; i < n + k; ++i)
+    for (int j = 0; j < k; ++j) {
+      const Index o = i * s - p + j;
+      if (o >= a && o < b) {
+        r.first = std::min(r.first, i);
+        r.last = std::max(r.last, i + 1);
+      }
+    }
+  return r;
+}
+
+TEST(Window, InputRangesMatchTheDefinition) {
+  for (int k : {1, 2, 3, 5})
+    for (int s : {1, 2, 3})
+      for (int p = 0; p <= k / 2; ++p)
+        for (Index a = 0; a < 6; ++a)
+          for (Index b = a + 1; b < 9; ++b) {
+            const IndexRange w = windowInputRange(a, b, k, s, p), bw = bruteWindow(a, b, k, s, p);
+            EXPECT_EQ(w.first, bw.first);
+            EXPECT_EQ(w.last, bw.last);
+            const IndexRange t = transposedInputRange(a, b, k, s, p);
+            const IndexRange bt = bruteTransposed(a, b, k, s, p, 20);
+            if (bt.first > bt.last) {  // k < s: these outputs receive from no input
+              EXPECT_GE(t.first, t.last);
+              continue;
+            }
+            EXPECT_EQ(t.first, bt.first) << "k" << k << " s" << s << " p" << p << " [" << a << "," << b << ")";
+            EXPECT_EQ(t.last, bt.last) << "k" << k << " s" << s << " p" << p << " [" << a << "," << b << ")";
+          }
+}
+
+TEST(Window, OutputExtentsFollowPyTorch) {
+  // floor((n + 2p - k) / s) + 1, checked against enumerating window positions.
+  for (Index n = 1; n < 12; ++n)
+    for (int k : {1, 2, 3, 5})
+      for (int s : {1, 2})
+        for (int p = 0; p <= k / 2; ++p) {
+          Index count = 0;
+          for (Index o = 0; o * s - p + k <= n + p; ++o) ++count;
+          EXPECT_EQ(windowOutputExtent(n, k, s, p), count);
+        }
+  EXPECT_EQ(transposedOutputExtent(5, 2, 2, 0), 10);
+}
+
+TEST(Window, GhostsCoverEveryRanksReceptiveField) {
+  // For every output block, the input block grown by the ghosts contains what it reads.
+  for (Index n : {7, 9, 16, 33})
+    for (int p : {1, 2, 3, 4})
+      for (const Window w : {Window::cubic(3, 1, 1), Window::cubic(3, 2, 1), Window::cubic(2, 2, 0),
+                             Window::cubic(5, 1, 2)}) {
+        const BlockDecomposition in({n, 4, 4}, {p, 1, 1});
+        const BlockDecomposition out(windowOutputExtents({n, 4, 4}, w), {p, 1, 1});
+        GhostWidths g;
+        try {
+          g = windowGhosts(in, out, w, "w");
+        } catch (const Error&) {
+          continue;  // a rank with output but no input: refused, fine
+        }
+        for (int k = 0; k < p; ++k) {
+          if (out.extent(0, k) == 0) continue;
+          const IndexRange need = windowInputRange(out.begin(0, k), out.end(0, k), w.kernel[0],
+                                                   w.stride[0], w.padding[0]);
+          EXPECT_LE(in.begin(0, k) - g.lo[0], need.first);
+          EXPECT_GE(in.end(0, k) + g.hi[0], need.last);
+        }
+      }
+}
+
+TEST(Window, RefusesARankWithOutputButNoInput) {
+  // Upsampling 3 -> 6 over 4 ranks: input 1,1,1,0 but output 2,2,1,1.
+  const BlockDecomposition in({3, 1, 1}, {4, 1, 1}), out({6, 1, 1}, {4, 1, 1});
+  try {
+    requiredGhosts(in, out, [](int, Index a, Index b) { return transposedInputRange(a, b, 2, 2, 0); },
+                   "up3");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("up3: rank 3 along D owns output but no input"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace hybrid3d::test
