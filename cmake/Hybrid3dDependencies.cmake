@@ -64,3 +64,13 @@ if(NOT TARGET hybrid3d::fftw3_mpi)
     INTERFACE_INCLUDE_DIRECTORIES "${HYBRID3D_FFTW3_INCLUDE_DIR}"
     INTERFACE_LINK_LIBRARIES "${HYBRID3D_FFTW3_MPI_LIBRARY};${HYBRID3D_FFTW3_LIBRARY};MPI::MPI_C")
 endif()
+
+# Teuchos (input decks) only where the deck front end is built; it is never a dependency of
+# the core library. Debian's TriBITS export gives library names and an include variable.
+if(HYBRID3D_ENABLE_DECKS AND NOT TARGET hybrid3d::teuchos)
+  find_package(Teuchos REQUIRED)
+  add_library(hybrid3d::teuchos INTERFACE IMPORTED)
+  set_target_properties(hybrid3d::teuchos PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${Teuchos_INCLUDE_DIRS}"
+    INTERFACE_LINK_LIBRARIES "${Teuchos_LIBRARIES}")
+endif()

@@ -1,0 +1,46 @@
+#pragma once
+// Checkpoints and weight files (DESIGN.md section 7, fixed layout):
+//   /model/<layer>/<param>            parameters and batch-norm buffers, PyTorch shapes
+//   /optimizer/<layer>/<param>/<state> optimizer buffers (momentum_buffer, exp_avg, ...)
+//   /optimizer/steps                  steps the optimizer has taken
+//   /state/step, /state/epoch, /state/seed
+//   root attribute "deck"             the input deck the run was started from
+// Parameters are replicated on every rank, so world rank 0 writes the file alone and reads
+// broadcast it. A write goes to "<path>.tmp", is flushed to disk and then renamed over
+// <path>: a crash at any moment leaves the previous checkpoint whole.
+
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include <hybrid3d/optim/Optimizer.hpp>
+
+namespace hybrid3d::io {
+
+struct RunState {
+  long long step = 0;   // optimizer steps taken
+  long long epoch = 0;  // epochs completed
+  unsigned long long seed = 0;
+  std::string deck;     // the deck text, for provenance
+};
+
+template <class T, class M>
+struct CheckpointContents {
+  std::vector<NamedParameter<T, M>> parameters;  // trained: /model/<layer>/<name>
+  std::vector<NamedParameter<T, M>> buffers;     // not trained (running statistics)
+  Optimizer<T, M>* optimizer = nullptr;          // may be null (weights-only files)
+};
+
+// Collective over `comm`. Throws on every rank (with the path) if rank 0 could not write.
+template <class T, class M>
+void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c,
+                     const RunState& state);
+
+// Collective over `comm`: fills every parameter, buffer and (if given) optimizer state from
+// the file; a missing dataset or a shape that differs from the model's is an error naming the
+// file and the dataset. Returns the run state (zeros for a weights-only file).
+template <class T, class M>
+RunState readCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c);
+
+}  // namespace hybrid3d::io

@@ -1,0 +1,193 @@
+#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <hybrid3d/comm/MpiTypes.hpp>
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/io/Checkpoint.hpp>
+#include <hybrid3d/io/Hdf5.hpp>
+
+namespace hybrid3d::io {
+
+namespace {
+
+// Rank 0 runs `work`; its error message (if any) is broadcast and thrown on every rank.
+template <class Fn>
+void onRankZero(MPI_Comm comm, Fn work) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  std::string message;
+  if (rank == 0) {
+    try {
+      work();
+    } catch (const std::exception& e) {
+      message = e.what();
+      if (message.empty()) message = "unknown error";
+    }
+  }
+  int length = static_cast<int>(message.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  if (length == 0) return;
+  message.resize(length);
+  MPI_Bcast(message.data(), length, MPI_CHAR, 0, comm);
+  throw Error(message);
+}
+
+void fsyncPath(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// Creates every missing group on the way to `path` (an absolute dataset path).
+void makeGroups(hid_t file, const std::string& path) {
+  for (std::size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
+    const std::string group = path.substr(0, pos);
+    if (H5Lexists(file, group.c_str(), H5P_DEFAULT) > 0) continue;
+    Handle g(H5Gcreate2(file, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    if (!g.valid()) fail("cannot create group ", group);
+  }
+}
+
+template <class T, class View>
+void writeArray(hid_t file, const std::string& name, const std::vector<Index>& shape,
+                const View& v, const std::string& path) {
+  Index n = 1;
+  for (Index e : shape) n *= e;
+  if (static_cast<std::size_t>(n) != v.size())
+    fail(path, ": ", name, " holds ", v.size(), " values but its shape has ", n);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  makeGroups(file, name);
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle d(H5Dcreate2(file, name.c_str(), nativeType<T>(), space, H5P_DEFAULT, H5P_DEFAULT,
+                      H5P_DEFAULT),
+           H5Dclose);
+  if (!d.valid() || H5Dwrite(d, nativeType<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, h.data()) < 0)
+    fail(path, ": cannot write ", name);
+}
+
+template <class T>
+void writeScalar(hid_t file, const std::string& name, T value, const std::string& path) {
+  Kokkos::View<T*, Kokkos::HostSpace> v("scalar", 1);
+  v(0) = value;
+  writeArray<T>(file, name, {1}, v, path);
+}
+
+}  // namespace
+
+template <class T, class M>
+void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c,
+                     const RunState& state) {
+  onRankZero(comm, [&] {
+    const std::string tmp = path + ".tmp";
+    QuietErrors quiet;
+    {
+      Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+      if (!file.valid()) fail(path, ": cannot create ", tmp);
+      for (const auto& p : c.parameters)
+        writeArray<T>(file, "/model/" + p.path(), p.param.shape, p.param.value, path);
+      for (const auto& p : c.buffers)
+        writeArray<T>(file, "/model/" + p.path(), p.param.shape, p.param.value, path);
+      if (c.optimizer) {
+        for (const auto& [name, view] : c.optimizer->state())
+          writeArray<T>(file, "/optimizer/" + name, {Index(view.size())}, view, path);
+        writeScalar<std::int64_t>(file, "/optimizer/steps", c.optimizer->steps(), path);
+      }
+      writeScalar<std::int64_t>(file, "/state/step", state.step, path);
+      writeScalar<std::int64_t>(file, "/state/epoch", state.epoch, path);
+      writeScalar<std::int64_t>(file, "/state/seed", static_cast<std::int64_t>(state.seed), path);
+      Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+      H5Tset_size(type, std::max<std::size_t>(1, state.deck.size()));
+      Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
+      Handle attr(H5Acreate2(file, "deck", type, scalar, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+      const std::string deck = state.deck.empty() ? std::string(1, '\0') : state.deck;
+      if (!attr.valid() || H5Awrite(attr, type, deck.data()) < 0)
+        fail(path, ": cannot write the deck attribute");
+      if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(path, ": cannot flush ", tmp);
+    }
+    // Data on disk before the rename makes it visible; the directory entry after.
+    fsyncPath(tmp, O_RDONLY);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(path, ": cannot rename ", tmp, " over it");
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    fsyncPath(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
+  });
+}
+
+namespace {
+
+template <class T, class View>
+void readInto(const File& f, const std::string& name, const std::vector<Index>& shape,
+              const View& v) {
+  if (!f.hasDataset(name)) fail(f.path(), ": no dataset ", name);
+  if (f.shape(name) != shape) {
+    std::string want, got;
+    for (Index e : shape) want += (want.empty() ? "" : "x") + std::to_string(e);
+    for (Index e : f.shape(name)) got += (got.empty() ? "" : "x") + std::to_string(e);
+    fail(f.path(), ": ", name, " has shape ", got, " but the model expects ", want);
+  }
+  const std::vector<T> data = f.read<T>(name);
+  Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(data.data(),
+                                                                                        data.size());
+  Kokkos::deep_copy(v, h);
+}
+
+}  // namespace
+
+template <class T, class M>
+RunState readCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c) {
+  // Rank 0 reads into the views; then every view is broadcast (parameters are replicated).
+  RunState state;
+  std::int64_t scalars[4] = {0, 0, 0, 0};
+  onRankZero(comm, [&] {
+    File f(path);
+    for (const auto& p : c.parameters) readInto<T>(f, "/model/" + p.path(), p.param.shape, p.param.value);
+    for (const auto& p : c.buffers) readInto<T>(f, "/model/" + p.path(), p.param.shape, p.param.value);
+    if (c.optimizer) {
+      for (const auto& [name, view] : c.optimizer->state())
+        readInto<T>(f, "/optimizer/" + name, {Index(view.size())}, view);
+      scalars[3] = f.read<std::int64_t>("/optimizer/steps").at(0);
+    }
+    if (f.hasAttribute("deck")) state.deck = f.attributeString("deck");
+    if (f.hasDataset("/state/step")) {
+      scalars[0] = f.read<std::int64_t>("/state/step").at(0);
+      scalars[1] = f.read<std::int64_t>("/state/epoch").at(0);
+      scalars[2] = f.read<std::int64_t>("/state/seed").at(0);
+    }
+  });
+  auto bcast = [&](const auto& view) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+    MPI_Bcast(h.data(), static_cast<int>(h.size()), mpiType<T>(), 0, comm);
+    Kokkos::deep_copy(view, h);
+  };
+  for (const auto& p : c.parameters) bcast(p.param.value);
+  for (const auto& p : c.buffers) bcast(p.param.value);
+  if (c.optimizer)
+    for (const auto& s : c.optimizer->state()) bcast(s.second);
+  MPI_Bcast(scalars, 4, MPI_INT64_T, 0, comm);
+  int deckLength = static_cast<int>(state.deck.size());
+  MPI_Bcast(&deckLength, 1, MPI_INT, 0, comm);
+  state.deck.resize(deckLength);
+  MPI_Bcast(state.deck.data(), deckLength, MPI_CHAR, 0, comm);
+  if (c.optimizer) c.optimizer->setSteps(scalars[3]);
+  state.step = scalars[0];
+  state.epoch = scalars[1];
+  state.seed = static_cast<unsigned long long>(scalars[2]);
+  return state;
+}
+
+template void writeCheckpoint<float, DefaultMemorySpace>(const std::string&, MPI_Comm,
+                                                         const CheckpointContents<float, DefaultMemorySpace>&,
+                                                         const RunState&);
+template void writeCheckpoint<double, DefaultMemorySpace>(const std::string&, MPI_Comm,
+                                                          const CheckpointContents<double, DefaultMemorySpace>&,
+                                                          const RunState&);
+template RunState readCheckpoint<float, DefaultMemorySpace>(const std::string&, MPI_Comm,
+                                                            const CheckpointContents<float, DefaultMemorySpace>&);
+template RunState readCheckpoint<double, DefaultMemorySpace>(const std::string&, MPI_Comm,
+                                                             const CheckpointContents<double, DefaultMemorySpace>&);
+
+}  // namespace hybrid3d::io

@@ -1,0 +1,133 @@
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/io/Checkpoint.hpp>
+#include <hybrid3d/io/Hdf5.hpp>
+#include <hybrid3d/optim/Adam.hpp>
+
+#include "GridCases.hpp"
+
+namespace hybrid3d::test {
+namespace {
+
+using Params = std::vector<NamedParameter<double>>;
+constexpr auto write = io::writeCheckpoint<double, DefaultMemorySpace>;
+constexpr auto read = io::readCheckpoint<double, DefaultMemorySpace>;
+
+Params makeParams(unsigned seed) {
+  Params ps{{"conv1", createParameter<double>("conv1", "weight", {4, 2, 3, 3, 3})},
+            {"fc1", createParameter<double>("fc1", "bias", {5})}};
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto& p : ps) {
+    auto h = Kokkos::create_mirror_view(p.param.value);
+    for (std::size_t i = 0; i < h.size(); ++i) h(i) = u(rng);
+    Kokkos::deep_copy(p.param.value, h);
+    Kokkos::deep_copy(p.param.grad, 0.5);
+  }
+  return ps;
+}
+
+std::vector<double> flatten(const Params& ps) {
+  std::vector<double> v;
+  for (const auto& p : ps) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.param.value);
+    v.insert(v.end(), h.data(), h.data() + h.size());
+  }
+  return v;
+}
+
+std::string scratch(const std::string& name) {
+  // One directory per rank count so concurrently running registrations do not collide.
+  return "checkpoint_test_np" + std::to_string(worldSize()) + "_" + name + ".h5";
+}
+
+TEST(Checkpoint, RoundTripRestoresParametersOptimizerAndState) {
+  Params a = makeParams(1);
+  Params buffers{{"bn1", createParameter<double>("bn1", "running_var", {3}, false)}};
+  Kokkos::deep_copy(buffers[0].param.value, 2.5);
+  Adam<double> adam(a, {});
+  adam.step(DefaultExecutionSpace(), 1e-2);
+  adam.step(DefaultExecutionSpace(), 1e-2);
+  const std::string path = scratch("roundtrip");
+  write(path, MPI_COMM_WORLD, {a, buffers, &adam},
+                                                  {7, 2, 1234, "<ParameterList/>"});
+
+  Params b = makeParams(2);
+  Params buffersB{{"bn1", createParameter<double>("bn1", "running_var", {3}, false)}};
+  Adam<double> adamB(b, {});
+  const io::RunState s =
+      read(path, MPI_COMM_WORLD, {b, buffersB, &adamB});
+  EXPECT_EQ(flatten(a), flatten(b));
+  EXPECT_EQ(flatten(buffers), flatten(buffersB));
+  EXPECT_EQ(adamB.steps(), 2);
+  EXPECT_EQ(s.step, 7);
+  EXPECT_EQ(s.epoch, 2);
+  EXPECT_EQ(s.seed, 1234u);
+  EXPECT_EQ(s.deck, "<ParameterList/>");
+  // Same optimizer state: one more identical step keeps them identical.
+  adam.step(DefaultExecutionSpace(), 1e-2);
+  adamB.step(DefaultExecutionSpace(), 1e-2);
+  EXPECT_EQ(flatten(a), flatten(b));
+  // The fixed layout: PyTorch shapes under /model/<layer>/<param>.
+  if (worldRank() == 0) {
+    io::File f(path);
+    EXPECT_EQ(f.shape("/model/conv1/weight"), (std::vector<Index>{4, 2, 3, 3, 3}));
+    EXPECT_TRUE(f.hasDataset("/optimizer/conv1/weight/exp_avg"));
+    std::remove(path.c_str());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(Checkpoint, FailedWriteLeavesThePreviousCheckpointWhole) {
+  Params good = makeParams(3);
+  const std::string path = scratch("atomic");
+  write(path, MPI_COMM_WORLD, {good, {}, nullptr}, {1, 0, 0, ""});
+  // A parameter whose storage disagrees with its shape makes the writer fail half way, after
+  // earlier datasets went into the temporary file.
+  Params broken = makeParams(4);
+  broken.push_back({"fc9", createParameter<double>("fc9", "weight", {3})});
+  broken.back().param.shape = {4};
+  EXPECT_THROW(write(path, MPI_COMM_WORLD,
+                                                               {broken, {}, nullptr}, {2, 0, 0, ""}),
+               Error);
+  Params back = makeParams(5);
+  const io::RunState s =
+      read(path, MPI_COMM_WORLD, {back, {}, nullptr});
+  EXPECT_EQ(flatten(back), flatten(good));
+  EXPECT_EQ(s.step, 1);
+  if (worldRank() == 0) {
+    std::remove(path.c_str());
+    std::remove((path + ".tmp").c_str());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(Checkpoint, ShapeMismatchAndMissingFileNameTheCulprit) {
+  const std::string path = scratch("mismatch");
+  Params a = makeParams(6);
+  write(path, MPI_COMM_WORLD, {a, {}, nullptr}, {});
+  Params other{{"conv1", createParameter<double>("conv1", "weight", {4, 2, 5, 5, 5})}};
+  try {
+    read(path, MPI_COMM_WORLD, {other, {}, nullptr});
+    ADD_FAILURE() << "accepted a wrong shape";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(path), std::string::npos) << m;
+    EXPECT_NE(m.find("/model/conv1/weight has shape 4x2x3x3x3 but the model expects 4x2x5x5x5"),
+              std::string::npos)
+        << m;
+  }
+  EXPECT_THROW(read("no/such/file.h5", MPI_COMM_WORLD,
+                                                              {a, {}, nullptr}),
+               Error);
+  if (worldRank() == 0) std::remove(path.c_str());
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace
+}  // namespace hybrid3d::test

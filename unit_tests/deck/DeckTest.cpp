@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/io/deck/Deck.hpp>
+
+namespace hybrid3d::test {
+namespace {
+
+using io::Deck;
+using io::DeckKey;
+using Type = DeckKey::Type;
+
+std::vector<DeckKey> schema() {
+  return {{"Parallel/spatial grid", Type::String, "auto", false, -1e300, 1e300, {}, "grid"},
+          {"Model/architecture", Type::String, "", true, -1e300, 1e300,
+           {"cosmoflow", "cosmoflow_mlperf", "unet3d"}, "model"},
+          {"Model/input width", Type::Int, "128", false, 16, 512, {}, "S"},
+          {"Training/learning rate", Type::Double, "0.001", false, 0, 10, {}, "lr"},
+          {"Training/decay epochs", Type::DoubleList, "", false, 0, 1e6, {}, "epochs"},
+          {"Training/prefetch", Type::Bool, "1", false, -1e300, 1e300, {}, "prefetch"}};
+}
+
+std::string deck(const std::string& body) {
+  return "<ParameterList name=\"hybrid3d\">" + body + "</ParameterList>";
+}
+
+std::string errorOf(const std::string& xml) {
+  try {
+    Deck::fromString(xml, schema(), "run.xml");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Deck, ReadsValuesAndFillsDefaults) {
+  const Deck d = Deck::fromString(
+      deck(R"x(<ParameterList name="Model"><Parameter name="architecture" type="string" value="unet3d"/>
+              <Parameter name="input width" type="int" value="64"/></ParameterList>
+              <ParameterList name="Training"><Parameter name="learning rate" type="int" value="1"/>
+              <Parameter name="decay epochs" type="Array(double)" value="{30, 60.5}"/></ParameterList>)x"),
+      schema(), "run.xml");
+  EXPECT_EQ(d.getString("Model/architecture"), "unet3d");
+  EXPECT_EQ(d.getInt("Model/input width"), 64);
+  EXPECT_EQ(d.getDouble("Training/learning rate"), 1.0);  // an int where a double is wanted
+  EXPECT_EQ(d.getDoubleList("Training/decay epochs"), (std::vector<double>{30, 60.5}));
+  EXPECT_EQ(d.getString("Parallel/spatial grid"), "auto");
+  EXPECT_TRUE(d.getBool("Training/prefetch"));
+}
+
+TEST(Deck, EveryBadInputNamesTheFileAndTheKey) {
+  const std::string model =
+      R"x(<ParameterList name="Model"><Parameter name="architecture" type="string" value="unet3d"/>)x";
+  struct Case {
+    std::string xml, expect;
+  } cases[] = {
+      {deck(model + R"x(<Parameter name="input wdth" type="int" value="64"/></ParameterList>)x"),
+       "run.xml: unknown key 'Model/input wdth'"},
+      {deck(model + R"x(<Parameter name="input width" type="string" value="64"/></ParameterList>)x"),
+       "run.xml: key 'Model/input width' must be of type int"},
+      {deck(model + R"x(<Parameter name="input width" type="int" value="8"/></ParameterList>)x"),
+       "run.xml: key 'Model/input width' = 8 is outside [16, 512]"},
+      {deck(R"x(<ParameterList name="Model"><Parameter name="architecture" type="string" value="resnet"/></ParameterList>)x"),
+       "run.xml: key 'Model/architecture' = \"resnet\" is not one of: cosmoflow, cosmoflow_mlperf, unet3d"},
+      {deck(""), "run.xml: missing key 'Model/architecture'"},
+      {deck(model + R"x(</ParameterList><ParameterList name="Trainig"/>)x"),
+       "run.xml: unknown section 'Trainig'"},
+      {"<ParameterList name=\"x\"><Parameter name=", "run.xml: not a valid XML parameter list"},
+  };
+  for (const Case& c : cases) {
+    const std::string m = errorOf(c.xml);
+    EXPECT_EQ(m.rfind(c.expect, 0), 0u) << "got: " << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << "not one line: " << m;
+  }
+  try {
+    Deck::fromFile("/no/such/deck.xml", schema());
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/no/such/deck.xml"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace hybrid3d::test
