@@ -52,7 +52,8 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
 
   const Index K = g.cin * g.taps();
   rows_ = Index(input.batch) * g.od * g.oh;
-  rowsPerChunk_ = Impl::rowsPerChunk(options.workspaceBytes, sizeof(T), K + g.cout, g.ow, rows_);
+  rowsPerChunk_ = Impl::rowsPerChunk(Impl::chunkBytes<M>(options.workspaceBytes), sizeof(T),
+                                     K + g.cout, g.ow, rows_);
   const Index columns = rowsPerChunk_ * g.ow;
   col_ = Kokkos::View<T*, M>(name + "/im2col", K * columns);
   out_ = Kokkos::View<T*, M>(name + "/chunk", g.cout * columns);

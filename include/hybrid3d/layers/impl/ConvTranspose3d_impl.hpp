@@ -62,8 +62,8 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
 
   const Index cin = input.channels, blockRows = Index(options.outChannels) * k * k * k;
   rows_ = Index(input.batch) * extent[0] * extent[1];
-  rowsPerChunk_ =
-      Impl::rowsPerChunk(options.workspaceBytes, sizeof(T), cin + blockRows, extent[2], rows_);
+  rowsPerChunk_ = Impl::rowsPerChunk(Impl::chunkBytes<M>(options.workspaceBytes), sizeof(T),
+                                     cin + blockRows, extent[2], rows_);
   const Index columns = rowsPerChunk_ * extent[2];
   in_ = Kokkos::View<T*, M>(name + "/columns", cin * columns);
   blockBuf_ = Kokkos::View<T*, M>(name + "/blocks", blockRows * columns);
