@@ -136,7 +136,9 @@ void FlattenDense<T, M>::forward(const execution_space& exec, const tensor_type&
   packWeights(exec);
   Impl::denseGemm(exec, "N", "T", 1.0, xPacked_, wPacked_, 0.0, y);
   // The partial products of all ranks' voxels; then the bias once, on the replicated sum.
+  Kokkos::Profiling::pushRegion("hybrid3d::FlattenDense::forward::allreduce");
   allreduceSum(y, spatial_.get());
+  Kokkos::Profiling::popRegion();
   if (bias_.value.data() != nullptr)
     Impl::addBias("hybrid3d::FlattenDense::forward", exec, y, bias_.value);
 }
