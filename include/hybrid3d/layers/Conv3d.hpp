@@ -100,6 +100,8 @@ private:
   Vector biasGradVector() const;
 
   std::string name_;
+  // Profiling region names, made once: "hybrid3d::Conv3d::forward <name>", backwardData, ...
+  std::string forwardRegion_, backwardDataRegion_, backwardWeightsRegion_;
   Options options_;
   TensorShape inShape_, outShape_;
   BlockDecomposition inDec_, outDec_;

@@ -86,6 +86,8 @@ private:
   Matrix weightMatrix(bool grad) const;
 
   std::string name_;
+  // Profiling region names, made once: "hybrid3d::ConvTranspose3d::forward <name>", backwardData, ...
+  std::string forwardRegion_, backwardDataRegion_, backwardWeightsRegion_;
   Options options_;
   TensorShape inShape_, outShape_;
   BlockDecomposition inDec_, outDec_;
