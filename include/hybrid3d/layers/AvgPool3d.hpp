@@ -7,7 +7,7 @@
 // Forward: gather x's halo, then one kernel over the owned outputs: the sum over the window
 // clipped to the domain (padding adds zero) divided by the window's volume (countIncludePad;
 // the window never reaches past the padding without ceil mode) or by the number of cells
-// inside the domain.
+// inside the domain; both divisors are products of per-dimension counts, kept as reciprocals.
 // Backward-data, in gather form (deterministic, no atomics): every cell of the ghosted dx sums
 // dy / divisor over the owned outputs whose window contains it; then the halo's scatterAdd
 // adds ghost cells into their owners, exact for overlapping windows and uneven grids.
@@ -63,6 +63,8 @@ public:
 private:
   Options options_;
   Impl::Pool3dPlan<T, MemorySpace> plan_;
+  // Per owned output index along D, H, W: 1 / (that dimension's factor of the divisor).
+  Kokkos::View<T*, MemorySpace> inverseCount_[3];
 };
 
 }  // namespace hybrid3d

@@ -4,28 +4,30 @@
 
 namespace hybrid3d {
 
-namespace Impl {
-
-// PyTorch's divisor of output (od, oh, ow): the window's volume up to the padding, or only its
-// cells inside the domain.
-KOKKOS_INLINE_FUNCTION Index avgPoolDivisor(const PoolGeometry& g, bool countIncludePad,
-                                            Index od, Index oh, Index ow) {
-  const Index o[3] = {od, oh, ow};
-  Index count = 1;
-  for (int d = 0; d < 3; ++d)
-    count *= countIncludePad ? imin(g.start(d, o[d]) + g.k[d], g.n[d] + g.p[d]) - g.start(d, o[d])
-                             : g.last(d, o[d]) - g.first(d, o[d]);
-  return count;
-}
-
-}  // namespace Impl
-
 template <class T, class M>
 AvgPool3d<T, M>::AvgPool3d(const ProcessGrid& grid, const std::string& name,
                            const TensorShape& input, const Options& options)
     : options_(options),
       plan_(grid, "AvgPool3d", name, input,
-            Window::cubic(options.kernel, options.stride, options.padding)) {}
+            Window::cubic(options.kernel, options.stride, options.padding)) {
+  // PyTorch's divisor is a product of one count per dimension: the window's extent up to the
+  // padding (countIncludePad; always the kernel without ceil mode) or its extent inside the
+  // domain. Its reciprocal per owned output and dimension turns the kernels' divisions into
+  // two multiplications (a few ulp from PyTorch's single division).
+  const Impl::PoolGeometry g = plan_.geometry();
+  for (int d = 0; d < 3; ++d) {
+    inverseCount_[d] = Kokkos::View<T*, M>(plan_.label() + " 1/count " + "DHW"[d],
+                                           g.outHi[d] - g.outLo[d]);
+    auto h = Kokkos::create_mirror_view(inverseCount_[d]);
+    for (Index o = g.outLo[d]; o < g.outHi[d]; ++o) {
+      const Index count = options.countIncludePad
+                               ? Impl::imin(g.start(d, o) + g.k[d], g.n[d] + g.p[d]) - g.start(d, o)
+                               : g.last(d, o) - g.first(d, o);
+      h(o - g.outLo[d]) = T(1) / T(count);
+    }
+    Kokkos::deep_copy(inverseCount_[d], h);
+  }
+}
 
 template <class T, class M>
 void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
@@ -39,13 +41,10 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   const Impl::Origin3 xo = Impl::originOf(x), yo = Impl::originOf(y);
   const auto xv = x.view();
   const auto yv = y.view();
-  const bool includePad = options_.countIncludePad;
-  using Policy = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
+  const auto wd = inverseCount_[0], wh = inverseCount_[1], ww = inverseCount_[2];
   // One thread per owned output (global indices od, oh, ow); the sum runs in PyTorch's order.
   Kokkos::parallel_for(
-      "hybrid3d::AvgPool3d::forward",
-      Policy(exec, {Index(0), Index(0), g.outLo[0], g.outLo[1], g.outLo[2]},
-             {N, C, g.outHi[0], g.outHi[1], g.outHi[2]}),
+      "hybrid3d::AvgPool3d::forward", Impl::poolPolicy(exec, N, C, g.outLo, g.outHi),
       KOKKOS_LAMBDA(const Index n, const Index c, const Index od, const Index oh, const Index ow) {
         const Index d0 = g.first(0, od), d1 = g.last(0, od);
         const Index h0 = g.first(1, oh), h1 = g.last(1, oh);
@@ -55,7 +54,7 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
           for (Index h = h0; h < h1; ++h)
             for (Index w = w0; w < w1; ++w) sum += xv(n, c, d - xo.v[0], h - xo.v[1], w - xo.v[2]);
         yv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]) =
-            sum / static_cast<T>(Impl::avgPoolDivisor(g, includePad, od, oh, ow));
+            sum * (wd(od - g.outLo[0]) * wh(oh - g.outLo[1]) * ww(ow - g.outLo[2]));
       });
 }
 
@@ -68,30 +67,25 @@ void AvgPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
   const Index N = dx.batch(), C = dx.channels();
   const Box3 local = dx.localBox();
   if (N * C * local.size() > 0) {
-    const Impl::Origin3 xo = Impl::originOf(dx), yo = Impl::originOf(dy);
+    const Impl::Origin3 yo = Impl::originOf(dy);
     const auto dxv = dx.view();
     const auto dyv = dy.view();
-    const bool includePad = options_.countIncludePad;
-    using Policy =
-        Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
-    // One thread per local input cell (owned and ghost, global indices d, h, w): the sum of
-    // dy / divisor over the owned outputs whose window contains it.
+    const auto rd = plan_.outputsOf(0), rh = plan_.outputsOf(1), rw = plan_.outputsOf(2);
+    const Index zero[3] = {0, 0, 0};
+    const Index extent[3] = {local.extent(0), local.extent(1), local.extent(2)};
+    const auto wd = inverseCount_[0], wh = inverseCount_[1], ww = inverseCount_[2];
+    // One thread per local input cell (owned and ghost, local i, j, k): the sum of dy / divisor
+    // over the owned outputs whose window contains it.
     Kokkos::parallel_for(
-        "hybrid3d::AvgPool3d::backwardData",
-        Policy(exec, {Index(0), Index(0), local.lo[0], local.lo[1], local.lo[2]},
-               {N, C, local.hi[0], local.hi[1], local.hi[2]}),
-        KOKKOS_LAMBDA(const Index n, const Index c, const Index d, const Index h, const Index w) {
+        "hybrid3d::AvgPool3d::backwardData", Impl::poolPolicy(exec, N, C, zero, extent),
+        KOKKOS_LAMBDA(const Index n, const Index c, const Index i, const Index j, const Index k) {
           T sum = 0;
-          if (g.inside(d, h, w)) {
-            const Index od1 = g.lastOutput(0, d), oh1 = g.lastOutput(1, h);
-            const Index ow1 = g.lastOutput(2, w);
-            for (Index od = g.firstOutput(0, d); od < od1; ++od)
-              for (Index oh = g.firstOutput(1, h); oh < oh1; ++oh)
-                for (Index ow = g.firstOutput(2, w); ow < ow1; ++ow)
-                  sum += dyv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]) /
-                         static_cast<T>(Impl::avgPoolDivisor(g, includePad, od, oh, ow));
-          }
-          dxv(n, c, d - xo.v[0], h - xo.v[1], w - xo.v[2]) = sum;
+          for (Index od = rd(i, 0); od < rd(i, 1); ++od)
+            for (Index oh = rh(j, 0); oh < rh(j, 1); ++oh)
+              for (Index ow = rw(k, 0); ow < rw(k, 1); ++ow)
+                sum += dyv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]) *
+                       (wd(od - g.outLo[0]) * wh(oh - g.outLo[1]) * ww(ow - g.outLo[2]));
+          dxv(n, c, i, j, k) = sum;
         });
   }
   plan_.halo().scatterAdd(exec, dx);

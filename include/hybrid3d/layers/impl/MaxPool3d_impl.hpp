@@ -29,12 +29,9 @@ void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   const auto xv = x.view();
   const auto yv = y.view();
   const auto am = argmax_;
-  using Policy = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
   // One thread per owned output (global indices od, oh, ow).
   Kokkos::parallel_for(
-      "hybrid3d::MaxPool3d::forward",
-      Policy(exec, {Index(0), Index(0), g.outLo[0], g.outLo[1], g.outLo[2]},
-             {N, C, g.outHi[0], g.outHi[1], g.outHi[2]}),
+      "hybrid3d::MaxPool3d::forward", Impl::poolPolicy(exec, N, C, g.outLo, g.outHi),
       KOKKOS_LAMBDA(const Index n, const Index c, const Index od, const Index oh, const Index ow) {
         const Index d0 = g.first(0, od), d1 = g.last(0, od);
         const Index h0 = g.first(1, oh), h1 = g.last(1, oh);
@@ -69,28 +66,24 @@ void MaxPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
     const Impl::Origin3 xo = Impl::originOf(dx), yo = Impl::originOf(dy);
     const auto dxv = dx.view();
     const auto dyv = dy.view();
+    const auto rd = plan_.outputsOf(0), rh = plan_.outputsOf(1), rw = plan_.outputsOf(2);
+    const Index zero[3] = {0, 0, 0};
+    const Index extent[3] = {local.extent(0), local.extent(1), local.extent(2)};
     const auto am = argmax_;
-    using Policy =
-        Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
-    // One thread per local input cell (owned and ghost, global indices d, h, w): the sum of dy
-    // over the owned outputs whose maximum it was.
+    // One thread per local input cell (owned and ghost; local i, j, k, global d, h, w): the sum
+    // of dy over the owned outputs whose maximum it was.
     Kokkos::parallel_for(
-        "hybrid3d::MaxPool3d::backwardData",
-        Policy(exec, {Index(0), Index(0), local.lo[0], local.lo[1], local.lo[2]},
-               {N, C, local.hi[0], local.hi[1], local.hi[2]}),
-        KOKKOS_LAMBDA(const Index n, const Index c, const Index d, const Index h, const Index w) {
+        "hybrid3d::MaxPool3d::backwardData", Impl::poolPolicy(exec, N, C, zero, extent),
+        KOKKOS_LAMBDA(const Index n, const Index c, const Index i, const Index j, const Index k) {
+          const Index d = i + xo.v[0], h = j + xo.v[1], w = k + xo.v[2];  // global indices
           T sum = 0;
-          if (g.inside(d, h, w)) {
-            const Index od1 = g.lastOutput(0, d), oh1 = g.lastOutput(1, h);
-            const Index ow1 = g.lastOutput(2, w);
-            for (Index od = g.firstOutput(0, d); od < od1; ++od)
-              for (Index oh = g.firstOutput(1, h); oh < oh1; ++oh)
-                for (Index ow = g.firstOutput(2, w); ow < ow1; ++ow)
-                  if (am(n, c, od - g.outLo[0], oh - g.outLo[1], ow - g.outLo[2]) ==
-                      g.offset(od, oh, ow, d, h, w))
-                    sum += dyv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]);
-          }
-          dxv(n, c, d - xo.v[0], h - xo.v[1], w - xo.v[2]) = sum;
+          for (Index od = rd(i, 0); od < rd(i, 1); ++od)
+            for (Index oh = rh(j, 0); oh < rh(j, 1); ++oh)
+              for (Index ow = rw(k, 0); ow < rw(k, 1); ++ow)
+                if (am(n, c, od - g.outLo[0], oh - g.outLo[1], ow - g.outLo[2]) ==
+                    g.offset(od, oh, ow, d, h, w))
+                  sum += dyv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]);
+          dxv(n, c, i, j, k) = sum;
         });
   }
   plan_.halo().scatterAdd(exec, dx);

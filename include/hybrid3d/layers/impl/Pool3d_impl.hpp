@@ -62,6 +62,27 @@ struct PoolGeometry {
   }
 };
 
+// One thread per cell of an N x C x box range. On host spaces a tile is a whole (h, w) plane, so
+// the innermost loop runs along contiguous W (Kokkos's default host tiles are a few cells, whose
+// bookkeeping cost more than the pooling itself); devices keep Kokkos's default tiles.
+template <class ExecSpace>
+Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>, Kokkos::IndexType<Index>> poolPolicy(
+    const ExecSpace& exec, Index N, Index C, const Index (&lo)[3], const Index (&hi)[3]) {
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+  if (host)
+    return Policy(exec, {Index(0), Index(0), lo[0], lo[1], lo[2]}, {N, C, hi[0], hi[1], hi[2]},
+                  {Index(1), Index(1), Index(1), hi[1] - lo[1], hi[2] - lo[2]});
+  return Policy(exec, {Index(0), Index(0), lo[0], lo[1], lo[2]}, {N, C, hi[0], hi[1], hi[2]});
+}
+
+// For each local index of x's layout along one dimension, the owned outputs [first, last) whose
+// windows contain that input (empty for padding cells): backward's inverse window map, built
+// once so that the per-cell kernels do no division.
+template <class MemorySpace>
+using OutputRange = Kokkos::View<Index* [2], Kokkos::LayoutRight, MemorySpace>;
+
 // Global index of a tensor's local array index 0 along each dimension, for kernels that work
 // in global indices: local = global - origin.
 struct Origin3 {
@@ -112,6 +133,20 @@ public:
     auto layout = createDistTensor<T, MemorySpace>(label_ + " input layout", in_.batch,
                                                    in_.channels, inDec_, coords_, ghosts_);
     halo_ = createHalo(grid, layout, label_);
+    const PoolGeometry g = geometry();
+    const Box3 local = layout.localBox();
+    for (int d = 0; d < 3; ++d) {
+      outputsOf_[d] = OutputRange<MemorySpace>(label_ + " outputs of input " + "DHW"[d],
+                                               local.extent(d));
+      auto h = Kokkos::create_mirror_view(outputsOf_[d]);
+      for (Index i = 0; i < local.extent(d); ++i) {
+        const Index gi = local.lo[d] + i;
+        const bool inside = gi >= 0 && gi < g.n[d];
+        h(i, 0) = g.firstOutput(d, gi);
+        h(i, 1) = inside ? imax(g.lastOutput(d, gi), h(i, 0)) : h(i, 0);
+      }
+      Kokkos::deep_copy(outputsOf_[d], h);
+    }
   }
 
   const std::string& name() const { return name_; }
@@ -123,6 +158,8 @@ public:
   GhostWidths inputGhosts() const { return ghosts_; }
   const Box3& outputOwned() const { return outOwned_; }
   Halo<T, MemorySpace>& halo() const { return *halo_; }
+  // Backward's inverse window map along D, H and W, indexed by x's local array index.
+  const OutputRange<MemorySpace>& outputsOf(int dim) const { return outputsOf_[dim]; }
 
   PoolGeometry geometry() const {
     PoolGeometry g;
@@ -169,6 +206,7 @@ private:
   Box3 inOwned_, outOwned_;
   GhostWidths ghosts_;
   std::unique_ptr<Halo<T, MemorySpace>> halo_;
+  OutputRange<MemorySpace> outputsOf_[3];
 };
 
 }  // namespace hybrid3d::Impl
