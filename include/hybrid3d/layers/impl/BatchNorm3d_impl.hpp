@@ -47,6 +47,20 @@ KOKKOS_INLINE_FUNCTION double rsqrt(double v) {
 #endif
 }
 
+// One thread per owned cell of N x C x (e0, e1, e2). On host spaces a tile is a whole (h, w)
+// plane, so the innermost loop runs along contiguous W; devices keep Kokkos's default tiles.
+template <class ExecSpace>
+Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>, Kokkos::IndexType<Index>> ownedCellsPolicy(
+    const ExecSpace& exec, Index N, Index C, const Index3& e) {
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+  const Index zero = 0, one = 1;
+  if (host) return Policy(exec, {zero, zero, zero, zero, zero}, {N, C, e[0], e[1], e[2]},
+                          {one, one, one, e[1], e[2]});
+  return Policy(exec, {zero, zero, zero, zero, zero}, {N, C, e[0], e[1], e[2]});
+}
+
 // Ghost widths on the low side: local index = owned-relative index + lo.
 struct LocalOffset {
   Index d, h, w;
@@ -140,19 +154,27 @@ void BatchNorm3d<T, M>::channelSums(const execution_space& exec, const std::stri
   const Index D = owned_.extent(0), H = owned_.extent(1), W = owned_.extent(2);
   const auto partial = partial_;
   // One team per (n, c, d) slab of H*W cells, contiguous in memory: enough teams to fill a GPU
-  // even for one sample and few channels, and a fixed summation order.
+  // even for one sample and few channels, and a fixed summation order. Threads take rows (h),
+  // vector lanes the cells along W (no index division per cell).
   if (N * C * D > 0) {
     using Policy = Kokkos::TeamPolicy<execution_space>;
     using Member = typename Policy::member_type;
     Kokkos::parallel_for(
-        label + "::slabs", Policy(exec, static_cast<int>(N * C * D), Kokkos::AUTO),
+        label + "::slabs", Policy(exec, static_cast<int>(N * C * D), Kokkos::AUTO, Kokkos::AUTO),
         KOKKOS_LAMBDA(const Member& team) {
           const Index slab = team.league_rank();
           const Index d = slab % D, c = (slab / D) % C, n = slab / (D * C);
           Impl::SumPair s;
           Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, H * W),
-              [&](const Index i, Impl::SumPair& acc) { acc += cell(n, c, d, i / W, i % W); }, s);
+              Kokkos::TeamThreadRange(team, H),
+              [&](const Index h, Impl::SumPair& acc) {
+                Impl::SumPair row;
+                Kokkos::parallel_reduce(
+                    Kokkos::ThreadVectorRange(team, W),
+                    [&](const Index w, Impl::SumPair& r) { r += cell(n, c, d, h, w); }, row);
+                acc += row;
+              },
+              s);
           Kokkos::single(Kokkos::PerTeam(team), [&]() {
             partial(c, n * D + d, 0) = s.a;
             partial(c, n * D + d, 1) = s.b;
@@ -233,10 +255,9 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   const Impl::LocalOffset xo = Impl::localOffset(x), yo = Impl::localOffset(y);
   const auto gamma = weight_.value;
   const auto beta = bias_.value;
-  using Policy = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
   Kokkos::parallel_for(
       "hybrid3d::BatchNorm3d::forward::normalize",
-      Policy(exec, {0, 0, 0, 0, 0}, {Index(shape_.batch), Index(C), e[0], e[1], e[2]}),
+      Impl::ownedCellsPolicy(exec, shape_.batch, C, e),
       KOKKOS_LAMBDA(const Index n, const Index c, const Index d, const Index h, const Index w) {
         const T xhat = (xv(n, c, d + xo.d, h + xo.h, w + xo.w) - T(mean(c))) * T(invstd(c));
         yv(n, c, d + yo.d, h + yo.h, w + yo.w) = xhat * gamma(c) + beta(c);
@@ -294,10 +315,8 @@ void BatchNorm3d<T, M>::applyDataGradient(const execution_space& exec, const ten
   const auto sums = sums_;
   const bool batchStatistics = forwardTraining_;
   const double n = count_;
-  using Policy = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
   Kokkos::parallel_for(
-      "hybrid3d::BatchNorm3d::backwardData",
-      Policy(exec, {0, 0, 0, 0, 0}, {Index(shape_.batch), Index(C), e[0], e[1], e[2]}),
+      "hybrid3d::BatchNorm3d::backwardData", Impl::ownedCellsPolicy(exec, shape_.batch, C, e),
       KOKKOS_LAMBDA(const Index nn, const Index c, const Index d, const Index h, const Index w) {
         const T scale = gamma(c) * T(invstd(c));
         T g = dyv(nn, c, d + yo.d, h + yo.h, w + yo.w);
