@@ -9,7 +9,9 @@
 // Backward-data, in gather form (deterministic, no atomics): every cell of the ghosted dx sums
 // dy of the owned outputs whose window it won; then the halo's scatterAdd (the adjoint of the
 // forward gather) adds ghost cells into their owners. This is exact whatever the overlap
-// (kernel > stride) or the misalignment of input and output boxes on uneven grids.
+// (kernel > stride) or the misalignment of input and output boxes on uneven grids. Windows
+// that do not overlap (kernel <= stride, as 2/2) take a cheaper race-free path: each owned
+// output writes its dy to its winner in the zeroed ghosted dx, then the same scatterAdd.
 
 #include <string>
 #include <vector>

@@ -62,7 +62,31 @@ void MaxPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
   const Impl::PoolGeometry g = plan_.geometry();
   const Index N = dx.batch(), C = dx.channels();
   const Box3 local = dx.localBox();
-  if (N * C * local.size() > 0) {
+  if (options_.kernel <= options_.stride) {
+    // Windows do not overlap, so every input cell is the maximum of at most one output: each
+    // owned output writes its dy to its winner, race-free and deterministic (one pass over the
+    // outputs instead of one over the inputs).
+    Kokkos::deep_copy(exec, dx.view(), T(0));
+    const Box3& owned = plan_.outputOwned();
+    if (N * C * owned.size() > 0) {
+      const Impl::Origin3 xo = Impl::originOf(dx), yo = Impl::originOf(dy);
+      const auto dxv = dx.view();
+      const auto dyv = dy.view();
+      const auto am = argmax_;
+      const Index k1 = g.k[1], k2 = g.k[2];
+      Kokkos::parallel_for(
+          "hybrid3d::MaxPool3d::backwardData", Impl::poolPolicy(exec, N, C, g.outLo, g.outHi),
+          KOKKOS_LAMBDA(const Index n, const Index c, const Index od, const Index oh,
+                        const Index ow) {
+            const Index at = am(n, c, od - g.outLo[0], oh - g.outLo[1], ow - g.outLo[2]);
+            const Index d = g.start(0, od) + at / (k1 * k2);
+            const Index h = g.start(1, oh) + (at / k2) % k1;
+            const Index w = g.start(2, ow) + at % k2;
+            dxv(n, c, d - xo.v[0], h - xo.v[1], w - xo.v[2]) =
+                dyv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]);
+          });
+    }
+  } else if (N * C * local.size() > 0) {
     const Impl::Origin3 xo = Impl::originOf(dx), yo = Impl::originOf(dy);
     const auto dxv = dx.view();
     const auto dyv = dy.view();
