@@ -80,11 +80,15 @@ void AvgPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
         "hybrid3d::AvgPool3d::backwardData", Impl::poolPolicy(exec, N, C, zero, extent),
         KOKKOS_LAMBDA(const Index n, const Index c, const Index i, const Index j, const Index k) {
           T sum = 0;
-          for (Index od = rd(i, 0); od < rd(i, 1); ++od)
-            for (Index oh = rh(j, 0); oh < rh(j, 1); ++oh)
+          for (Index od = rd(i, 0); od < rd(i, 1); ++od) {
+            const T a = wd(od - g.outLo[0]);
+            for (Index oh = rh(j, 0); oh < rh(j, 1); ++oh) {
+              const T b = a * wh(oh - g.outLo[1]);  // the same product as forward's
               for (Index ow = rw(k, 0); ow < rw(k, 1); ++ow)
                 sum += dyv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]) *
-                       (wd(od - g.outLo[0]) * wh(oh - g.outLo[1]) * ww(ow - g.outLo[2]));
+                       (b * ww(ow - g.outLo[2]));
+            }
+          }
           dxv(n, c, i, j, k) = sum;
         });
   }

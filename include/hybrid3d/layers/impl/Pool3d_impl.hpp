@@ -57,9 +57,6 @@ struct PoolGeometry {
     return static_cast<int>(((d - start(0, od)) * k[1] + (h - start(1, oh))) * k[2] +
                             (w - start(2, ow)));
   }
-  KOKKOS_INLINE_FUNCTION bool inside(Index d, Index h, Index w) const {
-    return d >= 0 && d < n[0] && h >= 0 && h < n[1] && w >= 0 && w < n[2];
-  }
 };
 
 // One thread per cell of an N x C x box range. On host spaces a tile is a whole (h, w) plane, so
