@@ -1,0 +1,42 @@
+#pragma once
+// One mini-batch of this rank's subvolumes as stored in the files, in host memory: the staging
+// area between the reader (possibly on the prefetch thread) and Preprocess (on the device).
+// Allocated once, at its largest (4-byte values), and refilled every step.
+
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/io/SampleReader.hpp>
+
+namespace hybrid3d::io {
+
+struct HostBatch {
+  int epoch = -1;
+  Index batch = -1;
+  std::vector<Index> samples;          // dataset index of each slot
+  std::vector<SampleFormat> formats;   // stored type and order of each slot's input
+  Kokkos::View<unsigned char**, Kokkos::LayoutRight, Kokkos::HostSpace> input;  // (slot, bytes)
+  Kokkos::View<int****, Kokkos::LayoutRight, Kokkos::HostSpace> labels;  // (slot, owned d,h,w)
+  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> targets;  // (slot, target)
+
+  HostBatch() = default;
+  HostBatch(int slots, const SampleReader& reader)
+      : samples(std::size_t(slots), -1), formats(std::size_t(slots)),
+        input("hybrid3d::HostBatch::input", slots, reader.inputCapacityBytes()),
+        labels("hybrid3d::HostBatch::labels", slots,
+               reader.labelCount() ? reader.subvolume().owned.extent(0) : 0,
+               reader.labelCount() ? reader.subvolume().owned.extent(1) : 0,
+               reader.labelCount() ? reader.subvolume().owned.extent(2) : 0),
+        targets("hybrid3d::HostBatch::targets", slots, reader.targetCount()) {}
+
+  int slots() const { return int(samples.size()); }
+  // Raw pointers of one slot (valid for zero-sized buffers too).
+  unsigned char* inputOf(int s) const { return input.data() + std::size_t(s) * input.extent(1); }
+  int* labelsOf(int s) const {
+    return labels.data() + std::size_t(s) * labels.extent(1) * labels.extent(2) * labels.extent(3);
+  }
+  float* targetsOf(int s) const { return targets.data() + std::size_t(s) * targets.extent(1); }
+};
+
+}  // namespace hybrid3d::io

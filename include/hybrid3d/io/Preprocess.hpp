@@ -1,0 +1,146 @@
+#pragma once
+// On-the-fly preprocessing of one sample's subvolume, as SampleReader delivered it (stored type
+// and channel order, host memory), into its slot of the input tensor: int16 -> float, optional
+// log1p, per-channel scale, channels-last -> NCDHW, and zero padding of the ghost cells outside
+// the domain. One Kokkos kernel over the local box, so the device does the conversion and the
+// file bytes cross the host-device link at their stored size.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/io/HostBatch.hpp>
+#include <hybrid3d/io/SampleReader.hpp>
+#include <hybrid3d/io/Subvolume.hpp>
+
+namespace hybrid3d::io {
+
+struct PreprocessOptions {
+  bool log1p = false;               // y = log(1 + x), as MLPerf's CosmoFlow does to counts
+  std::vector<double> channelScale;  // empty: 1 for every channel; else one factor per channel
+};
+
+namespace Impl {
+template <class T>
+KOKKOS_INLINE_FUNCTION T log1p(T x) {
+#if KOKKOS_VERSION >= 30700
+  return Kokkos::log1p(x);
+#else
+  return Kokkos::Experimental::log1p(x);
+#endif
+}
+// The kernel of Preprocess::apply (a free function: CUDA forbids device lambdas in private
+// members).
+template <class T, class M>
+void convertSubvolume(const typename M::execution_space& exec, const SampleFormat& format,
+                      const unsigned char* raw, bool log1p, const Kokkos::View<T*, M>& scale,
+                      const Subvolume& sub, const DistTensor<T, M>& x, int n) {
+  using execution_space = typename M::execution_space;
+  const Box3& local = sub.local;
+  if (local.empty()) return;
+  const Box3& read = sub.read;
+  const Index r0 = read.lo[0] - local.lo[0], r1 = read.lo[1] - local.lo[1],
+              r2 = read.lo[2] - local.lo[2];
+  const Index e0 = read.extent(0), e1 = read.extent(1), e2 = read.extent(2);
+  const Index C = x.channels();
+  const bool int16 = format.type == StoredType::Int16;
+  const bool last = format.channelsLast;
+  const auto out = Kokkos::subview(x.view(), n, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+  using Policy = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<4>, Kokkos::IndexType<Index>>;
+  Kokkos::parallel_for(
+      "hybrid3d::Preprocess::apply",
+      Policy(exec, {0, 0, 0, 0}, {C, local.extent(0), local.extent(1), local.extent(2)}),
+      KOKKOS_LAMBDA(Index c, Index d, Index h, Index w) {
+        const Index rd = d - r0, rh = h - r1, rw = w - r2;
+        T v = 0;  // zero padding outside the domain
+        if (rd >= 0 && rd < e0 && rh >= 0 && rh < e1 && rw >= 0 && rw < e2) {
+          const Index i = last ? ((rd * e1 + rh) * e2 + rw) * C + c
+                               : ((c * e0 + rd) * e1 + rh) * e2 + rw;
+          v = int16 ? static_cast<T>(reinterpret_cast<const std::int16_t*>(raw)[i])
+                    : static_cast<T>(reinterpret_cast<const float*>(raw)[i]);
+          if (log1p) v = Impl::log1p(v);
+          v *= scale(c);
+        }
+        out(c, d, h, w) = v;
+      });
+}
+}  // namespace Impl
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class Preprocess {
+public:
+  using memory_space = MemorySpace;
+  using execution_space = typename MemorySpace::execution_space;
+
+  // For tensors laid out as `subvolume` with `channels` channels. Allocates its device buffers
+  // here, never in apply().
+  Preprocess(const PreprocessOptions& options, int channels, const Subvolume& subvolume)
+      : options_(options), channels_(channels), sub_(subvolume) {
+    if (!options.channelScale.empty() && int(options.channelScale.size()) != channels)
+      fail("preprocess: ", options.channelScale.size(), " channel scales for ", channels,
+           " channels");
+    scale_ = Kokkos::View<T*, MemorySpace>("hybrid3d::Preprocess::scale", channels);
+    auto h = Kokkos::create_mirror_view(scale_);
+    for (int c = 0; c < channels; ++c)
+      h(c) = static_cast<T>(options.channelScale.empty() ? 1.0 : options.channelScale[c]);
+    Kokkos::deep_copy(scale_, h);
+    if constexpr (!hostAccessible)
+      staging_ = Kokkos::View<unsigned char*, MemorySpace>(
+          "hybrid3d::Preprocess::staging",
+          static_cast<std::size_t>(channels) * static_cast<std::size_t>(subvolume.read.size()) * 4);
+  }
+
+  const PreprocessOptions& options() const { return options_; }
+
+  // Writes slot n of x from `hostInput` (the read box of every channel, in `format`). On return
+  // hostInput may be reused (the host-to-device copy has completed).
+  void apply(const execution_space& exec, const SampleFormat& format, const void* hostInput,
+             const DistTensor<T, MemorySpace>& x, int n) const {
+    const Subvolume xs = Subvolume::of(x);
+    if (x.channels() != channels_ || !(xs.local == sub_.local) || !(xs.read == sub_.read) ||
+        n < 0 || n >= x.batch())
+      fail("preprocess: tensor '", x.view().label(), "' (channels ", x.channels(), ", box ",
+           xs.local, ", slot ", n, ") is not the one this preprocess was built for");
+    const std::size_t bytes = std::size_t(channels_) * std::size_t(sub_.read.size()) *
+                              format.elementSize();
+    const unsigned char* raw = static_cast<const unsigned char*>(hostInput);
+    if constexpr (!hostAccessible) {
+      Kokkos::View<const unsigned char*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> src(raw,
+                                                                                          bytes);
+      auto dst = Kokkos::subview(staging_, Kokkos::pair<std::size_t, std::size_t>(0, bytes));
+      Kokkos::deep_copy(exec, dst, src);
+      exec.fence();  // the caller may refill hostInput as soon as we return
+      raw = staging_.data();
+    }
+    Impl::convertSubvolume(exec, format, raw, options_.log1p, scale_, sub_, x, n);
+  }
+
+  // Every slot of `batch` into the same slot of x.
+  void apply(const execution_space& exec, const HostBatch& batch,
+             const DistTensor<T, MemorySpace>& x) const {
+    if (x.batch() != batch.slots())
+      fail("preprocess: tensor '", x.view().label(), "' has batch ", x.batch(), ", the loader ",
+           batch.slots(), " samples per group");
+    for (int s = 0; s < batch.slots(); ++s)
+      apply(exec, batch.formats[std::size_t(s)], batch.inputOf(s), x, s);
+  }
+
+private:
+  static constexpr bool hostAccessible =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+
+  PreprocessOptions options_;
+  int channels_;
+  Subvolume sub_;
+  Kokkos::View<T*, MemorySpace> scale_;
+  Kokkos::View<unsigned char*, MemorySpace> staging_;  // host-inaccessible spaces only
+};
+
+extern template class Preprocess<float, DefaultMemorySpace>;
+extern template class Preprocess<double, DefaultMemorySpace>;
+
+}  // namespace hybrid3d::io

@@ -1,0 +1,75 @@
+#pragma once
+// 3-D average pooling (PyTorch's AvgPool3d without ceil mode or divisor override) on a
+// block-decomposed NCDHW activation: any cubic window, stride and padding <= kernel/2 the halo
+// rules allow. The defaults are CosmoFlow's pool: window 3, stride 2, padding 1, padded zeros
+// counted in the divisor.
+//
+// Forward: gather x's halo, then one kernel over the owned outputs: the sum over the window
+// clipped to the domain (padding adds zero) divided by the window's volume (countIncludePad;
+// the window never reaches past the padding without ceil mode) or by the number of cells
+// inside the domain.
+// Backward-data, in gather form (deterministic, no atomics): every cell of the ghosted dx sums
+// dy / divisor over the owned outputs whose window contains it; then the halo's scatterAdd
+// adds ghost cells into their owners, exact for overlapping windows and uneven grids.
+
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/layers/impl/Pool3d_impl.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class AvgPool3d {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+  using memory_space = MemorySpace;
+
+  struct Options {
+    int kernel = 3;  // cubic window
+    int stride = 2;
+    int padding = 1;  // at most kernel / 2, as PyTorch
+    bool countIncludePad = true;
+  };
+
+  // Collective over grid.spatialComm() (the halo). Throws hybrid3d::Error naming the layer for
+  // a bad window, a kernel larger than the padded input, or a grid too fine for the halo.
+  AvgPool3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+            const Options& options);
+
+  const std::string& name() const { return plan_.name(); }
+  const Options& options() const { return options_; }
+  const TensorShape& inputShape() const { return plan_.inputShape(); }
+  const TensorShape& outputShape() const { return plan_.outputShape(); }
+  const BlockDecomposition& inputDecomposition() const { return plan_.inputDecomposition(); }
+  const BlockDecomposition& outputDecomposition() const { return plan_.outputDecomposition(); }
+  GhostWidths inputGhosts() const { return plan_.inputGhosts(); }
+
+  // y's owned cells := avgpool(x). Gathers x's halo first (x's ghosts are overwritten).
+  void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
+  // dx's owned cells := dL/dx (dx's ghosts are scratch).
+  void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
+  void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) {}
+  void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
+                const tensor_type& dx) {
+    backwardWeights(exec, x, dy);
+    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
+  }
+  std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
+
+private:
+  Options options_;
+  Impl::Pool3dPlan<T, MemorySpace> plan_;
+};
+
+}  // namespace hybrid3d
+
+#include <hybrid3d/layers/impl/AvgPool3d_impl.hpp>
+
+namespace hybrid3d {
+extern template class AvgPool3d<float, DefaultMemorySpace>;
+extern template class AvgPool3d<double, DefaultMemorySpace>;
+}  // namespace hybrid3d

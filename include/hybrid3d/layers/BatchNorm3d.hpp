@@ -1,0 +1,121 @@
+#pragma once
+// 3-D batch normalisation (PyTorch's BatchNorm3d) on a block-decomposed NCDHW activation.
+//
+// Training: per-channel statistics over every cell of the mini-batch. By default (global
+// statistics) that is every sample of every data-parallel group and every spatial box, reduced
+// over grid.worldComm(): the result equals single-process PyTorch on the whole mini-batch.
+// Option: statistics per spatial group (grid.spatialComm()), as data-parallel PyTorch without
+// SyncBatchNorm, where each group normalises its own samples. One allreduce of the per-channel
+// sums forward and one of the gradient sums backward; the layer is pointwise otherwise, so it
+// needs no halo and accepts tensors with any ghosts.
+// Running statistics as PyTorch: r = (1 - momentum) r + momentum s, with the unbiased variance
+// n/(n-1) var (normalisation uses the biased one). Inference mode normalises with them.
+
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <hybrid3d/grid/BlockDecomposition.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class BatchNorm3d {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+  using memory_space = MemorySpace;
+
+  // Which ranks' cells enter the batch statistics.
+  enum class Statistics {
+    Global,       // every rank of the mini-batch (grid.worldComm()): equals 1-process PyTorch
+    PerSpatialGroup  // the ranks of one sample group (grid.spatialComm())
+  };
+
+  struct Options {
+    double momentum = 0.1;
+    double eps = 1e-5;
+    bool affine = true;  // learnable weight (gamma) and bias (beta)
+    Statistics statistics = Statistics::Global;
+  };
+
+  // Collective over grid.worldComm() (duplicates the statistics communicator). Throws
+  // hybrid3d::Error naming the layer for bad channels, momentum or eps. Starts in training mode.
+  BatchNorm3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+              const Options& options);
+  ~BatchNorm3d();
+  BatchNorm3d(const BatchNorm3d&) = delete;
+  BatchNorm3d& operator=(const BatchNorm3d&) = delete;
+
+  const std::string& name() const { return name_; }
+  const Options& options() const { return options_; }
+  const TensorShape& inputShape() const { return shape_; }
+  const TensorShape& outputShape() const { return shape_; }
+  const BlockDecomposition& inputDecomposition() const { return dec_; }
+  const BlockDecomposition& outputDecomposition() const { return dec_; }
+  GhostWidths inputGhosts() const { return {}; }
+
+  // Training mode uses (and updates) batch statistics; inference mode uses the running ones.
+  void setTraining(bool training) { training_ = training; }
+  bool training() const { return training_; }
+
+  // y's owned cells := batchnorm(x). In training mode also updates the running statistics.
+  // x must stay unchanged until backwardData, which reads it again (it has no x argument).
+  void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
+  // dx's owned cells := dL/dx, with the statistics and the x of the last forward.
+  void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
+  // weight.grad += sum(dy * xhat), bias.grad += sum(dy) over this rank's cells.
+  void backwardWeights(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
+  // Both, sharing one pass over (x, dy) for the sums that each needs.
+  void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
+                const tensor_type& dx);
+
+  // "weight" [C] (starts at 1) and "bias" [C] (starts at 0); none without Options::affine.
+  std::vector<Parameter<T, MemorySpace>> parameters() const;
+  // "running_mean" [C] (starts at 0) and "running_var" [C] (starts at 1), with empty grads,
+  // for checkpoints. Every rank of the statistics communicator holds the same values.
+  std::vector<Parameter<T, MemorySpace>> buffers() const { return {runningMean_, runningVar_}; }
+
+private:
+  void checkTensor(const tensor_type& t, const char* what) const;
+  // sums_[c] and sums_[C + c] := this rank's sums over channel c of the pair cell(n, c, d, h, w)
+  // returns, (n, d, h, w) running over the owned box (0-based).
+  template <class CellPair>
+  void channelSums(const execution_space& exec, const std::string& label, const CellPair& cell);
+  void gradientSums(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
+  void addParameterGrads(const execution_space& exec);
+  void applyDataGradient(const execution_space& exec, const tensor_type& x,
+                         const tensor_type& dy, const tensor_type& dx);
+
+  std::string name_, label_;
+  Options options_;
+  TensorShape shape_;
+  BlockDecomposition dec_;
+  Int3 coords_;
+  Box3 owned_;
+  MPI_Comm comm_ = MPI_COMM_NULL;  // statistics communicator (a duplicate, owned)
+  double count_ = 0;                // cells per channel over comm_
+  bool training_ = true;
+  bool forwardTraining_ = true;  // the mode of the last forward, which backward differentiates
+  bool haveForward_ = false;
+
+  Parameter<T, MemorySpace> weight_, bias_, runningMean_, runningVar_;
+  Kokkos::View<double***, MemorySpace> partial_;  // [C, N*D_owned, 2]: sums per (n, d) slab
+  Kokkos::View<double*, MemorySpace> sums_;       // [2C]: the allreduce buffer
+  Kokkos::View<double*, MemorySpace> mean_, invstd_;  // [C]: statistics of the last forward
+  tensor_type savedX_;  // the last forward's x (a shallow handle, no copy)
+};
+
+}  // namespace hybrid3d
+
+#include <hybrid3d/layers/impl/BatchNorm3d_impl.hpp>
+
+namespace hybrid3d {
+extern template class BatchNorm3d<float, DefaultMemorySpace>;
+extern template class BatchNorm3d<double, DefaultMemorySpace>;
+}  // namespace hybrid3d

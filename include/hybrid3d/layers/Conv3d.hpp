@@ -1,0 +1,124 @@
+#pragma once
+// 3-D convolution (PyTorch's Conv3d: cubic odd kernel, stride, symmetric zero padding, optional
+// bias) on a block-decomposed NCDHW activation.
+//
+// Forward: gather x's halo (its ghosts are the receptive-field overhang, zero padding at the
+// domain boundary), then for bounded chunks of output rows im2col -> one KokkosBlas::gemm
+// Y[Cout, cols] = W[Cout, Cin*k^3] * col[Cin*k^3, cols] -> copy into y's owned cells (+ bias).
+// Chunks hold whole output rows and may span samples, so the gemm's column dimension stays long
+// even for 4^3 boxes; their size comes from Options::workspaceBytes, never from k^3 x the
+// activation. A 1^3 kernel with stride 1 and no padding skips im2col: the gemm reads x and writes
+// y directly, one sample at a time.
+//
+// Backward-data: dcol = W^T dY per chunk, then col2im in gather form (each ghosted input cell
+// sums what it fed, no atomics) into the ghosted dx, then the halo's scatterAdd (the adjoint of
+// the forward gather) sends ghost contributions to their owners. Backward-weights:
+// dW += dY col^T and db += dY 1 per chunk; x must still hold the ghosts forward gathered.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/comm/Halo.hpp>
+#include <hybrid3d/grid/BlockDecomposition.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/Window.hpp>
+#include <hybrid3d/layers/impl/Im2col.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class Conv3d {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+  using memory_space = MemorySpace;
+
+  struct Options {
+    int outChannels = 0;
+    int kernel = 3;   // cubic, odd
+    int stride = 1;
+    int padding = 1;  // zeros on every side
+    bool bias = false;
+    // Bound on the im2col workspace (columns and the gemm result of one chunk). A chunk is at
+    // least one output row, so a tiny value means many small gemms, never a failure.
+    std::size_t workspaceBytes = std::size_t(64) << 20;
+  };
+
+  // Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for an even or
+  // non-positive kernel, a kernel larger than the padded extent, bad channels/stride/padding,
+  // or a grid too fine for the receptive field's halo.
+  Conv3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+         const Options& options);
+
+  const std::string& name() const { return name_; }
+  const Options& options() const { return options_; }
+  const TensorShape& inputShape() const { return inShape_; }
+  const TensorShape& outputShape() const { return outShape_; }
+  const BlockDecomposition& inputDecomposition() const { return inDec_; }
+  const BlockDecomposition& outputDecomposition() const { return outDec_; }
+  GhostWidths inputGhosts() const { return ghosts_; }
+
+  // y's owned cells := conv(x). Gathers x's halo first (x's ghosts are overwritten).
+  void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
+  // dx's owned cells := dL/dx (dx's ghosts are used as scratch).
+  void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
+  // weight.grad (and bias.grad) += this rank's contribution. x is the tensor forward ran on,
+  // with the ghosts forward gathered still in place.
+  void backwardWeights(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
+  void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
+                const tensor_type& dx) {
+    backwardWeights(exec, x, dy);
+    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
+  }
+
+  // "weight" [Cout, Cin, k, k, k] and, with Options::bias, "bias" [Cout]. Values start at zero;
+  // whoever builds the model initialises them.
+  std::vector<Parameter<T, MemorySpace>> parameters() const;
+
+  // Output rows (n, od, oh) per gemm chunk, for tests and benchmarks.
+  Index rowsPerChunk() const { return rowsPerChunk_; }
+
+private:
+  using Matrix = Impl::Matrix<T, MemorySpace>;
+  using ConstMatrix = Impl::Matrix<const T, MemorySpace>;
+  using Vector = Impl::Vector<T, MemorySpace>;
+
+  void checkTensor(const tensor_type& t, const char* what, const TensorShape& shape,
+                   const BlockDecomposition& dec, const GhostWidths* ghosts) const;
+  bool direct(const tensor_type& outputLike) const;  // the 1x1 path applies to this call
+  Matrix weightMatrix() const;
+  Matrix weightGradMatrix() const;
+  Vector biasVector() const;
+  Vector biasGradVector() const;
+
+  std::string name_;
+  Options options_;
+  TensorShape inShape_, outShape_;
+  BlockDecomposition inDec_, outDec_;
+  GhostWidths ghosts_;
+  Box3 inOwned_, outOwned_;
+  Impl::ConvGeometry geometry_;
+  Index rows_ = 0, rowsPerChunk_ = 1;  // owned output rows N*OD*OH, rows per chunk
+  bool pointwise_ = false;              // k = 1, s = 1, p = 0
+
+  Parameter<T, MemorySpace> weight_, bias_;
+  Kokkos::View<T*, MemorySpace> col_;   // [Cin*k^3, chunk columns]: im2col / dcol
+  Kokkos::View<T*, MemorySpace> out_;   // [Cout, chunk columns]: Y or dY of a chunk
+  Kokkos::View<T*, MemorySpace> ones_;  // bias gradient = dY * ones
+  std::unique_ptr<Halo<T, MemorySpace>> halo_;
+};
+
+}  // namespace hybrid3d
+
+#include <hybrid3d/layers/impl/Conv3d_impl.hpp>
+
+namespace hybrid3d {
+extern template class Conv3d<float, DefaultMemorySpace>;
+extern template class Conv3d<double, DefaultMemorySpace>;
+}  // namespace hybrid3d

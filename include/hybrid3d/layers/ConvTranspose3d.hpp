@@ -1,0 +1,112 @@
+#pragma once
+// 3-D transposed convolution with kernel == stride and no padding (the U-Net up-sampling: PyTorch
+// ConvTranspose3d(k=2, s=2)), optional bias, weight [Cin, Cout, k, k, k], output extent n*k.
+//
+// Each input voxel writes a disjoint k^3 block of outputs, so the layer is one gemm per chunk:
+// Blocks[Cout*k^3, voxels] = W^T[Cout*k^3, Cin] * X[Cin, voxels]. Input and output are each
+// block-decomposed on the same grid, so a rank's owned output box need not be the image of its
+// owned input box: the input ghosts come from requiredGhosts with transposedInputRange, forward
+// gathers them and computes the blocks of the input range R its owned outputs read.
+//
+// Backward is the adjoint of exactly that: every rank computes dX for all voxels of R from the
+// output gradient it OWNS (block entries of other ranks' outputs count as zero), writes them
+// into the ghosted dx, and the halo's scatterAdd sums the ghost parts into their owners. Each
+// (input, output) pair is thus counted once, by the owner of the output voxel, on any grid.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/comm/Halo.hpp>
+#include <hybrid3d/grid/BlockDecomposition.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/Window.hpp>
+#include <hybrid3d/layers/impl/ConvTranspose3dBlocks.hpp>
+#include <hybrid3d/layers/impl/Im2col.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class ConvTranspose3d {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+  using memory_space = MemorySpace;
+
+  struct Options {
+    int outChannels = 0;
+    int kernel = 2;  // cubic; must equal stride
+    int stride = 2;
+    int padding = 0;  // must be 0
+    bool bias = false;
+    // Bound on the gemm workspace (input columns and output blocks of one chunk); a chunk is at
+    // least one row of input voxels.
+    std::size_t workspaceBytes = std::size_t(64) << 20;
+  };
+
+  // Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for kernel !=
+  // stride, padding != 0, bad channels, or a grid too fine for the input halo.
+  ConvTranspose3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+                  const Options& options);
+
+  const std::string& name() const { return name_; }
+  const Options& options() const { return options_; }
+  const TensorShape& inputShape() const { return inShape_; }
+  const TensorShape& outputShape() const { return outShape_; }
+  const BlockDecomposition& inputDecomposition() const { return inDec_; }
+  const BlockDecomposition& outputDecomposition() const { return outDec_; }
+  GhostWidths inputGhosts() const { return ghosts_; }
+
+  void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
+  void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
+  // x is the tensor forward ran on, with the ghosts forward gathered still in place.
+  void backwardWeights(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
+  void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
+                const tensor_type& dx) {
+    backwardWeights(exec, x, dy);
+    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
+  }
+
+  // "weight" [Cin, Cout, k, k, k] and, with Options::bias, "bias" [Cout]; values start at zero.
+  std::vector<Parameter<T, MemorySpace>> parameters() const;
+
+  Index rowsPerChunk() const { return rowsPerChunk_; }
+
+private:
+  using Matrix = Impl::Matrix<T, MemorySpace>;
+  using Vector = Impl::Vector<T, MemorySpace>;
+
+  void checkTensor(const tensor_type& t, const char* what, const TensorShape& shape,
+                   const BlockDecomposition& dec, const GhostWidths* ghosts) const;
+  Matrix weightMatrix(bool grad) const;
+
+  std::string name_;
+  Options options_;
+  TensorShape inShape_, outShape_;
+  BlockDecomposition inDec_, outDec_;
+  GhostWidths ghosts_;
+  Impl::BlockGeometry blocks_;
+  Impl::ConvGeometry range_;  // R as rows of input voxels, for the X <-> column copies
+  Index3 rangeOffset_{0, 0, 0};  // local (ghosted) index of R's first voxel
+  Index rows_ = 0, rowsPerChunk_ = 1;
+
+  Parameter<T, MemorySpace> weight_, bias_;
+  Kokkos::View<T*, MemorySpace> in_;      // [Cin, chunk columns]: X or dX of a chunk
+  Kokkos::View<T*, MemorySpace> blockBuf_;  // [Cout*k^3, chunk columns]: Y or dY blocks
+  Kokkos::View<T*, MemorySpace> ones_, perTap_;  // bias gradient = fold(dY blocks * ones)
+  std::unique_ptr<Halo<T, MemorySpace>> halo_;
+};
+
+}  // namespace hybrid3d
+
+#include <hybrid3d/layers/impl/ConvTranspose3d_impl.hpp>
+
+namespace hybrid3d {
+extern template class ConvTranspose3d<float, DefaultMemorySpace>;
+extern template class ConvTranspose3d<double, DefaultMemorySpace>;
+}  // namespace hybrid3d

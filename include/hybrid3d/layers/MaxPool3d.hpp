@@ -1,0 +1,76 @@
+#pragma once
+// 3-D max pooling (PyTorch's MaxPool3d without dilation or ceil mode) on a block-decomposed
+// NCDHW activation: any cubic window, stride and padding <= kernel/2 the halo rules allow.
+//
+// Forward: gather x's halo (the receptive-field overhang of the owned outputs), then one kernel
+// over the owned outputs. Padding acts as -infinity (windows are clipped to the domain), ties go
+// to the first maximum in (d, h, w) window order and a NaN wins, exactly as PyTorch's CPU kernel;
+// the winner's position in the window is kept for backward.
+// Backward-data, in gather form (deterministic, no atomics): every cell of the ghosted dx sums
+// dy of the owned outputs whose window it won; then the halo's scatterAdd (the adjoint of the
+// forward gather) adds ghost cells into their owners. This is exact whatever the overlap
+// (kernel > stride) or the misalignment of input and output boxes on uneven grids.
+
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/layers/impl/Pool3d_impl.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class MaxPool3d {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+  using memory_space = MemorySpace;
+
+  struct Options {
+    int kernel = 2;  // cubic window
+    int stride = 2;
+    int padding = 0;  // at most kernel / 2, as PyTorch
+  };
+
+  // Collective over grid.spatialComm() (the halo). Throws hybrid3d::Error naming the layer for
+  // a bad window, a kernel larger than the padded input, or a grid too fine for the halo.
+  MaxPool3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+            const Options& options);
+
+  const std::string& name() const { return plan_.name(); }
+  const Options& options() const { return options_; }
+  const TensorShape& inputShape() const { return plan_.inputShape(); }
+  const TensorShape& outputShape() const { return plan_.outputShape(); }
+  const BlockDecomposition& inputDecomposition() const { return plan_.inputDecomposition(); }
+  const BlockDecomposition& outputDecomposition() const { return plan_.outputDecomposition(); }
+  GhostWidths inputGhosts() const { return plan_.inputGhosts(); }
+
+  // y's owned cells := maxpool(x). Gathers x's halo first (x's ghosts are overwritten).
+  void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
+  // dx's owned cells := dL/dx for the x of the last forward (dx's ghosts are scratch).
+  void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
+  void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) {}
+  void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
+                const tensor_type& dx) {
+    backwardWeights(exec, x, dy);
+    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
+  }
+  std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
+
+private:
+  Options options_;
+  Impl::Pool3dPlan<T, MemorySpace> plan_;
+  // Per owned output, the position of its maximum inside its window (d, h, w order).
+  Kokkos::View<int*****, Kokkos::LayoutRight, MemorySpace> argmax_;
+  bool haveArgmax_ = false;
+};
+
+}  // namespace hybrid3d
+
+#include <hybrid3d/layers/impl/MaxPool3d_impl.hpp>
+
+namespace hybrid3d {
+extern template class MaxPool3d<float, DefaultMemorySpace>;
+extern template class MaxPool3d<double, DefaultMemorySpace>;
+}  // namespace hybrid3d

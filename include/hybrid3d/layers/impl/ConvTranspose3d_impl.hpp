@@ -1,0 +1,182 @@
+#pragma once
+// Definitions of ConvTranspose3d (declared in layers/ConvTranspose3d.hpp); instantiated for
+// float and double in src/layers/ConvTranspose3d.cpp.
+
+#include <KokkosBlas2_gemv.hpp>
+#include <KokkosBlas3_gemm.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+
+namespace hybrid3d {
+
+template <class T, class M>
+ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::string& name,
+                                       const TensorShape& input, const Options& options)
+    : name_(name), options_(options), inShape_(input) {
+  const int k = options.kernel;
+  const std::string where =
+      Impl::concat("input ", input.batch, "x", input.channels, "x", toString(input.extents),
+                   ", grid ", toString(grid.dims()));
+  if (k < 1 || options.stride != k || options.padding != 0)
+    fail(name, ": only kernel == stride >= 1 with padding 0 is supported (got kernel ", k,
+         ", stride ", options.stride, ", padding ", options.padding, "); ", where);
+  if (options.outChannels < 1 || input.channels < 1 || input.batch < 1)
+    fail(name, ": channels (in ", input.channels, ", out ", options.outChannels,
+         ") and batch must be positive; ", where);
+  for (int d = 0; d < 3; ++d)
+    if (input.extents[d] < 1)
+      fail(name, ": input extent ", input.extents[d], " along ", "DHW"[d],
+           " must be positive; ", where);
+
+  Index3 outExtents;
+  for (int d = 0; d < 3; ++d) outExtents[d] = transposedOutputExtent(input.extents[d], k, k, 0);
+  outShape_ = {input.batch, options.outChannels, outExtents};
+  inDec_ = BlockDecomposition(input.extents, grid.dims());
+  outDec_ = BlockDecomposition(outExtents, grid.dims());
+  ghosts_ = requiredGhosts(
+      inDec_, outDec_,
+      [k](int, Index a, Index b) { return transposedInputRange(a, b, k, k, 0); }, name);
+
+  // The input range R this rank's owned outputs read, as rows (n, rd, rh) of RW voxels.
+  const Box3 inOwned = inDec_.ownedBox(grid.coords()), outOwned = outDec_.ownedBox(grid.coords());
+  auto& b = blocks_;
+  b.k = k;
+  b.cout = options.outChannels;
+  Index3 extent{0, 0, 0};
+  if (!outOwned.empty()) {
+    for (int d = 0; d < 3; ++d) {
+      const IndexRange r = transposedInputRange(outOwned.lo[d], outOwned.hi[d], k, k, 0);
+      extent[d] = r.last - r.first;
+      b.inLo[d] = r.first;
+      b.outLo[d] = outOwned.lo[d];
+      b.outHi[d] = outOwned.hi[d];
+      rangeOffset_[d] = r.first - inOwned.lo[d] + ghosts_.lo[d];
+    }
+  }
+  b.rd = extent[0];
+  b.rh = extent[1];
+  b.rw = extent[2];
+  range_.od = extent[0];
+  range_.oh = extent[1];
+  range_.ow = extent[2];
+
+  const Index cin = input.channels, blockRows = Index(options.outChannels) * k * k * k;
+  rows_ = Index(input.batch) * extent[0] * extent[1];
+  rowsPerChunk_ =
+      Impl::rowsPerChunk(options.workspaceBytes, sizeof(T), cin + blockRows, extent[2], rows_);
+  const Index columns = rowsPerChunk_ * extent[2];
+  in_ = Kokkos::View<T*, M>(name + "/columns", cin * columns);
+  blockBuf_ = Kokkos::View<T*, M>(name + "/blocks", blockRows * columns);
+  ones_ = Kokkos::View<T*, M>(name + "/ones", columns);
+  Kokkos::deep_copy(ones_, T(1));
+  if (options.bias) perTap_ = Kokkos::View<T*, M>(name + "/perTap", blockRows);
+
+  weight_ = createParameter<T, M>(name, "weight", {cin, options.outChannels, k, k, k});
+  if (options.bias) bias_ = createParameter<T, M>(name, "bias", {options.outChannels});
+
+  if (!ghosts_.none()) {
+    const tensor_type layout(name + "/layout", input.batch, input.channels, inDec_,
+                             grid.coords(), ghosts_);
+    halo_ = createHalo(grid, layout, name);
+  }
+}
+
+template <class T, class M>
+void ConvTranspose3d<T, M>::checkTensor(const tensor_type& t, const char* what,
+                                        const TensorShape& shape, const BlockDecomposition& dec,
+                                        const GhostWidths* ghosts) const {
+  const bool ghostsOk = !ghosts || t.owned().empty() || t.ghosts() == *ghosts;
+  if (t.batch() != shape.batch || t.channels() != shape.channels || !(t.decomposition() == dec) ||
+      !ghostsOk)
+    fail(name_, ": ", what, " tensor '", t.view().label(), "' is ", t.batch(), "x", t.channels(),
+         "x", toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
+         ghostsOk ? "" : " with other ghost widths than inputGhosts()", ", expected ", shape.batch,
+         "x", shape.channels, "x", toString(shape.extents), " on grid ", toString(dec.dims()));
+}
+
+template <class T, class M>
+typename ConvTranspose3d<T, M>::Matrix ConvTranspose3d<T, M>::weightMatrix(bool grad) const {
+  const Index k = blocks_.k;
+  return Matrix(grad ? weight_.grad.data() : weight_.value.data(), inShape_.channels,
+                blocks_.cout * k * k * k);
+}
+
+template <class T, class M>
+void ConvTranspose3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
+                                    const tensor_type& y) {
+  checkTensor(x, "input", inShape_, inDec_, &ghosts_);
+  checkTensor(y, "output", outShape_, outDec_, nullptr);
+  Kokkos::Profiling::pushRegion("hybrid3d::ConvTranspose3d::forward " + name_);
+  if (halo_) halo_->gather(exec, x);
+  const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
+  const auto W = weightMatrix(false);
+  const Vector bias = options_.bias ? Vector(bias_.value.data(), blocks_.cout) : Vector();
+  for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
+    const Index nr = std::min(rowsPerChunk_, rows_ - r0), cols = nr * blocks_.rw;
+    Matrix xc(in_.data(), cin, cols), yb(blockBuf_.data(), blockRows, cols);
+    Impl::tensorToChunk("hybrid3d::ConvTranspose3d::forward::pack", exec, x.view(), rangeOffset_,
+                        xc, range_, r0, nr);
+    KokkosBlas::gemm("T", "N", T(1), W, xc, T(0), yb);
+    Impl::blocksToTensor(exec, yb, y.view(), Impl::lowGhosts(y.ghosts()), blocks_, r0, nr, bias);
+  }
+  Kokkos::Profiling::popRegion();
+}
+
+template <class T, class M>
+void ConvTranspose3d<T, M>::backwardData(const execution_space& exec, const tensor_type& dy,
+                                         const tensor_type& dx) {
+  checkTensor(dy, "output gradient", outShape_, outDec_, nullptr);
+  checkTensor(dx, "input gradient", inShape_, inDec_, &ghosts_);
+  Kokkos::Profiling::pushRegion("hybrid3d::ConvTranspose3d::backwardData " + name_);
+  const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
+  const auto W = weightMatrix(false);
+  // Owned voxels outside R get no local contribution; ghosts get the parts other ranks own.
+  Kokkos::deep_copy(exec, dx.view(), T(0));
+  for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
+    const Index nr = std::min(rowsPerChunk_, rows_ - r0), cols = nr * blocks_.rw;
+    Matrix dxc(in_.data(), cin, cols), dyb(blockBuf_.data(), blockRows, cols);
+    Impl::tensorToBlocks("hybrid3d::ConvTranspose3d::backwardData::pack", exec, dy.view(),
+                         Impl::lowGhosts(dy.ghosts()), dyb, blocks_, r0, nr);
+    KokkosBlas::gemm("N", "N", T(1), W, dyb, T(0), dxc);
+    Impl::chunkToTensor("hybrid3d::ConvTranspose3d::backwardData", exec, dxc, dx.view(),
+                        rangeOffset_, range_, r0, nr, Vector());
+  }
+  if (halo_) halo_->scatterAdd(exec, dx);
+  Kokkos::Profiling::popRegion();
+}
+
+template <class T, class M>
+void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const tensor_type& x,
+                                            const tensor_type& dy) {
+  checkTensor(x, "input", inShape_, inDec_, &ghosts_);
+  checkTensor(dy, "output gradient", outShape_, outDec_, nullptr);
+  Kokkos::Profiling::pushRegion("hybrid3d::ConvTranspose3d::backwardWeights " + name_);
+  const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
+  const auto dW = weightMatrix(true);
+  if (options_.bias) Kokkos::deep_copy(exec, perTap_, T(0));
+  for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
+    const Index nr = std::min(rowsPerChunk_, rows_ - r0), cols = nr * blocks_.rw;
+    Matrix xc(in_.data(), cin, cols), dyb(blockBuf_.data(), blockRows, cols);
+    Impl::tensorToChunk("hybrid3d::ConvTranspose3d::backwardWeights::pack", exec, x.view(),
+                        rangeOffset_, xc, range_, r0, nr);
+    Impl::tensorToBlocks("hybrid3d::ConvTranspose3d::backwardWeights::packGrad", exec, dy.view(),
+                         Impl::lowGhosts(dy.ghosts()), dyb, blocks_, r0, nr);
+    KokkosBlas::gemm("N", "T", T(1), xc, dyb, T(1), dW);
+    if (options_.bias)
+      KokkosBlas::gemv("N", T(1), dyb, Vector(ones_.data(), cols), T(1),
+                       Vector(perTap_.data(), blockRows));
+  }
+  if (options_.bias)
+    Impl::foldTaps(exec, Vector(perTap_.data(), blockRows),
+                   Vector(bias_.grad.data(), blocks_.cout), k * k * k);
+  Kokkos::Profiling::popRegion();
+}
+
+template <class T, class M>
+std::vector<Parameter<T, M>> ConvTranspose3d<T, M>::parameters() const {
+  std::vector<Parameter<T, M>> p{weight_};
+  if (options_.bias) p.push_back(bias_);
+  return p;
+}
+
+}  // namespace hybrid3d

@@ -1,0 +1,174 @@
+#pragma once
+// What MaxPool3d and AvgPool3d share: validation of the window against PyTorch's rules, the
+// input and output decompositions, the input ghosts and the halo that fills them, tensor
+// layout checks, and the window index arithmetic their kernels use.
+//
+// Both layers work in global voxel indices: a window is clipped to the domain [0, n) instead
+// of reading the zero padding the halo writes, so max pooling sees padding as -infinity (as
+// PyTorch) and average pooling only decides whether padded cells count in the divisor.
+
+#include <memory>
+#include <string>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/comm/Halo.hpp>
+#include <hybrid3d/comm/HaloPlan.hpp>
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/grid/BlockDecomposition.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/Window.hpp>
+
+namespace hybrid3d::Impl {
+
+// Floor and ceiling of a / b for b > 0 and a of either sign (C++ division truncates).
+KOKKOS_INLINE_FUNCTION Index floorDiv(Index a, Index b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+KOKKOS_INLINE_FUNCTION Index ceilDiv(Index a, Index b) { return floorDiv(a + b - 1, b); }
+KOKKOS_INLINE_FUNCTION Index imax(Index a, Index b) { return a > b ? a : b; }
+KOKKOS_INLINE_FUNCTION Index imin(Index a, Index b) { return a < b ? a : b; }
+
+// The window and the owned output box as plain data a kernel can capture (no std::array).
+struct PoolGeometry {
+  Index n[3];      // global input extents
+  Index outLo[3];  // this rank's owned output box [outLo, outHi), global output indices
+  Index outHi[3];
+  Index k[3], s[3], p[3];
+
+  // Output o reads inputs [o*s - p, o*s - p + k), clipped here to the domain [0, n).
+  KOKKOS_INLINE_FUNCTION Index start(int dim, Index o) const { return o * s[dim] - p[dim]; }
+  KOKKOS_INLINE_FUNCTION Index first(int dim, Index o) const { return imax(start(dim, o), 0); }
+  KOKKOS_INLINE_FUNCTION Index last(int dim, Index o) const {
+    return imin(start(dim, o) + k[dim], n[dim]);
+  }
+  // The owned outputs whose windows contain input i: o*s - p <= i < o*s - p + k.
+  KOKKOS_INLINE_FUNCTION Index firstOutput(int dim, Index i) const {
+    return imax(ceilDiv(i + p[dim] - k[dim] + 1, s[dim]), outLo[dim]);
+  }
+  KOKKOS_INLINE_FUNCTION Index lastOutput(int dim, Index i) const {
+    return imin(floorDiv(i + p[dim], s[dim]) + 1, outHi[dim]);
+  }
+  // Position of input (d, h, w) inside the window of output (od, oh, ow), in (d, h, w) order.
+  KOKKOS_INLINE_FUNCTION int offset(Index od, Index oh, Index ow, Index d, Index h,
+                                    Index w) const {
+    return static_cast<int>(((d - start(0, od)) * k[1] + (h - start(1, oh))) * k[2] +
+                            (w - start(2, ow)));
+  }
+  KOKKOS_INLINE_FUNCTION bool inside(Index d, Index h, Index w) const {
+    return d >= 0 && d < n[0] && h >= 0 && h < n[1] && w >= 0 && w < n[2];
+  }
+};
+
+// Global index of a tensor's local array index 0 along each dimension, for kernels that work
+// in global indices: local = global - origin.
+struct Origin3 {
+  Index v[3];
+};
+template <class T, class M>
+Origin3 originOf(const DistTensor<T, M>& t) {
+  return {{t.owned().lo[0] - t.ghosts().lo[0], t.owned().lo[1] - t.ghosts().lo[1],
+           t.owned().lo[2] - t.ghosts().lo[2]}};
+}
+
+template <class T, class MemorySpace>
+class Pool3dPlan {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+
+  // `kind` is the layer class ("MaxPool3d"); messages and kernel labels name "kind 'name'".
+  // Throws on every rank alike (all checks use global data) before the collective halo set-up.
+  Pool3dPlan(const ProcessGrid& grid, const std::string& kind, const std::string& name,
+             const TensorShape& input, const Window& window)
+      : name_(name), label_(kind + " '" + name + "'"), window_(window), in_(input),
+        coords_(grid.coords()) {
+    if (input.batch < 1 || input.channels < 1)
+      fail(label_, ": needs batch and channels >= 1, got batch ", input.batch, " and ",
+           input.channels, " channels");
+    for (int d = 0; d < 3; ++d) {
+      const int k = window.kernel[d], s = window.stride[d], p = window.padding[d];
+      if (k < 1 || s < 1 || p < 0)
+        fail(label_, ": kernel ", k, ", stride ", s, " and padding ", p,
+             " must be >= 1, >= 1 and >= 0");
+      // PyTorch refuses this too: a window could then lie entirely in the padding.
+      if (2 * p > k)
+        fail(label_, ": padding ", p, " exceeds half the kernel ", k, " (PyTorch's limit)");
+      if (input.extents[d] < 1)
+        fail(label_, ": input extents ", toString(input.extents), " must all be >= 1");
+      if (input.extents[d] + 2 * p < k)
+        fail(label_, ": kernel ", k, " larger than the padded input extent ", input.extents[d],
+             " + 2*", p, " along ", "DHW"[d], " (input ", toString(input.extents), ")");
+    }
+    out_ = {input.batch, input.channels, windowOutputExtents(input.extents, window)};
+    inDec_ = BlockDecomposition(in_.extents, grid.dims());
+    outDec_ = BlockDecomposition(out_.extents, grid.dims());
+    inOwned_ = inDec_.ownedBox(coords_);
+    outOwned_ = outDec_.ownedBox(coords_);
+    ghosts_ = windowGhosts(inDec_, outDec_, window, label_);
+    checkGhostWidths(inDec_, ghosts_, label_);
+    // The halo is built from a tensor of x's layout; this one lives only for the set-up.
+    auto layout = createDistTensor<T, MemorySpace>(label_ + " input layout", in_.batch,
+                                                   in_.channels, inDec_, coords_, ghosts_);
+    halo_ = createHalo(grid, layout, label_);
+  }
+
+  const std::string& name() const { return name_; }
+  const std::string& label() const { return label_; }
+  const TensorShape& inputShape() const { return in_; }
+  const TensorShape& outputShape() const { return out_; }
+  const BlockDecomposition& inputDecomposition() const { return inDec_; }
+  const BlockDecomposition& outputDecomposition() const { return outDec_; }
+  GhostWidths inputGhosts() const { return ghosts_; }
+  const Box3& outputOwned() const { return outOwned_; }
+  Halo<T, MemorySpace>& halo() const { return *halo_; }
+
+  PoolGeometry geometry() const {
+    PoolGeometry g;
+    for (int d = 0; d < 3; ++d) {
+      g.n[d] = in_.extents[d];
+      g.outLo[d] = outOwned_.lo[d];
+      g.outHi[d] = outOwned_.lo[d] + outOwned_.extent(d);
+      g.k[d] = window_.kernel[d];
+      g.s[d] = window_.stride[d];
+      g.p[d] = window_.padding[d];
+    }
+    return g;
+  }
+
+  // x and dx: the input layout with exactly inputGhosts() (what the halo was built for).
+  void checkInput(const tensor_type& t, const char* what) const {
+    const GhostWidths want = inOwned_.empty() ? GhostWidths{} : ghosts_;
+    check(t, what, in_, inDec_);
+    if (t.ghosts() != want)
+      fail(label_, ": tensor '", what, "' must carry the ghosts of inputGhosts() (lo ",
+           toString(want.lo), ", hi ", toString(want.hi), "), has lo ", toString(t.ghosts().lo),
+           ", hi ", toString(t.ghosts().hi));
+  }
+  // y and dy: the output layout with any ghosts (the next layer's).
+  void checkOutput(const tensor_type& t, const char* what) const { check(t, what, out_, outDec_); }
+
+private:
+  void check(const tensor_type& t, const char* what, const TensorShape& s,
+             const BlockDecomposition& dec) const {
+    if (t.batch() != s.batch || t.channels() != s.channels || !(t.decomposition() == dec) ||
+        t.coords() != coords_)
+      fail(label_, ": tensor '", what, "' is batch ", t.batch(), " x ", t.channels(),
+           " channels x ", toString(t.globalExtents()), " on grid ",
+           toString(t.decomposition().dims()), ", expected batch ", s.batch, " x ", s.channels,
+           " channels x ", toString(s.extents), " on grid ", toString(dec.dims()),
+           " at this rank's coordinates");
+  }
+
+  std::string name_, label_;
+  Window window_;
+  TensorShape in_, out_;
+  Int3 coords_;
+  BlockDecomposition inDec_, outDec_;
+  Box3 inOwned_, outOwned_;
+  GhostWidths ghosts_;
+  std::unique_ptr<Halo<T, MemorySpace>> halo_;
+};
+
+}  // namespace hybrid3d::Impl

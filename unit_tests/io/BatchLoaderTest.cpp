@@ -1,0 +1,203 @@
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/io/BatchLoader.hpp>
+#include <hybrid3d/io/Preprocess.hpp>
+
+#include "GridCases.hpp"
+#include "SampleFiles.hpp"
+
+namespace hybrid3d::test {
+namespace {
+
+using io::LoaderOptions;
+using io::ReadMode;
+
+const Index3 kExtents{6, 5, 4};
+const int kChannels = 4;
+const int kSamples = 7;  // 3 mini-batches of 2 per epoch, one sample dropped
+
+// Non-negative counts (log1p needs them), stored in mixed forms as real datasets may be.
+const io::Dataset& countsDataset() {
+  static const io::Dataset dataset = [] {
+    std::vector<std::string> paths;
+    for (int i = 0; i < kSamples; ++i) paths.push_back(scratch("counts" + std::to_string(i) + ".h5"));
+    onRankZero([&] {
+      for (int i = 0; i < kSamples; ++i) {
+        const SampleData s = makeSample(kChannels, kExtents, 100 + i, 0, 1000);
+        const TestLayout layout = i % 3 == 2 ? TestLayout::DHWC : TestLayout::CDHW;
+        writeSample(paths[i], s, {"/full", i % 2 ? H5T_NATIVE_FLOAT : H5T_STD_I16LE, layout});
+      }
+    });
+    return io::Dataset(paths);
+  }();
+  return dataset;
+}
+
+const io::PreprocessOptions kPreprocess{true, {0.5, 1.0, 2.0, 0.25}};
+
+// The preprocessed input tensors and targets of `steps` consecutive mini-batches.
+struct LoaderRun {
+  std::vector<std::vector<float>> inputs, targets;
+  std::vector<std::vector<Index>> samples;
+  io::LoaderStats stats;
+};
+
+LoaderRun runLoader(const ProcessGrid& grid, const LoaderOptions& options, int steps) {
+  const io::Dataset& dataset = countsDataset();
+  const BlockDecomposition dec(kExtents, grid.dims());
+  auto x = createDistTensor<float>("x", options.globalBatch / grid.numGroups(), kChannels, dec,
+                                   grid.coords(), GhostWidths::uniform(1));
+  const auto sub = io::Subvolume::of(x);
+  io::BatchLoader loader(grid, dataset, io::SampleSpec::cosmology(kChannels, kExtents), sub, options);
+  io::Preprocess<float> preprocess(kPreprocess, kChannels, sub);
+  LoaderRun run;
+  for (int s = 0; s < steps; ++s) {
+    const io::HostBatch& batch = loader.next();
+    preprocess.apply(DefaultExecutionSpace(), batch, x);
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x.view());
+    run.inputs.emplace_back(h.data(), h.data() + h.size());
+    run.targets.emplace_back(batch.targets.data(), batch.targets.data() + batch.targets.size());
+    run.samples.push_back(batch.samples);
+  }
+  run.stats = loader.stats();
+  return run;
+}
+
+LoaderOptions options(bool prefetch, std::size_t cache = 0) {
+  LoaderOptions o;
+  o.globalBatch = 2;
+  o.seed = 2024;
+  o.prefetch = prefetch;
+  o.cacheBytes = cache;
+  return o;
+}
+
+TEST(BatchLoader, PrefetchOnAndOffGiveBitIdenticalTensors) {
+  countsDataset();
+  forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    const int steps = 7;  // more than two epochs: crosses epoch boundaries while prefetching
+    const LoaderRun off = runLoader(grid, options(false), steps);
+    for (const LoaderRun& other : {runLoader(grid, options(true), steps),
+                             runLoader(grid, options(true, std::size_t(1) << 30), steps)}) {
+      EXPECT_EQ(other.samples, off.samples);
+      EXPECT_EQ(other.targets, off.targets);
+      for (int s = 0; s < steps; ++s) {
+        Index differ = 0;
+        for (std::size_t i = 0; i < off.inputs[s].size(); ++i)
+          differ += other.inputs[s][i] != off.inputs[s][i];  // bitwise, not within tolerance
+        EXPECT_EQ(differ, 0) << "step " << s;
+      }
+    }
+    // The samples are those of the plan, epoch after epoch.
+    const io::BatchPlan plan(kSamples, 2, grid.numGroups(), 2024);
+    for (int s = 0; s < steps; ++s)
+      EXPECT_EQ(off.samples[s], plan.samples(s / 3, s % 3, grid.group()));
+  });
+}
+
+TEST(BatchLoader, CollectiveReadsGiveTheSameBatchesAsIndependentOnes) {
+  countsDataset();
+  forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    LoaderOptions collective = options(false);
+    collective.mode = ReadMode::Collective;
+    const LoaderRun a = runLoader(grid, collective, 4), b = runLoader(grid, options(true), 4);
+    EXPECT_EQ(a.inputs, b.inputs);
+    EXPECT_EQ(a.targets, b.targets);
+  });
+}
+
+TEST(BatchLoader, CacheServesLaterEpochsFromMemory) {
+  countsDataset();
+  forEachGrid({{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 2, 2}, 2}},
+              [&](const ProcessGrid& grid, const GridCase&) {
+    const int steps = 3 * 6;  // six epochs
+    const LoaderRun cached = runLoader(grid, options(true, std::size_t(1) << 30), steps);
+    const io::LoaderStats& st = cached.stats;
+    const int local = 2 / grid.numGroups();
+    EXPECT_EQ(st.cacheHits + st.cacheMisses, std::uint64_t(steps * local));
+    EXPECT_EQ(st.reads.samples, st.cacheMisses);  // every miss, and only misses, read a file
+    EXPECT_LE(st.cacheMisses, std::uint64_t(kSamples));  // no sample read twice
+    EXPECT_GT(st.cacheHits, 0u);
+    // A budget smaller than one subvolume caches nothing.
+    const LoaderRun tiny = runLoader(grid, options(true, 1), 6);
+    EXPECT_EQ(tiny.stats.cacheHits, 0u);
+    EXPECT_EQ(tiny.stats.reads.samples, std::uint64_t(6 * local));
+  });
+}
+
+TEST(BatchLoader, AFailedReadThrowsTheSameMessageOnEveryRank) {
+  // One unreadable sample among good ones: whichever group meets it, every rank of the world
+  // throws at the same step with the file's name.
+  const io::Dataset& good = countsDataset();
+  const std::string bad = scratch("unreadable.h5");
+  onRankZero([&] { std::ofstream(bad) << "garbage"; });
+  std::vector<std::string> paths = good.files();
+  paths[3] = bad;
+  const io::Dataset dataset(paths);
+  forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    for (bool prefetch : {false, true}) {
+      const BlockDecomposition dec(kExtents, grid.dims());
+      const io::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
+      io::BatchLoader loader(grid, dataset, io::SampleSpec::cosmology(kChannels, kExtents), sub,
+                             options(prefetch));
+      int failedAt = -1;
+      std::string message;
+      for (int step = 0; step < 3 && failedAt < 0; ++step) {
+        try {
+          loader.next();
+        } catch (const Error& e) {
+          failedAt = step;
+          message = e.what();
+        }
+      }
+      EXPECT_GE(failedAt, 0);
+      EXPECT_NE(message.find(bad), std::string::npos) << message;
+      int lo = failedAt, hi = failedAt;
+      MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, grid.worldComm());
+      MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, grid.worldComm());
+      EXPECT_EQ(lo, hi);
+    }
+  });
+}
+
+TEST(Preprocess, AppliesLog1pAndPerChannelScale) {
+  countsDataset();
+  forEachGrid({{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 3, 2}, 1}},
+              [&](const ProcessGrid& grid, const GridCase&) {
+    LoaderOptions o = options(false);
+    o.globalBatch = 1;
+    o.shuffle = false;
+    const LoaderRun run = runLoader(grid, o, 3);  // files 0 (int16), 1 (float32), 2 (DHWC)
+    const BlockDecomposition dec(kExtents, grid.dims());
+    const io::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
+    const Box3& local = sub.local;
+    for (int s = 0; s < 3; ++s) {
+      const io::File whole(countsDataset().file(s));
+      const std::vector<float> all = whole.read<float>("/full");
+      const bool last = whole.hasAttribute("layout");
+      const Index3& e = kExtents;
+      double worst = 0;
+      std::size_t i = 0;
+      for (Index c = 0; c < kChannels; ++c)
+        for (Index d = local.lo[0]; d < local.hi[0]; ++d)
+          for (Index h = local.lo[1]; h < local.hi[1]; ++h)
+            for (Index w = local.lo[2]; w < local.hi[2]; ++w, ++i) {
+              const bool inside = d >= 0 && d < e[0] && h >= 0 && h < e[1] && w >= 0 && w < e[2];
+              const float v = !inside ? 0.0f
+                              : last  ? all[std::size_t(((d * e[1] + h) * e[2] + w) * kChannels + c)]
+                                      : all[std::size_t(((c * e[0] + d) * e[1] + h) * e[2] + w)];
+              const double want = std::log1p(double(v)) * kPreprocess.channelScale[c];
+              worst = std::max(worst, std::abs(run.inputs[s][i] - want) / (1 + std::abs(want)));
+            }
+      EXPECT_LE(worst, 1e-6) << "sample " << s;
+    }
+  });
+}
+
+}  // namespace
+}  // namespace hybrid3d::test

@@ -1,0 +1,236 @@
+// MaxPool3d and AvgPool3d: decomposition invariance (outputs and input gradients equal the
+// 1-rank run on every grid, for overlapping windows, padding and uneven splits), PyTorch's tie
+// and padding rules for max pooling, finite-difference gradients, and bad configurations.
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <hybrid3d/layers/AvgPool3d.hpp>
+#include <hybrid3d/layers/MaxPool3d.hpp>
+
+#include "GridCases.hpp"
+#include "LayerRun.hpp"
+
+namespace hybrid3d::test {
+namespace {
+
+struct PoolConfig {
+  const char* name;
+  bool max;  // MaxPool3d, else AvgPool3d
+  int kernel, stride, padding;
+  bool countIncludePad;
+  Index3 extents;
+  Window window() const { return Window::cubic(kernel, stride, padding); }
+};
+
+struct PoolRun {
+  GlobalArray<double> y, dx;
+};
+
+// Forward and backward on `grid` from this group's global x and dy. y and dy carry ghosts of
+// their own (as the next layer's would): the layer must touch only their owned cells.
+template <class Layer>
+PoolRun runPool(const ProcessGrid& grid, const typename Layer::Options& options,
+                const GlobalArray<double>& x, const GlobalArray<double>& dy) {
+  const TensorShape in{int(x.extent(0)), int(x.extent(1)),
+                       {Index(x.extent(2)), Index(x.extent(3)), Index(x.extent(4))}};
+  Layer layer(grid, "pool", in, options);
+  const TensorShape& out = layer.outputShape();
+  const GhostWidths nextLayers{{1, 0, 1}, {0, 1, 1}};
+  auto xt = createDistTensor<double>("x", in.batch, in.channels, layer.inputDecomposition(),
+                                     grid.coords(), layer.inputGhosts());
+  auto dxt = createDistTensor<double>("dx", in.batch, in.channels, layer.inputDecomposition(),
+                                      grid.coords(), layer.inputGhosts());
+  auto yt = createDistTensor<double>("y", out.batch, out.channels, layer.outputDecomposition(),
+                                     grid.coords(), nextLayers);
+  auto dyt = createDistTensor<double>("dy", out.batch, out.channels, layer.outputDecomposition(),
+                                      grid.coords(), nextLayers);
+  scatterFromGlobal(x, xt);
+  scatterFromGlobal(dy, dyt);
+  typename Layer::execution_space exec;
+  layer.forward(exec, xt, yt);
+  layer.backward(exec, xt, dyt, dxt);
+  return {gatherToGlobal(yt, grid.spatialComm()), gatherToGlobal(dxt, grid.spatialComm())};
+}
+
+PoolRun runConfig(const ProcessGrid& grid, const PoolConfig& c, const GlobalArray<double>& x,
+                  const GlobalArray<double>& dy) {
+  if (c.max) return runPool<MaxPool3d<double>>(grid, {c.kernel, c.stride, c.padding}, x, dy);
+  return runPool<AvgPool3d<double>>(grid, {c.kernel, c.stride, c.padding, c.countIncludePad}, x,
+                                    dy);
+}
+
+// Each group pools its own samples; both must equal the 1-rank run on those samples.
+void expectInvariance(const PoolConfig& c) {
+  SCOPED_TRACE(c.name);
+  const int ran = forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    const unsigned seed = 17 + 2 * grid.group();
+    const auto x = randomGlobal<double>("x", 2, 3, c.extents, seed);
+    const auto dy =
+        randomGlobal<double>("dy", 2, 3, windowOutputExtents(c.extents, c.window()), seed + 1);
+    const PoolRun got = runConfig(grid, c, x, dy);
+    const PoolRun want = runConfig(selfGrid(), c, x, dy);
+    expectSameArray(got.y, want.y, 1e-12, "output");
+    expectSameArray(got.dx, want.dx, 1e-12, "input gradient");
+  });
+  EXPECT_GE(ran, 1);
+}
+
+TEST(MaxPool3d, OutputAndGradientMatchOneRankOnEveryGrid) {
+  for (const PoolConfig& c : {PoolConfig{"max 2/2/0", true, 2, 2, 0, true, {7, 6, 9}},
+                              PoolConfig{"max 3/1/1", true, 3, 1, 1, true, {7, 6, 5}},
+                              PoolConfig{"max 3/2/1", true, 3, 2, 1, true, {9, 7, 6}}})
+    expectInvariance(c);
+}
+
+TEST(AvgPool3d, OutputAndGradientMatchOneRankOnEveryGrid) {
+  for (const PoolConfig& c : {PoolConfig{"avg 3/2/1", false, 3, 2, 1, true, {9, 7, 6}},
+                              PoolConfig{"avg 3/2/1 excluding pad", false, 3, 2, 1, false, {7, 6, 9}},
+                              PoolConfig{"avg 3/1/1 excluding pad", false, 3, 1, 1, false, {7, 6, 5}},
+                              PoolConfig{"avg 2/2/0", false, 2, 2, 0, true, {7, 6, 9}}})
+    expectInvariance(c);
+}
+
+TEST(Pool3d, OutputAndGradientMatchOneRankOnOneVoxelThinSubdomains) {
+  // One input voxel per rank along every cut dimension (max 3/1/1), or one output voxel per rank
+  // (avg 3/2/1): the ghosts reach exactly the neighbours.
+  forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase& g) {
+    const Int3& p = g.spatial;
+    for (const PoolConfig& c :
+         {PoolConfig{"max 3/1/1", true, 3, 1, 1, true, {p[0], p[1], p[2] + 1}},
+          PoolConfig{"avg 3/2/1", false, 3, 2, 1, true, {2 * p[0], 2 * p[1], 2 * p[2]}}}) {
+      SCOPED_TRACE(c.name);
+      const auto x = randomGlobal<double>("x", 2, 2, c.extents, 5 + grid.group());
+      const auto dy = randomGlobal<double>("dy", 2, 2, windowOutputExtents(c.extents, c.window()),
+                                           9 + grid.group());
+      const PoolRun got = runConfig(grid, c, x, dy);
+      const PoolRun want = runConfig(selfGrid(), c, x, dy);
+      expectSameArray(got.y, want.y, 1e-12, "output");
+      expectSameArray(got.dx, want.dx, 1e-12, "input gradient");
+    }
+  });
+}
+
+// PyTorch's max pooling of a whole array, written plainly: padding never wins, the first
+// maximum in (d, h, w) window order takes a tie and receives dy.
+PoolRun naiveMaxPool(const GlobalArray<double>& x, const PoolConfig& c,
+                     const GlobalArray<double>& dy) {
+  PoolRun r{GlobalArray<double>("y", dy.extent(0), dy.extent(1), dy.extent(2), dy.extent(3),
+                                dy.extent(4)),
+            GlobalArray<double>("dx", x.extent(0), x.extent(1), x.extent(2), x.extent(3),
+                                x.extent(4))};
+  const Index k = c.kernel, s = c.stride, p = c.padding;
+  for (std::size_t n = 0; n < dy.extent(0); ++n)
+    for (std::size_t ch = 0; ch < dy.extent(1); ++ch)
+      for (Index od = 0; od < Index(dy.extent(2)); ++od)
+        for (Index oh = 0; oh < Index(dy.extent(3)); ++oh)
+          for (Index ow = 0; ow < Index(dy.extent(4)); ++ow) {
+            double best = -INFINITY;
+            Index bd = -1, bh = -1, bw = -1;
+            for (Index d = od * s - p; d < od * s - p + k; ++d)
+              for (Index h = oh * s - p; h < oh * s - p + k; ++h)
+                for (Index w = ow * s - p; w < ow * s - p + k; ++w) {
+                  if (d < 0 || h < 0 || w < 0 || d >= Index(x.extent(2)) ||
+                      h >= Index(x.extent(3)) || w >= Index(x.extent(4)))
+                    continue;
+                  if (bd < 0 || x(n, ch, d, h, w) > best) {
+                    best = x(n, ch, d, h, w);
+                    bd = d, bh = h, bw = w;
+                  }
+                }
+            r.y(n, ch, od, oh, ow) = best;
+            r.dx(n, ch, bd, bh, bw) += dy(n, ch, od, oh, ow);
+          }
+  return r;
+}
+
+TEST(MaxPool3d, TiesAndPaddingFollowPyTorchOnEveryGrid) {
+  // Values from {-3, -2, -1}: most windows hold ties, and a padding of zeros would win.
+  for (const PoolConfig& c : {PoolConfig{"max 3/2/1", true, 3, 2, 1, true, {9, 7, 6}},
+                              PoolConfig{"max 2/2/0", true, 2, 2, 0, true, {7, 6, 9}},
+                              PoolConfig{"max 3/1/1", true, 3, 1, 1, true, {7, 6, 5}}}) {
+    SCOPED_TRACE(c.name);
+    forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+      auto x = randomGlobal<double>("x", 2, 2, c.extents, 31 + grid.group(), 0, 3);
+      for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = std::floor(x.data()[i]) - 3;
+      const auto dy = randomGlobal<double>("dy", 2, 2, windowOutputExtents(c.extents, c.window()),
+                                           41 + grid.group());
+      const PoolRun got = runConfig(grid, c, x, dy);
+      const PoolRun want = naiveMaxPool(x, c, dy);
+      expectSameArray(got.y, want.y, 0, "output");
+      expectSameArray(got.dx, want.dx, 1e-15, "input gradient");
+    });
+  }
+}
+
+// Central differences of L(x) = <dy, pool(x)> at random coordinates against backward's dx.
+void expectFiniteDifferenceGradient(const PoolConfig& c) {
+  SCOPED_TRACE(c.name);
+  const Index3 e = c.extents;
+  const auto x = randomGlobal<double>("x", 2, 2, e, 3);
+  const auto dy = randomGlobal<double>("dy", 2, 2, windowOutputExtents(e, c.window()), 4);
+  const PoolRun r = runConfig(selfGrid(), c, x, dy);
+  auto xp = randomGlobal<double>("x+", 2, 2, e, 3);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<std::size_t> pick(0, x.size() - 1);
+  const double h = 1e-6;
+  for (int t = 0; t < 12; ++t) {
+    const std::size_t i = pick(rng);
+    xp.data()[i] = x.data()[i] + h;
+    const double up = dot(dy, runConfig(selfGrid(), c, xp, dy).y);
+    xp.data()[i] = x.data()[i] - h;
+    const double down = dot(dy, runConfig(selfGrid(), c, xp, dy).y);
+    xp.data()[i] = x.data()[i];
+    EXPECT_NEAR((up - down) / (2 * h), r.dx.data()[i], 1e-7) << "element " << i;
+  }
+}
+
+TEST(MaxPool3d, GradientMatchesFiniteDifferences) {
+  expectFiniteDifferenceGradient({"max 2/2/0", true, 2, 2, 0, true, {4, 5, 6}});
+  expectFiniteDifferenceGradient({"max 3/2/1", true, 3, 2, 1, true, {5, 4, 5}});
+}
+
+TEST(AvgPool3d, GradientMatchesFiniteDifferences) {
+  expectFiniteDifferenceGradient({"avg 3/2/1", false, 3, 2, 1, true, {5, 4, 5}});
+  expectFiniteDifferenceGradient({"avg 3/1/1 excluding pad", false, 3, 1, 1, false, {4, 3, 5}});
+}
+
+TEST(Pool3d, BadConfigurationsGiveOneLineNamingTheLayer) {
+  const ProcessGrid& one = selfGrid();
+  const TensorShape small{1, 2, {1, 4, 4}};
+  expectLayerError([&] { MaxPool3d<double>(one, "p1", small, {2, 2, 0}); }, "MaxPool3d 'p1'",
+                   "kernel larger than the input");
+  expectLayerError([&] { AvgPool3d<double>(one, "p2", small, {4, 1, 1, true}); },
+                   "AvgPool3d 'p2'", "kernel larger than the padded input");
+  expectLayerError([&] { MaxPool3d<double>(one, "p3", {1, 2, {6, 6, 6}}, {2, 2, 2}); },
+                   "MaxPool3d 'p3'", "padding more than half the kernel");
+  expectLayerError([&] { AvgPool3d<double>(one, "p4", {1, 2, {6, 6, 6}}, {3, 2, 2, true}); },
+                   "AvgPool3d 'p4'", "padding more than half the kernel");
+  expectLayerError([&] { MaxPool3d<double>(one, "p5", {1, 2, {6, 6, 6}}, {2, 0, 0}); },
+                   "MaxPool3d 'p5'", "zero stride");
+  // A tensor with other channels than the layer was built for.
+  MaxPool3d<double> pool(one, "p6", {1, 2, {4, 4, 4}}, {2, 2, 0});
+  const auto x = createDistTensor<double>("x", 1, 3, pool.inputDecomposition(), {0, 0, 0});
+  const auto y = createDistTensor<double>("y", 1, 3, pool.outputDecomposition(), {0, 0, 0});
+  expectLayerError([&] { pool.forward(DefaultExecutionSpace(), x, y); }, "MaxPool3d 'p6'",
+                   "channel mismatch");
+}
+
+TEST(Pool3d, GridTooFineForTheHaloGivesOneLineNamingTheLayer) {
+  // Extent 3 over 3 ranks: a 5-wide window needs two voxels on each side, beyond the neighbour.
+  const int ran = forEachGrid({{{3, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
+    expectLayerError([&] { MaxPool3d<double>(grid, "wide", {1, 1, {3, 4, 4}}, {5, 1, 2}); },
+                     "MaxPool3d 'wide'", "grid too fine");
+    expectLayerError([&] { AvgPool3d<double>(grid, "wide", {1, 1, {3, 4, 4}}, {5, 1, 2, true}); },
+                     "AvgPool3d 'wide'", "grid too fine");
+  });
+  if (worldSize() >= 3) {
+    EXPECT_EQ(ran, 1);
+  }
+}
+
+}  // namespace
+}  // namespace hybrid3d::test
