@@ -1,0 +1,210 @@
+#pragma once
+// Point-wise activations: LeakyReLU (ReLU is slope 0), ScaledTanh (a * tanh, MLPerf CosmoFlow's
+// output), Log1p (MLPerf CosmoFlow's input transform).
+//
+// One design for all: an op is a small functor with value(x) and derivative(x), and the layer
+// Pointwise<Op, T, M> applies it to the owned cells of a DistTensor (x and y may carry different
+// ghost widths; no halo is needed) or to a replicated [N, F] FeatureView of the dense part.
+// Forward may run in place (y the same tensor or view as x). Backward needs the layer INPUT x,
+// so after an in-place forward only inference is possible (the input is gone).
+
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
+
+namespace hybrid3d {
+
+// max(x, 0) + slope * min(x, 0). The derivative at 0 is `slope`, as PyTorch's.
+struct LeakyReLUOp {
+  double slope = 0.01;  // PyTorch's default; 0 gives ReLU
+  static const char* kind() { return "LeakyReLU"; }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T value(T x) const {
+    return x > T(0) ? x : T(slope) * x;
+  }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T derivative(T x) const {
+    return x > T(0) ? T(1) : T(slope);
+  }
+};
+
+// scale * tanh(x).
+struct ScaledTanhOp {
+  double scale = 1.2;  // MLPerf CosmoFlow's output layer
+  static const char* kind() { return "ScaledTanh"; }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T value(T x) const {
+    return T(scale) * Impl::kmath::tanh(x);
+  }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T derivative(T x) const {
+    const T t = Impl::kmath::tanh(x);
+    return T(scale) * (T(1) - t * t);
+  }
+};
+
+// log(1 + x), accurate for small x. Defined for x > -1 (CosmoFlow counts are >= 0).
+struct Log1pOp {
+  static const char* kind() { return "Log1p"; }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T value(T x) const {
+    return Impl::kmath::log1p(x);
+  }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T derivative(T x) const {
+    return T(1) / (T(1) + x);
+  }
+};
+
+template <class Op, class T, class MemorySpace = DefaultMemorySpace>
+class Pointwise {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using feature_type = FeatureView<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+  using Options = Op;
+
+  // `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}.
+  Pointwise(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+            const Options& options = {})
+      : name_(name), shape_(input), op_(options), decomposition_(input.extents, grid.dims()) {
+    if (input.batch < 0 || input.channels < 0)
+      fail(name, ": ", Op::kind(), " input has negative batch ", input.batch, " or channels ",
+           input.channels);
+  }
+
+  const std::string& name() const { return name_; }
+  const Options& options() const { return op_; }
+  const TensorShape& inputShape() const { return shape_; }
+  const TensorShape& outputShape() const { return shape_; }
+  const BlockDecomposition& inputDecomposition() const { return decomposition_; }
+  const BlockDecomposition& outputDecomposition() const { return decomposition_; }
+  GhostWidths inputGhosts() const { return {}; }
+  std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
+
+  // y := op(x) on the owned cells. y may be x.
+  void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y) const {
+    check(x, "x");
+    check(y, "y");
+    const Impl::OwnedCells cells(x);
+    const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
+    const auto xv = x.view(), yv = y.view();
+    const Op op = op_;
+    Kokkos::parallel_for(
+        "hybrid3d::Pointwise::forward", Impl::CellPolicy<execution_space>(exec, 0, cells.count),
+        KOKKOS_LAMBDA(const Index i) {
+          Index n, c, z, yy, xx;
+          cells.decode(i, n, c, z, yy, xx);
+          yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
+              op.value(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));
+        });
+  }
+
+  // dx := dy * op'(x) on the owned cells. dx may be dy.
+  void backwardData(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
+                    const tensor_type& dx) const {
+    check(x, "x");
+    check(dy, "dy");
+    check(dx, "dx");
+    const Impl::OwnedCells cells(x);
+    const auto ox = Impl::ghostOffset(x), ody = Impl::ghostOffset(dy), odx = Impl::ghostOffset(dx);
+    const auto xv = x.view(), dyv = dy.view(), dxv = dx.view();
+    const Op op = op_;
+    Kokkos::parallel_for(
+        "hybrid3d::Pointwise::backwardData",
+        Impl::CellPolicy<execution_space>(exec, 0, cells.count), KOKKOS_LAMBDA(const Index i) {
+          Index n, c, z, yy, xx;
+          cells.decode(i, n, c, z, yy, xx);
+          dxv(n, c, odx.d + z, odx.h + yy, odx.w + xx) =
+              dyv(n, c, ody.d + z, ody.h + yy, ody.w + xx) *
+              op.derivative(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));
+        });
+  }
+
+  void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) const {}
+
+  // dx may be empty (no data gradient wanted).
+  void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
+                const tensor_type& dx) const {
+    if (dx.view().data() != nullptr) backwardData(exec, x, dy, dx);
+  }
+
+  // The same on replicated [N, F] views (every rank of the group computes it).
+  void forward(const execution_space& exec, const feature_type& x, const feature_type& y) const {
+    check(x, y, "y");
+    const auto xv = x, yv = y;
+    const Index F = static_cast<Index>(x.extent(1));
+    const Op op = op_;
+    Kokkos::parallel_for(
+        "hybrid3d::Pointwise::forward",
+        Impl::CellPolicy<execution_space>(exec, 0, static_cast<Index>(x.size())),
+        KOKKOS_LAMBDA(const Index i) { yv(i / F, i % F) = op.value(xv(i / F, i % F)); });
+  }
+
+  void backwardData(const execution_space& exec, const feature_type& x, const feature_type& dy,
+                    const feature_type& dx) const {
+    check(x, dy, "dy");
+    check(x, dx, "dx");
+    const auto xv = x, dyv = dy, dxv = dx;
+    const Index F = static_cast<Index>(x.extent(1));
+    const Op op = op_;
+    Kokkos::parallel_for(
+        "hybrid3d::Pointwise::backwardData",
+        Impl::CellPolicy<execution_space>(exec, 0, static_cast<Index>(x.size())),
+        KOKKOS_LAMBDA(const Index i) {
+          const Index n = i / F, f = i % F;
+          dxv(n, f) = dyv(n, f) * op.derivative(xv(n, f));
+        });
+  }
+
+  void backward(const execution_space& exec, const feature_type& x, const feature_type& dy,
+                const feature_type& dx) const {
+    if (dx.data() != nullptr) backwardData(exec, x, dy, dx);
+  }
+
+private:
+  void check(const tensor_type& t, const char* what) const {
+    if (t.batch() != shape_.batch || t.channels() != shape_.channels ||
+        !(t.decomposition() == decomposition_))
+      fail(name_, ": ", Op::kind(), " tensor ", what, " is ", t.batch(), "x", t.channels(), "x",
+           toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
+           ", expected ", shape_.batch, "x", shape_.channels, "x", toString(shape_.extents),
+           " on grid ", toString(decomposition_.dims()));
+  }
+  void check(const feature_type& x, const feature_type& other, const char* what) const {
+    if (x.extent(0) != other.extent(0) || x.extent(1) != other.extent(1))
+      fail(name_, ": ", Op::kind(), " view ", what, " is ", other.extent(0), "x",
+           other.extent(1), ", input is ", x.extent(0), "x", x.extent(1));
+  }
+
+  std::string name_;
+  TensorShape shape_;
+  Op op_;
+  BlockDecomposition decomposition_;
+};
+
+template <class T, class M = DefaultMemorySpace>
+using LeakyReLU = Pointwise<LeakyReLUOp, T, M>;
+template <class T, class M = DefaultMemorySpace>
+using ScaledTanh = Pointwise<ScaledTanhOp, T, M>;
+template <class T, class M = DefaultMemorySpace>
+using Log1p = Pointwise<Log1pOp, T, M>;
+
+// ReLU is LeakyReLU with slope 0: LeakyReLU<T>(grid, name, shape, reluOp()).
+inline LeakyReLUOp reluOp() { return LeakyReLUOp{0.0}; }
+
+extern template class Pointwise<LeakyReLUOp, float>;
+extern template class Pointwise<LeakyReLUOp, double>;
+extern template class Pointwise<ScaledTanhOp, float>;
+extern template class Pointwise<ScaledTanhOp, double>;
+extern template class Pointwise<Log1pOp, float>;
+extern template class Pointwise<Log1pOp, double>;
+
+}  // namespace hybrid3d

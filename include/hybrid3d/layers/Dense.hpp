@@ -1,0 +1,74 @@
+#pragma once
+// A dense (fully connected) layer on replicated activations: y = x W^T + b with x [N, in],
+// W [out, in] (PyTorch), b [out]. Every rank of a spatial group holds the same x and computes
+// the same y and dx (cheaper than communicating them). Because that work is replicated, the
+// parameter gradients are added on spatial rank 0 only (gradient contract, Parameter.hpp), so
+// the sum over the world counts them once per group.
+
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/impl/DenseKernels.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class Dense {
+public:
+  using feature_type = FeatureView<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+
+  struct Options {
+    int outFeatures = 0;
+    bool bias = true;
+  };
+
+  // in = input.channels * D * H * W (pass {N, F, {1, 1, 1}} for a plain [N, F] input).
+  Dense(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+        const Options& options);
+
+  const std::string& name() const { return name_; }
+  const TensorShape& inputShape() const { return input_; }
+  const TensorShape& outputShape() const { return output_; }  // {N, out, {1, 1, 1}}
+  Index inFeatures() const { return in_; }
+  Index outFeatures() const { return out_; }
+  GhostWidths inputGhosts() const { return {}; }
+  std::vector<Parameter<T, MemorySpace>> parameters() const;  // weight [out, in], bias [out]
+  const Parameter<T, MemorySpace>& weight() const { return weight_; }
+  const Parameter<T, MemorySpace>& bias() const { return bias_; }  // empty without bias
+
+  // y [N, out] := x W^T + b.
+  void forward(const execution_space& exec, const feature_type& x, const feature_type& y) const;
+  // dx [N, in] := dy W (every rank).
+  void backwardData(const execution_space& exec, const feature_type& dy,
+                    const feature_type& dx) const;
+  // weight.grad += dy^T x, bias.grad += sum_n dy (spatial rank 0 only).
+  void backwardWeights(const execution_space& exec, const feature_type& x,
+                       const feature_type& dy) const;
+  void backward(const execution_space& exec, const feature_type& x, const feature_type& dy,
+                const feature_type& dx) const {
+    backwardWeights(exec, x, dy);
+    if (dx.data() != nullptr) backwardData(exec, dy, dx);
+  }
+
+private:
+  void check(const feature_type& v, Index cols, const char* what) const;
+
+  std::string name_;
+  TensorShape input_, output_;
+  Index in_ = 0, out_ = 0;
+  bool addsGradients_ = false;  // spatial rank 0
+  Parameter<T, MemorySpace> weight_, bias_;
+};
+
+extern template class Dense<float>;
+extern template class Dense<double>;
+
+}  // namespace hybrid3d
+
+#include <hybrid3d/layers/impl/Dense_impl.hpp>

@@ -1,0 +1,131 @@
+#pragma once
+// Dropout with a mask that is the same on every process grid.
+//
+// Element e of sample s is kept iff u < keep, where u in [0, 1) comes from a counter-based hash
+// (splitmix64 finaliser, chained) of (seed, step, layer id, GLOBAL sample index, GLOBAL element
+// index). The element index is c*D*H*W + d*H*W + h*W + w in the global volume for a
+// DistTensor and the feature index f for an [N, F] view (the same number for a 1x1x1 volume).
+// No random state is stored and no mask is kept: backward recomputes it from the hash, and a
+// rank computes exactly the bits of its own cells, whatever the grid.
+//
+// Training scales kept elements by 1/keep (inverted dropout, as PyTorch); inference and keep = 1
+// are the identity. Before each training step call setStep(step, firstGlobalSample), where
+// firstGlobalSample is the global index of this rank's local sample 0 (group * localBatch).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
+
+namespace hybrid3d {
+
+namespace Impl {
+
+KOKKOS_INLINE_FUNCTION std::uint64_t splitmix64(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// The dropout decision for one element: a pure function of its keys, so any rank can compute
+// any element's bit. `prefix` already mixes (seed, layer, step).
+struct DropoutMask {
+  std::uint64_t prefix = 0;
+  double keep = 1.0;
+  KOKKOS_INLINE_FUNCTION bool kept(std::int64_t sample, std::int64_t element) const {
+    const std::uint64_t h = splitmix64(splitmix64(prefix ^ std::uint64_t(sample)) ^
+                                       std::uint64_t(element));
+    return double(h >> 11) * 0x1.0p-53 < keep;  // 53 random bits -> [0, 1)
+  }
+};
+
+}  // namespace Impl
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class Dropout {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using feature_type = FeatureView<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+
+  struct Options {
+    double keep = 0.5;       // keep probability in (0, 1]; PyTorch's p = 1 - keep
+    std::uint64_t seed = 0;  // the run's seed, the same on every rank
+  };
+
+  // The layer id in the hash is a hash of `name`, so layers differ and every grid agrees.
+  // `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}.
+  Dropout(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+          const Options& options);
+
+  const std::string& name() const { return name_; }
+  const Options& options() const { return options_; }
+  const TensorShape& inputShape() const { return shape_; }
+  const TensorShape& outputShape() const { return shape_; }
+  const BlockDecomposition& inputDecomposition() const { return decomposition_; }
+  const BlockDecomposition& outputDecomposition() const { return decomposition_; }
+  GhostWidths inputGhosts() const { return {}; }
+  std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
+
+  void setTraining(bool training) { training_ = training; }
+  bool training() const { return training_; }
+  // Selects the mask of one training step; firstGlobalSample = global index of local sample 0.
+  void setStep(std::int64_t step, std::int64_t firstGlobalSample);
+  // True when forward and backward are the identity (inference or keep = 1).
+  bool identity() const { return !training_ || options_.keep >= 1.0; }
+
+  // y := mask * x / keep on the owned cells (y may be x).
+  void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y) const;
+  // dx := mask * dy / keep (dx may be dy).
+  void backwardData(const execution_space& exec, const tensor_type& dy,
+                    const tensor_type& dx) const;
+  void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) const {}
+  void backward(const execution_space& exec, const tensor_type&, const tensor_type& dy,
+                const tensor_type& dx) const {
+    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
+  }
+
+  // The same on replicated [N, F] views.
+  void forward(const execution_space& exec, const feature_type& x, const feature_type& y) const;
+  void backwardData(const execution_space& exec, const feature_type& dy,
+                    const feature_type& dx) const;
+  void backward(const execution_space& exec, const feature_type&, const feature_type& dy,
+                const feature_type& dx) const {
+    if (dx.data() != nullptr) backwardData(exec, dy, dx);
+  }
+
+  // y := mask * x / keep, or a copy when identity(). Public only because CUDA forbids device
+  // lambdas in private member functions.
+  void apply(const char* label, const execution_space& exec, const tensor_type& x,
+             const tensor_type& y) const;
+  void apply(const char* label, const execution_space& exec, const feature_type& x,
+             const feature_type& y) const;
+
+private:
+  void check(const tensor_type& t, const char* what) const;
+  void check(const feature_type& t, const char* what) const;
+
+  std::string name_;
+  TensorShape shape_;
+  Options options_;
+  BlockDecomposition decomposition_;
+  std::uint64_t layerKey_ = 0;
+  bool training_ = true;
+  Impl::DropoutMask mask_;
+  std::int64_t firstSample_ = 0;
+};
+
+extern template class Dropout<float>;
+extern template class Dropout<double>;
+
+}  // namespace hybrid3d
+
+#include <hybrid3d/layers/impl/Dropout_impl.hpp>

@@ -1,0 +1,101 @@
+#pragma once
+// The first dense layer after the convolutional trunk, without gathering the volume (LBANN
+// style). The input x [N, C, D, H, W] is flattened in GLOBAL (C, D, H, W) order, so the weight
+// W [out, C*D*H*W] and bias [out] are exactly PyTorch's Linear after torch.flatten.
+//
+// Column j of W multiplies one voxel of one channel, and that voxel is owned by exactly one rank
+// of the spatial group. So each rank packs its own voxels, x_own [N, C*V] (V = owned voxels),
+// and the matching columns, W_own [out, C*V], multiplies them with one gemm, and the partial
+// products are summed over the spatial communicator: y [N, out] is then replicated on the
+// group. Backward needs no communication: dx_own = dy W_own, and dW_own += dy^T x_own goes to
+// this rank's own columns only (disjoint over the group, so no rank is counted twice). The bias
+// is replicated work and its gradient is added on spatial rank 0 only (Parameter.hpp).
+
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/comm/Allreduce.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/impl/DenseKernels.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class FlattenDense {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using feature_type = FeatureView<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+
+  struct Options {
+    int outFeatures = 0;
+    // When set, C*D*H*W must equal it (the model's declared fc1 width): a clear error
+    // instead of a silently different network.
+    Index expectedInFeatures = 0;
+    bool bias = true;
+  };
+
+  // Collective over grid.worldComm() (dups the spatial communicator). Allocates the packed
+  // workspaces: x and dx [N, C*V], W and dW [out, C*V].
+  FlattenDense(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+               const Options& options);
+
+  const std::string& name() const { return name_; }
+  const TensorShape& inputShape() const { return input_; }
+  const TensorShape& outputShape() const { return output_; }  // {N, out, {1, 1, 1}}
+  const BlockDecomposition& inputDecomposition() const { return decomposition_; }
+  Index inFeatures() const { return in_; }
+  Index outFeatures() const { return out_; }
+  GhostWidths inputGhosts() const { return {}; }
+  std::vector<Parameter<T, MemorySpace>> parameters() const;  // weight [out, in], bias [out]
+  const Parameter<T, MemorySpace>& weight() const { return weight_; }
+  const Parameter<T, MemorySpace>& bias() const { return bias_; }
+
+  // y [N, out] := flatten(x) W^T + b, the same on every rank of the spatial group
+  // (collective over the spatial communicator). x may carry any ghosts.
+  void forward(const execution_space& exec, const tensor_type& x, const feature_type& y);
+  // dx owned cells := dy W restricted to this rank's voxels. Uses the weights of the last
+  // forward (packed then). dy must be the same on every rank of the group.
+  void backwardData(const execution_space& exec, const feature_type& dy, const tensor_type& dx);
+  // weight.grad (own columns) += dy^T x_own; bias.grad += sum_n dy on spatial rank 0.
+  void backwardWeights(const execution_space& exec, const tensor_type& x, const feature_type& dy);
+  void backward(const execution_space& exec, const tensor_type& x, const feature_type& dy,
+                const tensor_type& dx) {
+    backwardWeights(exec, x, dy);
+    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
+  }
+
+  // Kernels between a tensor's owned cells and a packed [N, C*V] matrix. Public only because
+  // CUDA forbids device lambdas in private member functions.
+  void packInput(const execution_space& exec, const tensor_type& x);
+  void unpackInputGradient(const execution_space& exec, const tensor_type& dx);
+  void packWeights(const execution_space& exec);
+  void addWeightGradient(const execution_space& exec);
+
+private:
+  void check(const tensor_type& t, const char* what) const;
+  void check(const feature_type& v, const char* what) const;
+
+  std::string name_;
+  TensorShape input_, output_;
+  BlockDecomposition decomposition_;
+  Box3 owned_;
+  Index in_ = 0, out_ = 0, localColumns_ = 0;
+  bool addsBiasGradient_ = false;  // spatial rank 0
+  Impl::OwnedComm spatial_;
+  Parameter<T, MemorySpace> weight_, bias_;
+  Kokkos::View<Index*, MemorySpace> columns_;  // packed column k -> global column of W
+  Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> xPacked_, dxPacked_, wPacked_, dwPacked_;
+};
+
+extern template class FlattenDense<float>;
+extern template class FlattenDense<double>;
+
+}  // namespace hybrid3d
+
+#include <hybrid3d/layers/impl/FlattenDense_impl.hpp>

@@ -1,0 +1,105 @@
+#pragma once
+// Mean squared error on replicated predictions [N, F] (the output of the dense part): the mean
+// over the GLOBAL mini-batch and the features, PyTorch's default reduction. Each of the G
+// data-parallel groups holds N different samples, so the loss is
+//   L = sum over all N*G samples and F features of (p - t)^2 / (N * G * F),
+// summed over grid.dataComm(); its gradient 2 (p - t) / (N * G * F) needs no communication.
+// Every rank of a spatial group computes the same values (replicated work).
+//
+// NaN: forward returns the global loss, the same on every rank of the world; a NaN or Inf
+// anywhere in the mini-batch makes it NaN/Inf on every rank (the sum propagates it), so
+// `!std::isfinite(loss)` is a test every rank answers alike (no hang when acting on it).
+
+#include <string>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/impl/DenseKernels.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class MseLoss {
+public:
+  using feature_type = FeatureView<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+
+  // `batch` is the per-group (local) mini-batch N. Collective over grid.worldComm().
+  MseLoss(const ProcessGrid& grid, const std::string& name, int batch, int features);
+
+  const std::string& name() const { return name_; }
+
+  // The global loss (collective over the data-parallel communicator).
+  double forward(const execution_space& exec, const feature_type& prediction,
+                 const feature_type& target) const;
+  // dprediction := dL/dprediction (may be the prediction view itself).
+  void backward(const execution_space& exec, const feature_type& prediction,
+                const feature_type& target, const feature_type& dprediction) const;
+
+private:
+  void check(const feature_type& v, const char* what) const;
+
+  std::string name_;
+  Index batch_ = 0, features_ = 0;
+  double count_ = 1;  // N * G * F
+  Impl::OwnedComm data_;
+};
+
+template <class T, class M>
+MseLoss<T, M>::MseLoss(const ProcessGrid& grid, const std::string& name, int batch, int features)
+    : name_(name), batch_(batch), features_(features), data_(grid.dataComm()) {
+  if (batch <= 0 || features <= 0)
+    fail(name, ": MseLoss needs positive batch and features (got ", batch, "x", features, ")");
+  count_ = double(batch) * grid.numGroups() * features;
+}
+
+template <class T, class M>
+void MseLoss<T, M>::check(const feature_type& v, const char* what) const {
+  if (Index(v.extent(0)) != batch_ || Index(v.extent(1)) != features_)
+    fail(name_, ": MseLoss ", what, " is ", v.extent(0), "x", v.extent(1), ", expected ", batch_,
+         "x", features_);
+}
+
+template <class T, class M>
+double MseLoss<T, M>::forward(const execution_space& exec, const feature_type& prediction,
+                              const feature_type& target) const {
+  check(prediction, "prediction");
+  check(target, "target");
+  const auto p = prediction, t = target;
+  const Index F = features_;
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "hybrid3d::MseLoss::forward", Impl::CellPolicy<execution_space>(exec, 0, batch_ * F),
+      KOKKOS_LAMBDA(const Index i, double& s) {
+        const double d = double(p(i / F, i % F)) - double(t(i / F, i % F));
+        s += d * d;
+      },
+      sum);
+  MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, data_.get());
+  return sum / count_;
+}
+
+template <class T, class M>
+void MseLoss<T, M>::backward(const execution_space& exec, const feature_type& prediction,
+                             const feature_type& target, const feature_type& dprediction) const {
+  check(prediction, "prediction");
+  check(target, "target");
+  check(dprediction, "prediction gradient");
+  const auto p = prediction, t = target, g = dprediction;
+  const Index F = features_;
+  const T scale = T(2.0 / count_);
+  Kokkos::parallel_for(
+      "hybrid3d::MseLoss::backward", Impl::CellPolicy<execution_space>(exec, 0, batch_ * F),
+      KOKKOS_LAMBDA(const Index i) {
+        const Index n = i / F, f = i % F;
+        g(n, f) = scale * (p(n, f) - t(n, f));
+      });
+}
+
+extern template class MseLoss<float>;
+extern template class MseLoss<double>;
+
+}  // namespace hybrid3d

@@ -1,0 +1,146 @@
+#pragma once
+// Softmax cross-entropy over voxels (segmentation): logits [N, C, D, H, W] as a DistTensor,
+// integer class labels as a DistTensor<int> [N, 1, D, H, W] on the same decomposition (any
+// ghosts on either; the sample reader's segmentation volume). The loss is the mean over all
+// N*G*D*H*W voxels of the global mini-batch, as PyTorch's CrossEntropyLoss; each rank sums its
+// owned voxels and the sum is reduced over grid.worldComm(). Per voxel it uses the log-sum-exp
+// with the channel maximum subtracted, so large logits do not overflow.
+//
+// NaN: the returned loss is the same on every rank of the world and NaN/Inf if any voxel's
+// term is, so `!std::isfinite(loss)` is a test every rank answers alike. A label outside
+// [0, C) throws hybrid3d::Error on every rank (the count of bad labels is reduced too).
+
+#include <string>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/impl/DenseKernels.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class SoftmaxCrossEntropy {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using label_type = DistTensor<int, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+
+  // `logits` is the per-group shape. Collective over grid.worldComm().
+  SoftmaxCrossEntropy(const ProcessGrid& grid, const std::string& name, const TensorShape& logits);
+
+  const std::string& name() const { return name_; }
+  const TensorShape& inputShape() const { return shape_; }
+  const BlockDecomposition& inputDecomposition() const { return decomposition_; }
+  GhostWidths inputGhosts() const { return {}; }
+
+  // The global mean loss (collective over the world).
+  double forward(const execution_space& exec, const tensor_type& logits,
+                 const label_type& labels) const {
+    return evaluate(exec, logits, labels, nullptr);
+  }
+  // The global mean loss, and dlogits owned cells := dL/dlogits = (softmax - onehot) / count,
+  // in one pass (collective over the world). dlogits may be logits itself.
+  double forwardBackward(const execution_space& exec, const tensor_type& logits,
+                         const label_type& labels, const tensor_type& dlogits) const {
+    return evaluate(exec, logits, labels, &dlogits);
+  }
+
+  // The kernel behind both. Public only because CUDA forbids device lambdas in private members.
+  double evaluate(const execution_space& exec, const tensor_type& logits, const label_type& labels,
+                  const tensor_type* dlogits) const;
+
+private:
+  std::string name_;
+  TensorShape shape_;
+  BlockDecomposition decomposition_;
+  double count_ = 1;  // N * G * D * H * W
+  Impl::OwnedComm world_;
+  Kokkos::View<int, MemorySpace> badLabels_;
+};
+
+template <class T, class M>
+SoftmaxCrossEntropy<T, M>::SoftmaxCrossEntropy(const ProcessGrid& grid, const std::string& name,
+                                               const TensorShape& logits)
+    : name_(name), shape_(logits), decomposition_(logits.extents, grid.dims()),
+      world_(grid.worldComm()), badLabels_(name + "/bad labels") {
+  const Index3& e = logits.extents;
+  if (logits.batch <= 0 || logits.channels <= 0 || e[0] * e[1] * e[2] <= 0)
+    fail(name, ": SoftmaxCrossEntropy needs positive batch, classes and extents (got ",
+         logits.batch, "x", logits.channels, "x", toString(e), ")");
+  count_ = double(logits.batch) * grid.numGroups() * double(e[0] * e[1] * e[2]);
+}
+
+template <class T, class M>
+double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const tensor_type& logits,
+                                           const label_type& labels,
+                                           const tensor_type* dlogits) const {
+  auto check = [&](const auto& t, int channels, const char* what) {
+    if (t.batch() != shape_.batch || t.channels() != channels ||
+        !(t.decomposition() == decomposition_))
+      fail(name_, ": SoftmaxCrossEntropy ", what, " is ", t.batch(), "x", t.channels(), "x",
+           toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
+           ", expected ", shape_.batch, "x", channels, "x", toString(shape_.extents), " on grid ",
+           toString(decomposition_.dims()));
+  };
+  check(logits, shape_.channels, "logits");
+  check(labels, 1, "labels");
+  if (dlogits) check(*dlogits, shape_.channels, "dlogits");
+
+  const Impl::OwnedCells voxels(logits.batch(), 1, logits.owned().extents());
+  const auto ox = Impl::ghostOffset(logits), ol = Impl::ghostOffset(labels);
+  const auto x = logits.view();
+  const auto lab = labels.view();
+  const bool writeGradient = dlogits != nullptr;
+  const auto g = writeGradient ? dlogits->view() : typename tensor_type::view_type();
+  const auto og = writeGradient ? Impl::ghostOffset(*dlogits) : Impl::GhostOffset{};
+  const int C = shape_.channels;
+  const T invCount = T(1.0 / count_);
+  const auto bad = badLabels_;
+  Kokkos::deep_copy(exec, bad, 0);
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "hybrid3d::SoftmaxCrossEntropy::evaluate",
+      Impl::CellPolicy<execution_space>(exec, 0, voxels.count),
+      KOKKOS_LAMBDA(const Index i, double& s) {
+        Index n, c0, z, y, w;
+        voxels.decode(i, n, c0, z, y, w);
+        const Index d = ox.d + z, h = ox.h + y, ww = ox.w + w;
+        const int label = lab(n, 0, ol.d + z, ol.h + y, ol.w + w);
+        const bool valid = label >= 0 && label < C;
+        if (!valid) Kokkos::atomic_add(&bad(), 1);
+        T m = x(n, 0, d, h, ww);
+        for (int c = 1; c < C; ++c) m = x(n, c, d, h, ww) > m ? x(n, c, d, h, ww) : m;
+        T sumExp = 0;
+        for (int c = 0; c < C; ++c) sumExp += Impl::kmath::exp(x(n, c, d, h, ww) - m);
+        const T lse = m + Impl::kmath::log(sumExp);
+        if (valid) s += double(lse - x(n, label, d, h, ww));
+        if (writeGradient) {
+          const T inv = T(1) / sumExp;
+          for (int c = 0; c < C; ++c) {
+            const T p = Impl::kmath::exp(x(n, c, d, h, ww) - m) * inv;
+            g(n, c, og.d + z, og.h + y, og.w + w) =
+                valid ? (p - (c == label ? T(1) : T(0))) * invCount : T(0);
+          }
+        }
+      },
+      sum);
+  int badCount = 0;
+  Kokkos::deep_copy(exec, badCount, bad);
+  exec.fence();
+  double totals[2] = {sum, double(badCount)};
+  MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_DOUBLE, MPI_SUM, world_.get());
+  if (totals[1] > 0)
+    fail(name_, ": SoftmaxCrossEntropy found ", Index(totals[1]), " labels outside [0, ", C,
+         ") in the mini-batch");
+  return totals[0] / count_;
+}
+
+extern template class SoftmaxCrossEntropy<float>;
+extern template class SoftmaxCrossEntropy<double>;
+
+}  // namespace hybrid3d

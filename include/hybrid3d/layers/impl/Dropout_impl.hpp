@@ -1,0 +1,140 @@
+#pragma once
+// Definitions of Dropout (included by Dropout.hpp; instantiated in src/layers/Dropout.cpp).
+
+namespace hybrid3d {
+
+template <class T, class M>
+Dropout<T, M>::Dropout(const ProcessGrid& grid, const std::string& name,
+                       const TensorShape& input, const Options& options)
+    : name_(name), shape_(input), options_(options),
+      decomposition_(input.extents, grid.dims()) {
+  if (!(options.keep > 0.0 && options.keep <= 1.0))
+    fail(name, ": Dropout keep probability ", options.keep, " outside (0, 1]");
+  if (input.batch < 0 || input.channels < 0)
+    fail(name, ": Dropout input has negative batch ", input.batch, " or channels ",
+         input.channels);
+  // FNV-1a of the name: a layer id every rank and every grid agrees on.
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
+  layerKey_ = h;
+  mask_.keep = options.keep;
+  setStep(0, 0);
+}
+
+template <class T, class M>
+void Dropout<T, M>::setStep(std::int64_t step, std::int64_t firstGlobalSample) {
+  mask_.prefix = Impl::splitmix64(Impl::splitmix64(Impl::splitmix64(options_.seed) ^ layerKey_) ^
+                                  std::uint64_t(step));
+  firstSample_ = firstGlobalSample;
+}
+
+template <class T, class M>
+void Dropout<T, M>::check(const tensor_type& t, const char* what) const {
+  if (t.batch() != shape_.batch || t.channels() != shape_.channels ||
+      !(t.decomposition() == decomposition_))
+    fail(name_, ": Dropout tensor ", what, " is ", t.batch(), "x", t.channels(), "x",
+         toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
+         ", expected ", shape_.batch, "x", shape_.channels, "x", toString(shape_.extents),
+         " on grid ", toString(decomposition_.dims()));
+}
+
+template <class T, class M>
+void Dropout<T, M>::check(const feature_type& t, const char* what) const {
+  const Index F = Index(shape_.channels) * shape_.extents[0] * shape_.extents[1] *
+                  shape_.extents[2];
+  if (Index(t.extent(0)) != shape_.batch || Index(t.extent(1)) != F)
+    fail(name_, ": Dropout view ", what, " is ", t.extent(0), "x", t.extent(1), ", expected ",
+         shape_.batch, "x", F);
+}
+
+template <class T, class M>
+void Dropout<T, M>::apply(const char* label, const execution_space& exec, const tensor_type& x,
+                          const tensor_type& y) const {
+  const Impl::OwnedCells cells(x);
+  const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
+  const auto xv = x.view(), yv = y.view();
+  if (identity()) {
+    if (xv.data() == yv.data() && ox.d == oy.d && ox.h == oy.h && ox.w == oy.w) return;
+    Kokkos::parallel_for(
+        label, Impl::CellPolicy<execution_space>(exec, 0, cells.count),
+        KOKKOS_LAMBDA(const Index i) {
+          Index n, c, z, yy, xx;
+          cells.decode(i, n, c, z, yy, xx);
+          yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
+        });
+    return;
+  }
+  const Impl::DropoutMask mask = mask_;
+  const std::int64_t first = firstSample_;
+  const T scale = T(1.0 / options_.keep);
+  const Index3& e = x.globalExtents();
+  const Index D = e[0], H = e[1], W = e[2];
+  const Index3& lo = x.owned().lo;
+  const Index d0 = lo[0], h0 = lo[1], w0 = lo[2];
+  Kokkos::parallel_for(
+      label, Impl::CellPolicy<execution_space>(exec, 0, cells.count),
+      KOKKOS_LAMBDA(const Index i) {
+        Index n, c, z, yy, xx;
+        cells.decode(i, n, c, z, yy, xx);
+        const Index element = ((c * D + d0 + z) * H + h0 + yy) * W + w0 + xx;
+        const T v = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = mask.kept(first + n, element) ? v * scale : T(0);
+      });
+}
+
+template <class T, class M>
+void Dropout<T, M>::apply(const char* label, const execution_space& exec, const feature_type& x,
+                          const feature_type& y) const {
+  const auto xv = x, yv = y;
+  const Index F = static_cast<Index>(x.extent(1));
+  const Index count = static_cast<Index>(x.size());
+  if (identity()) {
+    if (xv.data() == yv.data()) return;
+    Kokkos::parallel_for(
+        label, Impl::CellPolicy<execution_space>(exec, 0, count),
+        KOKKOS_LAMBDA(const Index i) { yv(i / F, i % F) = xv(i / F, i % F); });
+    return;
+  }
+  const Impl::DropoutMask mask = mask_;
+  const std::int64_t first = firstSample_;
+  const T scale = T(1.0 / options_.keep);
+  Kokkos::parallel_for(
+      label, Impl::CellPolicy<execution_space>(exec, 0, count), KOKKOS_LAMBDA(const Index i) {
+        const Index n = i / F, f = i % F;
+        yv(n, f) = mask.kept(first + n, f) ? xv(n, f) * scale : T(0);
+      });
+}
+
+template <class T, class M>
+void Dropout<T, M>::forward(const execution_space& exec, const tensor_type& x,
+                            const tensor_type& y) const {
+  check(x, "x");
+  check(y, "y");
+  apply("hybrid3d::Dropout::forward", exec, x, y);
+}
+
+template <class T, class M>
+void Dropout<T, M>::backwardData(const execution_space& exec, const tensor_type& dy,
+                                 const tensor_type& dx) const {
+  check(dy, "dy");
+  check(dx, "dx");
+  apply("hybrid3d::Dropout::backwardData", exec, dy, dx);
+}
+
+template <class T, class M>
+void Dropout<T, M>::forward(const execution_space& exec, const feature_type& x,
+                            const feature_type& y) const {
+  check(x, "x");
+  check(y, "y");
+  apply("hybrid3d::Dropout::forward", exec, x, y);
+}
+
+template <class T, class M>
+void Dropout<T, M>::backwardData(const execution_space& exec, const feature_type& dy,
+                                 const feature_type& dx) const {
+  check(dy, "dy");
+  check(dx, "dx");
+  apply("hybrid3d::Dropout::backwardData", exec, dy, dx);
+}
+
+}  // namespace hybrid3d

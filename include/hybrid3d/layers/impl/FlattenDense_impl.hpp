@@ -1,0 +1,165 @@
+#pragma once
+// Definitions of FlattenDense (included by FlattenDense.hpp; instantiated in
+// src/layers/FlattenDense.cpp).
+
+namespace hybrid3d {
+
+template <class T, class M>
+FlattenDense<T, M>::FlattenDense(const ProcessGrid& grid, const std::string& name,
+                                 const TensorShape& input, const Options& options)
+    : name_(name), input_(input), decomposition_(input.extents, grid.dims()),
+      owned_(decomposition_.ownedBox(grid.coords())) {
+  const Index3& e = input.extents;
+  in_ = Index(input.channels) * e[0] * e[1] * e[2];
+  out_ = options.outFeatures;
+  if (input.batch < 0 || in_ <= 0 || out_ <= 0)
+    fail(name, ": FlattenDense needs batch >= 0 and positive in/out features (input ",
+         input.batch, "x", input.channels, "x", toString(e), ", out ", out_, ")");
+  if (options.expectedInFeatures > 0 && options.expectedInFeatures != in_)
+    fail(name, ": FlattenDense input ", input.channels, "x", toString(e), " flattens to ", in_,
+         " features, expected ", options.expectedInFeatures);
+  output_ = {input.batch, options.outFeatures, {1, 1, 1}};
+  addsBiasGradient_ = grid.spatialRank() == 0;
+  spatial_ = Impl::OwnedComm(grid.spatialComm());
+  weight_ = createParameter<T, M>(name, "weight", {out_, in_});
+  if (options.bias) bias_ = createParameter<T, M>(name, "bias", {out_});
+
+  const Index V = owned_.size(), N = input.batch;
+  localColumns_ = Index(input.channels) * V;
+  xPacked_ = decltype(xPacked_)(name + "/x packed", N, localColumns_);
+  dxPacked_ = decltype(dxPacked_)(name + "/dx packed", N, localColumns_);
+  wPacked_ = decltype(wPacked_)(name + "/weight packed", out_, localColumns_);
+  dwPacked_ = decltype(dwPacked_)(name + "/weight grad packed", out_, localColumns_);
+  columns_ = decltype(columns_)(name + "/columns", localColumns_);
+  auto columns = Kokkos::create_mirror_view(columns_);
+  const Index3 oe = owned_.extents();
+  Index k = 0;
+  for (Index c = 0; c < input.channels; ++c)
+    for (Index z = 0; z < oe[0]; ++z)
+      for (Index y = 0; y < oe[1]; ++y)
+        for (Index x = 0; x < oe[2]; ++x)
+          columns(k++) = ((c * e[0] + owned_.lo[0] + z) * e[1] + owned_.lo[1] + y) * e[2] +
+                         owned_.lo[2] + x;
+  Kokkos::deep_copy(columns_, columns);
+}
+
+template <class T, class M>
+std::vector<Parameter<T, M>> FlattenDense<T, M>::parameters() const {
+  std::vector<Parameter<T, M>> p{weight_};
+  if (bias_.value.data() != nullptr) p.push_back(bias_);
+  return p;
+}
+
+template <class T, class M>
+void FlattenDense<T, M>::check(const tensor_type& t, const char* what) const {
+  if (t.batch() != input_.batch || t.channels() != input_.channels ||
+      !(t.decomposition() == decomposition_) || !(t.owned() == owned_))
+    fail(name_, ": FlattenDense ", what, " is ", t.batch(), "x", t.channels(), "x",
+         toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
+         ", expected ", input_.batch, "x", input_.channels, "x", toString(input_.extents),
+         " on grid ", toString(decomposition_.dims()));
+}
+
+template <class T, class M>
+void FlattenDense<T, M>::check(const feature_type& v, const char* what) const {
+  if (Index(v.extent(0)) != input_.batch || Index(v.extent(1)) != out_)
+    fail(name_, ": FlattenDense ", what, " is ", v.extent(0), "x", v.extent(1), ", expected ",
+         input_.batch, "x", out_);
+}
+
+template <class T, class M>
+void FlattenDense<T, M>::packInput(const execution_space& exec, const tensor_type& x) {
+  const Impl::OwnedCells cells(x);
+  const auto o = Impl::ghostOffset(x);
+  const auto xv = x.view();
+  const auto packed = xPacked_;
+  const Index K = localColumns_;
+  Kokkos::parallel_for(
+      "hybrid3d::FlattenDense::packInput", Impl::CellPolicy<execution_space>(exec, 0, cells.count),
+      KOKKOS_LAMBDA(const Index i) {
+        Index n, c, z, y, w;
+        cells.decode(i, n, c, z, y, w);
+        packed(n, i % K) = xv(n, c, o.d + z, o.h + y, o.w + w);
+      });
+}
+
+template <class T, class M>
+void FlattenDense<T, M>::unpackInputGradient(const execution_space& exec, const tensor_type& dx) {
+  const Impl::OwnedCells cells(dx);
+  const auto o = Impl::ghostOffset(dx);
+  const auto dxv = dx.view();
+  const auto packed = dxPacked_;
+  const Index K = localColumns_;
+  Kokkos::parallel_for(
+      "hybrid3d::FlattenDense::backwardData",
+      Impl::CellPolicy<execution_space>(exec, 0, cells.count), KOKKOS_LAMBDA(const Index i) {
+        Index n, c, z, y, w;
+        cells.decode(i, n, c, z, y, w);
+        dxv(n, c, o.d + z, o.h + y, o.w + w) = packed(n, i % K);
+      });
+}
+
+template <class T, class M>
+void FlattenDense<T, M>::packWeights(const execution_space& exec) {
+  const auto packed = wPacked_;
+  const auto columns = columns_;
+  const auto w = weight_.value;
+  const Index K = localColumns_, in = in_;
+  Kokkos::parallel_for(
+      "hybrid3d::FlattenDense::packWeights",
+      Impl::CellPolicy<execution_space>(exec, 0, out_ * K), KOKKOS_LAMBDA(const Index i) {
+        const Index o = i / K, k = i % K;
+        packed(o, k) = w(o * in + columns(k));
+      });
+}
+
+template <class T, class M>
+void FlattenDense<T, M>::addWeightGradient(const execution_space& exec) {
+  const auto packed = dwPacked_;
+  const auto columns = columns_;
+  const auto g = weight_.grad;
+  const Index K = localColumns_, in = in_;
+  Kokkos::parallel_for(
+      "hybrid3d::FlattenDense::backwardWeights",
+      Impl::CellPolicy<execution_space>(exec, 0, out_ * K), KOKKOS_LAMBDA(const Index i) {
+        const Index o = i / K, k = i % K;
+        g(o * in + columns(k)) += packed(o, k);
+      });
+}
+
+template <class T, class M>
+void FlattenDense<T, M>::forward(const execution_space& exec, const tensor_type& x,
+                                 const feature_type& y) {
+  check(x, "input");
+  check(y, "output");
+  packInput(exec, x);
+  packWeights(exec);
+  Impl::gemm(exec, "N", "T", 1.0, xPacked_, wPacked_, 0.0, y);
+  // The partial products of all ranks' voxels; then the bias once, on the replicated sum.
+  allreduceSum(y, spatial_.get());
+  if (bias_.value.data() != nullptr)
+    Impl::addBias("hybrid3d::FlattenDense::forward", exec, y, bias_.value);
+}
+
+template <class T, class M>
+void FlattenDense<T, M>::backwardData(const execution_space& exec, const feature_type& dy,
+                                      const tensor_type& dx) {
+  check(dy, "output gradient");
+  check(dx, "input gradient");
+  Impl::gemm(exec, "N", "N", 1.0, dy, wPacked_, 0.0, dxPacked_);
+  unpackInputGradient(exec, dx);
+}
+
+template <class T, class M>
+void FlattenDense<T, M>::backwardWeights(const execution_space& exec, const tensor_type& x,
+                                         const feature_type& dy) {
+  check(x, "input");
+  check(dy, "output gradient");
+  packInput(exec, x);
+  Impl::gemm(exec, "T", "N", 1.0, dy, xPacked_, 0.0, dwPacked_);
+  addWeightGradient(exec);
+  if (addsBiasGradient_ && bias_.grad.data() != nullptr)
+    Impl::addBiasGradient("hybrid3d::FlattenDense::backwardWeights", exec, dy, bias_.grad);
+}
+
+}  // namespace hybrid3d

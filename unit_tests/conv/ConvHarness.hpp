@@ -1,0 +1,110 @@
+#pragma once
+// Runs a convolution layer (Conv3d or ConvTranspose3d) forward and backward on one process grid
+// from global arrays, and hands back the global results: the pattern every conv test shares.
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include <hybrid3d/comm/GlobalArray.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+
+#include "Invariance.hpp"
+
+namespace hybrid3d::test {
+
+struct ConvResult {
+  GlobalArray<double> y, dx;
+  std::vector<std::vector<double>> grads;  // weight, bias: this rank's contribution
+};
+
+// The same pseudo-random parameter values on every rank for a given seed.
+template <class Layer>
+void setRandomParameters(const Layer& layer, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const auto& p : layer.parameters()) {
+    auto h = Kokkos::create_mirror_view(p.value);
+    for (std::size_t i = 0; i < h.size(); ++i) h.data()[i] = u(rng);
+    Kokkos::deep_copy(p.value, h);
+  }
+}
+
+// Builds the layer on `grid`, runs forward on x and backward with dy (both global arrays of
+// this group's samples); y and dy carry `outGhosts` (a following layer's ghosts).
+template <class Layer>
+ConvResult runConv(const ProcessGrid& grid, const TensorShape& in,
+                   const typename Layer::Options& options, const GlobalArray<double>& x,
+                   const GlobalArray<double>& dy, unsigned paramSeed,
+                   const GhostWidths& outGhosts = {}) {
+  Layer layer(grid, "conv", in, options);
+  setRandomParameters(layer, paramSeed);
+  const TensorShape out = layer.outputShape();
+  auto xt = createDistTensor<double>("x", in.batch, in.channels, layer.inputDecomposition(),
+                                     grid.coords(), layer.inputGhosts());
+  auto dxt = createDistTensor<double>("dx", in.batch, in.channels, layer.inputDecomposition(),
+                                      grid.coords(), layer.inputGhosts());
+  auto yt = createDistTensor<double>("y", out.batch, out.channels, layer.outputDecomposition(),
+                                     grid.coords(), outGhosts);
+  auto dyt = createDistTensor<double>("dy", out.batch, out.channels, layer.outputDecomposition(),
+                                      grid.coords(), outGhosts);
+  scatterFromGlobal(x, xt);
+  scatterFromGlobal(dy, dyt);
+  const DefaultExecutionSpace exec;
+  layer.forward(exec, xt, yt);
+  layer.backward(exec, xt, dyt, dxt);
+  ConvResult r{gatherToGlobal(yt, grid.spatialComm()), gatherToGlobal(dxt, grid.spatialComm()),
+               {}};
+  for (const auto& p : layer.parameters()) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.grad);
+    r.grads.emplace_back(h.data(), h.data() + h.size());
+  }
+  return r;
+}
+
+inline void sumOver(std::vector<std::vector<double>>& grads, MPI_Comm comm) {
+  for (auto& g : grads)
+    MPI_Allreduce(MPI_IN_PLACE, g.data(), int(g.size()), MPI_DOUBLE, MPI_SUM, comm);
+}
+
+inline double maxRelativeDifference(const std::vector<double>& got,
+                                    const std::vector<double>& want) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, std::abs(got[i] - want[i]));
+    scale = std::max(scale, std::abs(want[i]));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+// Decomposition invariance of one configuration on `grid`: each group runs its own samples
+// (seeded by group); the reference is the 1-rank run of the same samples, and the world sum of
+// the parameter gradients must equal the sum of the 1-rank gradients over the groups.
+template <class Layer>
+void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,
+                         const typename Layer::Options& options, const GhostWidths& outGhosts,
+                         const std::string& what) {
+  const unsigned seed = 1000u + 17u * unsigned(grid.group());
+  const GlobalArray<double> x = randomGlobal<double>("x", in.batch, in.channels, in.extents, seed);
+  // The output shape comes from a 1-rank layer (cheap) so dy can be drawn before the run.
+  const TensorShape out = Layer(selfGrid(), "shape", in, options).outputShape();
+  const GlobalArray<double> dy =
+      randomGlobal<double>("dy", out.batch, out.channels, out.extents, seed + 1);
+  ConvResult got = runConv<Layer>(grid, in, options, x, dy, 7, outGhosts);
+  ConvResult want = runConv<Layer>(selfGrid(), in, options, x, dy, 7);
+  sumOver(got.grads, grid.worldComm());
+  sumOver(want.grads, grid.dataComm());
+  expectSameArray(got.y, want.y, 1e-12, what + ": output");
+  expectSameArray(got.dx, want.dx, 1e-12, what + ": grad_input");
+  EXPECT_EQ(got.grads.size(), want.grads.size()) << what;
+  for (std::size_t i = 0; i < got.grads.size() && i < want.grads.size(); ++i) {
+    const double err = maxRelativeDifference(got.grads[i], want.grads[i]);
+    EXPECT_LE(err, 1e-12) << what << ": parameter gradient " << i << " max relative error "
+                          << err;
+  }
+}
+
+}  // namespace hybrid3d::test

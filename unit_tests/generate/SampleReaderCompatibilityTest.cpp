@@ -1,0 +1,56 @@
+// The generated files are what the training pipeline reads: io::SampleReader accepts them
+// (DESIGN.md section 7 layout, types and shapes) and delivers the values that were written.
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <hybrid3d/io/SampleReader.hpp>
+#include <hybrid3d/io/generate/CosmologyGenerator.hpp>
+#include <hybrid3d/io/generate/SegmentationGenerator.hpp>
+
+#include "GenerateTestUtils.hpp"
+
+namespace {
+
+using namespace hybrid3d;
+using namespace hybrid3d::io::generate;
+
+// The whole S^3 box as one rank's subvolume.
+io::Subvolume wholeBox(Index S) {
+  io::Subvolume sub;
+  sub.extents = {S, S, S};
+  sub.owned = sub.local = sub.read = Box3{{0, 0, 0}, {S, S, S}};
+  return sub;
+}
+
+TEST(GeneratedFiles, ReadBackThroughTheSampleReader) {
+  const Index S = 16;
+  test::ScratchDir dir;
+  writeCosmologySample(MPI_COMM_WORLD, {S, 8.0}, CosmologyParameters{}, 2, 0, dir / "c.h5");
+  writeSegmentationSample(MPI_COMM_WORLD, {S}, 2, 0, dir / "s.h5");
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return;
+
+  io::SampleReader cosmo(MPI_COMM_SELF, io::SampleSpec::cosmology(4, {S, S, S}), wholeBox(S),
+                         io::ReadMode::Independent);
+  std::vector<std::int16_t> full(4 * S * S * S);
+  std::vector<float> targets(4);
+  const io::SampleFormat cf = cosmo.read(dir / "c.h5", full.data(), nullptr, targets.data());
+  EXPECT_TRUE(cf.type == io::StoredType::Int16 && !cf.channelsLast);
+  EXPECT_EQ(full, test::readWhole<std::int16_t>(dir / "c.h5", "/full"));
+  EXPECT_EQ(targets, test::readWhole<float>(dir / "c.h5", "/unitPar"));
+
+  io::SampleReader seg(MPI_COMM_SELF, io::SampleSpec::segmentation(1, {S, S, S}), wholeBox(S),
+                       io::ReadMode::Independent);
+  std::vector<float> volume(S * S * S);
+  std::vector<int> labels(S * S * S);
+  const io::SampleFormat sf = seg.read(dir / "s.h5", volume.data(), labels.data(), nullptr);
+  EXPECT_TRUE(sf.type == io::StoredType::Float32 && !sf.channelsLast);
+  EXPECT_EQ(volume, test::readWhole<float>(dir / "s.h5", "/volume"));
+  EXPECT_EQ(labels, test::readWhole<int>(dir / "s.h5", "/segmentation"));
+}
+
+}  // namespace
