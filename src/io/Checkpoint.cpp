@@ -8,6 +8,9 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/io/Checkpoint.hpp>
 #include <hybrid3d/io/Hdf5.hpp>
+#include <hybrid3d/io/Hdf5Lock.hpp>
+
+#include <mutex>
 
 namespace hybrid3d::io {
 
@@ -83,6 +86,8 @@ template <class Fill>
 void writeAtomically(const std::string& path, MPI_Comm comm, Fill fill) {
   onRankZero(comm, [&] {
     const std::string tmp = path + ".tmp";
+    // HDF5 is not thread-safe and a loader may be prefetching on its own thread.
+    std::lock_guard<std::mutex> lock(hdf5Mutex());
     QuietErrors quiet;
     {
       Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
@@ -162,6 +167,7 @@ RunState readCheckpoint(const std::string& path, MPI_Comm comm, const Checkpoint
   RunState state;
   std::int64_t scalars[4] = {0, 0, 0, 0};
   onRankZero(comm, [&] {
+    std::lock_guard<std::mutex> lock(hdf5Mutex());  // see writeAtomically
     File f(path);
     for (const auto& p : c.parameters) readInto<T>(f, "/model/" + p.path(), p.param.shape, p.param.value);
     for (const auto& p : c.buffers) readInto<T>(f, "/model/" + p.path(), p.param.shape, p.param.value);

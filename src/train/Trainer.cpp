@@ -324,8 +324,9 @@ EpochSummary Trainer<T, M>::run() {
       if (config_.checkpointEvery > 0 && step_ % config_.checkpointEvery == 0)
         saveCheckpoint(checkpoint);
     }
-    if (step_ / spe > epoch_) ++epoch_;  // the epoch is complete
-    summary.epoch = epoch_;
+    const bool complete = step_ / spe > epoch_;
+    if (complete) ++epoch_;
+    summary.epoch = complete ? epoch_ : epoch_ + 1;
     summary.steps = step_;
     summary.trainLoss = count ? lossSum / double(count) : 0;
     summary.seconds = MPI_Wtime() - epochStart;
@@ -333,8 +334,8 @@ EpochSummary Trainer<T, M>::run() {
     summary.validation = evaluate();
     csv.validation(step_, epoch_, summary.validation);
     if (root) {
-      std::printf("epoch %d done: train loss %.5g, %.1f s, %.2f samples/s%s%s\n", epoch_,
-                  summary.trainLoss, summary.seconds, summary.samplesPerSecond,
+      std::printf("epoch %d %s: train loss %.5g, %.1f s, %.2f samples/s%s%s\n", summary.epoch,
+                  complete ? "done" : "stopped", summary.trainLoss, summary.seconds, summary.samplesPerSecond,
                   summary.validation.present ? ", validation " : "",
                   summary.validation.present ? summary.validation.describe().c_str() : "");
       std::fflush(stdout);

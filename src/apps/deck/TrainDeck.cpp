@@ -108,8 +108,8 @@ DeckRun readTrainDeck(const std::string& path, int worldSize) {
     }
   }
 
-  c.data.train = d.getString("Data/train");
-  c.data.validation = d.getString("Data/validation");
+  c.data.train = d.has("Data/train") ? d.getString("Data/train") : "";
+  c.data.validation = d.has("Data/validation") ? d.getString("Data/validation") : "";
   c.data.readMode = d.getString("Data/read mode") == "collective" ? io::ReadMode::Collective
                                                                   : io::ReadMode::Independent;
   c.data.prefetch = d.getBool("Data/prefetch");
