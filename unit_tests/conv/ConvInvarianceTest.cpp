@@ -31,7 +31,8 @@ struct ConvCase {
   }
 };
 
-// Every case is legal on every grid above (a 3-voxel extent on 3 ranks is 1 voxel thin).
+// Every case is legal on every grid above (a 3-voxel extent on 3 ranks is 1 voxel thin; a
+// 2-voxel one leaves the third rank an empty box, as late layers do).
 std::vector<ConvCase> convCases() {
   const GhostWidths one = GhostWidths::uniform(1);
   return {
@@ -40,6 +41,8 @@ std::vector<ConvCase> convCases() {
       {1, 2, 0, false, {7, 6, 5}, {}},
       {3, 1, 1, false, {7, 6, 5}, one},
       {3, 1, 1, true, {3, 2, 2}, {}},     // 1-voxel-thin subdomains
+      {3, 1, 1, true, {2, 5, 4}, one},    // an empty box on 3x1x1
+      {3, 2, 1, false, {2, 5, 4}, {}},
       {3, 2, 1, true, {7, 6, 5}, {}},
       {3, 1, 0, true, {7, 6, 5}, {}},     // no padding: output smaller than input
       {5, 1, 2, false, {7, 6, 5}, {}},

@@ -214,5 +214,25 @@ TEST(SampleReader, LabelsAreReadByHyperslabOfTheOwnedBox) {
   });
 }
 
+TEST(SampleReader, RanksWithAnEmptyBoxTakePartInCollectiveReads) {
+  // A sample thinner than the grid: some ranks own nothing, read nothing (zero bytes), and
+  // still join the collective calls, so the others' reads complete.
+  const Index3 thin{2, 1, 3};
+  const std::string path = scratch("thin.h5");
+  onRankZero([&] { writeSample(path, makeSample(2, thin, 21), {}); });
+  const SampleSpec spec = SampleSpec::cosmology(2, thin);
+  const int ran = forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    const io::File whole(path);
+    for (ReadMode mode : {ReadMode::Collective, ReadMode::Independent}) {
+      const ReadResult r = readOne(grid, path, spec, GhostWidths::uniform(1), mode);
+      expectBoxOfWholeFile(r.x, whole, "thin sample");
+      if (r.x.owned().empty()) {
+        EXPECT_EQ(r.counters.inputBytes, 0u);
+      }
+    }
+  });
+  EXPECT_GE(ran, 1);
+}
+
 }  // namespace
 }  // namespace hybrid3d::test

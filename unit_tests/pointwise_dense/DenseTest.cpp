@@ -36,7 +36,7 @@ void setRandom(const P& p, unsigned seed) {
 DenseResult runFlatten(const ProcessGrid& grid, const GlobalArray<double>& x,
                        const FeatureView<double>& dy) {
   const int N = int(x.extent(0));
-  FlattenDense<double> layer(grid, "fc1", {N, kChannels, kExtents}, {kOut, 0, true});
+  FlattenDense<double> layer(grid, "fc1", {N, kChannels, kExtents}, {kOut, true});
   setRandom(layer.weight(), 1);
   setRandom(layer.bias(), 2);
   const BlockDecomposition& dec = layer.inputDecomposition();
@@ -132,7 +132,7 @@ TEST(FlattenDense, GradientsMatchFiniteDifferences) {
   const int N = 2;
   const Index3 e{2, 3, 2};
   const Index in = kChannels * e[0] * e[1] * e[2];
-  FlattenDense<double> layer(grid, "fc1", {N, kChannels, e}, {kOut, in, true});
+  FlattenDense<double> layer(grid, "fc1", {N, kChannels, e}, {kOut, true, in});
   auto x = randomGlobal<double>("x", N, kChannels, e, 1);
   Host w = hostCopy(randomFeatures("w", kOut, in, 2)), b = hostCopy(randomFeatures("b", 1, kOut, 3));
   const Host r = hostCopy(randomFeatures("r", N, kOut, 4));
@@ -189,7 +189,7 @@ TEST(Dense, GradientsMatchFiniteDifferences) {
 
 TEST(FlattenDense, RefusesInputOfAnotherFlattenedSize) {
   try {
-    FlattenDense<double> layer(selfGrid(), "fc1", {2, 256, {2, 2, 2}}, {2048, 4096, true});
+    FlattenDense<double> layer(selfGrid(), "fc1", {2, 256, {2, 2, 2}}, {2048, true, 4096});
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("fc1"), std::string::npos) << e.what();

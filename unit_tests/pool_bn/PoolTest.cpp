@@ -114,35 +114,48 @@ TEST(Pool3d, OutputAndGradientMatchOneRankOnOneVoxelThinSubdomains) {
   });
 }
 
-// PyTorch's max pooling of a whole array, written plainly: padding never wins, the first
-// maximum in (d, h, w) window order takes a tie and receives dy.
-PoolRun naiveMaxPool(const GlobalArray<double>& x, const PoolConfig& c,
-                     const GlobalArray<double>& dy) {
+// PyTorch's pooling of a whole array, written plainly from its documentation. Max: padding
+// never wins, the first maximum in (d, h, w) window order takes a tie and receives dy.
+// Average: the divisor is the window's volume (count_include_pad) or its cells in the domain.
+PoolRun naivePool(const GlobalArray<double>& x, const PoolConfig& c,
+                  const GlobalArray<double>& dy) {
   PoolRun r{GlobalArray<double>("y", dy.extent(0), dy.extent(1), dy.extent(2), dy.extent(3),
                                 dy.extent(4)),
             GlobalArray<double>("dx", x.extent(0), x.extent(1), x.extent(2), x.extent(3),
                                 x.extent(4))};
   const Index k = c.kernel, s = c.stride, p = c.padding;
+  auto inDomain = [&](Index d, Index h, Index w) {
+    return d >= 0 && h >= 0 && w >= 0 && d < Index(x.extent(2)) && h < Index(x.extent(3)) &&
+           w < Index(x.extent(4));
+  };
   for (std::size_t n = 0; n < dy.extent(0); ++n)
     for (std::size_t ch = 0; ch < dy.extent(1); ++ch)
       for (Index od = 0; od < Index(dy.extent(2)); ++od)
         for (Index oh = 0; oh < Index(dy.extent(3)); ++oh)
           for (Index ow = 0; ow < Index(dy.extent(4)); ++ow) {
-            double best = -INFINITY;
-            Index bd = -1, bh = -1, bw = -1;
+            double best = -INFINITY, sum = 0;
+            Index bd = -1, bh = -1, bw = -1, inside = 0;
             for (Index d = od * s - p; d < od * s - p + k; ++d)
               for (Index h = oh * s - p; h < oh * s - p + k; ++h)
                 for (Index w = ow * s - p; w < ow * s - p + k; ++w) {
-                  if (d < 0 || h < 0 || w < 0 || d >= Index(x.extent(2)) ||
-                      h >= Index(x.extent(3)) || w >= Index(x.extent(4)))
-                    continue;
+                  if (!inDomain(d, h, w)) continue;
+                  ++inside;
+                  sum += x(n, ch, d, h, w);
                   if (bd < 0 || x(n, ch, d, h, w) > best) {
                     best = x(n, ch, d, h, w);
                     bd = d, bh = h, bw = w;
                   }
                 }
-            r.y(n, ch, od, oh, ow) = best;
-            r.dx(n, ch, bd, bh, bw) += dy(n, ch, od, oh, ow);
+            const double divisor = c.countIncludePad ? double(k * k * k) : double(inside);
+            r.y(n, ch, od, oh, ow) = c.max ? best : sum / divisor;
+            if (c.max) {
+              r.dx(n, ch, bd, bh, bw) += dy(n, ch, od, oh, ow);
+              continue;
+            }
+            for (Index d = od * s - p; d < od * s - p + k; ++d)
+              for (Index h = oh * s - p; h < oh * s - p + k; ++h)
+                for (Index w = ow * s - p; w < ow * s - p + k; ++w)
+                  if (inDomain(d, h, w)) r.dx(n, ch, d, h, w) += dy(n, ch, od, oh, ow) / divisor;
           }
   return r;
 }
@@ -159,9 +172,27 @@ TEST(MaxPool3d, TiesAndPaddingFollowPyTorchOnEveryGrid) {
       const auto dy = randomGlobal<double>("dy", 2, 2, windowOutputExtents(c.extents, c.window()),
                                            41 + grid.group());
       const PoolRun got = runConfig(grid, c, x, dy);
-      const PoolRun want = naiveMaxPool(x, c, dy);
+      const PoolRun want = naivePool(x, c, dy);
       expectSameArray(got.y, want.y, 0, "output");
       expectSameArray(got.dx, want.dx, 1e-15, "input gradient");
+    });
+  }
+}
+
+TEST(AvgPool3d, DivisorFollowsPyTorchOnEveryGrid) {
+  // With and without the padded cells in the divisor, against the plain whole-array pooling.
+  for (const PoolConfig& c : {PoolConfig{"avg 3/2/1", false, 3, 2, 1, true, {9, 7, 6}},
+                              PoolConfig{"avg 3/2/1 excluding pad", false, 3, 2, 1, false, {9, 7, 6}},
+                              PoolConfig{"avg 4/3/2 excluding pad", false, 4, 3, 2, false, {7, 6, 9}}}) {
+    SCOPED_TRACE(c.name);
+    forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+      const auto x = randomGlobal<double>("x", 2, 2, c.extents, 51 + grid.group());
+      const auto dy = randomGlobal<double>("dy", 2, 2, windowOutputExtents(c.extents, c.window()),
+                                           61 + grid.group());
+      const PoolRun got = runConfig(grid, c, x, dy);
+      const PoolRun want = naivePool(x, c, dy);
+      expectSameArray(got.y, want.y, 1e-14, "output");
+      expectSameArray(got.dx, want.dx, 1e-14, "input gradient");
     });
   }
 }

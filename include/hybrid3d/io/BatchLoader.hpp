@@ -49,8 +49,9 @@ struct LoaderStats {
 
 class BatchLoader {
 public:
-  // Collective over the grid's world. Throws (on every rank) for an inconsistent plan, or for
-  // prefetch with Collective reads when MPI does not provide MPI_THREAD_MULTIPLE.
+  // Throws, on every rank alike (the checks use only data every rank has), for an inconsistent
+  // plan, or for prefetch with Collective reads when MPI does not provide MPI_THREAD_MULTIPLE.
+  // Allocates both staging batches here; next() allocates nothing.
   BatchLoader(const ProcessGrid& grid, const Dataset& dataset, const SampleSpec& spec,
               const Subvolume& subvolume, const LoaderOptions& options);
   ~BatchLoader();

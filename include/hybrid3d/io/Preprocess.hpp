@@ -50,22 +50,33 @@ void convertSubvolume(const typename M::execution_space& exec, const SampleForma
   const bool int16 = format.type == StoredType::Int16;
   const bool last = format.channelsLast;
   const auto out = Kokkos::subview(x.view(), n, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
-  using Policy = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<4>, Kokkos::IndexType<Index>>;
+  // Parallel over rows (c, d, h); each row runs along w, the contiguous direction of both the
+  // output and (for CDHW files) the input, with the in-domain part split off so the inner loop
+  // has no per-voxel bounds test.
+  const Index W = local.extent(2);
+  using Policy = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<3>, Kokkos::IndexType<Index>>;
   Kokkos::parallel_for(
       "hybrid3d::Preprocess::apply",
-      Policy(exec, {0, 0, 0, 0}, {C, local.extent(0), local.extent(1), local.extent(2)}),
-      KOKKOS_LAMBDA(Index c, Index d, Index h, Index w) {
-        const Index rd = d - r0, rh = h - r1, rw = w - r2;
-        T v = 0;  // zero padding outside the domain
-        if (rd >= 0 && rd < e0 && rh >= 0 && rh < e1 && rw >= 0 && rw < e2) {
-          const Index i = last ? ((rd * e1 + rh) * e2 + rw) * C + c
-                               : ((c * e0 + rd) * e1 + rh) * e2 + rw;
-          v = int16 ? static_cast<T>(reinterpret_cast<const std::int16_t*>(raw)[i])
-                    : static_cast<T>(reinterpret_cast<const float*>(raw)[i]);
-          if (log1p) v = Impl::log1p(v);
-          v *= scale(c);
+      Policy(exec, {0, 0, 0}, {C, local.extent(0), local.extent(1)}),
+      KOKKOS_LAMBDA(Index c, Index d, Index h) {
+        const Index rd = d - r0, rh = h - r1;
+        if (rd < 0 || rd >= e0 || rh < 0 || rh >= e1) {
+          for (Index w = 0; w < W; ++w) out(c, d, h, w) = T(0);  // zero padding
+          return;
         }
-        out(c, d, h, w) = v;
+        for (Index w = 0; w < r2; ++w) out(c, d, h, w) = T(0);
+        for (Index w = r2 + e2; w < W; ++w) out(c, d, h, w) = T(0);
+        // Element (c, rd, rh, rw) of the read box: at first + rw * stride.
+        const Index first = last ? (rd * e1 + rh) * e2 * C + c : ((c * e0 + rd) * e1 + rh) * e2;
+        const Index stride = last ? C : 1;
+        const T s = scale(c);
+        for (Index rw = 0; rw < e2; ++rw) {
+          const Index i = first + rw * stride;
+          T v = int16 ? static_cast<T>(reinterpret_cast<const std::int16_t*>(raw)[i])
+                      : static_cast<T>(reinterpret_cast<const float*>(raw)[i]);
+          if (log1p) v = Impl::log1p(v);
+          out(c, d, h, r2 + rw) = v * s;
+        }
       });
 }
 }  // namespace Impl

@@ -6,9 +6,10 @@
 // domain boundary), then for bounded chunks of output rows im2col -> one KokkosBlas::gemm
 // Y[Cout, cols] = W[Cout, Cin*k^3] * col[Cin*k^3, cols] -> copy into y's owned cells (+ bias).
 // Chunks hold whole output rows and may span samples, so the gemm's column dimension stays long
-// even for 4^3 boxes; their size comes from Options::workspaceBytes, never from k^3 x the
-// activation. A 1^3 kernel with stride 1 and no padding skips im2col: the gemm reads x and writes
-// y directly, one sample at a time.
+// even for 4^3 boxes; their size is bounded by Options::workspaceBytes (on host memory a
+// cache-sized 4 MiB, Impl::hostChunkBytes, when that is smaller), never k^3 x the activation.
+// A 1^3 kernel with stride 1 and no padding skips im2col: the gemm reads x and writes y
+// directly, one sample at a time.
 //
 // Backward-data: dcol = W^T dY per chunk, then col2im in gather form (each ghosted input cell
 // sums what it fed, no atomics) into the ghosted dx, then the halo's scatterAdd (the adjoint of
@@ -45,7 +46,8 @@ public:
     int stride = 1;
     int padding = 1;  // zeros on every side
     bool bias = false;
-    // Bound on the im2col workspace (columns and the gemm result of one chunk). A chunk is at
+    // Bound on the im2col workspace (columns and the gemm result of one chunk); host memory
+    // spaces use at most Impl::hostChunkBytes of it, so chunks stay in cache. A chunk is at
     // least one output row, so a tiny value means many small gemms, never a failure.
     std::size_t workspaceBytes = std::size_t(64) << 20;
   };
@@ -98,6 +100,8 @@ private:
   Vector biasGradVector() const;
 
   std::string name_;
+  // Profiling region names, made once: "hybrid3d::Conv3d::forward <name>", backwardData, ...
+  std::string forwardRegion_, backwardDataRegion_, backwardWeightsRegion_;
   Options options_;
   TensorShape inShape_, outShape_;
   BlockDecomposition inDec_, outDec_;

@@ -44,8 +44,8 @@ public:
     int stride = 2;
     int padding = 0;  // must be 0
     bool bias = false;
-    // Bound on the gemm workspace (input columns and output blocks of one chunk); a chunk is at
-    // least one row of input voxels.
+    // Bound on the gemm workspace (input columns and output blocks of one chunk; host memory
+    // spaces use at most Impl::hostChunkBytes of it); a chunk is at least one row of inputs.
     std::size_t workspaceBytes = std::size_t(64) << 20;
   };
 
@@ -86,6 +86,8 @@ private:
   Matrix weightMatrix(bool grad) const;
 
   std::string name_;
+  // Profiling region names, made once: "hybrid3d::ConvTranspose3d::forward <name>", backwardData, ...
+  std::string forwardRegion_, backwardDataRegion_, backwardWeightsRegion_;
   Options options_;
   TensorShape inShape_, outShape_;
   BlockDecomposition inDec_, outDec_;

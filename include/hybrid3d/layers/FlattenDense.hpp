@@ -32,12 +32,12 @@ public:
   using feature_type = FeatureView<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
 
-  struct Options {
+  struct Options {  // {out, bias} as Dense's
     int outFeatures = 0;
-    // When set, C*D*H*W must equal it (the model's declared fc1 width): a clear error
+    bool bias = true;
+    // When > 0, C*D*H*W must equal it (the model's declared fc1 width): a clear error
     // instead of a silently different network.
     Index expectedInFeatures = 0;
-    bool bias = true;
   };
 
   // Collective over grid.worldComm() (dups the spatial communicator). Allocates the packed

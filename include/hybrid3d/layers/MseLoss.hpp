@@ -78,7 +78,9 @@ double MseLoss<T, M>::forward(const execution_space& exec, const feature_type& p
         s += d * d;
       },
       sum);
+  Kokkos::Profiling::pushRegion("hybrid3d::MseLoss::allreduce");
   MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, data_.get());
+  Kokkos::Profiling::popRegion();
   return sum / count_;
 }
 

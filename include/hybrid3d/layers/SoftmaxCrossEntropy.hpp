@@ -133,7 +133,9 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
   Kokkos::deep_copy(exec, badCount, bad);
   exec.fence();
   double totals[2] = {sum, double(badCount)};
+  Kokkos::Profiling::pushRegion("hybrid3d::SoftmaxCrossEntropy::allreduce");
   MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_DOUBLE, MPI_SUM, world_.get());
+  Kokkos::Profiling::popRegion();
   if (totals[1] > 0)
     fail(name_, ": SoftmaxCrossEntropy found ", Index(totals[1]), " labels outside [0, ", C,
          ") in the mini-batch");

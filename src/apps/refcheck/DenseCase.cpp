@@ -106,7 +106,7 @@ std::vector<Comparison> runFlattenLinear(const RefCase& c, const ProcessGrid& gr
   const Index3 e{Index(input.extent(2)), Index(input.extent(3)), Index(input.extent(4))};
   const std::vector<Index> w = c.shape("weight");
   FlattenDense<double> layer(grid, "flatten_linear", {int(count), C, e},
-                             {int(w.at(0)), w.at(1), c.has("bias")});
+                             {int(w.at(0)), c.has("bias"), w.at(1)});
   const BlockDecomposition& dec = layer.inputDecomposition();
   auto x = createDistTensor<double>("x", int(count), C, dec, grid.coords());
   auto dx = createDistTensor<double>("dx", int(count), C, dec, grid.coords());

@@ -52,22 +52,32 @@ double gaussianRandomField(SlabFft& fft, const CosmologyParameters& p, std::uint
   // variance instead would let the cutoff rescale every scale). The field's variance is then
   // amplitude^2 * F / F0. The sums run plane by plane in a fixed order (sumOverPlanes) so that
   // they have the same bits on every rank count.
-  std::vector<double> planeSums(2 * static_cast<std::size_t>(fft.modePlanes()), 0.0);
-  for (Index j = 0; j < fft.modePlanes(); ++j) {
-    const Index mh = fft.frequency(fft.modeFirst() + j);
-    double sum = 0.0, sumBare = 0.0;
-    for (Index kd = 0; kd < S; ++kd) {
-      const Index md = fft.frequency(kd);
-      for (Index kw = 0; kw < fft.modeWidth(); ++kw) {
-        const Index q = md * md + mh * mh + kw * kw;
-        sum += fft.hermitianWeight(kw) * shape[q];
-        sumBare += fft.hermitianWeight(kw) * bare[q];
-      }
-    }
-    planeSums[j] = sum;
-    planeSums[fft.modePlanes() + j] = sumBare;
+  const Index n = fft.modePlanes(), first = fft.modeFirst(), Wm = fft.modeWidth();
+  std::vector<double> planeSums(2 * static_cast<std::size_t>(n), 0.0);
+  {
+    double* sums = planeSums.data();
+    const double* shapeTable = shape.data();
+    const double* bareTable = bare.data();
+    const SlabFft* f = &fft;  // host kernels: plain pointers are fine
+    // One plane per iteration, summed in the same order whoever owns it.
+    Kokkos::parallel_for(
+        "hybrid3d::generate::spectrumPlaneSums", Kokkos::RangePolicy<HostExec>(HostExec(), 0, n),
+        [=](Index j) {
+          const Index mh = f->frequency(first + j);
+          double sum = 0.0, sumBare = 0.0;
+          for (Index kd = 0; kd < S; ++kd) {
+            const Index md = f->frequency(kd);
+            for (Index kw = 0; kw < Wm; ++kw) {
+              const double weight = f->hermitianWeight(kw);
+              const Index q = md * md + mh * mh + kw * kw;
+              sum += weight * shapeTable[q];
+              sumBare += weight * bareTable[q];
+            }
+          }
+          sums[j] = sum;
+          sums[n + j] = sumBare;
+        });
   }
-  const Index n = fft.modePlanes();
   const double F = sumOverPlanes(fft.comm(), {planeSums.begin(), planeSums.begin() + n}, S);
   const double F0 = sumOverPlanes(fft.comm(), {planeSums.begin() + n, planeSums.end()}, S);
   const double N = static_cast<double>(S) * S * S;
@@ -78,15 +88,14 @@ double gaussianRandomField(SlabFft& fft, const CosmologyParameters& p, std::uint
   for (std::size_t q = 0; q < shape.size(); ++q) multiplier[q] = scale * std::sqrt(shape[q]);
 
   fftw_complex* X = fft.modes();
-  const Index first = fft.modeFirst(), Wm = fft.modeWidth();
   const double* table = multiplier.data();
+  const SlabFft* f = &fft;
   Kokkos::parallel_for(
       "hybrid3d::generate::applySpectrum",
       Kokkos::MDRangePolicy<HostExec, Kokkos::Rank<2>>(HostExec(), {0, 0},
                                                        {fft.modePlanes(), S}),
       [=](Index j, Index kd) {
-        const Index mh = (first + j) <= S / 2 ? first + j : first + j - S;
-        const Index md = kd <= S / 2 ? kd : kd - S;
+        const Index mh = f->frequency(first + j), md = f->frequency(kd);
         fftw_complex* row = X + (j * S + kd) * Wm;
         for (Index kw = 0; kw < Wm; ++kw) {
           const double t = table[md * md + mh * mh + kw * kw];

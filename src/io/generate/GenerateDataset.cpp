@@ -64,7 +64,8 @@ Manifest emptyManifest(const GenerateOptions& o) {
     for (const auto& r : cosmologyParameterRanges()) m.parameters.push_back({r.name, r.lo, r.hi});
     m.hasTargets = true;
   } else {
-    m.parameters = {{"lesions", 1, 4}, {"organ_radius", 0.2, 0.3}};
+    m.parameters = {{"lesions", kMinLesions, kMaxLesions},
+                    {"organ_radius", kOrganRadiusLo, kOrganRadiusHi}};
   }
   return m;
 }

@@ -27,6 +27,14 @@ SampleWriter::SampleWriter(MPI_Comm comm, const std::string& path)
   if (file_ < 0) fail(temporary_, ": cannot create the HDF5 file");
 }
 
+void SampleWriter::agree(bool ok, const char* what, const std::string& name) const {
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm_);
+  if (!all) fail(temporary_, ": ", what, name.empty() ? "" : " '", name, name.empty() ? "" : "'");
+}
+
+// Every failure inside the writer is agreed over the communicator (agree()), so when a writer
+// is destroyed by an error every rank is here and the collective close cannot hang.
 SampleWriter::~SampleWriter() {
   if (committed_) return;
   if (file_ >= 0) {
@@ -48,7 +56,7 @@ void SampleWriter::write(const std::string& name, const std::vector<Index>& dims
   H5Pset_obj_track_times(dcpl, 0);
   Handle dset(H5Dcreate2(file_, name.c_str(), type, fileSpace, H5P_DEFAULT, dcpl, H5P_DEFAULT),
               H5Dclose);
-  if (!dset.valid()) fail(temporary_, ": cannot create dataset '", name, "'");
+  agree(dset.valid(), "cannot create dataset", name);
 
   std::vector<hsize_t> start(rank, 0), local(global);
   start[splitDim] = static_cast<hsize_t>(first);
@@ -63,10 +71,8 @@ void SampleWriter::write(const std::string& name, const std::vector<Index>& dims
   }
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
-  const herr_t status = H5Dwrite(dset, type, memSpace, fileSpace, dxpl, data);
-  int ok = status >= 0 ? 1 : 0, allOk = 0;
-  MPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_MIN, comm_);
-  if (!allOk) fail(temporary_, ": cannot write dataset '", name, "' (disk full?)");
+  agree(H5Dwrite(dset, type, memSpace, fileSpace, dxpl, data) >= 0,
+        "cannot write (disk full?) dataset", name);
 }
 
 template <class T>
@@ -100,8 +106,7 @@ void SampleWriter::attribute(const std::string& name, const std::string& value) 
   H5Tset_strpad(type, H5T_STR_NULLTERM);
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle a(H5Acreate2(file_, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (!a.valid() || H5Awrite(a, type, value.c_str()) < 0)
-    fail(temporary_, ": cannot write attribute '", name, "'");
+  agree(a.valid() && H5Awrite(a, type, value.c_str()) >= 0, "cannot write attribute", name);
 }
 
 void SampleWriter::attribute(const std::string& name, double value) {
@@ -109,8 +114,8 @@ void SampleWriter::attribute(const std::string& name, double value) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle a(H5Acreate2(file_, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT),
            H5Aclose);
-  if (!a.valid() || H5Awrite(a, H5T_NATIVE_DOUBLE, &value) < 0)
-    fail(temporary_, ": cannot write attribute '", name, "'");
+  agree(a.valid() && H5Awrite(a, H5T_NATIVE_DOUBLE, &value) >= 0, "cannot write attribute",
+        name);
 }
 
 void SampleWriter::commit() {
@@ -118,9 +123,7 @@ void SampleWriter::commit() {
     QuietErrors quiet;
     const herr_t closed = H5Fclose(file_);
     file_ = H5I_INVALID_HID;  // closed now, successfully or not
-    int ok = closed >= 0 ? 1 : 0, allOk = 0;
-    MPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_MIN, comm_);
-    if (!allOk) fail(temporary_, ": cannot close the HDF5 file (disk full?)");
+    agree(closed >= 0, "cannot close (disk full?) the file", "");
   }
   int renamed = 1;
   if (rank_ == 0) renamed = std::rename(temporary_.c_str(), path_.c_str()) == 0 ? 1 : 0;

@@ -100,7 +100,8 @@ SegmentationScene drawSegmentationScene(Index size, std::uint64_t seed, std::uin
   s.size = size;
   std::uint64_t c = kOrganCounters;
   for (int a = 0; a < 3; ++a) s.organCenter[a] = 0.42 + 0.16 * uniform01(key, c++);
-  for (int a = 0; a < 3; ++a) s.organRadii[a] = 0.2 + 0.1 * uniform01(key, c++);
+  for (int a = 0; a < 3; ++a)
+    s.organRadii[a] = kOrganRadiusLo + (kOrganRadiusHi - kOrganRadiusLo) * uniform01(key, c++);
   // Rotation Rz(alpha) Ry(beta) Rx(gamma).
   const double al = kTwoPi * uniform01(key, c++), be = kTwoPi * uniform01(key, c++),
                ga = kTwoPi * uniform01(key, c++);
@@ -113,7 +114,8 @@ SegmentationScene drawSegmentationScene(Index size, std::uint64_t seed, std::uin
   s.organNoise = SmoothNoise::draw(key, kOrganNoiseCounters, 2);
   s.biasNoise = SmoothNoise::draw(key, kBiasNoiseCounters, 1);
 
-  const int lesionCount = 1 + static_cast<int>(randomWord(key, c++) % 4);
+  const int lesionCount =
+      kMinLesions + static_cast<int>(randomWord(key, c++) % (kMaxLesions - kMinLesions + 1));
   const double voxel = 1.0 / static_cast<double>(size);
   for (int l = 0; l < lesionCount; ++l) {
     std::uint64_t lc = kLesionCounters + (static_cast<std::uint64_t>(l) << 16);

@@ -50,6 +50,8 @@ public:
 private:
   void write(const std::string& name, const std::vector<Index>& dims, int splitDim, Index first,
              Index count, hid_t type, const void* data);
+  // Throws on every rank, naming the file and `what name`, unless `ok` on every rank.
+  void agree(bool ok, const char* what, const std::string& name) const;
 
   MPI_Comm comm_;
   int rank_ = 0;

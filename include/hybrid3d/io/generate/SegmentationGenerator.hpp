@@ -24,6 +24,10 @@
 
 namespace hybrid3d::io::generate {
 
+// Ranges of the scene's random choices (recorded in the manifest).
+inline constexpr int kMinLesions = 1, kMaxLesions = 4;
+inline constexpr double kOrganRadiusLo = 0.2, kOrganRadiusHi = 0.3;  // per axis, unit cube
+
 struct SegmentationSpec {
   Index size = 128;  // S: the volume is S^3 voxels
 };

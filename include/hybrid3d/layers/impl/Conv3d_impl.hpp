@@ -12,7 +12,12 @@ namespace hybrid3d {
 template <class T, class M>
 Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
                      const Options& options)
-    : name_(name), options_(options), inShape_(input) {
+    : name_(name),
+      forwardRegion_("hybrid3d::Conv3d::forward " + name),
+      backwardDataRegion_("hybrid3d::Conv3d::backwardData " + name),
+      backwardWeightsRegion_("hybrid3d::Conv3d::backwardWeights " + name),
+      options_(options),
+      inShape_(input) {
   const int k = options.kernel, s = options.stride, p = options.padding;
   const std::string where =
       Impl::concat("input ", input.batch, "x", input.channels, "x", toString(input.extents),
@@ -52,7 +57,8 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
 
   const Index K = g.cin * g.taps();
   rows_ = Index(input.batch) * g.od * g.oh;
-  rowsPerChunk_ = Impl::rowsPerChunk(options.workspaceBytes, sizeof(T), K + g.cout, g.ow, rows_);
+  rowsPerChunk_ = Impl::rowsPerChunk(Impl::chunkBytes<M>(options.workspaceBytes), sizeof(T),
+                                     K + g.cout, g.ow, rows_);
   const Index columns = rowsPerChunk_ * g.ow;
   col_ = Kokkos::View<T*, M>(name + "/im2col", K * columns);
   out_ = Kokkos::View<T*, M>(name + "/chunk", g.cout * columns);
@@ -115,7 +121,7 @@ void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                            const tensor_type& y) {
   checkTensor(x, "input", inShape_, inDec_, &ghosts_);
   checkTensor(y, "output", outShape_, outDec_, nullptr);
-  Kokkos::Profiling::pushRegion("hybrid3d::Conv3d::forward " + name_);
+  Kokkos::Profiling::pushRegion(forwardRegion_);
   if (halo_) halo_->gather(exec, x);
   const auto& g = geometry_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
@@ -149,7 +155,7 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
                                 const tensor_type& dx) {
   checkTensor(dy, "output gradient", outShape_, outDec_, nullptr);
   checkTensor(dx, "input gradient", inShape_, inDec_, &ghosts_);
-  Kokkos::Profiling::pushRegion("hybrid3d::Conv3d::backwardData " + name_);
+  Kokkos::Profiling::pushRegion(backwardDataRegion_);
   const auto& g = geometry_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto W = weightMatrix();
@@ -181,7 +187,7 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
                                    const tensor_type& dy) {
   checkTensor(x, "input", inShape_, inDec_, &ghosts_);
   checkTensor(dy, "output gradient", outShape_, outDec_, nullptr);
-  Kokkos::Profiling::pushRegion("hybrid3d::Conv3d::backwardWeights " + name_);
+  Kokkos::Profiling::pushRegion(backwardWeightsRegion_);
   const auto& g = geometry_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto dW = weightGradMatrix();

@@ -12,7 +12,12 @@ namespace hybrid3d {
 template <class T, class M>
 ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::string& name,
                                        const TensorShape& input, const Options& options)
-    : name_(name), options_(options), inShape_(input) {
+    : name_(name),
+      forwardRegion_("hybrid3d::ConvTranspose3d::forward " + name),
+      backwardDataRegion_("hybrid3d::ConvTranspose3d::backwardData " + name),
+      backwardWeightsRegion_("hybrid3d::ConvTranspose3d::backwardWeights " + name),
+      options_(options),
+      inShape_(input) {
   const int k = options.kernel;
   const std::string where =
       Impl::concat("input ", input.batch, "x", input.channels, "x", toString(input.extents),
@@ -62,8 +67,8 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
 
   const Index cin = input.channels, blockRows = Index(options.outChannels) * k * k * k;
   rows_ = Index(input.batch) * extent[0] * extent[1];
-  rowsPerChunk_ =
-      Impl::rowsPerChunk(options.workspaceBytes, sizeof(T), cin + blockRows, extent[2], rows_);
+  rowsPerChunk_ = Impl::rowsPerChunk(Impl::chunkBytes<M>(options.workspaceBytes), sizeof(T),
+                                     cin + blockRows, extent[2], rows_);
   const Index columns = rowsPerChunk_ * extent[2];
   in_ = Kokkos::View<T*, M>(name + "/columns", cin * columns);
   blockBuf_ = Kokkos::View<T*, M>(name + "/blocks", blockRows * columns);
@@ -106,7 +111,7 @@ void ConvTranspose3d<T, M>::forward(const execution_space& exec, const tensor_ty
                                     const tensor_type& y) {
   checkTensor(x, "input", inShape_, inDec_, &ghosts_);
   checkTensor(y, "output", outShape_, outDec_, nullptr);
-  Kokkos::Profiling::pushRegion("hybrid3d::ConvTranspose3d::forward " + name_);
+  Kokkos::Profiling::pushRegion(forwardRegion_);
   if (halo_) halo_->gather(exec, x);
   const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
   const auto W = weightMatrix(false);
@@ -127,7 +132,7 @@ void ConvTranspose3d<T, M>::backwardData(const execution_space& exec, const tens
                                          const tensor_type& dx) {
   checkTensor(dy, "output gradient", outShape_, outDec_, nullptr);
   checkTensor(dx, "input gradient", inShape_, inDec_, &ghosts_);
-  Kokkos::Profiling::pushRegion("hybrid3d::ConvTranspose3d::backwardData " + name_);
+  Kokkos::Profiling::pushRegion(backwardDataRegion_);
   const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
   const auto W = weightMatrix(false);
   // Owned voxels outside R get no local contribution; ghosts get the parts other ranks own.
@@ -150,7 +155,7 @@ void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const t
                                             const tensor_type& dy) {
   checkTensor(x, "input", inShape_, inDec_, &ghosts_);
   checkTensor(dy, "output gradient", outShape_, outDec_, nullptr);
-  Kokkos::Profiling::pushRegion("hybrid3d::ConvTranspose3d::backwardWeights " + name_);
+  Kokkos::Profiling::pushRegion(backwardWeightsRegion_);
   const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
   const auto dW = weightMatrix(true);
   if (options_.bias) Kokkos::deep_copy(exec, perTap_, T(0));

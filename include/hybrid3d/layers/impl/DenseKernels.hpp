@@ -29,7 +29,7 @@ MatrixView<T, M> asMatrix(const Kokkos::View<T*, M>& flat, Index rows, Index col
 // gemm runs on the default instance: `exec` is fenced before it and the default instance
 // after it, so kernels on `exec` see a consistent order on every backend.
 template <class ExecSpace, class A, class B, class C>
-void gemm(const ExecSpace& exec, const char* ta, const char* tb, double alpha, const A& a,
+void denseGemm(const ExecSpace& exec, const char* ta, const char* tb, double alpha, const A& a,
           const B& b, double beta, const C& c) {
   using T = typename C::non_const_value_type;
   exec.fence();

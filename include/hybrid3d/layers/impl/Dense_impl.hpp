@@ -37,7 +37,7 @@ void Dense<T, M>::forward(const execution_space& exec, const feature_type& x,
                           const feature_type& y) const {
   check(x, in_, "input");
   check(y, out_, "output");
-  Impl::gemm(exec, "N", "T", 1.0, x, Impl::asMatrix(weight_.value, out_, in_), 0.0, y);
+  Impl::denseGemm(exec, "N", "T", 1.0, x, Impl::asMatrix(weight_.value, out_, in_), 0.0, y);
   if (bias_.value.data() != nullptr)
     Impl::addBias("hybrid3d::Dense::forward", exec, y, bias_.value);
 }
@@ -47,7 +47,7 @@ void Dense<T, M>::backwardData(const execution_space& exec, const feature_type& 
                                const feature_type& dx) const {
   check(dy, out_, "output gradient");
   check(dx, in_, "input gradient");
-  Impl::gemm(exec, "N", "N", 1.0, dy, Impl::asMatrix(weight_.value, out_, in_), 0.0, dx);
+  Impl::denseGemm(exec, "N", "N", 1.0, dy, Impl::asMatrix(weight_.value, out_, in_), 0.0, dx);
 }
 
 template <class T, class M>
@@ -56,7 +56,7 @@ void Dense<T, M>::backwardWeights(const execution_space& exec, const feature_typ
   check(x, in_, "input");
   check(dy, out_, "output gradient");
   if (!addsGradients_) return;  // replicated work: counted once per group
-  Impl::gemm(exec, "T", "N", 1.0, dy, x, 1.0, Impl::asMatrix(weight_.grad, out_, in_));
+  Impl::denseGemm(exec, "T", "N", 1.0, dy, x, 1.0, Impl::asMatrix(weight_.grad, out_, in_));
   if (bias_.grad.data() != nullptr)
     Impl::addBiasGradient("hybrid3d::Dense::backwardWeights", exec, dy, bias_.grad);
 }

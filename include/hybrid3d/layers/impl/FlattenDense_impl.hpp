@@ -134,9 +134,11 @@ void FlattenDense<T, M>::forward(const execution_space& exec, const tensor_type&
   check(y, "output");
   packInput(exec, x);
   packWeights(exec);
-  Impl::gemm(exec, "N", "T", 1.0, xPacked_, wPacked_, 0.0, y);
+  Impl::denseGemm(exec, "N", "T", 1.0, xPacked_, wPacked_, 0.0, y);
   // The partial products of all ranks' voxels; then the bias once, on the replicated sum.
+  Kokkos::Profiling::pushRegion("hybrid3d::FlattenDense::forward::allreduce");
   allreduceSum(y, spatial_.get());
+  Kokkos::Profiling::popRegion();
   if (bias_.value.data() != nullptr)
     Impl::addBias("hybrid3d::FlattenDense::forward", exec, y, bias_.value);
 }
@@ -146,7 +148,7 @@ void FlattenDense<T, M>::backwardData(const execution_space& exec, const feature
                                       const tensor_type& dx) {
   check(dy, "output gradient");
   check(dx, "input gradient");
-  Impl::gemm(exec, "N", "N", 1.0, dy, wPacked_, 0.0, dxPacked_);
+  Impl::denseGemm(exec, "N", "N", 1.0, dy, wPacked_, 0.0, dxPacked_);
   unpackInputGradient(exec, dx);
 }
 
@@ -156,7 +158,7 @@ void FlattenDense<T, M>::backwardWeights(const execution_space& exec, const tens
   check(x, "input");
   check(dy, "output gradient");
   packInput(exec, x);
-  Impl::gemm(exec, "T", "N", 1.0, dy, xPacked_, 0.0, dwPacked_);
+  Impl::denseGemm(exec, "T", "N", 1.0, dy, xPacked_, 0.0, dwPacked_);
   addWeightGradient(exec);
   if (addsBiasGradient_ && bias_.grad.data() != nullptr)
     Impl::addBiasGradient("hybrid3d::FlattenDense::backwardWeights", exec, dy, bias_.grad);

@@ -24,6 +24,21 @@ namespace hybrid3d::Impl {
 // Local index of a tensor's first owned voxel: its low ghost widths.
 inline Index3 lowGhosts(const GhostWidths& g) { return {g.lo[0], g.lo[1], g.lo[2]}; }
 
+// Bytes of one chunk's operands the layers aim for on host memory spaces: small enough that
+// what im2col (or a pack kernel) writes is still in cache when gemm reads it. Measured with
+// bench_conv_layers (CosmoFlow conv1..7 at 64^3, all passes): 840 ms with 64 MiB chunks, where
+// the thin early gemms (Cout 16-64) stream their operands from memory, 415 ms with 4 MiB; 1 and
+// 2 MiB were slower again (more chunk boundaries in col2im). Devices, which want parallelism
+// rather than cache reuse, use the whole workspace.
+constexpr std::size_t hostChunkBytes = std::size_t(4) << 20;
+
+template <class MemorySpace>
+std::size_t chunkBytes(std::size_t workspaceBytes) {
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+  return host ? std::min(workspaceBytes, hostChunkBytes) : workspaceBytes;
+}
+
 // Number of rows per gemm chunk: as many as `bytes` holds at `perColumn` elements per column
 // (the chunk's gemm operands), at least one, at most all.
 inline Index rowsPerChunk(std::size_t bytes, std::size_t scalarSize, Index perColumn,
@@ -57,24 +72,33 @@ using Vector = Kokkos::View<T*, Kokkos::LayoutRight, M, Kokkos::MemoryTraits<Kok
 
 // col(r, j) = x(n, ci, od*s + a + off0, oh*s + b + off1, ow*s + c + off2) for the chunk's rows,
 // r = ((ci*k + a)*k + b)*k + c (the PyTorch weight order, so W[Cout, Cin*k^3] multiplies it).
+// One thread per (ci, row) copies all k^3 taps of that row: the index arithmetic is amortised
+// over k^3 * OW elements, which matters for the 4^3 boxes of late layers.
 template <class Exec, class XView, class ColView>
 void im2col(const Exec& exec, const XView& x, const ColView& col, const ConvGeometry& g,
             Index firstRow, Index nrows) {
-  const Index K = g.cin * g.taps(), k = g.k, s = g.s, OH = g.oh, OW = g.ow;
+  const Index k = g.k, s = g.s, OH = g.oh, OW = g.ow;
   const Index perSample = g.rowsPerSample();
   const Index o0 = g.inOffset[0], o1 = g.inOffset[1], o2 = g.inOffset[2];
   Kokkos::parallel_for(
       "hybrid3d::Conv3d::im2col",
-      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, K * nrows),
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, g.cin * nrows),
       KOKKOS_LAMBDA(const Index i) {
-        const Index rr = i % nrows, r = i / nrows;
+        const Index rr = i % nrows, ci = i / nrows;
         const Index row = firstRow + rr, n = row / perSample, t = row % perSample;
-        const Index tap = r % (k * k * k), ci = r / (k * k * k);
-        const Index a = tap / (k * k), b = (tap / k) % k, c = tap % k;
-        const Index zd = (t / OH) * s + a + o0, zh = (t % OH) * s + b + o1, zw = c + o2;
-        auto* out = &col(r, rr * OW);
-        const auto* in = &x(n, ci, zd, zh, zw);
-        for (Index w = 0; w < OW; ++w) out[w] = in[w * s];
+        const Index zd = (t / OH) * s + o0, zh = (t % OH) * s + o1;
+        Index r = ci * k * k * k;
+        for (Index a = 0; a < k; ++a)
+          for (Index b = 0; b < k; ++b) {
+            const auto* in = &x(n, ci, zd + a, zh + b, o2);
+            for (Index c = 0; c < k; ++c, ++r) {
+              auto* out = &col(r, rr * OW);
+              if (s == 1)  // the common case, kept apart so that it vectorises
+                for (Index w = 0; w < OW; ++w) out[w] = in[c + w];
+              else
+                for (Index w = 0; w < OW; ++w) out[w] = in[c + w * s];
+            }
+          }
       });
 }
 
@@ -121,7 +145,10 @@ void col2imAdd(const Exec& exec, const ColView& col, const DxView& dx,
             const Index r = ((ci * k + a) * k + b) * k;
             for (Index c = 0; c < k; ++c) {
               const auto* in = &col(r + c, (row - firstRow) * OW);
-              for (Index w = 0; w < OW; ++w) out[c + w * s] += in[w];
+              if (s == 1)
+                for (Index w = 0; w < OW; ++w) out[c + w] += in[w];
+              else
+                for (Index w = 0; w < OW; ++w) out[c + w * s] += in[w];
             }
           }
         }

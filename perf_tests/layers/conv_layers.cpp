@@ -1,0 +1,248 @@
+// bench_conv_layers: time and GFLOP/s of the CosmoFlow convolution layers (DESIGN.md section 6)
+// at 64^3 and 128^3 input, batch 1, float, 1 rank: forward, backward-data and backward-weights
+// separately, each against a plain KokkosBlas::gemm of the pass's own shape measured in the same
+// run, so the last column is the fraction of gemm speed the layer achieves (what im2col, the
+// copies and the halo cost on top of the arithmetic). The gemm runs on operands of the layer's
+// chunk width (all voxels when they fit), scaled to all voxels. GFLOP/s and ratio use process
+// CPU time, which a busy machine distorts far less than wall-clock time (both are printed).
+//
+// Usage: bench_conv_layers [--sizes 64,128] [--reps 5] [--workspace-mib 64]
+// The BLAS library actually loaded and the OpenBLAS environment are printed first: the numbers
+// mean little without them (DESIGN.md section 10).
+#include <dlfcn.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+#include <KokkosBlas3_gemm.hpp>
+#include <mpi.h>
+
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Conv3d.hpp>
+
+namespace {
+
+using namespace hybrid3d;
+using T = float;
+using Layer = Conv3d<T>;
+using Clock = std::chrono::steady_clock;
+
+// The BLAS shared object this process really mapped (libblas.so.3 is a Debian alternative that
+// may point at the reference BLAS or at OpenBLAS).
+std::string loadedBlas() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line, found;
+  while (std::getline(maps, line)) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    if ((path.find("blas") != std::string::npos || path.find("mkl") != std::string::npos) &&
+        found.find(path) == std::string::npos)
+      found += (found.empty() ? "" : ", ") + path;
+  }
+  return found.empty() ? "(no BLAS library mapped)" : found;
+}
+
+void printBlasInfo() {
+  const std::string lib = loadedBlas();
+  std::printf("BLAS library: %s -> %s\n", lib.c_str(),
+              lib.find("openblas") != std::string::npos ? "OpenBLAS" : "NOT OpenBLAS (reference?)");
+  using ConfigFn = char* (*)();
+  using CoreFn = char* (*)();
+  using ThreadsFn = int (*)();
+  if (auto config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
+    std::printf("OpenBLAS config: %s\n", config());
+  if (auto core = reinterpret_cast<CoreFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename")))
+    std::printf("OpenBLAS core: %s\n", core());
+  if (auto threads = reinterpret_cast<ThreadsFn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
+    std::printf("OpenBLAS threads: %d\n", threads());
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  const char* nthreads = std::getenv("OPENBLAS_NUM_THREADS");
+  std::printf("OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",
+              nthreads ? nthreads : "(unset)");
+}
+
+struct ConvLayer {
+  std::string name;
+  int cin, cout, stride;
+  Index extent;  // input extent (cubic)
+};
+
+// CosmoFlow's conv1..conv7 and the extent each sees: kernel 3, padding 1, conv4 stride 2; an
+// average pool (window 3, stride 2, padding 1) after conv1..conv5, after conv6 when S >= 256
+// and after conv7 when S = 512, applied only where its input extent is at least 4.
+std::vector<ConvLayer> cosmoflowConvs(Index S) {
+  const int channels[8] = {4, 16, 32, 64, 128, 256, 256, 256};
+  std::vector<ConvLayer> layers;
+  Index e = S;
+  for (int i = 1; i <= 7; ++i) {
+    const int stride = i == 4 ? 2 : 1;
+    layers.push_back({"conv" + std::to_string(i), channels[i - 1], channels[i], stride, e});
+    e = windowOutputExtent(e, 3, stride, 1);
+    const bool pool = i <= 5 || (i == 6 && S >= 256) || (i == 7 && S == 512);
+    if (pool && e >= 4) e = windowOutputExtent(e, 3, 2, 1);
+  }
+  return layers;
+}
+
+// Process CPU time: on a shared machine (other jobs on the cores) it still measures the work
+// this process did, where wall-clock time also counts the waiting. With one BLAS thread and the
+// Serial backend the two agree on an idle machine.
+double cpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+struct Timing {
+  double wall, cpu;  // medians, seconds
+};
+
+template <class F>
+Timing median(int reps, F f) {
+  f();  // warm-up: first touch of every buffer, BLAS thread start-up
+  Kokkos::fence();
+  std::vector<double> wall, cpu;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = Clock::now();
+    const double cpuStart = cpuSeconds();
+    f();
+    Kokkos::fence();
+    cpu.push_back(cpuSeconds() - cpuStart);
+    wall.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  return {wall[wall.size() / 2], cpu[cpu.size() / 2]};
+}
+
+template <class V>
+void fillRandom(const V& v, unsigned seed) {
+  auto h = Kokkos::create_mirror_view(v);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (std::size_t i = 0; i < h.size(); ++i) h.data()[i] = u(rng);
+  Kokkos::deep_copy(v, h);
+}
+
+// Time of a plain gemm C[m, n] = op(A) op(B).
+Timing gemmTime(const char* ta, const char* tb, Index m, Index n, Index k, int reps) {
+  using M = Kokkos::View<T**, Kokkos::LayoutRight>;
+  M a(ta[0] == 'N' ? M("A", m, k) : M("A", k, m));
+  M b(tb[0] == 'N' ? M("B", k, n) : M("B", n, k));
+  M c("C", m, n);
+  fillRandom(a, 1);
+  fillRandom(b, 2);
+  return median(reps, [&] { KokkosBlas::gemm(ta, tb, T(1), a, b, T(0), c); });
+}
+
+struct Row {
+  std::string name, pass;
+  Index in, out;
+  int cin, cout;
+  Timing layer, gemm;
+  double gflop;
+};
+
+void run(Index S, int reps, std::size_t workspace, std::vector<Row>& rows) {
+  ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
+  const DefaultExecutionSpace exec;
+  for (const ConvLayer& c : cosmoflowConvs(S)) {
+    Layer::Options o;
+    o.outChannels = c.cout;
+    o.kernel = 3;
+    o.stride = c.stride;
+    o.padding = 1;
+    o.workspaceBytes = workspace;
+    const TensorShape in{1, c.cin, {c.extent, c.extent, c.extent}};
+    Layer layer(grid, c.name, in, o);
+    const TensorShape out = layer.outputShape();
+    auto x = createDistTensor<T>("x", 1, c.cin, layer.inputDecomposition(), grid.coords(),
+                                 layer.inputGhosts());
+    auto dx = createDistTensor<T>("dx", 1, c.cin, layer.inputDecomposition(), grid.coords(),
+                                  layer.inputGhosts());
+    auto y = createDistTensor<T>("y", 1, c.cout, layer.outputDecomposition(), grid.coords());
+    auto dy = createDistTensor<T>("dy", 1, c.cout, layer.outputDecomposition(), grid.coords());
+    fillRandom(x.view(), 3);
+    fillRandom(dy.view(), 4);
+    fillRandom(layer.parameters()[0].value, 5);
+
+    const Index V = out.extents[0] * out.extents[1] * out.extents[2];
+    const Index K = Index(c.cin) * 27;
+    const double gflop = 2.0 * c.cout * K * V * 1e-9;
+    // Plain gemm of each pass's shape over the layer's chunk width, scaled to all V columns.
+    const Index chunk = std::min(V, layer.rowsPerChunk() * out.extents[2]);
+    const double scale = double(V) / double(chunk);
+    auto scaled = [&](Timing t) { return Timing{t.wall * scale, t.cpu * scale}; };
+    const Timing gF = scaled(gemmTime("N", "N", c.cout, chunk, K, reps));
+    const Timing gD = scaled(gemmTime("T", "N", K, chunk, c.cout, reps));
+    const Timing gW = scaled(gemmTime("N", "T", c.cout, K, chunk, reps));
+
+    const Timing tF = median(reps, [&] { layer.forward(exec, x, y); });
+    const Timing tD = median(reps, [&] { layer.backwardData(exec, dy, dx); });
+    const Timing tW = median(reps, [&] { layer.backwardWeights(exec, x, dy); });
+    const Index e = c.extent, oe = out.extents[0];
+    rows.push_back({c.name, "forward", e, oe, c.cin, c.cout, tF, gF, gflop});
+    rows.push_back({c.name, "bwd-data", e, oe, c.cin, c.cout, tD, gD, gflop});
+    rows.push_back({c.name, "bwd-weights", e, oe, c.cin, c.cout, tW, gW, gflop});
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    std::vector<Index> sizes{64, 128};
+    int reps = 5;
+    std::size_t workspace = Layer::Options().workspaceBytes;
+    for (int i = 1; i + 1 < argc; i += 2) {
+      const std::string a = argv[i];
+      if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
+      if (a == "--workspace-mib") workspace = std::size_t(std::atof(argv[i + 1]) * (1 << 20));
+      if (a == "--sizes") {
+        sizes.clear();
+        std::stringstream ss(argv[i + 1]);
+        std::string s;
+        while (std::getline(ss, s, ',')) sizes.push_back(std::atoll(s.c_str()));
+      }
+    }
+    printBlasInfo();
+    std::printf("Conv3d<float>, kernel 3, padding 1, batch 1, 1 rank, workspace %.1f MiB; "
+                "median of %d after 1 warm-up\n",
+                double(workspace) / (1 << 20), reps);
+    for (Index S : sizes) {
+      std::vector<Row> rows;
+      run(S, reps, workspace, rows);
+      std::printf("\nCosmoFlow input %lld^3\n", static_cast<long long>(S));
+      std::printf("%-6s %-11s %9s %9s %8s %8s %8s %8s %8s %6s\n", "layer", "pass", "Cin->Cout",
+                  "extent", "GFLOP", "wall ms", "cpu ms", "GFLOP/s", "gemm", "ratio");
+      double wall = 0, cpu = 0, flop = 0;
+      for (const Row& r : rows) {
+        const std::string ch = std::to_string(r.cin) + "->" + std::to_string(r.cout);
+        const std::string ext = std::to_string(r.in) + "->" + std::to_string(r.out);
+        std::printf("%-6s %-11s %9s %9s %8.3f %8.2f %8.2f %8.1f %8.1f %6.2f\n", r.name.c_str(),
+                    r.pass.c_str(), ch.c_str(), ext.c_str(), r.gflop, r.layer.wall * 1e3,
+                    r.layer.cpu * 1e3, r.gflop / r.layer.cpu, r.gflop / r.gemm.cpu,
+                    r.gemm.cpu / r.layer.cpu);
+        wall += r.layer.wall;
+        cpu += r.layer.cpu;
+        flop += r.gflop;
+      }
+      std::printf("%-6s %-11s %9s %9s %8.3f %8.2f %8.2f %8.1f\n", "total", "all passes", "", "",
+                  flop, wall * 1e3, cpu * 1e3, flop / cpu);
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}

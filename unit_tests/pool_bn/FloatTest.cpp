@@ -1,0 +1,78 @@
+// The float instantiations (the training scalar) agree with double to float's resolution on
+// every grid: the same kernels, so this checks that the float paths (float views with double
+// batch-norm accumulators, float halos) run and reduce correctly.
+
+#include <gtest/gtest.h>
+
+#include <hybrid3d/layers/AvgPool3d.hpp>
+#include <hybrid3d/layers/BatchNorm3d.hpp>
+#include <hybrid3d/layers/MaxPool3d.hpp>
+
+#include "GridCases.hpp"
+#include "LayerRun.hpp"
+
+namespace hybrid3d::test {
+namespace {
+
+template <class To, class From>
+GlobalArray<To> convert(const GlobalArray<From>& a) {
+  GlobalArray<To> b(a.label(), a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4));
+  for (std::size_t i = 0; i < a.size(); ++i) b.data()[i] = static_cast<To>(a.data()[i]);
+  return b;
+}
+
+struct Run {
+  GlobalArray<double> y, dx;
+};
+
+// Forward and backward of any layer of the common API, from double arrays x and dy.
+template <class Layer>
+Run runLayer(Layer&& layer, const ProcessGrid& grid, const GlobalArray<double>& x,
+             const GlobalArray<double>& dy) {
+  using T = typename std::decay_t<Layer>::tensor_type::value_type;
+  const TensorShape& in = layer.inputShape();
+  const TensorShape& out = layer.outputShape();
+  auto xt = createDistTensor<T>("x", in.batch, in.channels, layer.inputDecomposition(),
+                                grid.coords(), layer.inputGhosts());
+  auto dxt = createDistTensor<T>("dx", in.batch, in.channels, layer.inputDecomposition(),
+                                 grid.coords(), layer.inputGhosts());
+  auto yt = createDistTensor<T>("y", out.batch, out.channels, layer.outputDecomposition(),
+                                grid.coords());
+  auto dyt = createDistTensor<T>("dy", out.batch, out.channels, layer.outputDecomposition(),
+                                 grid.coords());
+  scatterFromGlobal(convert<T>(x), xt);
+  scatterFromGlobal(convert<T>(dy), dyt);
+  DefaultExecutionSpace exec;
+  layer.forward(exec, xt, yt);
+  layer.backward(exec, xt, dyt, dxt);
+  return {convert<double>(gatherToGlobal(yt, grid.spatialComm())),
+          convert<double>(gatherToGlobal(dxt, grid.spatialComm()))};
+}
+
+void expectClose(const Run& f, const Run& d, double tol, const char* what) {
+  SCOPED_TRACE(what);
+  expectSameArray(f.y, d.y, tol, "output");
+  expectSameArray(f.dx, d.dx, tol, "input gradient");
+}
+
+TEST(PoolAndBatchNorm, FloatAgreesWithDoubleOnEveryGrid) {
+  forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase&) {
+    const TensorShape s{2, 3, {7, 6, 9}};
+    const auto x = randomGlobal<double>("x", 2, 3, s.extents, 81 + grid.group(), 1, 3);
+    const auto dyFull = randomGlobal<double>("dy", 2, 3, s.extents, 91 + grid.group());
+    const Index3 pooled = windowOutputExtents(s.extents, Window::cubic(3, 2, 1));
+    const auto dyPool = randomGlobal<double>("dy", 2, 3, pooled, 92 + grid.group());
+    expectClose(runLayer(MaxPool3d<float>(grid, "max", s, {3, 2, 1}), grid, x, dyPool),
+                runLayer(MaxPool3d<double>(grid, "max", s, {3, 2, 1}), grid, x, dyPool), 1e-6,
+                "MaxPool3d");
+    expectClose(runLayer(AvgPool3d<float>(grid, "avg", s, {3, 2, 1, false}), grid, x, dyPool),
+                runLayer(AvgPool3d<double>(grid, "avg", s, {3, 2, 1, false}), grid, x, dyPool),
+                1e-6, "AvgPool3d");
+    expectClose(runLayer(BatchNorm3d<float>(grid, "bn", s, {}), grid, x, dyFull),
+                runLayer(BatchNorm3d<double>(grid, "bn", s, {}), grid, x, dyFull), 1e-5,
+                "BatchNorm3d");
+  });
+}
+
+}  // namespace
+}  // namespace hybrid3d::test
