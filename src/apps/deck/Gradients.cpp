@@ -8,9 +8,11 @@
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "../Command.hpp"
-#include "TrainDeck.hpp"
+#include <hybrid3d/io/deck/TrainDeck.hpp>
 
 namespace hybrid3d::app {
+using io::DeckRun;
+using io::readTrainDeck;
 namespace {
 
 template <class T>

@@ -1,8 +1,8 @@
-#include "TrainDeck.hpp"
+#include <hybrid3d/io/deck/TrainDeck.hpp>
 
 #include <hybrid3d/core/Error.hpp>
 
-namespace hybrid3d::app {
+namespace hybrid3d::io {
 
 namespace {
 using Type = io::DeckKey::Type;
@@ -14,7 +14,7 @@ io::DeckKey key(const std::string& path, Type type, const std::string& fallback,
 }
 }  // namespace
 
-const std::vector<io::DeckKey>& trainDeckSchema() {
+const std::vector<DeckKey>& trainDeckSchema() {
   static const std::vector<io::DeckKey> schema = {
       key("Parallel/spatial grid", Type::String, "auto", -Big, Big,
           "ranks per sample as DxHxW, or auto (world / data-parallel groups, closest to cubes)"),
@@ -162,4 +162,4 @@ DeckRun readTrainDeck(const std::string& path, int worldSize) {
   return r;
 }
 
-}  // namespace hybrid3d::app
+}  // namespace hybrid3d::io

@@ -10,9 +10,9 @@
 #include <hybrid3d/io/generate/GenerateDataset.hpp>
 #include <hybrid3d/train/TrainConfig.hpp>
 
-namespace hybrid3d::app {
+namespace hybrid3d::io {
 
-const std::vector<io::DeckKey>& trainDeckSchema();
+const std::vector<DeckKey>& trainDeckSchema();
 
 struct DeckRun {
   TrainConfig config;
@@ -25,4 +25,4 @@ struct DeckRun {
 // Reads and validates DECK, resolves the grid for `worldSize` ranks ("auto" or DxHxW).
 DeckRun readTrainDeck(const std::string& path, int worldSize);
 
-}  // namespace hybrid3d::app
+}  // namespace hybrid3d::io
