@@ -8,6 +8,9 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/io/Checkpoint.hpp>
 #include <hybrid3d/io/Hdf5.hpp>
+#include <hybrid3d/io/Hdf5Lock.hpp>
+
+#include <mutex>
 
 namespace hybrid3d::io {
 
@@ -77,36 +80,19 @@ void writeScalar(hid_t file, const std::string& name, T value, const std::string
   writeArray<T>(file, name, {1}, v, path);
 }
 
-}  // namespace
-
-template <class T, class M>
-void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c,
-                     const RunState& state) {
+// Rank 0 creates "<path>.tmp", lets `fill` write into it, flushes it to disk and renames it
+// over `path`; a failure anywhere leaves `path` as it was and is thrown on every rank.
+template <class Fill>
+void writeAtomically(const std::string& path, MPI_Comm comm, Fill fill) {
   onRankZero(comm, [&] {
     const std::string tmp = path + ".tmp";
+    // HDF5 is not thread-safe and a loader may be prefetching on its own thread.
+    std::lock_guard<std::mutex> lock(hdf5Mutex());
     QuietErrors quiet;
     {
       Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
       if (!file.valid()) fail(path, ": cannot create ", tmp);
-      for (const auto& p : c.parameters)
-        writeArray<T>(file, "/model/" + p.path(), p.param.shape, p.param.value, path);
-      for (const auto& p : c.buffers)
-        writeArray<T>(file, "/model/" + p.path(), p.param.shape, p.param.value, path);
-      if (c.optimizer) {
-        for (const auto& [name, view] : c.optimizer->state())
-          writeArray<T>(file, "/optimizer/" + name, {Index(view.size())}, view, path);
-        writeScalar<std::int64_t>(file, "/optimizer/steps", c.optimizer->steps(), path);
-      }
-      writeScalar<std::int64_t>(file, "/state/step", state.step, path);
-      writeScalar<std::int64_t>(file, "/state/epoch", state.epoch, path);
-      writeScalar<std::int64_t>(file, "/state/seed", static_cast<std::int64_t>(state.seed), path);
-      Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-      H5Tset_size(type, std::max<std::size_t>(1, state.deck.size()));
-      Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
-      Handle attr(H5Acreate2(file, "deck", type, scalar, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-      const std::string deck = state.deck.empty() ? std::string(1, '\0') : state.deck;
-      if (!attr.valid() || H5Awrite(attr, type, deck.data()) < 0)
-        fail(path, ": cannot write the deck attribute");
+      fill(file.get());
       if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(path, ": cannot flush ", tmp);
     }
     // Data on disk before the rename makes it visible; the directory entry after.
@@ -114,6 +100,44 @@ void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointCon
     if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(path, ": cannot rename ", tmp, " over it");
     const std::string dir = std::filesystem::path(path).parent_path().string();
     fsyncPath(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
+  });
+}
+
+}  // namespace
+
+void writeArrays(const std::string& path, MPI_Comm comm, const std::vector<NamedArray>& arrays) {
+  writeAtomically(path, comm, [&](hid_t file) {
+    for (const NamedArray& a : arrays) {
+      Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> v(
+          a.values.data(), a.values.size());
+      writeArray<double>(file, a.name, a.shape, v, path);
+    }
+  });
+}
+
+template <class T, class M>
+void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c,
+                     const RunState& state) {
+  writeAtomically(path, comm, [&](hid_t file) {
+    for (const auto& p : c.parameters)
+      writeArray<T>(file, "/model/" + p.path(), p.param.shape, p.param.value, path);
+    for (const auto& p : c.buffers)
+      writeArray<T>(file, "/model/" + p.path(), p.param.shape, p.param.value, path);
+    if (c.optimizer) {
+      for (const auto& [name, view] : c.optimizer->state())
+        writeArray<T>(file, "/optimizer/" + name, {Index(view.size())}, view, path);
+      writeScalar<std::int64_t>(file, "/optimizer/steps", c.optimizer->steps(), path);
+    }
+    writeScalar<std::int64_t>(file, "/state/step", state.step, path);
+    writeScalar<std::int64_t>(file, "/state/epoch", state.epoch, path);
+    writeScalar<std::int64_t>(file, "/state/seed", static_cast<std::int64_t>(state.seed), path);
+    Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(type, std::max<std::size_t>(1, state.deck.size()));
+    Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
+    Handle attr(H5Acreate2(file, "deck", type, scalar, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    const std::string deck = state.deck.empty() ? std::string(1, '\0') : state.deck;
+    if (!attr.valid() || H5Awrite(attr, type, deck.data()) < 0)
+      fail(path, ": cannot write the deck attribute");
   });
 }
 
@@ -143,6 +167,7 @@ RunState readCheckpoint(const std::string& path, MPI_Comm comm, const Checkpoint
   RunState state;
   std::int64_t scalars[4] = {0, 0, 0, 0};
   onRankZero(comm, [&] {
+    std::lock_guard<std::mutex> lock(hdf5Mutex());  // see writeAtomically
     File f(path);
     for (const auto& p : c.parameters) readInto<T>(f, "/model/" + p.path(), p.param.shape, p.param.value);
     for (const auto& p : c.buffers) readInto<T>(f, "/model/" + p.path(), p.param.shape, p.param.value);

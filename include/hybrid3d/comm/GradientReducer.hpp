@@ -17,6 +17,7 @@
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/PhaseTimers.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 
 namespace hybrid3d {
@@ -71,6 +72,7 @@ public:
 
   // Wait for every started reduction; afterwards each gradient holds the world sum.
   void finish() {
+    ScopedPhase timed(PhaseTimers::global().allreduce);
     for (std::size_t layer = 0; layer < requests_.size(); ++layer) {
       auto& reqs = requests_[layer];
       if (reqs.empty()) continue;

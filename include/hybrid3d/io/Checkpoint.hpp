@@ -43,4 +43,13 @@ void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointCon
 template <class T, class M>
 RunState readCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c);
 
+// Plain float64 arrays for tools (`hybrid3d gradients`): world rank 0 writes them to `path`
+// through the same temporary-file-and-rename path; an error is thrown on every rank.
+struct NamedArray {
+  std::string name;  // absolute dataset path, e.g. "/grads/conv1/weight"
+  std::vector<Index> shape;
+  std::vector<double> values;
+};
+void writeArrays(const std::string& path, MPI_Comm comm, const std::vector<NamedArray>& arrays);
+
 }  // namespace hybrid3d::io

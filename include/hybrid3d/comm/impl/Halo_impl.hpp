@@ -4,6 +4,7 @@
 #include <climits>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/PhaseTimers.hpp>
 
 namespace hybrid3d {
 
@@ -100,6 +101,7 @@ void Halo<T, M>::applyBoxes(const execution_space& exec, const tensor_type& t,
 
 template <class T, class M>
 void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) {
+  ScopedPhase timed(PhaseTimers::global().halo);
   Kokkos::Profiling::pushRegion("hybrid3d::Halo::gather[" + name_ + "]");
   checkLayout(t);
   for (const Box3& z : plan_.zeros) {
@@ -116,6 +118,7 @@ void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) 
 
 template <class T, class M>
 void Halo<T, M>::gatherEnd(const execution_space& exec, const tensor_type& t) {
+  ScopedPhase timed(PhaseTimers::global().halo);
   Kokkos::Profiling::pushRegion("hybrid3d::Halo::gather[" + name_ + "]");
   finishExchange(recvHost_, recvBuf_, exec);
   applyBoxes<Impl::BoxOp::Unpack>(exec, t, plan_.recvs, recvBuf_, recvOffsets_,
@@ -125,6 +128,7 @@ void Halo<T, M>::gatherEnd(const execution_space& exec, const tensor_type& t) {
 
 template <class T, class M>
 void Halo<T, M>::scatterAdd(const execution_space& exec, const tensor_type& t) {
+  ScopedPhase timed(PhaseTimers::global().halo);
   Kokkos::Profiling::pushRegion("hybrid3d::Halo::scatterAdd[" + name_ + "]");
   checkLayout(t);
   // The same boxes travel the other way: ghosts (recv boxes) out, owners (send boxes) in.

@@ -1,0 +1,28 @@
+#pragma once
+// The keys of a training deck (inputs/*.xml) and their translation into a TrainConfig.
+// `hybrid3d deck-help` prints this schema.
+
+#include <string>
+#include <vector>
+
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/io/deck/Deck.hpp>
+#include <hybrid3d/io/generate/GenerateDataset.hpp>
+#include <hybrid3d/train/TrainConfig.hpp>
+
+namespace hybrid3d::io {
+
+const std::vector<DeckKey>& trainDeckSchema();
+
+struct DeckRun {
+  TrainConfig config;
+  Int3 spatialGrid{1, 1, 1};
+  bool generate = false;                    // Data/Generate present: make the data first
+  io::generate::GenerateOptions generation;
+  std::string precision = "float";
+};
+
+// Reads and validates DECK, resolves the grid for `worldSize` ranks ("auto" or DxHxW).
+DeckRun readTrainDeck(const std::string& path, int worldSize);
+
+}  // namespace hybrid3d::io

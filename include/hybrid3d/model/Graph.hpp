@@ -1,0 +1,93 @@
+#pragma once
+// A model as a directed acyclic graph of layers, built in topological order (each node's
+// inputs are earlier nodes or the model input), with skip connections (a node's output may
+// feed several nodes, as U-Net's encoder blocks feed both the pool and the decoder's concat).
+//
+// finalize() allocates every activation and gradient once, each with the ghost widths its
+// consumers need, so the per-step forward() and backward() allocate nothing. In backward,
+// an output that feeds several nodes receives one gradient per consumer; they are summed
+// before the producing node's own backward runs. Each node's parameter gradients can be
+// handed to a GradientReducer as soon as that node is done.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <hybrid3d/comm/GradientReducer.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/model/Node.hpp>
+#include <hybrid3d/optim/Optimizer.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class Graph {
+public:
+  using node_type = Node<T, MemorySpace>;
+  using value_type = Activations<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+  static constexpr int Input = -1;  // the model input, as a node id
+
+  Graph(const ProcessGrid& grid, const TensorShape& input);
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // Adds a node reading the outputs of `inputs` (earlier ids or Input); returns its id.
+  int add(std::unique_ptr<node_type> node, const std::vector<int>& inputs);
+  // Output shape of node `id` (Input: the model input).
+  TensorShape shape(int id) const;
+  std::size_t size() const { return nodes_.size(); }
+  node_type& node(std::size_t id) { return *nodes_.at(id).node; }
+
+  // Allocates activations and gradients; the last node added is the model output.
+  void finalize();
+
+  const TensorShape& inputShape() const { return inputShape_; }
+  // The model input volume; a data reader fills its owned cells (and may fill its ghosts).
+  const value_type& input() const { return input_; }
+  const value_type& output() const;
+  // The loss writes dL/d(output) here before backward().
+  const value_type& outputGradient() const { return outputGradient_; }
+
+  void forward(const execution_space& exec);
+  // Backpropagates outputGradient(). Parameter gradients are ADDED to (see zeroGradients);
+  // with a reducer, node i's reduction starts as soon as node i is done.
+  void backward(const execution_space& exec, GradientReducer<T, MemorySpace>* reducer = nullptr);
+  void zeroGradients(const execution_space& exec);
+
+  std::vector<NamedParameter<T, MemorySpace>> parameters() const;
+  std::vector<NamedParameter<T, MemorySpace>> buffers() const;
+  // Gradients of node i's parameters at index i: what GradientReducer takes.
+  std::vector<std::vector<Kokkos::View<T*, MemorySpace>>> gradientsByNode() const;
+  void setTraining(bool training);
+  void setStep(std::int64_t step, std::int64_t firstGlobalSample);
+
+private:
+  struct Edge {
+    int consumer;
+    std::size_t slot;
+  };
+  struct Entry {
+    std::unique_ptr<node_type> node;
+    std::vector<int> inputs;
+    std::vector<Edge> consumers;
+    value_type output;
+    std::vector<value_type> edgeGradients;  // one per consumer, in consumers order
+  };
+
+  value_type allocate(const std::string& label, const TensorShape& shape, bool volume,
+                      const GhostWidths& ghosts) const;
+  const value_type& gradientFor(int producer, int consumer, std::size_t slot) const;
+
+  Int3 dims_, coords_;
+  TensorShape inputShape_;
+  std::vector<Entry> nodes_;
+  std::vector<Edge> inputConsumers_;
+  value_type input_, outputGradient_;
+  bool finalized_ = false;
+};
+
+extern template class Graph<float, DefaultMemorySpace>;
+extern template class Graph<double, DefaultMemorySpace>;
+
+}  // namespace hybrid3d

@@ -1,0 +1,39 @@
+#pragma once
+// The models of DESIGN.md section 6, exactly: cosmoflow (LBANN 2020), cosmoflow_mlperf (MLPerf
+// HPC reference) and unet3d (LBANN 2020), with the layer and parameter names checkpoints use.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <hybrid3d/model/Graph.hpp>
+
+namespace hybrid3d {
+
+struct ModelOptions {
+  std::string architecture = "cosmoflow";  // cosmoflow | cosmoflow_mlperf | unet3d
+  int inputWidth = 128;                    // S: input S^3 voxels
+  int batch = 1;                           // samples per data-parallel group per step
+  std::uint64_t seed = 1;                  // parameter initialisation
+  double dropoutKeep = -1;                 // < 0: the model's own; 1 disables dropout
+  bool batchNormPerGroup = false;          // statistics per spatial group, not global
+  std::size_t convWorkspaceBytes = std::size_t(64) << 20;
+};
+
+enum class LossKind { MeanSquaredError, SoftmaxCrossEntropy };
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+struct Model {
+  std::string architecture;
+  std::unique_ptr<Graph<T, MemorySpace>> graph;
+  LossKind loss = LossKind::MeanSquaredError;
+  int inputChannels = 0;
+  int outputs = 0;  // regression targets or segmentation classes
+};
+
+// Builds, finalizes and initialises the model on `grid`. Throws naming the option when the
+// architecture is unknown or the input width does not suit it.
+template <class T, class MemorySpace = DefaultMemorySpace>
+Model<T, MemorySpace> buildModel(const ProcessGrid& grid, const ModelOptions& options);
+
+}  // namespace hybrid3d

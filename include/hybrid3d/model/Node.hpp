@@ -1,0 +1,45 @@
+#pragma once
+// One vertex of a model graph: a layer behind a uniform, host-side interface (virtual calls
+// happen here, on the host, never inside kernels). Adapters in model/Nodes.hpp wrap each
+// layer kind; the graph allocates every activation and gradient once and calls these.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/model/Activations.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class Node {
+public:
+  using execution_space = typename MemorySpace::execution_space;
+  using value_type = Activations<T, MemorySpace>;
+  using inputs_type = std::vector<const value_type*>;
+
+  virtual ~Node() = default;
+  virtual const std::string& name() const = 0;
+
+  // The output: a volume of this shape, or (isVolume false) features [batch, channels].
+  virtual bool producesVolume() const = 0;
+  virtual TensorShape outputShape() const = 0;
+  // Ghost widths this node needs on input i (and on the gradient it writes for input i).
+  virtual GhostWidths inputGhosts(std::size_t /*input*/) const { return {}; }
+
+  virtual void forward(const execution_space& exec, const inputs_type& in,
+                       const value_type& out) = 0;
+  // Adds parameter-gradient contributions (contract in layers/Parameter.hpp) and writes the
+  // owned cells of every non-empty dIn[i] (overwrite). `in` and `out` are as forward left them.
+  virtual void backward(const execution_space& exec, const inputs_type& in, const value_type& out,
+                        const value_type& dOut, const inputs_type& dIn) = 0;
+
+  virtual std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
+  virtual std::vector<Parameter<T, MemorySpace>> buffers() const { return {}; }
+  virtual void setTraining(bool /*training*/) {}
+  // Dropout masks are keyed by step and global sample index (same on every grid).
+  virtual void setStep(std::int64_t /*step*/, std::int64_t /*firstGlobalSample*/) {}
+};
+
+}  // namespace hybrid3d

@@ -1,0 +1,56 @@
+#pragma once
+// What a run reports: per-step progress, per-epoch summaries, validation metrics (MSE and MAE
+// for regression; loss, per-class Dice and voxel accuracy for segmentation), and the metrics
+// CSV (one row per step, header first), written by world rank 0.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+namespace hybrid3d {
+
+// Sums over a validation pass; reduce() makes them global.
+struct EvalAccumulator {
+  double lossSum = 0;    // sum of per-batch mean losses
+  long long batches = 0;
+  // Regression (per target value, counted once per data-parallel group).
+  double squaredError = 0, absoluteError = 0, values = 0;
+  // Segmentation (per class over every voxel of the mini-batch).
+  std::vector<double> intersection, predicted, labelled;
+  double correct = 0, voxels = 0;
+
+  void reduce(MPI_Comm dataComm, MPI_Comm worldComm);
+};
+
+struct EvalSummary {
+  bool present = false;
+  double loss = 0, mse = 0, mae = 0, accuracy = 0;
+  std::vector<double> dice;  // per class
+  static EvalSummary from(const EvalAccumulator& a);
+  std::string describe() const;  // "loss 0.12 mse 0.12 mae 0.28" / "... dice 0.9/0.7/0.2 ..."
+};
+
+struct EpochSummary {
+  int epoch = 0;
+  long long steps = 0;
+  double trainLoss = 0;  // mean over the epoch's steps
+  double seconds = 0, samplesPerSecond = 0;
+  EvalSummary validation;
+};
+
+// The metrics CSV: opened (appending when restarting) and written by rank 0 only.
+class MetricsCsv {
+public:
+  MetricsCsv(const std::string& path, bool append, MPI_Comm comm);
+  ~MetricsCsv();
+  void row(long long step, int epoch, double loss, double rate, double samplesPerSecond,
+           double compute, double halo, double allreduce, double io);
+  void validation(long long step, int epoch, const EvalSummary& v);
+
+private:
+  std::FILE* file_ = nullptr;
+};
+
+}  // namespace hybrid3d

@@ -1,0 +1,48 @@
+#pragma once
+// Everything a training run needs, as plain values. The input deck fills it (apps/deck); tests
+// and other front ends fill it directly.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <hybrid3d/io/BatchLoader.hpp>
+#include <hybrid3d/model/Models.hpp>
+#include <hybrid3d/optim/Adam.hpp>
+#include <hybrid3d/optim/LearningRateSchedule.hpp>
+#include <hybrid3d/optim/Sgd.hpp>
+
+namespace hybrid3d {
+
+struct DataConfig {
+  std::string train;       // directory of sample files or a list file
+  std::vector<std::string> trainFiles;  // or the files themselves (then `train` is ignored)
+  std::string validation;  // empty: no validation
+  io::ReadMode readMode = io::ReadMode::Independent;
+  bool prefetch = true;
+  std::size_t cacheBytes = 0;
+  bool shuffle = true;
+  bool log1p = false;                // applied while loading (the model may also have its own)
+  std::vector<double> channelScale;  // empty: none
+};
+
+struct TrainConfig {
+  std::string spatialGrid = "auto";  // "DxHxW", or "auto": P = world / data groups
+  int dataGroups = 1;                // G, used with "auto"
+  ModelOptions model;                // model.batch is set from globalBatch / G
+  DataConfig data;
+  int globalBatch = 1;
+  int epochs = 1;
+  std::string optimizer = "sgd";     // sgd | adam
+  SgdOptions sgd;
+  AdamOptions adam;
+  LearningRateSchedule schedule;
+  std::string outputDir = "hybrid3d_run";  // checkpoints and metrics
+  long long checkpointEvery = 0;     // steps; 0: only at the end
+  int printEvery = 1;                // steps between progress lines
+  std::string restartFrom;           // checkpoint to continue from ("" : start fresh)
+  long long maxSteps = -1;           // stop after this many steps (for tests); < 0: no limit
+  std::string deckText;              // stored in checkpoints
+};
+
+}  // namespace hybrid3d

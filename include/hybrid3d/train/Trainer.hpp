@@ -1,0 +1,75 @@
+#pragma once
+// The training loop of DESIGN.md section 2: read this rank's subvolumes of the group's samples
+// -> forward with halos -> loss -> backward with adjoint halos, gradient reductions started
+// per layer -> optimizer step -> metrics and checkpoints. Validation each epoch.
+//
+// Every rank runs the same loop; the global mini-batch is split over the G data-parallel
+// groups (DESIGN.md section 5) and every reduction makes the result independent of the grid.
+// A failure on any rank (bad file, NaN loss) throws the same message on every rank.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <hybrid3d/comm/GradientReducer.hpp>
+#include <hybrid3d/io/BatchLoader.hpp>
+#include <hybrid3d/io/Preprocess.hpp>
+#include <hybrid3d/layers/MseLoss.hpp>
+#include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
+#include <hybrid3d/model/Models.hpp>
+#include <hybrid3d/optim/Optimizer.hpp>
+#include <hybrid3d/train/Metrics.hpp>
+#include <hybrid3d/train/TrainConfig.hpp>
+
+namespace hybrid3d {
+
+template <class T, class MemorySpace = DefaultMemorySpace>
+class Trainer {
+public:
+  using execution_space = typename MemorySpace::execution_space;
+
+  // Collective over grid.worldComm(): builds the model, the optimizer and the data loaders,
+  // and restores config.restartFrom if given.
+  Trainer(const ProcessGrid& grid, const TrainConfig& config);
+  ~Trainer();
+
+  // Trains to config.epochs (or config.maxSteps); writes checkpoints, the metrics CSV and a
+  // summary. Returns the summary of the last epoch.
+  EpochSummary run();
+
+  // One optimizer step on the loader's next mini-batch; returns the (global) mean loss.
+  double step();
+  // Forward and backward on the loader's next mini-batch, gradients summed over the world, no
+  // update (what `hybrid3d gradients` reports). Returns the loss.
+  double forwardBackward();
+  // Parameters and buffers from a checkpoint or weights file (optimizer state untouched).
+  void loadWeights(const std::string& path);
+  // Validation pass over the whole validation set (no update); empty summary without one.
+  EvalSummary evaluate();
+
+  void saveCheckpoint(const std::string& path) const;
+  Model<T, MemorySpace>& model() { return model_; }
+  long long steps() const { return step_; }
+
+private:
+  struct Data;  // a loader with its preprocessing and target/label tensors
+  double lossAndGradient(Data& d, bool withGradient, EvalAccumulator* eval);
+  void load(Data& d, const io::HostBatch& batch);
+
+  const ProcessGrid& grid_;
+  TrainConfig config_;
+  Model<T, MemorySpace> model_;
+  std::unique_ptr<Optimizer<T, MemorySpace>> optimizer_;
+  std::unique_ptr<GradientReducer<T, MemorySpace>> reducer_;
+  std::unique_ptr<MseLoss<T, MemorySpace>> mse_;
+  std::unique_ptr<SoftmaxCrossEntropy<T, MemorySpace>> crossEntropy_;
+  std::unique_ptr<Data> train_, validation_;
+  long long step_ = 0;
+  int epoch_ = 0;
+  double ioWait_ = 0;
+};
+
+extern template class Trainer<float, DefaultMemorySpace>;
+extern template class Trainer<double, DefaultMemorySpace>;
+
+}  // namespace hybrid3d

@@ -1,0 +1,97 @@
+// `hybrid3d gradients DECK.xml --weights W.h5 --out OUT.h5 SAMPLE.h5...`: loads weights in the
+// checkpoint layout, runs one forward and backward on the given samples (one mini-batch, no
+// update; dropout as the deck says, off with keep probability 1) and writes /output, /loss and
+// /grads/<layer>/<param> (PyTorch shapes, float64): how users compare with other frameworks.
+#include <hybrid3d/comm/GlobalArray.hpp>
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/io/Checkpoint.hpp>
+#include <hybrid3d/train/Trainer.hpp>
+
+#include "../Command.hpp"
+#include <hybrid3d/io/deck/TrainDeck.hpp>
+
+namespace hybrid3d::app {
+using io::DeckRun;
+using io::readTrainDeck;
+namespace {
+
+template <class T>
+void report(const DeckRun& r, const std::string& weights, const std::string& out) {
+  ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
+  Trainer<T> trainer(grid, r.config);
+  trainer.loadWeights(weights);
+  const double loss = trainer.forwardBackward();
+  auto& graph = *trainer.model().graph;
+
+  std::vector<io::NamedArray> arrays;
+  arrays.push_back({"/loss", {1}, {loss}});
+  // The output of every group, in global sample order (group g holds samples g*L..g*L+L-1).
+  const auto& o = graph.output();
+  io::NamedArray output{"/output", {}, {}};
+  if (o.isVolume()) {
+    const auto g = gatherToGlobal(o.volume, grid.spatialComm());
+    output.shape = {Index(g.extent(0)), Index(g.extent(1)), Index(g.extent(2)), Index(g.extent(3)),
+                    Index(g.extent(4))};
+    output.values.assign(g.data(), g.data() + g.size());
+  } else {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), o.features);
+    output.shape = {Index(h.extent(0)), Index(h.extent(1))};
+    output.values.assign(h.data(), h.data() + h.size());
+  }
+  // Groups' outputs side by side along the batch: gather over the data communicator.
+  const int G = grid.numGroups();
+  std::vector<double> all(output.values.size() * G);
+  MPI_Allgather(output.values.data(), int(output.values.size()), MPI_DOUBLE, all.data(),
+                int(output.values.size()), MPI_DOUBLE, grid.dataComm());
+  output.values = all;
+  output.shape[0] *= G;
+  arrays.push_back(output);
+  for (const auto& p : graph.parameters()) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.param.grad);
+    arrays.push_back({"/grads/" + p.path(), p.param.shape,
+                      std::vector<double>(h.data(), h.data() + h.size())});
+  }
+  io::writeArrays(out, grid.worldComm(), arrays);
+}
+
+int run(const std::vector<std::string>& args) {
+  std::string deck, weights, out;
+  std::vector<std::string> samples;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) fail("gradients: ", args[i], " needs a value");
+      return args[++i];
+    };
+    if (args[i] == "--weights")
+      weights = value();
+    else if (args[i] == "--out")
+      out = value();
+    else if (!args[i].empty() && args[i][0] == '-')
+      fail("gradients: unknown option ", args[i]);
+    else if (deck.empty())
+      deck = args[i];
+    else
+      samples.push_back(args[i]);
+  }
+  if (deck.empty() || weights.empty() || out.empty() || samples.empty())
+    fail("gradients: usage: hybrid3d gradients DECK.xml --weights W.h5 --out OUT.h5 SAMPLE.h5...");
+  int world;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  DeckRun r = readTrainDeck(deck, world);
+  r.config.data.trainFiles = samples;
+  r.config.data.validation.clear();
+  r.config.data.shuffle = false;
+  r.config.data.prefetch = false;
+  r.config.globalBatch = static_cast<int>(samples.size());
+  r.config.restartFrom.clear();
+  if (r.precision == "double")
+    report<double>(r, weights, out);
+  else
+    report<float>(r, weights, out);
+  return 0;
+}
+
+const Registration reg{"gradients", "DECK.xml --weights W.h5 --out OUT.h5 SAMPLE.h5...", run};
+
+}  // namespace
+}  // namespace hybrid3d::app

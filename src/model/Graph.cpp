@@ -1,0 +1,207 @@
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/model/Graph.hpp>
+
+namespace hybrid3d {
+
+namespace {
+
+// dst's owned cells += src's owned cells (same decomposition, any ghost widths).
+template <class T, class M>
+void addOwned(const typename M::execution_space& exec, const Activations<T, M>& src,
+              const Activations<T, M>& dst) {
+  using Exec = typename M::execution_space;
+  if (!src.isVolume()) {
+    const auto s = src.features, d = dst.features;
+    Kokkos::parallel_for("hybrid3d::Graph::sumGradients",
+                         Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(
+                             exec, {0, 0}, {Index(s.extent(0)), Index(s.extent(1))}),
+                         KOKKOS_LAMBDA(const Index n, const Index f) { d(n, f) += s(n, f); });
+    return;
+  }
+  const auto& a = src.volume;
+  const auto& b = dst.volume;
+  const Index3 e = a.owned().extents();
+  const auto s = a.view(), d = b.view();
+  const Index sa = a.ghosts().lo[0], sb = a.ghosts().lo[1], sc = a.ghosts().lo[2];
+  const Index da = b.ghosts().lo[0], db = b.ghosts().lo[1], dc = b.ghosts().lo[2];
+  using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
+  if (a.owned().empty()) return;
+  Kokkos::parallel_for(
+      "hybrid3d::Graph::sumGradients",
+      Policy(exec, {0, 0, 0, 0, 0}, {Index(a.batch()), Index(a.channels()), e[0], e[1], e[2]}),
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index y, const Index x) {
+        d(n, c, da + z, db + y, dc + x) += s(n, c, sa + z, sb + y, sc + x);
+      });
+}
+
+}  // namespace
+
+template <class T, class M>
+Graph<T, M>::Graph(const ProcessGrid& grid, const TensorShape& input)
+    : dims_(grid.dims()), coords_(grid.coords()), inputShape_(input) {}
+
+template <class T, class M>
+int Graph<T, M>::add(std::unique_ptr<node_type> node, const std::vector<int>& inputs) {
+  if (finalized_) fail("model: cannot add '", node->name(), "' after finalize()");
+  const int id = static_cast<int>(nodes_.size());
+  for (std::size_t slot = 0; slot < inputs.size(); ++slot) {
+    const int p = inputs[slot];
+    if (p < Input || p >= id)
+      fail("model: node '", node->name(), "' reads node ", p, ", which is not an earlier node");
+    (p == Input ? inputConsumers_ : nodes_[p].consumers).push_back({id, slot});
+  }
+  nodes_.push_back({std::move(node), inputs, {}, {}, {}});
+  return id;
+}
+
+template <class T, class M>
+TensorShape Graph<T, M>::shape(int id) const {
+  return id == Input ? inputShape_ : nodes_.at(id).node->outputShape();
+}
+
+template <class T, class M>
+typename Graph<T, M>::value_type Graph<T, M>::allocate(const std::string& label,
+                                                       const TensorShape& s, bool volume,
+                                                       const GhostWidths& ghosts) const {
+  value_type v;
+  if (volume)
+    v.volume = createDistTensor<T, M>(label, s.batch, s.channels,
+                                      BlockDecomposition(s.extents, dims_), coords_, ghosts);
+  else
+    v.features = FeatureView<T, M>(label, s.batch, s.channels);
+  return v;
+}
+
+template <class T, class M>
+void Graph<T, M>::finalize() {
+  if (nodes_.empty()) fail("model: no layers");
+  // An activation carries the ghosts its consumers need. Consumers that need none (pointwise
+  // layers, concat) accept any ghosts; two consumers needing different ghosts would need two
+  // copies, which none of our models has.
+  auto ghostsFor = [&](const std::vector<Edge>& consumers, const std::string& what) {
+    GhostWidths g;
+    for (const Edge& e : consumers) {
+      const GhostWidths need = nodes_[e.consumer].node->inputGhosts(e.slot);
+      if (need.none()) continue;
+      if (!g.none() && g != need)
+        fail("model: the output of '", what, "' feeds layers that need different ghost widths");
+      g = need;
+    }
+    return g;
+  };
+  input_ = allocate("input", inputShape_, true, ghostsFor(inputConsumers_, "input"));
+  for (Entry& e : nodes_) {
+    const std::string& name = e.node->name();
+    const TensorShape s = e.node->outputShape();
+    const bool volume = e.node->producesVolume();
+    e.output = allocate(name, s, volume, ghostsFor(e.consumers, name));
+    // One gradient per consumer, laid out as that consumer writes it (its input ghosts).
+    for (const Edge& c : e.consumers)
+      e.edgeGradients.push_back(allocate(name + " gradient from " + nodes_[c.consumer].node->name(),
+                                         s, volume, nodes_[c.consumer].node->inputGhosts(c.slot)));
+  }
+  Entry& last = nodes_.back();
+  if (!last.consumers.empty()) fail("model: the last layer '", last.node->name(), "' feeds others");
+  outputGradient_ = allocate(last.node->name() + " gradient", last.node->outputShape(),
+                             last.node->producesVolume(), {});
+  finalized_ = true;
+}
+
+template <class T, class M>
+const typename Graph<T, M>::value_type& Graph<T, M>::output() const {
+  return nodes_.back().output;
+}
+
+template <class T, class M>
+const typename Graph<T, M>::value_type& Graph<T, M>::gradientFor(int producer, int consumer,
+                                                                 std::size_t slot) const {
+  const Entry& p = nodes_[producer];
+  for (std::size_t i = 0; i < p.consumers.size(); ++i)
+    if (p.consumers[i].consumer == consumer && p.consumers[i].slot == slot) return p.edgeGradients[i];
+  fail("model: internal error, no gradient edge");
+}
+
+template <class T, class M>
+void Graph<T, M>::forward(const execution_space& exec) {
+  if (!finalized_) fail("model: forward() before finalize()");
+  std::vector<const value_type*> in;
+  for (Entry& e : nodes_) {
+    in.clear();
+    for (int p : e.inputs) in.push_back(p == Input ? &input_ : &nodes_[p].output);
+    e.node->forward(exec, in, e.output);
+  }
+}
+
+template <class T, class M>
+void Graph<T, M>::backward(const execution_space& exec, GradientReducer<T, M>* reducer) {
+  if (!finalized_) fail("model: backward() before finalize()");
+  std::vector<const value_type*> in, dIn;
+  for (int id = static_cast<int>(nodes_.size()) - 1; id >= 0; --id) {
+    Entry& e = nodes_[id];
+    // Every consumer has run (they come later); sum their gradients into the first one's.
+    const value_type* dOut = &outputGradient_;
+    if (!e.consumers.empty()) {
+      dOut = &e.edgeGradients[0];
+      for (std::size_t i = 1; i < e.edgeGradients.size(); ++i)
+        addOwned<T, M>(exec, e.edgeGradients[i], e.edgeGradients[0]);
+    }
+    in.clear();
+    dIn.clear();
+    for (std::size_t slot = 0; slot < e.inputs.size(); ++slot) {
+      const int p = e.inputs[slot];
+      in.push_back(p == Input ? &input_ : &nodes_[p].output);
+      dIn.push_back(p == Input ? nullptr : &gradientFor(p, id, slot));  // no gradient for data
+    }
+    e.node->backward(exec, in, e.output, *dOut, dIn);
+    if (reducer) reducer->start(static_cast<std::size_t>(id));
+  }
+}
+
+template <class T, class M>
+void Graph<T, M>::zeroGradients(const execution_space& exec) {
+  for (const Entry& e : nodes_)
+    for (const auto& p : e.node->parameters())
+      if (p.grad.size()) Kokkos::deep_copy(exec, p.grad, T(0));
+}
+
+template <class T, class M>
+std::vector<NamedParameter<T, M>> Graph<T, M>::parameters() const {
+  std::vector<NamedParameter<T, M>> out;
+  for (const Entry& e : nodes_)
+    for (const auto& p : e.node->parameters()) out.push_back({e.node->name(), p});
+  return out;
+}
+
+template <class T, class M>
+std::vector<NamedParameter<T, M>> Graph<T, M>::buffers() const {
+  std::vector<NamedParameter<T, M>> out;
+  for (const Entry& e : nodes_)
+    for (const auto& p : e.node->buffers()) out.push_back({e.node->name(), p});
+  return out;
+}
+
+template <class T, class M>
+std::vector<std::vector<Kokkos::View<T*, M>>> Graph<T, M>::gradientsByNode() const {
+  std::vector<std::vector<Kokkos::View<T*, M>>> out;
+  for (const Entry& e : nodes_) {
+    out.emplace_back();
+    for (const auto& p : e.node->parameters())
+      if (p.grad.size()) out.back().push_back(p.grad);
+  }
+  return out;
+}
+
+template <class T, class M>
+void Graph<T, M>::setTraining(bool training) {
+  for (Entry& e : nodes_) e.node->setTraining(training);
+}
+
+template <class T, class M>
+void Graph<T, M>::setStep(std::int64_t step, std::int64_t firstGlobalSample) {
+  for (Entry& e : nodes_) e.node->setStep(step, firstGlobalSample);
+}
+
+template class Graph<float, DefaultMemorySpace>;
+template class Graph<double, DefaultMemorySpace>;
+
+}  // namespace hybrid3d

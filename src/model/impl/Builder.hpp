@@ -1,0 +1,115 @@
+#pragma once
+// Private helper for the model builders: adds one named layer at a time to a graph, reading
+// the input shape from the graph, so each model reads like its definition in DESIGN.md.
+
+#include <hybrid3d/layers/Activation.hpp>
+#include <hybrid3d/layers/AvgPool3d.hpp>
+#include <hybrid3d/layers/BatchNorm3d.hpp>
+#include <hybrid3d/layers/Conv3d.hpp>
+#include <hybrid3d/layers/ConvTranspose3d.hpp>
+#include <hybrid3d/layers/Dense.hpp>
+#include <hybrid3d/layers/Dropout.hpp>
+#include <hybrid3d/layers/FlattenDense.hpp>
+#include <hybrid3d/layers/MaxPool3d.hpp>
+#include <hybrid3d/model/Initializers.hpp>
+#include <hybrid3d/model/Models.hpp>
+#include <hybrid3d/model/Nodes.hpp>
+
+namespace hybrid3d::Impl {
+
+template <class T, class M>
+class Builder {
+public:
+  using G = Graph<T, M>;
+  static constexpr EdgeKind V = EdgeKind::Volume, F = EdgeKind::Features;
+
+  Builder(const ProcessGrid& grid, G& graph, const ModelOptions& o)
+      : grid_(grid), g_(graph), o_(o) {}
+
+  int conv(const std::string& name, int in, int out, int k, int s, int p, bool bias) {
+    typename Conv3d<T, M>::Options c;
+    c.outChannels = out;
+    c.kernel = k;
+    c.stride = s;
+    c.padding = p;
+    c.bias = bias;
+    c.workspaceBytes = o_.convWorkspaceBytes;
+    return add<Conv3d<T, M>, V, V>(in, name, c);
+  }
+  int up(const std::string& name, int in, int out) {
+    typename ConvTranspose3d<T, M>::Options c;
+    c.outChannels = out;
+    c.kernel = 2;
+    c.stride = 2;
+    c.bias = false;
+    return add<ConvTranspose3d<T, M>, V, V>(in, name, c);
+  }
+  int leaky(const std::string& name, int in, double slope) {
+    LeakyReLUOp op;
+    op.slope = slope;
+    return isFeatures(in) ? add<LeakyReLU<T, M>, F, F>(in, name, op)
+                          : add<LeakyReLU<T, M>, V, V>(in, name, op);
+  }
+  int avgPool(const std::string& name, int in) {
+    typename AvgPool3d<T, M>::Options p;
+    p.kernel = 3;
+    p.stride = 2;
+    p.padding = 1;
+    p.countIncludePad = true;
+    return add<AvgPool3d<T, M>, V, V>(in, name, p);
+  }
+  int maxPool(const std::string& name, int in) {
+    typename MaxPool3d<T, M>::Options p;
+    p.kernel = 2;
+    p.stride = 2;
+    return add<MaxPool3d<T, M>, V, V>(in, name, p);
+  }
+  int batchNorm(const std::string& name, int in) {
+    typename BatchNorm3d<T, M>::Options b;
+    b.statistics = o_.batchNormPerGroup ? BatchNorm3d<T, M>::Statistics::PerSpatialGroup
+                                        : BatchNorm3d<T, M>::Statistics::Global;
+    return add<BatchNorm3d<T, M>, V, V>(in, name, b);
+  }
+  int dropout(const std::string& name, int in, double keep) {
+    typename Dropout<T, M>::Options d;
+    d.keep = o_.dropoutKeep >= 0 ? o_.dropoutKeep : keep;
+    d.seed = o_.seed;
+    return isFeatures(in) ? add<Dropout<T, M>, F, F>(in, name, d)
+                          : add<Dropout<T, M>, V, V>(in, name, d);
+  }
+  int flattenDense(const std::string& name, int in, int out) {
+    typename FlattenDense<T, M>::Options d;
+    d.outFeatures = out;
+    d.bias = true;
+    return add<FlattenDense<T, M>, V, F>(in, name, d);
+  }
+  int dense(const std::string& name, int in, int out) {
+    typename Dense<T, M>::Options d;
+    d.outFeatures = out;
+    d.bias = true;
+    return add<Dense<T, M>, F, F>(in, name, d);
+  }
+  int scaledTanh(const std::string& name, int in, double scale) {
+    ScaledTanhOp op;
+    op.scale = scale;
+    return add<ScaledTanh<T, M>, F, F>(in, name, op);
+  }
+  int log1p(const std::string& name, int in) { return add<Log1p<T, M>, V, V>(in, name, Log1pOp{}); }
+  int concat(const std::string& name, int a, int b) {
+    return g_.add(std::make_unique<ConcatNode<T, M>>(grid_, name, g_.shape(a), g_.shape(b)), {a, b});
+  }
+
+  bool isFeatures(int id) const { return id != G::Input && !g_.node(id).producesVolume(); }
+
+private:
+  template <class Layer, EdgeKind In, EdgeKind Out, class Opt>
+  int add(int in, const std::string& name, const Opt& options) {
+    return g_.add(makeNode<Layer, In, Out, T, M>(grid_, name, g_.shape(in), options), {in});
+  }
+
+  const ProcessGrid& grid_;
+  G& g_;
+  const ModelOptions& o_;
+};
+
+}  // namespace hybrid3d::Impl

@@ -1,0 +1,100 @@
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/train/Metrics.hpp>
+
+#include <sstream>
+
+namespace hybrid3d {
+
+void EvalAccumulator::reduce(MPI_Comm dataComm, MPI_Comm worldComm) {
+  // Regression values are replicated within a spatial group: sum over groups only.
+  double reg[3] = {squaredError, absoluteError, values};
+  MPI_Allreduce(MPI_IN_PLACE, reg, 3, MPI_DOUBLE, MPI_SUM, dataComm);
+  squaredError = reg[0];
+  absoluteError = reg[1];
+  values = reg[2];
+  // Voxel counts are distributed over every rank.
+  std::vector<double> seg = intersection;
+  seg.insert(seg.end(), predicted.begin(), predicted.end());
+  seg.insert(seg.end(), labelled.begin(), labelled.end());
+  seg.push_back(correct);
+  seg.push_back(voxels);
+  MPI_Allreduce(MPI_IN_PLACE, seg.data(), static_cast<int>(seg.size()), MPI_DOUBLE, MPI_SUM,
+                worldComm);
+  const std::size_t k = intersection.size();
+  for (std::size_t c = 0; c < k; ++c) {
+    intersection[c] = seg[c];
+    predicted[c] = seg[k + c];
+    labelled[c] = seg[2 * k + c];
+  }
+  correct = seg[3 * k];
+  voxels = seg[3 * k + 1];
+}
+
+EvalSummary EvalSummary::from(const EvalAccumulator& a) {
+  EvalSummary s;
+  s.present = a.batches > 0;
+  if (!s.present) return s;
+  s.loss = a.lossSum / double(a.batches);
+  if (a.values > 0) {
+    s.mse = a.squaredError / a.values;
+    s.mae = a.absoluteError / a.values;
+  }
+  if (a.voxels > 0) s.accuracy = a.correct / a.voxels;
+  for (std::size_t c = 0; c < a.intersection.size(); ++c) {
+    const double denominator = a.predicted[c] + a.labelled[c];
+    s.dice.push_back(denominator > 0 ? 2 * a.intersection[c] / denominator : 1.0);
+  }
+  return s;
+}
+
+std::string EvalSummary::describe() const {
+  std::ostringstream os;
+  os.precision(4);
+  os << "loss " << loss;
+  if (dice.empty()) {
+    os << " mse " << mse << " mae " << mae;
+  } else {
+    os << " accuracy " << accuracy << " dice";
+    for (std::size_t c = 0; c < dice.size(); ++c) os << (c ? "/" : " ") << dice[c];
+  }
+  return os.str();
+}
+
+MetricsCsv::MetricsCsv(const std::string& path, bool append, MPI_Comm comm) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  int ok = 1;
+  if (rank == 0) {
+    file_ = std::fopen(path.c_str(), append ? "a" : "w");
+    ok = file_ != nullptr;
+    if (file_ && !append)
+      std::fprintf(file_,
+                   "kind,step,epoch,loss,learning_rate,samples_per_second,compute_s,halo_s,"
+                   "allreduce_s,io_wait_s,mse,mae,accuracy,dice\n");
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  if (!ok) fail(path, ": cannot open the metrics file for writing");
+}
+
+MetricsCsv::~MetricsCsv() {
+  if (file_) std::fclose(file_);
+}
+
+void MetricsCsv::row(long long step, int epoch, double loss, double rate, double sps,
+                     double compute, double halo, double allreduce, double io) {
+  if (!file_) return;
+  std::fprintf(file_, "train,%lld,%d,%.9g,%.6g,%.4g,%.6f,%.6f,%.6f,%.6f,,,,\n", step, epoch, loss,
+               rate, sps, compute, halo, allreduce, io);
+  std::fflush(file_);
+}
+
+void MetricsCsv::validation(long long step, int epoch, const EvalSummary& v) {
+  if (!file_ || !v.present) return;
+  std::string dice;
+  for (std::size_t c = 0; c < v.dice.size(); ++c) dice += (c ? "/" : "") + std::to_string(v.dice[c]);
+  std::fprintf(file_, "validation,%lld,%d,%.9g,,,,,,,%.9g,%.9g,%.9g,%s\n", step, epoch, v.loss,
+               v.mse, v.mae, v.accuracy, dice.c_str());
+  std::fflush(file_);
+}
+
+}  // namespace hybrid3d

@@ -1,0 +1,355 @@
+#include <hybrid3d/train/Trainer.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/io/Checkpoint.hpp>
+#include <hybrid3d/optim/Adam.hpp>
+#include <hybrid3d/optim/Sgd.hpp>
+
+namespace hybrid3d {
+
+template <class T, class M>
+struct Trainer<T, M>::Data {
+  std::unique_ptr<io::BatchLoader> loader;
+  std::unique_ptr<io::Preprocess<T, M>> preprocess;
+  FeatureView<T, M> targets;
+  typename FeatureView<T, M>::HostMirror targetsHost;
+  DistTensor<int, M> labels;
+};
+
+namespace {
+
+std::string hms(double seconds) {
+  const long s = seconds > 0 ? static_cast<long>(seconds + 0.5) : 0;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return buf;
+}
+
+// Per-class counts of a segmentation batch: intersection, predicted, labelled (K each), then
+// correct voxels and voxels, over this rank's owned voxels.
+template <class T, class M>
+void countSegmentation(const typename M::execution_space& exec, const DistTensor<T, M>& logits,
+                       const DistTensor<int, M>& labels, EvalAccumulator& acc) {
+  const int K = logits.channels();
+  Kokkos::View<long long*, M> counts("hybrid3d::Trainer::segmentationCounts", 3 * K + 2);
+  const Index3 e = logits.owned().extents();
+  if (!logits.owned().empty()) {
+    const auto x = logits.view();
+    const auto lab = labels.view();
+    const Index g0 = logits.ghosts().lo[0], g1 = logits.ghosts().lo[1], g2 = logits.ghosts().lo[2];
+    using Policy = Kokkos::MDRangePolicy<typename M::execution_space, Kokkos::Rank<4>,
+                                         Kokkos::IndexType<Index>>;
+    Kokkos::parallel_for(
+        "hybrid3d::Trainer::countSegmentation",
+        Policy(exec, {0, 0, 0, 0}, {Index(logits.batch()), e[0], e[1], e[2]}),
+        KOKKOS_LAMBDA(const Index n, const Index d, const Index h, const Index w) {
+          int best = 0;
+          for (int c = 1; c < K; ++c)
+            if (x(n, c, g0 + d, g1 + h, g2 + w) > x(n, best, g0 + d, g1 + h, g2 + w)) best = c;
+          const int l = lab(n, 0, d, h, w);
+          if (l >= 0 && l < K) {
+            Kokkos::atomic_add(&counts(2 * K + l), 1LL);
+            if (l == best) {
+              Kokkos::atomic_add(&counts(l), 1LL);
+              Kokkos::atomic_add(&counts(3 * K), 1LL);
+            }
+          }
+          Kokkos::atomic_add(&counts(K + best), 1LL);
+          Kokkos::atomic_add(&counts(3 * K + 1), 1LL);
+        });
+  }
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
+  acc.intersection.resize(K);
+  acc.predicted.resize(K);
+  acc.labelled.resize(K);
+  for (int c = 0; c < K; ++c) {
+    acc.intersection[c] += double(h(c));
+    acc.predicted[c] += double(h(K + c));
+    acc.labelled[c] += double(h(2 * K + c));
+  }
+  acc.correct += double(h(3 * K));
+  acc.voxels += double(h(3 * K + 1));
+}
+
+}  // namespace
+
+template <class T, class M>
+Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
+    : grid_(grid), config_(config) {
+  const int G = grid.numGroups();
+  if (config.globalBatch < 1 || config.globalBatch % G != 0)
+    fail("training: mini-batch ", config.globalBatch, " is not a positive multiple of the ", G,
+         " data-parallel groups");
+  if (config.epochs < 1) fail("training: epochs must be >= 1");
+  config_.schedule.validate();
+  ModelOptions mo = config.model;
+  mo.batch = config.globalBatch / G;
+  model_ = buildModel<T, M>(grid, mo);
+  auto& graph = *model_.graph;
+
+  if (config.optimizer == "sgd")
+    optimizer_ = std::make_unique<Sgd<T, M>>(graph.parameters(), config.sgd);
+  else if (config.optimizer == "adam")
+    optimizer_ = std::make_unique<Adam<T, M>>(graph.parameters(), config.adam);
+  else
+    fail("training: unknown optimizer \"", config.optimizer, "\" (sgd or adam)");
+  reducer_ = std::make_unique<GradientReducer<T, M>>(grid.worldComm(), graph.gradientsByNode());
+
+  const TensorShape out = graph.node(graph.size() - 1).outputShape();
+  if (model_.loss == LossKind::MeanSquaredError)
+    mse_ = std::make_unique<MseLoss<T, M>>(grid, "loss", mo.batch, model_.outputs);
+  else
+    crossEntropy_ = std::make_unique<SoftmaxCrossEntropy<T, M>>(grid, "loss", out);
+
+  // Data: one loader per set, each with its preprocessing and target/label buffers.
+  const Index3 extents = graph.inputShape().extents;
+  const bool segmentation = model_.loss == LossKind::SoftmaxCrossEntropy;
+  const io::SampleSpec spec = segmentation
+                                  ? io::SampleSpec::segmentation(model_.inputChannels, extents)
+                                  : io::SampleSpec::cosmology(model_.inputChannels, extents);
+  const io::Subvolume sub = io::Subvolume::of(graph.input().volume);
+  auto makeData = [&](const std::string& path, bool training) {
+    auto d = std::make_unique<Data>();
+    io::LoaderOptions lo;
+    lo.globalBatch = config.globalBatch;
+    lo.seed = config.model.seed;
+    lo.shuffle = training && config.data.shuffle;
+    lo.mode = config.data.readMode;
+    lo.prefetch = config.data.prefetch;
+    lo.cacheBytes = config.data.cacheBytes;
+    const io::Dataset set = training && !config.data.trainFiles.empty()
+                                ? io::Dataset(config.data.trainFiles, "command line")
+                                : io::Dataset::open(path);
+    d->loader = std::make_unique<io::BatchLoader>(grid, set, spec, sub, lo);
+    io::PreprocessOptions po;
+    po.log1p = config.data.log1p;
+    po.channelScale = config.data.channelScale;
+    d->preprocess = std::make_unique<io::Preprocess<T, M>>(po, model_.inputChannels, sub);
+    if (segmentation)
+      d->labels = createDistTensor<int, M>("labels", mo.batch, 1,
+                                           BlockDecomposition(extents, grid.dims()), grid.coords());
+    else {
+      d->targets = FeatureView<T, M>("targets", mo.batch, model_.outputs);
+      d->targetsHost = Kokkos::create_mirror_view(d->targets);
+    }
+    return d;
+  };
+  train_ = makeData(config.data.train, true);
+  if (!config.data.validation.empty()) validation_ = makeData(config.data.validation, false);
+
+  if (!config.restartFrom.empty()) {
+    const io::RunState s = io::readCheckpoint<T, M>(
+        config.restartFrom, grid.worldComm(),
+        {graph.parameters(), graph.buffers(), optimizer_.get()});
+    step_ = s.step;
+    const Index spe = train_->loader->plan().batchesPerEpoch();
+    epoch_ = static_cast<int>(step_ / spe);
+    train_->loader->seek(epoch_, step_ % spe);
+  }
+}
+
+template <class T, class M>
+Trainer<T, M>::~Trainer() = default;
+
+template <class T, class M>
+void Trainer<T, M>::load(Data& d, const io::HostBatch& batch) {
+  const execution_space exec;
+  d.preprocess->apply(exec, batch, model_.graph->input().volume);
+  if (d.targets.size()) {
+    for (int n = 0; n < batch.slots(); ++n)
+      for (int f = 0; f < model_.outputs; ++f) d.targetsHost(n, f) = static_cast<T>(batch.targets(n, f));
+    Kokkos::deep_copy(exec, d.targets, d.targetsHost);
+  }
+  if (d.labels.view().size()) {
+    const auto& v = d.labels.view();
+    Kokkos::View<const int*****, Kokkos::LayoutRight, Kokkos::HostSpace,
+                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+        host(batch.labels.data(), v.extent(0), 1, v.extent(2), v.extent(3), v.extent(4));
+    Kokkos::deep_copy(exec, v, host);
+  }
+}
+
+template <class T, class M>
+double Trainer<T, M>::lossAndGradient(Data& d, bool withGradient, EvalAccumulator* eval) {
+  const execution_space exec;
+  auto& graph = *model_.graph;
+  graph.forward(exec);
+  double loss;
+  if (mse_) {
+    const auto& prediction = graph.output().features;
+    loss = mse_->forward(exec, prediction, d.targets);
+    if (withGradient) mse_->backward(exec, prediction, d.targets, graph.outputGradient().features);
+    if (eval) {
+      auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), prediction);
+      for (std::size_t n = 0; n < p.extent(0); ++n)
+        for (std::size_t f = 0; f < p.extent(1); ++f) {
+          const double e = double(p(n, f)) - double(d.targetsHost(n, f));
+          eval->squaredError += e * e;
+          eval->absoluteError += std::abs(e);
+          eval->values += 1;
+        }
+    }
+  } else {
+    const auto& logits = graph.output().volume;
+    loss = withGradient ? crossEntropy_->forwardBackward(exec, logits, d.labels,
+                                                         graph.outputGradient().volume)
+                        : crossEntropy_->forward(exec, logits, d.labels);
+    if (eval) countSegmentation(exec, logits, d.labels, *eval);
+  }
+  // The loss is a global mean, the same number on every rank: all ranks stop together.
+  if (!std::isfinite(loss))
+    fail("training: the loss is ", loss, " at step ", step_, " (epoch ", epoch_ + 1,
+         "); lower the learning rate or check the input data");
+  return loss;
+}
+
+template <class T, class M>
+double Trainer<T, M>::forwardBackward() {
+  const execution_space exec;
+  auto& graph = *model_.graph;
+  const io::HostBatch& batch = train_->loader->next();
+  load(*train_, batch);
+  graph.setTraining(true);
+  // Dropout masks: keyed by the step and each sample's position in the global mini-batch.
+  graph.setStep(step_, static_cast<std::int64_t>(grid_.group()) * graph.inputShape().batch);
+  graph.zeroGradients(exec);
+  const double loss = lossAndGradient(*train_, true, nullptr);
+  graph.backward(exec, reducer_.get());
+  reducer_->finish();
+  return loss;
+}
+
+template <class T, class M>
+double Trainer<T, M>::step() {
+  const execution_space exec;
+  const double loss = forwardBackward();
+  const double rate = config_.schedule.rate(step_, train_->loader->plan().batchesPerEpoch());
+  optimizer_->step(exec, rate);
+  exec.fence();
+  ++step_;
+  return loss;
+}
+
+template <class T, class M>
+EvalSummary Trainer<T, M>::evaluate() {
+  if (!validation_) return {};
+  auto& graph = *model_.graph;
+  graph.setTraining(false);
+  EvalAccumulator acc;
+  const Index batches = validation_->loader->plan().batchesPerEpoch();
+  for (Index b = 0; b < batches; ++b) {
+    load(*validation_, validation_->loader->next());
+    acc.lossSum += lossAndGradient(*validation_, false, &acc);
+    ++acc.batches;
+  }
+  graph.setTraining(true);
+  acc.reduce(grid_.dataComm(), grid_.worldComm());
+  return EvalSummary::from(acc);
+}
+
+template <class T, class M>
+void Trainer<T, M>::loadWeights(const std::string& path) {
+  io::readCheckpoint<T, M>(path, grid_.worldComm(),
+                           {model_.graph->parameters(), model_.graph->buffers(), nullptr});
+}
+
+template <class T, class M>
+void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
+  io::writeCheckpoint<T, M>(path, grid_.worldComm(),
+                            {model_.graph->parameters(), model_.graph->buffers(), optimizer_.get()},
+                            {step_, epoch_, config_.model.seed, config_.deckText});
+}
+
+template <class T, class M>
+EpochSummary Trainer<T, M>::run() {
+  const bool root = grid_.worldRank() == 0;
+  if (root) std::filesystem::create_directories(config_.outputDir);
+  MPI_Barrier(grid_.worldComm());
+  MetricsCsv csv(config_.outputDir + "/metrics.csv", !config_.restartFrom.empty(), grid_.worldComm());
+  const std::string checkpoint = config_.outputDir + "/checkpoint.h5";
+  const Index spe = train_->loader->plan().batchesPerEpoch();
+  const long long totalSteps = config_.maxSteps >= 0
+                                   ? std::min<long long>(config_.maxSteps, spe * config_.epochs)
+                                   : spe * config_.epochs;
+  if (root)
+    std::printf("hybrid3d: %s, input %d^3, %d ranks = %d groups x spatial grid %s, mini-batch %d, "
+                "%lld steps per epoch, %d epochs\n",
+                model_.architecture.c_str(), config_.model.inputWidth, grid_.worldSize(),
+                grid_.numGroups(), toString(grid_.dims()).c_str(), config_.globalBatch,
+                static_cast<long long>(spe), config_.epochs);
+  EpochSummary summary;
+  const double runStart = MPI_Wtime();
+  long long stepsThisRun = 0;
+  while (epoch_ < config_.epochs && step_ < totalSteps) {
+    const double epochStart = MPI_Wtime();
+    double lossSum = 0;
+    long long count = 0;
+    double sums[4] = {0, 0, 0, 0};  // compute, halo, allreduce, io over the print interval
+    while (step_ / spe == epoch_ && step_ < totalSteps) {
+      PhaseTimers::global().reset();
+      const double ioBefore = train_->loader->stats().exposedSeconds;
+      const double t0 = MPI_Wtime();
+      const double loss = step();
+      const double dt = MPI_Wtime() - t0;
+      const double io = train_->loader->stats().exposedSeconds - ioBefore;
+      const double halo = PhaseTimers::global().halo, reduce = PhaseTimers::global().allreduce;
+      const double compute = std::max(0.0, dt - halo - reduce - io);
+      const double rate = config_.schedule.rate(step_ - 1, spe);
+      csv.row(step_, epoch_ + 1, loss, rate, config_.globalBatch / dt, compute, halo, reduce, io);
+      lossSum += loss;
+      ++count;
+      ++stepsThisRun;
+      sums[0] += compute;
+      sums[1] += halo;
+      sums[2] += reduce;
+      sums[3] += io;
+      if (root && (step_ % config_.printEvery == 0 || step_ == totalSteps)) {
+        const double elapsed = MPI_Wtime() - runStart;
+        const double per = elapsed / double(stepsThisRun);
+        const double all = sums[0] + sums[1] + sums[2] + sums[3];
+        auto pct = [&](double v) { return all > 0 ? 100.0 * v / all : 0.0; };
+        std::printf("epoch %d/%d step %lld/%lld loss %.5g lr %.3g %.2f samples/s | compute %.0f%% "
+                    "halo %.0f%% allreduce %.0f%% io %.0f%% | ETA %s\n",
+                    epoch_ + 1, config_.epochs, step_, totalSteps, loss, rate,
+                    config_.globalBatch / per, pct(sums[0]), pct(sums[1]), pct(sums[2]),
+                    pct(sums[3]), hms(per * double(totalSteps - step_)).c_str());
+        std::fflush(stdout);
+        sums[0] = sums[1] = sums[2] = sums[3] = 0;
+      }
+      if (config_.checkpointEvery > 0 && step_ % config_.checkpointEvery == 0)
+        saveCheckpoint(checkpoint);
+    }
+    const bool complete = step_ / spe > epoch_;
+    if (complete) ++epoch_;
+    summary.epoch = complete ? epoch_ : epoch_ + 1;
+    summary.steps = step_;
+    summary.trainLoss = count ? lossSum / double(count) : 0;
+    summary.seconds = MPI_Wtime() - epochStart;
+    summary.samplesPerSecond = summary.seconds > 0 ? count * config_.globalBatch / summary.seconds : 0;
+    summary.validation = evaluate();
+    csv.validation(step_, epoch_, summary.validation);
+    if (root) {
+      std::printf("epoch %d %s: train loss %.5g, %.1f s, %.2f samples/s%s%s\n", summary.epoch,
+                  complete ? "done" : "stopped", summary.trainLoss, summary.seconds, summary.samplesPerSecond,
+                  summary.validation.present ? ", validation " : "",
+                  summary.validation.present ? summary.validation.describe().c_str() : "");
+      std::fflush(stdout);
+    }
+  }
+  saveCheckpoint(checkpoint);
+  if (root)
+    std::printf("hybrid3d: finished %lld steps in %s; checkpoint %s, metrics %s/metrics.csv\n",
+                step_, hms(MPI_Wtime() - runStart).c_str(), checkpoint.c_str(),
+                config_.outputDir.c_str());
+  return summary;
+}
+
+template class Trainer<float, DefaultMemorySpace>;
+template class Trainer<double, DefaultMemorySpace>;
+
+}  // namespace hybrid3d
