@@ -1,0 +1,17 @@
+# `hybrid3d gradients` writes the same /loss, /output and /grads/<layer>/<param> (double
+# precision, dropout off) whether one rank or two split each sample; `hybrid3d compare` says
+# so. The weights come from a one-step training run's checkpoint.
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+h3d_deck(${WORK}/deck.xml ${WORK}/data/train
+  "<Parameter name=\"precision\" type=\"string\" value=\"double\"/><Parameter name=\"dropout keep probability\" type=\"double\" value=\"1\"/>"
+  "<Parameter name=\"max steps\" type=\"int\" value=\"1\"/>")
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} train ${WORK}/deck.xml)
+set(samples ${WORK}/data/train/cosmo_000000.h5 ${WORK}/data/train/cosmo_000003.h5)
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} gradients ${WORK}/deck.xml
+        --weights ${WORK}/run/checkpoint.h5 --out ${WORK}/one.h5 ${samples})
+h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} gradients ${WORK}/deck.xml
+        --weights ${WORK}/run/checkpoint.h5 --out ${WORK}/two.h5 ${samples})
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/two.h5 ${WORK}/one.h5 --tolerance 1e-9)
+h3d_expect("${out}" "/grads/conv1/weight")
+h3d_expect("${out}" ", 0 differ")
+message(STATUS "${out}")
