@@ -50,7 +50,7 @@ struct BnRun {
 // the whole mini-batch, the spatial communicator for one group's share).
 BnRun runBatchNorm(const ProcessGrid& grid, const BN::Options& options, bool training,
                    const BnState& state, const GlobalArray<double>& x,
-                   const GlobalArray<double>& dy, MPI_Comm gradComm) {
+                   const GlobalArray<double>& dy, MPI_Comm gradComm, bool split = false) {
   const TensorShape shape{int(x.extent(0)), int(x.extent(1)),
                           {Index(x.extent(2)), Index(x.extent(3)), Index(x.extent(4))}};
   BN bn(grid, "bn", shape, options);
@@ -74,7 +74,12 @@ BnRun runBatchNorm(const ProcessGrid& grid, const BN::Options& options, bool tra
   scatterFromGlobal(dy, dyt);
   DefaultExecutionSpace exec;
   bn.forward(exec, xt, yt);
-  bn.backward(exec, xt, dyt, dxt);
+  if (split) {  // the two halves, backwardData reading the x that forward kept
+    bn.backwardWeights(exec, xt, dyt);
+    bn.backwardData(exec, dyt, dxt);
+  } else {
+    bn.backward(exec, xt, dyt, dxt);
+  }
   allreduceSum(params[0].grad, gradComm);
   allreduceSum(params[1].grad, gradComm);
   return {gatherToGlobal(yt, grid.spatialComm()), gatherToGlobal(dxt, grid.spatialComm()),
@@ -130,6 +135,22 @@ TEST(BatchNorm3d, PerGroupStatisticsMatchOneRankOverTheGroupsSamples) {
     expectSameVector(got.runningMean, want.runningMean, 1e-12, "running mean");
     expectSameVector(got.runningVar, want.runningVar, 1e-12, "running variance");
   });
+}
+
+TEST(BatchNorm3d, BackwardWeightsThenBackwardDataEqualBackward) {
+  for (bool training : {true, false}) {
+    SCOPED_TRACE(training ? "training" : "inference");
+    forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+      const auto x = randomGlobal<double>("x", 2, kChannels, kExtents, 71 + grid.group(), 3, 6);
+      const auto dy = randomGlobal<double>("dy", 2, kChannels, kExtents, 72 + grid.group());
+      const BnState state = randomState(kChannels, 73);
+      const BnRun whole = runBatchNorm(grid, {}, training, state, x, dy, grid.worldComm());
+      const BnRun split = runBatchNorm(grid, {}, training, state, x, dy, grid.worldComm(), true);
+      expectSameArray(split.dx, whole.dx, 0, "input gradient");
+      expectSameVector(split.dgamma, whole.dgamma, 0, "weight gradient");
+      expectSameVector(split.dbeta, whole.dbeta, 0, "bias gradient");
+    });
+  }
 }
 
 TEST(BatchNorm3d, InferenceUsesTheRunningStatisticsAndKeepsThem) {

@@ -16,8 +16,6 @@
 
 namespace hybrid3d::test {
 
-inline TensorShape shapeOf(int n, int c, const Index3& e) { return {n, c, e}; }
-
 // Samples [first, first + count) of a global array.
 inline GlobalArray<double> samples(const GlobalArray<double>& a, Index first, Index count) {
   GlobalArray<double> s(a.label(), count, a.extent(1), a.extent(2), a.extent(3), a.extent(4));
