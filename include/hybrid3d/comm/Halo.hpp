@@ -69,7 +69,9 @@ public:
 
   // Collective over grid.spatialComm(). `layout` gives decomposition, ghosts, N and C; any
   // tensor of that layout can then be exchanged. `name` labels kernels and profile regions.
-  Halo(const ProcessGrid& grid, const tensor_type& layout, const std::string& name = "halo");
+  Halo(const ProcessGrid& grid, const TensorLayout& layout, const std::string& name = "halo");
+  Halo(const ProcessGrid& grid, const tensor_type& like, const std::string& name = "halo")
+      : Halo(grid, like.layout(), name) {}
   ~Halo();
   Halo(const Halo&) = delete;
   Halo& operator=(const Halo&) = delete;
@@ -126,10 +128,16 @@ private:
   MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
-// Factory: a ready halo for tensors laid out like `layout`.
+// Factories: a ready halo for tensors laid out like `like`, or like `layout`.
 template <class T, class MemorySpace>
 std::unique_ptr<Halo<T, MemorySpace>> createHalo(const ProcessGrid& grid,
-                                                 const DistTensor<T, MemorySpace>& layout,
+                                                 const DistTensor<T, MemorySpace>& like,
+                                                 const std::string& name = "halo") {
+  return std::make_unique<Halo<T, MemorySpace>>(grid, like.layout(), name);
+}
+template <class T, class MemorySpace = DefaultMemorySpace>
+std::unique_ptr<Halo<T, MemorySpace>> createHalo(const ProcessGrid& grid,
+                                                 const TensorLayout& layout,
                                                  const std::string& name = "halo") {
   return std::make_unique<Halo<T, MemorySpace>>(grid, layout, name);
 }

@@ -29,6 +29,33 @@ struct GhostWidths {
   friend bool operator!=(const GhostWidths& a, const GhostWidths& b) { return !(a == b); }
 };
 
+// The layout of a DistTensor without its storage: batch, channels, decomposition, this rank's
+// coordinates and ghost widths. Halos and readers are planned from it, so a layer can build
+// its halo at set-up without allocating an input-sized tensor.
+struct TensorLayout {
+  int batch = 0, channels = 0;
+  BlockDecomposition decomposition;
+  Int3 coords{0, 0, 0};
+  GhostWidths ghosts;  // none when the owned box is empty (such a rank has no ghosts)
+
+  TensorLayout() = default;
+  TensorLayout(int n, int c, const BlockDecomposition& d, const Int3& at, const GhostWidths& g)
+      : batch(n), channels(c), decomposition(d), coords(at), ghosts(g) {
+    if (owned().empty()) ghosts = GhostWidths{};
+  }
+  Box3 owned() const { return decomposition.ownedBox(coords); }
+  // The owned box grown by the ghosts, in global indices (may reach outside the domain).
+  Box3 localBox() const {
+    Box3 b = owned();
+    if (b.empty()) return b;
+    for (int i = 0; i < 3; ++i) {
+      b.lo[i] -= ghosts.lo[i];
+      b.hi[i] += ghosts.hi[i];
+    }
+    return b;
+  }
+};
+
 template <class T, class MemorySpace = DefaultMemorySpace>
 class DistTensor {
 public:
@@ -64,16 +91,9 @@ public:
   const GhostWidths& ghosts() const { return ghosts_; }
   const Box3& owned() const { return owned_; }
 
+  TensorLayout layout() const { return {n_, c_, decomposition_, coords_, ghosts_}; }
   // The owned box grown by the ghosts, in global indices (may reach outside the domain).
-  Box3 localBox() const {
-    if (owned_.empty()) return owned_;
-    Box3 b = owned_;
-    for (int i = 0; i < 3; ++i) {
-      b.lo[i] -= ghosts_.lo[i];
-      b.hi[i] += ghosts_.hi[i];
-    }
-    return b;
-  }
+  Box3 localBox() const { return layout().localBox(); }
   Index3 localExtents() const { return localBox().extents(); }
   // Local array index along `dim` of global index g.
   Index localIndex(int dim, Index g) const { return g - owned_.lo[dim] + ghosts_.lo[dim]; }

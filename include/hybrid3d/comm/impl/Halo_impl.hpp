@@ -40,12 +40,12 @@ inline Index countsFor(const std::vector<HaloBox>& boxes, Index perCell, std::ve
 }  // namespace Impl
 
 template <class T, class M>
-Halo<T, M>::Halo(const ProcessGrid& grid, const tensor_type& layout, const std::string& name)
-    : name_(name), n_(layout.batch()), c_(layout.channels()), owned_(layout.owned()),
-      ghosts_(layout.ghosts()), decomposition_(layout.decomposition()),
-      plan_(planHalo(grid, layout.decomposition(), layout.ghosts(), name)) {
-  if (layout.coords() != grid.coords())
-    fail(name, ": tensor coordinates ", toString(layout.coords()),
+Halo<T, M>::Halo(const ProcessGrid& grid, const TensorLayout& layout, const std::string& name)
+    : name_(name), n_(layout.batch), c_(layout.channels), owned_(layout.owned()),
+      ghosts_(layout.ghosts), decomposition_(layout.decomposition),
+      plan_(planHalo(grid, layout.decomposition, layout.ghosts, name)) {
+  if (layout.coords != grid.coords())
+    fail(name, ": tensor coordinates ", toString(layout.coords),
          " are not this rank's grid coordinates ", toString(grid.coords()));
   const Index perCell = static_cast<Index>(n_) * c_;
   std::vector<int> sendRanks, recvRanks;

@@ -70,13 +70,9 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
   weight_ = createParameter<T, M>(name, "weight", {g.cout, g.cin, k, k, k});
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {g.cout});
 
-  // The halo is built from a tensor of the input layout (Halo takes its layout from one); the
-  // temporary is freed at once.
-  if (!ghosts_.none()) {
-    const tensor_type layout(name + "/layout", input.batch, input.channels, inDec_,
-                             grid.coords(), ghosts_);
-    halo_ = createHalo(grid, layout, name);
-  }
+  if (!ghosts_.none())
+    halo_ = createHalo<T, M>(
+        grid, TensorLayout(input.batch, input.channels, inDec_, grid.coords(), ghosts_), name);
 }
 
 template <class T, class M>

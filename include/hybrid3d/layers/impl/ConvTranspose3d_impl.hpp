@@ -79,11 +79,9 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
   weight_ = createParameter<T, M>(name, "weight", {cin, options.outChannels, k, k, k});
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {options.outChannels});
 
-  if (!ghosts_.none()) {
-    const tensor_type layout(name + "/layout", input.batch, input.channels, inDec_,
-                             grid.coords(), ghosts_);
-    halo_ = createHalo(grid, layout, name);
-  }
+  if (!ghosts_.none())
+    halo_ = createHalo<T, M>(
+        grid, TensorLayout(input.batch, input.channels, inDec_, grid.coords(), ghosts_), name);
 }
 
 template <class T, class M>

@@ -126,10 +126,8 @@ public:
     outOwned_ = outDec_.ownedBox(coords_);
     ghosts_ = windowGhosts(inDec_, outDec_, window, label_);
     checkGhostWidths(inDec_, ghosts_, label_);
-    // The halo is built from a tensor of x's layout; this one lives only for the set-up.
-    auto layout = createDistTensor<T, MemorySpace>(label_ + " input layout", in_.batch,
-                                                   in_.channels, inDec_, coords_, ghosts_);
-    halo_ = createHalo(grid, layout, label_);
+    const TensorLayout layout(in_.batch, in_.channels, inDec_, coords_, ghosts_);
+    halo_ = createHalo<T, MemorySpace>(grid, layout, label_);
     const PoolGeometry g = geometry();
     const Box3 local = layout.localBox();
     for (int d = 0; d < 3; ++d) {
