@@ -12,6 +12,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/io/HostBatch.hpp>
 #include <hybrid3d/io/SampleReader.hpp>
@@ -25,14 +26,6 @@ struct PreprocessOptions {
 };
 
 namespace Impl {
-template <class T>
-KOKKOS_INLINE_FUNCTION T log1p(T x) {
-#if KOKKOS_VERSION >= 30700
-  return Kokkos::log1p(x);
-#else
-  return Kokkos::Experimental::log1p(x);
-#endif
-}
 // The kernel of Preprocess::apply (a free function: CUDA forbids device lambdas in private
 // members).
 template <class T, class M>
@@ -74,7 +67,7 @@ void convertSubvolume(const typename M::execution_space& exec, const SampleForma
           const Index i = first + rw * stride;
           T v = int16 ? static_cast<T>(reinterpret_cast<const std::int16_t*>(raw)[i])
                       : static_cast<T>(reinterpret_cast<const float*>(raw)[i]);
-          if (log1p) v = Impl::log1p(v);
+          if (log1p) v = math::log1p(v);
           out(c, d, h, r2 + rw) = v * s;
         }
       });

@@ -14,6 +14,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
@@ -41,11 +42,11 @@ struct ScaledTanhOp {
   static const char* kind() { return "ScaledTanh"; }
   template <class T>
   KOKKOS_INLINE_FUNCTION T value(T x) const {
-    return T(scale) * Impl::kmath::tanh(x);
+    return T(scale) * math::tanh(x);
   }
   template <class T>
   KOKKOS_INLINE_FUNCTION T derivative(T x) const {
-    const T t = Impl::kmath::tanh(x);
+    const T t = math::tanh(x);
     return T(scale) * (T(1) - t * t);
   }
 };
@@ -55,7 +56,7 @@ struct Log1pOp {
   static const char* kind() { return "Log1p"; }
   template <class T>
   KOKKOS_INLINE_FUNCTION T value(T x) const {
-    return Impl::kmath::log1p(x);
+    return math::log1p(x);
   }
   template <class T>
   KOKKOS_INLINE_FUNCTION T derivative(T x) const {

@@ -15,6 +15,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
@@ -116,13 +117,13 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
         T m = x(n, 0, d, h, ww);
         for (int c = 1; c < C; ++c) m = x(n, c, d, h, ww) > m ? x(n, c, d, h, ww) : m;
         T sumExp = 0;
-        for (int c = 0; c < C; ++c) sumExp += Impl::kmath::exp(x(n, c, d, h, ww) - m);
-        const T lse = m + Impl::kmath::log(sumExp);
+        for (int c = 0; c < C; ++c) sumExp += math::exp(x(n, c, d, h, ww) - m);
+        const T lse = m + math::log(sumExp);
         if (valid) s += double(lse - x(n, label, d, h, ww));
         if (writeGradient) {
           const T inv = T(1) / sumExp;
           for (int c = 0; c < C; ++c) {
-            const T p = Impl::kmath::exp(x(n, c, d, h, ww) - m) * inv;
+            const T p = math::exp(x(n, c, d, h, ww) - m) * inv;
             g(n, c, og.d + z, og.h + y, og.w + w) =
                 valid ? (p - (c == label ? T(1) : T(0))) * invCount : T(0);
           }

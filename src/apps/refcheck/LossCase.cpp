@@ -2,12 +2,11 @@
 // alike on every rank of a group) and "softmax_cross_entropy" (distributed [N, C, D, H, W]
 // logits, int32 labels [N, D, H, W]). Any shapes.
 //
-// The case's batch is the global mini-batch: when the G groups divide it, group g runs samples
-// [g*N/G, (g+1)*N/G) and the losses reduce over the groups, as in training; otherwise every
-// group runs the whole case on a grid of its own. Every rank returns the worst error.
+// The case's batch is the global mini-batch (overGroups in RefCase.hpp): when the G groups
+// divide it, group g runs samples [g*N/G, (g+1)*N/G) and the losses reduce over the groups, as
+// in training; otherwise every group runs the whole case on a grid of its own. Every rank
+// returns the worst error.
 #include <algorithm>
-
-#include <mpi.h>
 
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/layers/MseLoss.hpp>
@@ -19,22 +18,6 @@ namespace hybrid3d::app::refcheck {
 namespace {
 
 using Exec = DefaultExecutionSpace;
-
-template <class T>
-GlobalArray<T> samples(const GlobalArray<T>& a, Index first, Index count) {
-  GlobalArray<T> s(a.label(), count, a.extent(1), a.extent(2), a.extent(3), a.extent(4));
-  Kokkos::deep_copy(s, Kokkos::subview(a, Kokkos::pair<Index, Index>(first, first + count),
-                                       Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
-  return s;
-}
-
-FeatureView<double> toFeatures(const GlobalArray<double>& a) {
-  FeatureView<double> v(a.label(), a.extent(0), a.extent(1) * a.extent(2) * a.extent(3) * a.extent(4));
-  auto h = Kokkos::create_mirror_view(v);
-  std::copy(a.data(), a.data() + a.size(), h.data());
-  Kokkos::deep_copy(v, h);
-  return v;
-}
 
 Comparison compareLoss(const RefCase& c, double loss) {
   GlobalArray<double> got("loss", 1, 1, 1, 1, 1);
@@ -56,12 +39,7 @@ std::vector<Comparison> runMse(const RefCase& c, const ProcessGrid& grid, Index 
   if (c.has("grad_input")) {
     const FeatureView<double> g("grad", count, F);
     loss.backward(exec, p, t, g);
-    const GlobalArray<double> want = samples(c.tensor("grad_input"), first, count);
-    GlobalArray<double> got("grad_input", want.extent(0), want.extent(1), want.extent(2),
-                            want.extent(3), want.extent(4));
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), g);
-    std::copy(h.data(), h.data() + h.size(), got.data());
-    out.push_back(compare("grad_input", got, want));
+    out.push_back(compareSamples(c, "grad_input", g, first, count));
   }
   return out;
 }
@@ -90,36 +68,12 @@ std::vector<Comparison> runCrossEntropy(const RefCase& c, const ProcessGrid& gri
   std::vector<Comparison> out;
   if (c.has("loss")) out.push_back(compareLoss(c, value));
   if (c.has("grad_input"))
-    out.push_back(compare("grad_input", gatherToGlobal(dx, grid.spatialComm()),
-                          samples(c.tensor("grad_input"), first, count)));
+    out.push_back(compareSamples(c, "grad_input", dx, grid, first, count));
   return out;
 }
 
-template <class Run>
-std::vector<Comparison> overGroups(const RefCase& c, const ProcessGrid& grid, Run run) {
-  const Index N = c.shape("input").at(0);
-  const int G = grid.numGroups();
-  std::vector<Comparison> out;
-  if (N % G == 0) {
-    out = run(c, grid, grid.group() * (N / G), N / G);
-  } else {
-    const ProcessGrid own(grid.spatialComm(), grid.dims());
-    out = run(c, own, 0, N);
-  }
-  for (Comparison& cmp : out)
-    MPI_Allreduce(MPI_IN_PLACE, &cmp.maxRelError, 1, MPI_DOUBLE, MPI_MAX, grid.worldComm());
-  return out;
-}
-
-std::vector<Comparison> runMseCase(const RefCase& c, const ProcessGrid& grid) {
-  return overGroups(c, grid, runMse);
-}
-std::vector<Comparison> runCrossEntropyCase(const RefCase& c, const ProcessGrid& grid) {
-  return overGroups(c, grid, runCrossEntropy);
-}
-
-const RefOp mseReg{"mse_loss", &runMseCase};
-const RefOp crossEntropyReg{"softmax_cross_entropy", &runCrossEntropyCase};
+const RefOp mseReg{"mse_loss", groupedRunner<runMse>};
+const RefOp crossEntropyReg{"softmax_cross_entropy", groupedRunner<runCrossEntropy>};
 
 }  // namespace
 }  // namespace hybrid3d::app::refcheck

@@ -8,15 +8,22 @@
 // A runner builds the layer from the file's attributes and tensor shapes (any shapes, channel
 // counts and parameters), runs forward and backward on `grid` in double precision, and
 // returns one Comparison per tensor it reproduced (output, grad_input, grad_weight, ...),
-// computed with gatherToGlobal on every rank.
+// computed with gatherToGlobal on every rank. The helpers below are what the runners share:
+// splitting the batch over the data-parallel groups, loading parameters, comparing.
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
 #include <hybrid3d/comm/GlobalArray.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/io/Hdf5.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
 
 namespace hybrid3d::app::refcheck {
 
@@ -64,5 +71,96 @@ Comparison compare(const std::string& name, const View& got, const GlobalArray<d
     return {name + " (shape mismatch)", 1e300};
   return {name, maxRelativeError(got.data(), want.data(), want.size())};
 }
+
+// An integer attribute of the case; fails naming the case and its op when it is missing.
+int intAttribute(const RefCase& c, const std::string& name);
+// An integer attribute of the case, `fallback` when it is missing.
+int intAttribute(const RefCase& c, const std::string& name, int fallback);
+
+// The (batch, channels, extents) of an NCDHW array.
+TensorShape shapeOf(const GlobalArray<double>& a);
+
+// ---- Splitting a case's batch over the data-parallel groups -------------------------------------
+
+// Samples [first, first + count) of a whole-batch array.
+template <class T>
+GlobalArray<T> samples(const GlobalArray<T>& a, Index first, Index count) {
+  GlobalArray<T> s(a.label(), count, a.extent(1), a.extent(2), a.extent(3), a.extent(4));
+  Kokkos::deep_copy(s, Kokkos::subview(a, Kokkos::pair<Index, Index>(first, first + count),
+                                       Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
+  return s;
+}
+
+// The worst error of each comparison over all ranks of `comm` (same order on every rank).
+void reduceWorst(std::vector<Comparison>& comparisons, MPI_Comm comm);
+
+// Runs a case as training would see it: the case's batch N is the global mini-batch, so when
+// the G groups of `grid` divide it, group g runs samples [g*N/G, (g+1)*N/G) on `grid` (and the
+// parameter gradients summed over the world are those of the whole batch); otherwise every
+// group runs all N on a grid of its own built from its spatial communicator. Every rank
+// returns the worst error over all groups. run(c, grid, first, count) runs samples
+// [first, first + count) of the case on `grid`.
+template <class Run>
+std::vector<Comparison> overGroups(const RefCase& c, const ProcessGrid& grid, Run run) {
+  const Index N = c.shape("input").at(0);
+  const int G = grid.numGroups();
+  std::vector<Comparison> out;
+  if (N % G == 0) {
+    out = run(c, grid, grid.group() * (N / G), N / G);
+  } else {
+    const ProcessGrid own(grid.spatialComm(), grid.dims());
+    out = run(c, own, 0, N);
+  }
+  reduceWorst(out, grid.worldComm());
+  return out;
+}
+
+// A runner of samples [first, first + count) of a case, and the RefRunner that runs it over the
+// groups, for registration: static const RefOp reg{"conv3d", groupedRunner<runConv3d>};
+using SamplesRunner = std::vector<Comparison> (*)(const RefCase& c, const ProcessGrid& grid,
+                                                  Index first, Index count);
+template <SamplesRunner Run>
+std::vector<Comparison> groupedRunner(const RefCase& c, const ProcessGrid& grid) {
+  return overGroups(c, grid, Run);
+}
+
+// ---- Moving data between the case file and the layer --------------------------------------------
+
+// Copies the case's dataset into a layer vector (parameter value or buffer).
+void load(const RefCase& c, const std::string& dataset, const Kokkos::View<double*>& to);
+
+// Loads every parameter from the dataset of its name ("weight", "bias").
+void loadParameters(const RefCase& c, const std::vector<Parameter<double>>& params);
+
+// A replicated [N, F] device view holding an (N, F, 1, 1, 1) global array.
+FeatureView<double> toFeatures(const GlobalArray<double>& a);
+
+// ---- Comparisons --------------------------------------------------------------------------------
+
+// A layer vector against the case's dataset of the same name.
+Comparison compareVector(const RefCase& c, const std::string& dataset,
+                         const Kokkos::View<double*>& got);
+
+// A distributed tensor holding samples [first, first + count) of the case, gathered over the
+// spatial group, against the same samples of the case's dataset.
+Comparison compareSamples(const RefCase& c, const std::string& dataset,
+                          const DistTensor<double>& got, const ProcessGrid& grid, Index first,
+                          Index count);
+
+// A distributed tensor holding this group's samples, assembled into the whole batch over the
+// data-parallel groups, against the case's whole dataset: the error is measured against the
+// scale of the whole case, as on one process (pooling, batch norm).
+Comparison compareWholeBatch(const RefCase& c, const std::string& dataset,
+                             const DistTensor<double>& got, const ProcessGrid& grid);
+
+// A replicated [count, F] view against samples [first, first + count) of the case's dataset.
+Comparison compareSamples(const RefCase& c, const std::string& dataset,
+                          const FeatureView<double>& got, Index first, Index count);
+
+// The gradient contract (Parameter.hpp): each parameter's gradient summed over all ranks of the
+// grid's world equals the gradient of the whole mini-batch. Appends one comparison per
+// parameter whose "grad_<name>" the case holds.
+void compareGradients(const RefCase& c, const std::vector<Parameter<double>>& params,
+                      const ProcessGrid& grid, std::vector<Comparison>& out);
 
 }  // namespace hybrid3d::app::refcheck

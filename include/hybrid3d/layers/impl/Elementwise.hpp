@@ -1,8 +1,8 @@
 #pragma once
 // Building blocks of the element-wise layers (activations, dropout, concat, losses): walking the
-// owned cells of DistTensors that may carry different ghost widths, the replicated 2-D feature
-// views of the dense part of a network, and math functions callable inside kernels on every
-// Kokkos version we build against.
+// owned cells of DistTensors that may carry different ghost widths, and the replicated 2-D feature
+// views of the dense part of a network. Kernels take their math functions from
+// hybrid3d/core/Math.hpp.
 
 #include <Kokkos_Core.hpp>
 
@@ -17,13 +17,6 @@ template <class T, class MemorySpace = DefaultMemorySpace>
 using FeatureView = Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>;
 
 namespace Impl {
-
-// Kokkos moved its math functions from Kokkos::Experimental to Kokkos in 3.7.
-#if KOKKOS_VERSION >= 30700
-namespace kmath = ::Kokkos;
-#else
-namespace kmath = ::Kokkos::Experimental;
-#endif
 
 // A flat index over N x C x (owned box) decoded into (n, c, z, y, x), with (z, y, x) offsets
 // inside the owned box. Every tensor of the same layout then adds its own ghost offset, so one
