@@ -130,7 +130,7 @@ StepFigures measureSteps(const ProcessGrid& grid, const io::Subvolume& sub, Inde
   const io::SampleSpec spec = io::SampleSpec::cosmology(4, {S, S, S});
   auto x = createDistTensor<float>("x", 1, 4, BlockDecomposition({S, S, S}, grid.dims()),
                                    grid.coords(), GhostWidths::uniform(1));
-  io::Preprocess<float> preprocess({true, {}}, 4, sub);
+  io::Preprocess<float> preprocess({true, {}, {}}, 4, sub);
   io::BatchLoader loader(grid, io::Dataset(paths), spec, sub, o);
   DefaultExecutionSpace exec;
   evict(paths);

@@ -129,6 +129,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     io::PreprocessOptions po;
     po.log1p = config.data.log1p;
     po.channelScale = config.data.channelScale;
+    po.channelOffset = config.data.channelOffset;
     d->preprocess = std::make_unique<io::Preprocess<T, M>>(po, model_.inputChannels, sub);
     if (segmentation)
       d->labels = createDistTensor<int, M>("labels", mo.batch, 1,

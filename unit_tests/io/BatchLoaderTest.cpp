@@ -38,7 +38,7 @@ const io::Dataset& countsDataset() {
   return dataset;
 }
 
-const io::PreprocessOptions kPreprocess{true, {0.5, 1.0, 2.0, 0.25}};
+const io::PreprocessOptions kPreprocess{true, {0.5, 1.0, 2.0, 0.25}, {0.1, -0.2, 0.3, 0.0}};
 
 // The preprocessed input tensors and targets of `steps` consecutive mini-batches.
 struct LoaderRun {
@@ -194,7 +194,10 @@ TEST(Preprocess, AppliesLog1pAndPerChannelScale) {
               const float v = !inside ? 0.0f
                               : last  ? all[std::size_t(((d * e[1] + h) * e[2] + w) * kChannels + c)]
                                       : all[std::size_t(((c * e[0] + d) * e[1] + h) * e[2] + w)];
-              const double want = std::log1p(double(v)) * kPreprocess.channelScale[c];
+              // Padding stays zero; inside, (log1p(v) - offset) * scale.
+              const double want = !inside ? 0.0
+                                          : (std::log1p(double(v)) - kPreprocess.channelOffset[c]) *
+                                                kPreprocess.channelScale[c];
               worst = std::max(worst, std::abs(run.inputs[s][i] - want) / (1 + std::abs(want)));
             }
       EXPECT_LE(worst, 1e-6) << "sample " << s;

@@ -1,7 +1,7 @@
 #pragma once
 // On-the-fly preprocessing of one sample's subvolume, as SampleReader delivered it (stored type
 // and channel order, host memory), into its slot of the input tensor: int16 -> float, optional
-// log1p, per-channel scale, channels-last -> NCDHW, and zero padding of the ghost cells outside
+// log1p, per-channel offset and scale, channels-last -> NCDHW, and zero padding of the ghost cells outside
 // the domain. One Kokkos kernel over the local box, so the device does the conversion and the
 // file bytes cross the host-device link at their stored size.
 
@@ -23,6 +23,10 @@ namespace hybrid3d::io {
 struct PreprocessOptions {
   bool log1p = false;               // y = log(1 + x), as MLPerf's CosmoFlow does to counts
   std::vector<double> channelScale;  // empty: 1 for every channel; else one factor per channel
+  // Subtracted before scaling: y = (f(x) - offset_c) * scale_c, so inputs can be centred (a
+  // large constant level, like log1p of counts, otherwise dominates the first layers and the
+  // zero padding at the domain boundary).
+  std::vector<double> channelOffset;  // empty: 0 for every channel
 };
 
 namespace Impl {
@@ -30,7 +34,7 @@ namespace Impl {
 // members).
 template <class T, class M>
 void convertSubvolume(const typename M::execution_space& exec, const SampleFormat& format,
-                      const unsigned char* raw, bool log1p, const Kokkos::View<T*, M>& scale,
+                      const unsigned char* raw, bool log1p, const Kokkos::View<T* [2], M>& affine,
                       const Subvolume& sub, const DistTensor<T, M>& x, int n) {
   using execution_space = typename M::execution_space;
   const Box3& local = sub.local;
@@ -62,13 +66,13 @@ void convertSubvolume(const typename M::execution_space& exec, const SampleForma
         // Element (c, rd, rh, rw) of the read box: at first + rw * stride.
         const Index first = last ? (rd * e1 + rh) * e2 * C + c : ((c * e0 + rd) * e1 + rh) * e2;
         const Index stride = last ? C : 1;
-        const T s = scale(c);
+        const T o = affine(c, 0), s = affine(c, 1);
         for (Index rw = 0; rw < e2; ++rw) {
           const Index i = first + rw * stride;
           T v = int16 ? static_cast<T>(reinterpret_cast<const std::int16_t*>(raw)[i])
                       : static_cast<T>(reinterpret_cast<const float*>(raw)[i]);
           if (log1p) v = math::log1p(v);
-          out(c, d, h, r2 + rw) = v * s;
+          out(c, d, h, r2 + rw) = (v - o) * s;
         }
       });
 }
@@ -87,11 +91,16 @@ public:
     if (!options.channelScale.empty() && int(options.channelScale.size()) != channels)
       fail("preprocess: ", options.channelScale.size(), " channel scales for ", channels,
            " channels");
-    scale_ = Kokkos::View<T*, MemorySpace>("hybrid3d::Preprocess::scale", channels);
-    auto h = Kokkos::create_mirror_view(scale_);
-    for (int c = 0; c < channels; ++c)
-      h(c) = static_cast<T>(options.channelScale.empty() ? 1.0 : options.channelScale[c]);
-    Kokkos::deep_copy(scale_, h);
+    if (!options.channelOffset.empty() && int(options.channelOffset.size()) != channels)
+      fail("preprocess: ", options.channelOffset.size(), " channel offsets for ", channels,
+           " channels");
+    affine_ = Kokkos::View<T* [2], MemorySpace>("hybrid3d::Preprocess::affine", channels);
+    auto h = Kokkos::create_mirror_view(affine_);
+    for (int c = 0; c < channels; ++c) {
+      h(c, 0) = static_cast<T>(options.channelOffset.empty() ? 0.0 : options.channelOffset[c]);
+      h(c, 1) = static_cast<T>(options.channelScale.empty() ? 1.0 : options.channelScale[c]);
+    }
+    Kokkos::deep_copy(affine_, h);
     if constexpr (!hostAccessible)
       staging_ = Kokkos::View<unsigned char*, MemorySpace>(
           "hybrid3d::Preprocess::staging",
@@ -120,7 +129,7 @@ public:
       exec.fence();  // the caller may refill hostInput as soon as we return
       raw = staging_.data();
     }
-    Impl::convertSubvolume(exec, format, raw, options_.log1p, scale_, sub_, x, n);
+    Impl::convertSubvolume(exec, format, raw, options_.log1p, affine_, sub_, x, n);
   }
 
   // Every slot of `batch` into the same slot of x.
@@ -140,7 +149,7 @@ private:
   PreprocessOptions options_;
   int channels_;
   Subvolume sub_;
-  Kokkos::View<T*, MemorySpace> scale_;
+  Kokkos::View<T* [2], MemorySpace> affine_;  // per channel: offset, scale
   Kokkos::View<unsigned char*, MemorySpace> staging_;  // host-inaccessible spaces only
 };
 

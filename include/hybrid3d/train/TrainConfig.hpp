@@ -24,6 +24,7 @@ struct DataConfig {
   bool shuffle = true;
   bool log1p = false;                // applied while loading (the model may also have its own)
   std::vector<double> channelScale;  // empty: none
+  std::vector<double> channelOffset;  // subtracted before scaling; empty: none
 };
 
 struct TrainConfig {

@@ -41,6 +41,8 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Data/cache MiB", Type::Int, "0", 0, 1e7, "keep subvolumes in memory up to this size"),
       key("Data/log1p", Type::Bool, "0", -Big, Big, "apply log(1 + x) to the input when loading"),
       key("Data/channel scale", Type::DoubleList, "", -Big, Big, "one factor per input channel"),
+      key("Data/channel offset", Type::DoubleList, "", -Big, Big,
+          "one value per input channel, subtracted before the scale"),
       key("Data/Generate/generator", Type::String, "", -Big, Big,
           "make a synthetic dataset first (if its manifest is missing)",
           {"cosmology", "segmentation"}),
@@ -116,6 +118,7 @@ DeckRun readTrainDeck(const std::string& path, int worldSize) {
   c.data.cacheBytes = std::size_t(d.getInt("Data/cache MiB")) << 20;
   c.data.log1p = d.getBool("Data/log1p");
   if (d.has("Data/channel scale")) c.data.channelScale = d.getDoubleList("Data/channel scale");
+  if (d.has("Data/channel offset")) c.data.channelOffset = d.getDoubleList("Data/channel offset");
   if (d.has("Data/Generate/generator")) {
     r.generate = true;
     auto& g = r.generation;
