@@ -82,3 +82,28 @@ TEST(Deck, EveryBadInputNamesTheFileAndTheKey) {
 
 }  // namespace
 }  // namespace hybrid3d::test
+
+#include <filesystem>
+
+#include <hybrid3d/io/deck/TrainDeck.hpp>
+
+namespace hybrid3d::test {
+namespace {
+
+TEST(Deck, EveryShippedInputDeckIsValid) {
+  // A typo in a production deck must fail here, not after hours in a queue. 64 ranks suit
+  // every deck's grid.
+  int count = 0;
+  for (const auto& e : std::filesystem::directory_iterator(HYBRID3D_INPUTS_DIR)) {
+    if (e.path().extension() != ".xml") continue;
+    ++count;
+    SCOPED_TRACE(e.path().string());
+    const io::DeckRun r = io::readTrainDeck(e.path().string(), 64);
+    EXPECT_EQ(64 % (r.spatialGrid[0] * r.spatialGrid[1] * r.spatialGrid[2]), 0);
+    EXPECT_FALSE(r.config.data.train.empty());
+  }
+  EXPECT_GE(count, 6);
+}
+
+}  // namespace
+}  // namespace hybrid3d::test

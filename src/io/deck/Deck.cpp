@@ -24,12 +24,13 @@ const char* typeName(DeckKey::Type t) {
   return "?";
 }
 
-std::string firstLine(const std::string& s) {
+// Teuchos puts the readable part ("XML parse error at line 3: ...") on its message's last line.
+std::string lastLine(const std::string& s) {
   std::istringstream in(s);
-  std::string line;
+  std::string line, last = s;
   while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) return line;
-  return s;
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  return last;
 }
 
 std::string number(double v) {
@@ -137,7 +138,7 @@ Deck Deck::fromString(const std::string& xml, const std::vector<DeckKey>& schema
   try {
     list = Teuchos::getParametersFromXmlString(xml);
   } catch (const std::exception& e) {
-    fail(name, ": not a valid XML parameter list: ", firstLine(e.what()));
+    fail(name, ": not a valid XML parameter list: ", lastLine(e.what()));
   }
   collect(*list, "", d.schema_, name, d.values_);
   for (const DeckKey& k : schema) {
