@@ -15,3 +15,13 @@ h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/two.h5 ${WORK}/one.
 h3d_expect("${out}" "/grads/conv1/weight")
 h3d_expect("${out}" ", 0 differ")
 message(STATUS "${out}")
+
+# Two data-parallel groups (spatial grid 1x1x1 on 2 ranks): one sample each, outputs gathered
+# along the batch, gradients summed over the groups.
+file(READ ${WORK}/deck.xml deck)
+string(REPLACE "<ParameterList name=\"Model\">" "<ParameterList name=\"Parallel\"><Parameter name=\"spatial grid\" type=\"string\" value=\"1x1x1\"/></ParameterList><ParameterList name=\"Model\">" deck "${deck}")
+file(WRITE ${WORK}/groups.xml "${deck}")
+h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} gradients ${WORK}/groups.xml
+        --weights ${WORK}/run/checkpoint.h5 --out ${WORK}/groups.h5 ${samples})
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/groups.h5 ${WORK}/one.h5 --tolerance 1e-9)
+h3d_expect("${out}" ", 0 differ")
