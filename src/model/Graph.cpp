@@ -3,7 +3,9 @@
 
 namespace hybrid3d {
 
-namespace {
+// Kernels live in a named namespace: CUDA refuses device lambdas in functions of internal
+// linkage (an unnamed namespace).
+namespace Impl {
 
 // dst's owned cells += src's owned cells (same decomposition, any ghost widths).
 template <class T, class M>
@@ -34,7 +36,7 @@ void addOwned(const typename M::execution_space& exec, const Activations<T, M>& 
       });
 }
 
-}  // namespace
+}  // namespace Impl
 
 template <class T, class M>
 Graph<T, M>::Graph(const ProcessGrid& grid, const TensorShape& input)
@@ -143,7 +145,7 @@ void Graph<T, M>::backward(const execution_space& exec, GradientReducer<T, M>* r
     if (!e.consumers.empty()) {
       dOut = &e.edgeGradients[0];
       for (std::size_t i = 1; i < e.edgeGradients.size(); ++i)
-        addOwned<T, M>(exec, e.edgeGradients[i], e.edgeGradients[0]);
+        Impl::addOwned<T, M>(exec, e.edgeGradients[i], e.edgeGradients[0]);
     }
     in.clear();
     dIn.clear();

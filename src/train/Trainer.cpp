@@ -19,6 +19,7 @@ struct Trainer<T, M>::Data {
   FeatureView<T, M> targets;
   typename FeatureView<T, M>::HostMirror targetsHost;
   DistTensor<int, M> labels;
+  Kokkos::View<long long*, M> counts;  // segmentation metrics of one batch (validation)
 };
 
 namespace {
@@ -30,13 +31,20 @@ std::string hms(double seconds) {
   return buf;
 }
 
+}  // namespace
+
+// Kernels live in a named namespace: CUDA refuses device lambdas in functions of internal
+// linkage (an unnamed namespace).
+namespace Impl {
+
 // Per-class counts of a segmentation batch: intersection, predicted, labelled (K each), then
 // correct voxels and voxels, over this rank's owned voxels.
 template <class T, class M>
 void countSegmentation(const typename M::execution_space& exec, const DistTensor<T, M>& logits,
-                       const DistTensor<int, M>& labels, EvalAccumulator& acc) {
+                       const DistTensor<int, M>& labels, const Kokkos::View<long long*, M>& counts,
+                       EvalAccumulator& acc) {
   const int K = logits.channels();
-  Kokkos::View<long long*, M> counts("hybrid3d::Trainer::segmentationCounts", 3 * K + 2);
+  Kokkos::deep_copy(exec, counts, 0LL);
   const Index3 e = logits.owned().extents();
   if (!logits.owned().empty()) {
     const auto x = logits.view();
@@ -76,7 +84,7 @@ void countSegmentation(const typename M::execution_space& exec, const DistTensor
   acc.voxels += double(h(3 * K + 1));
 }
 
-}  // namespace
+}  // namespace Impl
 
 template <class T, class M>
 Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
@@ -131,10 +139,12 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     po.channelScale = config.data.channelScale;
     po.channelOffset = config.data.channelOffset;
     d->preprocess = std::make_unique<io::Preprocess<T, M>>(po, model_.inputChannels, sub);
-    if (segmentation)
+    if (segmentation) {
       d->labels = createDistTensor<int, M>("labels", mo.batch, 1,
                                            BlockDecomposition(extents, grid.dims()), grid.coords());
-    else {
+      d->counts = Kokkos::View<long long*, M>("hybrid3d::Trainer::segmentationCounts",
+                                              3 * model_.outputs + 2);
+    } else {
       d->targets = FeatureView<T, M>("targets", mo.batch, model_.outputs);
       d->targetsHost = Kokkos::create_mirror_view(d->targets);
     }
@@ -200,7 +210,7 @@ double Trainer<T, M>::lossAndGradient(Data& d, bool withGradient, EvalAccumulato
     loss = withGradient ? crossEntropy_->forwardBackward(exec, logits, d.labels,
                                                          graph.outputGradient().volume)
                         : crossEntropy_->forward(exec, logits, d.labels);
-    if (eval) countSegmentation(exec, logits, d.labels, *eval);
+    if (eval) Impl::countSegmentation(exec, logits, d.labels, d.counts, *eval);
   }
   // The loss is a global mean, the same number on every rank: all ranks stop together.
   if (!std::isfinite(loss))

@@ -114,6 +114,7 @@ private:
                   const std::vector<int>& offsets, const std::string& label);
 
   std::string name_;
+  std::string gatherRegion_, scatterRegion_;  // profile region names, built once
   int n_, c_;
   Box3 owned_;
   GhostWidths ghosts_;

@@ -41,7 +41,9 @@ inline Index countsFor(const std::vector<HaloBox>& boxes, Index perCell, std::ve
 
 template <class T, class M>
 Halo<T, M>::Halo(const ProcessGrid& grid, const TensorLayout& layout, const std::string& name)
-    : name_(name), n_(layout.batch), c_(layout.channels), owned_(layout.owned()),
+    : name_(name), gatherRegion_("hybrid3d::Halo::gather[" + name + "]"),
+      scatterRegion_("hybrid3d::Halo::scatterAdd[" + name + "]"), n_(layout.batch),
+      c_(layout.channels), owned_(layout.owned()),
       ghosts_(layout.ghosts), decomposition_(layout.decomposition),
       plan_(planHalo(grid, layout.decomposition, layout.ghosts, name)) {
   if (layout.coords != grid.coords())
@@ -102,7 +104,7 @@ void Halo<T, M>::applyBoxes(const execution_space& exec, const tensor_type& t,
 template <class T, class M>
 void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) {
   ScopedPhase timed(PhaseTimers::global().halo);
-  Kokkos::Profiling::pushRegion("hybrid3d::Halo::gather[" + name_ + "]");
+  Kokkos::Profiling::pushRegion(gatherRegion_);
   checkLayout(t);
   for (const Box3& z : plan_.zeros) {
     const Index3 lo{t.localIndex(0, z.lo[0]), t.localIndex(1, z.lo[1]), t.localIndex(2, z.lo[2])};
@@ -119,7 +121,7 @@ void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) 
 template <class T, class M>
 void Halo<T, M>::gatherEnd(const execution_space& exec, const tensor_type& t) {
   ScopedPhase timed(PhaseTimers::global().halo);
-  Kokkos::Profiling::pushRegion("hybrid3d::Halo::gather[" + name_ + "]");
+  Kokkos::Profiling::pushRegion(gatherRegion_);
   finishExchange(recvHost_, recvBuf_, exec);
   applyBoxes<Impl::BoxOp::Unpack>(exec, t, plan_.recvs, recvBuf_, recvOffsets_,
                                   "hybrid3d::Halo::gather::unpack");
@@ -129,7 +131,7 @@ void Halo<T, M>::gatherEnd(const execution_space& exec, const tensor_type& t) {
 template <class T, class M>
 void Halo<T, M>::scatterAdd(const execution_space& exec, const tensor_type& t) {
   ScopedPhase timed(PhaseTimers::global().halo);
-  Kokkos::Profiling::pushRegion("hybrid3d::Halo::scatterAdd[" + name_ + "]");
+  Kokkos::Profiling::pushRegion(scatterRegion_);
   checkLayout(t);
   // The same boxes travel the other way: ghosts (recv boxes) out, owners (send boxes) in.
   applyBoxes<Impl::BoxOp::Pack>(exec, t, plan_.recvs, recvBuf_, recvOffsets_,
