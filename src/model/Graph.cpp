@@ -9,8 +9,8 @@ namespace Impl {
 
 // dst's owned cells += src's owned cells (same decomposition, any ghost widths).
 template <class T, class M>
-void addOwned(const typename M::execution_space& exec, const Activations<T, M>& src,
-              const Activations<T, M>& dst) {
+void addOwned(const typename M::execution_space& exec, const EdgeTensor<T, M>& src,
+              const EdgeTensor<T, M>& dst) {
   using Exec = typename M::execution_space;
   if (!src.isVolume()) {
     const auto s = src.features, d = dst.features;

@@ -24,7 +24,7 @@ template <class T, class MemorySpace = DefaultMemorySpace>
 class Graph {
 public:
   using node_type = Node<T, MemorySpace>;
-  using value_type = Activations<T, MemorySpace>;
+  using value_type = EdgeTensor<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
   static constexpr int Input = -1;  // the model input, as a node id
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <hybrid3d/layers/Parameter.hpp>
-#include <hybrid3d/model/Activations.hpp>
+#include <hybrid3d/model/EdgeTensor.hpp>
 
 namespace hybrid3d {
 
@@ -16,7 +16,7 @@ template <class T, class MemorySpace = DefaultMemorySpace>
 class Node {
 public:
   using execution_space = typename MemorySpace::execution_space;
-  using value_type = Activations<T, MemorySpace>;
+  using value_type = EdgeTensor<T, MemorySpace>;
   using inputs_type = std::vector<const value_type*>;
 
   virtual ~Node() = default;

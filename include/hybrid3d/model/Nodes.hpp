@@ -18,7 +18,7 @@ enum class EdgeKind { Volume, Features };
 namespace Impl {
 
 template <EdgeKind K, class T, class M>
-const auto& part(const Activations<T, M>& a) {
+const auto& part(const EdgeTensor<T, M>& a) {
   if constexpr (K == EdgeKind::Volume)
     return a.volume;
   else

@@ -1,20 +1,16 @@
 #pragma once
 // Building blocks of the element-wise layers (activations, dropout, concat, losses): walking the
-// owned cells of DistTensors that may carry different ghost widths, and the replicated 2-D feature
-// views of the dense part of a network. Kernels take their math functions from
+// owned cells of DistTensors that may carry different ghost widths (the replicated 2-D feature
+// views of the dense part are in layers/FeatureView.hpp). Kernels take their math functions from
 // hybrid3d/core/Math.hpp.
 
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/layers/FeatureView.hpp>
 
 namespace hybrid3d {
-
-// Activations of the dense layers: [N, F], LayoutRight, the same on every rank of a spatial
-// group (replicated once the first dense layer has summed its partial products).
-template <class T, class MemorySpace = DefaultMemorySpace>
-using FeatureView = Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>;
 
 namespace Impl {
 

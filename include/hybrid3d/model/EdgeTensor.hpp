@@ -4,12 +4,12 @@
 // group once the first dense layer has summed its partial products).
 
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/layers/FeatureView.hpp>
 
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-struct Activations {
+struct EdgeTensor {
   DistTensor<T, MemorySpace> volume;
   FeatureView<T, MemorySpace> features;
 
