@@ -1,6 +1,7 @@
 # Finds hybrid3d's dependencies and gives them uniform target names, both for hybrid3d's own
 # build and (installed beside hybrid3dConfig.cmake) for projects that find_package(hybrid3d):
-#   MPI::MPI_CXX, Kokkos::kokkos, hybrid3d::kokkoskernels, hdf5::hdf5
+#   MPI::MPI_CXX, Kokkos::kokkos, hybrid3d::kokkoskernels, hdf5::hdf5, and with the onednn
+#   convolution engine hybrid3d::dnnl
 # Works with Debian's Trilinos (Kokkos 3.4, TriBITS-style exports) and with a standalone
 # Kokkos/Kokkos-Kernels 4.x (Kokkos::kokkos, Kokkos::kokkoskernels).
 include_guard(GLOBAL)
@@ -35,6 +36,34 @@ if(NOT TARGET hybrid3d::kokkoskernels)
       INTERFACE_INCLUDE_DIRECTORIES "${KokkosKernels_INCLUDE_DIRS}"
       INTERFACE_LINK_LIBRARIES "${KokkosKernels_LIBRARIES};Kokkos::kokkos")
   endif()
+endif()
+
+# oneDNN (Debian: libdnnl-dev) for the onednn convolution engine. It threads through OpenMP,
+# whose thread count the engine sets (one thread per rank with the Serial backend). Found by
+# header and library: Debian's dnnl CMake package demands OpenCL's development files (its GPU
+# runtime), which the CPU engine never uses.
+# HYBRID3D_ENABLE_ONEDNN: AUTO takes it when found; ON requires it; the result is ON or OFF.
+if(NOT HYBRID3D_ENABLE_ONEDNN STREQUAL "OFF" AND NOT TARGET hybrid3d::dnnl)
+  find_path(HYBRID3D_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
+  find_library(HYBRID3D_DNNL_LIBRARY dnnl)
+  find_package(OpenMP QUIET COMPONENTS CXX)
+  if(HYBRID3D_DNNL_INCLUDE_DIR AND HYBRID3D_DNNL_LIBRARY AND OpenMP_CXX_FOUND)
+    add_library(hybrid3d::dnnl INTERFACE IMPORTED)
+    set_target_properties(hybrid3d::dnnl PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${HYBRID3D_DNNL_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${HYBRID3D_DNNL_LIBRARY};${OpenMP_CXX_LIBRARIES}")
+  elseif(HYBRID3D_ENABLE_ONEDNN STREQUAL "ON")
+    message(FATAL_ERROR "HYBRID3D_ENABLE_ONEDNN=ON needs oneDNN (oneapi/dnnl/dnnl.hpp, libdnnl) "
+                        "and OpenMP; on Debian: libdnnl-dev")
+  else()
+    message(STATUS "hybrid3d: oneDNN not found, the onednn convolution engine is left out "
+                   "(Debian: libdnnl-dev)")
+  endif()
+endif()
+if(NOT HYBRID3D_ENABLE_ONEDNN STREQUAL "OFF" AND TARGET hybrid3d::dnnl)
+  set(HYBRID3D_ENABLE_ONEDNN ON)
+else()
+  set(HYBRID3D_ENABLE_ONEDNN OFF)
 endif()
 
 set(HDF5_PREFER_PARALLEL ON)

@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libopenblas-dev            # so KokkosBlas::gemm's libblas.so.3 is OpenBLAS, not the reference BLAS
   libfftw3-dev libfftw3-mpi-dev
+  libdnnl-dev                # the onednn convolution engine
   libgtest-dev libbenchmark-dev
 )
 missing=()

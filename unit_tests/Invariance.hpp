@@ -28,6 +28,14 @@ GlobalArray<T> randomGlobal(const std::string& label, int n, int c, const Index3
   return a;
 }
 
+// The same array in another scalar type (float runs against double references).
+template <class U, class T>
+GlobalArray<U> convertGlobal(const GlobalArray<T>& a) {
+  GlobalArray<U> b(a.label(), a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4));
+  for (std::size_t i = 0; i < a.size(); ++i) b.data()[i] = static_cast<U>(a.data()[i]);
+  return b;
+}
+
 // A 1x1x1 grid of this rank alone: the reference every decomposition must reproduce.
 inline ProcessGrid& selfGrid() {
   static ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});

@@ -12,13 +12,6 @@
 namespace hybrid3d::test {
 namespace {
 
-template <class T>
-GlobalArray<T> cast(const GlobalArray<double>& a) {
-  GlobalArray<T> b(a.label(), a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4));
-  for (std::size_t i = 0; i < a.size(); ++i) b.data()[i] = static_cast<T>(a.data()[i]);
-  return b;
-}
-
 struct Results {
   GlobalArray<double> y, dx, dw;
 };
@@ -44,22 +37,17 @@ Results runIn(const ProcessGrid& grid, const TensorShape& in,
                                 grid.coords());
   auto dyt = createDistTensor<T>("dy", out.batch, out.channels, layer.outputDecomposition(),
                                  grid.coords());
-  scatterFromGlobal(cast<T>(x), xt);
-  scatterFromGlobal(cast<T>(dy), dyt);
+  scatterFromGlobal(convertGlobal<T>(x), xt);
+  scatterFromGlobal(convertGlobal<T>(dy), dyt);
   const DefaultExecutionSpace exec;
   layer.forward(exec, xt, yt);
   layer.backward(exec, xt, dyt, dxt);
   allreduceSum(params[0].grad, grid.worldComm());
-  auto widen = [](const auto& a) {
-    GlobalArray<double> b("w", a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4));
-    for (std::size_t i = 0; i < a.size(); ++i) b.data()[i] = double(a.data()[i]);
-    return b;
-  };
   auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), params[0].grad);
   GlobalArray<double> dw("dw", hw.size(), 1, 1, 1, 1);
   for (std::size_t i = 0; i < hw.size(); ++i) dw.data()[i] = double(hw(i));
-  return {widen(gatherToGlobal(yt, grid.spatialComm())),
-          widen(gatherToGlobal(dxt, grid.spatialComm())), dw};
+  return {convertGlobal<double>(gatherToGlobal(yt, grid.spatialComm())),
+          convertGlobal<double>(gatherToGlobal(dxt, grid.spatialComm())), dw};
 }
 
 template <template <class, class> class L>

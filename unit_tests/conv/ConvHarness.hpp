@@ -34,30 +34,32 @@ void setRandomParameters(const Layer& layer, unsigned seed) {
 }
 
 // Builds the layer on `grid`, runs forward on x and backward with dy (both global arrays of
-// this group's samples); y and dy carry `outGhosts` (a following layer's ghosts).
+// this group's samples, in the layer's scalar); y and dy carry `outGhosts` (a following
+// layer's ghosts). Results come back in double whatever the layer's scalar.
 template <class Layer>
 ConvResult runConv(const ProcessGrid& grid, const TensorShape& in,
                    const typename Layer::Options& options, const GlobalArray<double>& x,
                    const GlobalArray<double>& dy, unsigned paramSeed,
                    const GhostWidths& outGhosts = {}) {
+  using T = typename Layer::tensor_type::value_type;
   Layer layer(grid, "conv", in, options);
   setRandomParameters(layer, paramSeed);
   const TensorShape out = layer.outputShape();
-  auto xt = createDistTensor<double>("x", in.batch, in.channels, layer.inputDecomposition(),
-                                     grid.coords(), layer.inputGhosts());
-  auto dxt = createDistTensor<double>("dx", in.batch, in.channels, layer.inputDecomposition(),
-                                      grid.coords(), layer.inputGhosts());
-  auto yt = createDistTensor<double>("y", out.batch, out.channels, layer.outputDecomposition(),
-                                     grid.coords(), outGhosts);
-  auto dyt = createDistTensor<double>("dy", out.batch, out.channels, layer.outputDecomposition(),
-                                      grid.coords(), outGhosts);
-  scatterFromGlobal(x, xt);
-  scatterFromGlobal(dy, dyt);
+  auto xt = createDistTensor<T>("x", in.batch, in.channels, layer.inputDecomposition(),
+                                grid.coords(), layer.inputGhosts());
+  auto dxt = createDistTensor<T>("dx", in.batch, in.channels, layer.inputDecomposition(),
+                                 grid.coords(), layer.inputGhosts());
+  auto yt = createDistTensor<T>("y", out.batch, out.channels, layer.outputDecomposition(),
+                                grid.coords(), outGhosts);
+  auto dyt = createDistTensor<T>("dy", out.batch, out.channels, layer.outputDecomposition(),
+                                 grid.coords(), outGhosts);
+  scatterFromGlobal(convertGlobal<T>(x), xt);
+  scatterFromGlobal(convertGlobal<T>(dy), dyt);
   const DefaultExecutionSpace exec;
   layer.forward(exec, xt, yt);
   layer.backward(exec, xt, dyt, dxt);
-  ConvResult r{gatherToGlobal(yt, grid.spatialComm()), gatherToGlobal(dxt, grid.spatialComm()),
-               {}};
+  ConvResult r{convertGlobal<double>(gatherToGlobal(yt, grid.spatialComm())),
+               convertGlobal<double>(gatherToGlobal(dxt, grid.spatialComm())), {}};
   for (const auto& p : layer.parameters()) {
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.grad);
     r.grads.emplace_back(h.data(), h.data() + h.size());
@@ -81,30 +83,39 @@ inline double maxRelativeDifference(const std::vector<double>& got,
 }
 
 // Decomposition invariance of one configuration on `grid`: each group runs its own samples
-// (seeded by group); the reference is the 1-rank run of the same samples, and the world sum of
-// the parameter gradients must equal the sum of the 1-rank gradients over the groups.
-template <class Layer>
+// (seeded by group); the reference is the 1-rank run of the same samples by `Reference` (by
+// default the same layer), and the world sum of the parameter gradients must equal the sum of
+// the 1-rank gradients over the groups, all to `tolerance` relative to the largest entry.
+template <class Layer, class Reference = Layer>
 void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,
-                         const typename Layer::Options& options, const GhostWidths& outGhosts,
+                         const typename Layer::Options& options,
+                         const typename Reference::Options& referenceOptions,
+                         const GhostWidths& outGhosts, double tolerance,
                          const std::string& what) {
   const unsigned seed = 1000u + 17u * unsigned(grid.group());
   const GlobalArray<double> x = randomGlobal<double>("x", in.batch, in.channels, in.extents, seed);
   // The output shape comes from a 1-rank layer (cheap) so dy can be drawn before the run.
-  const TensorShape out = Layer(selfGrid(), "shape", in, options).outputShape();
+  const TensorShape out = Reference(selfGrid(), "shape", in, referenceOptions).outputShape();
   const GlobalArray<double> dy =
       randomGlobal<double>("dy", out.batch, out.channels, out.extents, seed + 1);
   ConvResult got = runConv<Layer>(grid, in, options, x, dy, 7, outGhosts);
-  ConvResult want = runConv<Layer>(selfGrid(), in, options, x, dy, 7);
+  ConvResult want = runConv<Reference>(selfGrid(), in, referenceOptions, x, dy, 7);
   sumOver(got.grads, grid.worldComm());
   sumOver(want.grads, grid.dataComm());
-  expectSameArray(got.y, want.y, 1e-12, what + ": output");
-  expectSameArray(got.dx, want.dx, 1e-12, what + ": grad_input");
+  expectSameArray(got.y, want.y, tolerance, what + ": output");
+  expectSameArray(got.dx, want.dx, tolerance, what + ": grad_input");
   EXPECT_EQ(got.grads.size(), want.grads.size()) << what;
   for (std::size_t i = 0; i < got.grads.size() && i < want.grads.size(); ++i) {
     const double err = maxRelativeDifference(got.grads[i], want.grads[i]);
-    EXPECT_LE(err, 1e-12) << what << ": parameter gradient " << i << " max relative error "
-                          << err;
+    EXPECT_LE(err, tolerance) << what << ": parameter gradient " << i << " max relative error "
+                              << err;
   }
+}
+template <class Layer>
+void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,
+                         const typename Layer::Options& options, const GhostWidths& outGhosts,
+                         const std::string& what) {
+  expectSameAsOneRank<Layer, Layer>(grid, in, options, options, outGhosts, 1e-12, what);
 }
 
 }  // namespace hybrid3d::test

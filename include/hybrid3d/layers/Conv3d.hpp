@@ -15,6 +15,10 @@
 // sums what it fed, no atomics) into the ghosted dx, then the halo's scatterAdd (the adjoint of
 // the forward gather) sends ghost contributions to their owners. Backward-weights:
 // dW += dY col^T and db += dY 1 per chunk; x must still hold the ghosts forward gathered.
+//
+// That im2col path is the `kokkos` engine. Options::engine may hand the local box to a vendor
+// library instead (layers/ConvEngine.hpp: `onednn` for float on host memory); the halo gather,
+// the adjoint scatterAdd and the gradient contract stay the layer's, whatever the engine.
 
 #include <cstddef>
 #include <memory>
@@ -27,9 +31,11 @@
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/ConvEngine.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/Window.hpp>
 #include <hybrid3d/layers/impl/Im2col.hpp>
+#include <hybrid3d/layers/impl/LocalConvolution.hpp>
 
 namespace hybrid3d {
 
@@ -50,6 +56,8 @@ public:
     // spaces use at most Impl::hostChunkBytes of it, so chunks stay in cache. A chunk is at
     // least one output row, so a tiny value means many small gemms, never a failure.
     std::size_t workspaceBytes = std::size_t(64) << 20;
+    // Who computes the local box; Auto takes the fastest engine built for T and MemorySpace.
+    ConvEngine engine = ConvEngine::Auto;
   };
 
   // Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for an even or
@@ -83,8 +91,11 @@ public:
   // whoever builds the model initialises them.
   std::vector<Parameter<T, MemorySpace>> parameters() const;
 
-  // Output rows (n, od, oh) per gemm chunk, for tests and benchmarks.
+  // Output rows (n, od, oh) per gemm chunk of the kokkos engine, for tests and benchmarks.
   Index rowsPerChunk() const { return rowsPerChunk_; }
+  // The engine this layer runs (never Auto), and which implementation runs each pass.
+  ConvEngine engine() const { return engine_; }
+  std::string engineDescription() const;
 
 private:
   using Matrix = Impl::Matrix<T, MemorySpace>;
@@ -110,8 +121,11 @@ private:
   Impl::ConvGeometry geometry_;
   Index rows_ = 0, rowsPerChunk_ = 1;  // owned output rows N*OD*OH, rows per chunk
   bool pointwise_ = false;              // k = 1, s = 1, p = 0
+  ConvEngine engine_ = ConvEngine::Kokkos;
+  std::unique_ptr<Impl::LocalConvolution<T, MemorySpace>> vendor_;  // null: the kokkos engine
 
   Parameter<T, MemorySpace> weight_, bias_;
+  // Workspaces of the kokkos engine (left empty for the others).
   Kokkos::View<T*, MemorySpace> col_;   // [Cin*k^3, chunk columns]: im2col / dcol
   Kokkos::View<T*, MemorySpace> out_;   // [Cout, chunk columns]: Y or dY of a chunk
   Kokkos::View<T*, MemorySpace> ones_;  // bias gradient = dY * ones

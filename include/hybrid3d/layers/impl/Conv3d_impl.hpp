@@ -6,8 +6,22 @@
 #include <KokkosBlas3_gemm.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
 
 namespace hybrid3d {
+
+namespace Impl {
+// The vendor engine `engine` (already resolved for T and M) for one rank's problem.
+template <class T, class M>
+std::unique_ptr<LocalConvolution<T, M>> createVendorConvolution(ConvEngine engine,
+                                                                const LocalConvProblem& problem) {
+#if HYBRID3D_ENABLE_ONEDNN
+  if constexpr (oneDnnCanRun<T, M>())
+    if (engine == ConvEngine::OneDnn) return std::make_unique<OneDnnConvolution>(problem);
+#endif
+  fail(problem.layer, ": convolution engine ", toString(engine), " cannot run this layer");
+}
+}  // namespace Impl
 
 template <class T, class M>
 Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
@@ -59,13 +73,28 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
   rows_ = Index(input.batch) * g.od * g.oh;
   rowsPerChunk_ = Impl::rowsPerChunk(Impl::chunkBytes<M>(options.workspaceBytes), sizeof(T),
                                      K + g.cout, g.ow, rows_);
-  const Index columns = rowsPerChunk_ * g.ow;
-  col_ = Kokkos::View<T*, M>(name + "/im2col", K * columns);
-  out_ = Kokkos::View<T*, M>(name + "/chunk", g.cout * columns);
-  // The 1^3 path sums the bias gradient over a whole sample's voxels at once.
-  const Index onesLength = std::max(columns, pointwise_ ? g.od * g.oh * g.ow : Index(0));
-  ones_ = Kokkos::View<T*, M>(name + "/ones", onesLength);
-  Kokkos::deep_copy(ones_, T(1));
+  engine_ = resolveConvEngine<T, M>(options.engine, name);
+  if (engine_ == ConvEngine::Kokkos) {
+    const Index columns = rowsPerChunk_ * g.ow;
+    col_ = Kokkos::View<T*, M>(name + "/im2col", K * columns);
+    out_ = Kokkos::View<T*, M>(name + "/chunk", g.cout * columns);
+    // The 1^3 path sums the bias gradient over a whole sample's voxels at once.
+    const Index onesLength = std::max(columns, pointwise_ ? g.od * g.oh * g.ow : Index(0));
+    ones_ = Kokkos::View<T*, M>(name + "/ones", onesLength);
+    Kokkos::deep_copy(ones_, T(1));
+  } else {
+    Impl::LocalConvProblem problem;
+    problem.layer = name;
+    problem.batch = input.batch;
+    problem.cin = g.cin;
+    problem.cout = g.cout;
+    problem.kernel = k;
+    problem.stride = s;
+    problem.outExtents = {g.od, g.oh, g.ow};
+    problem.inOffset = {g.inOffset[0], g.inOffset[1], g.inOffset[2]};
+    problem.bias = options.bias;
+    vendor_ = Impl::createVendorConvolution<T, M>(engine_, problem);
+  }
 
   weight_ = createParameter<T, M>(name, "weight", {g.cout, g.cin, k, k, k});
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {g.cout});
@@ -85,6 +114,11 @@ void Conv3d<T, M>::checkTensor(const tensor_type& t, const char* what, const Ten
          "x", toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
          ghostsOk ? "" : " with other ghost widths than inputGhosts()", ", expected ", shape.batch,
          "x", shape.channels, "x", toString(shape.extents), " on grid ", toString(dec.dims()));
+}
+
+template <class T, class M>
+std::string Conv3d<T, M>::engineDescription() const {
+  return vendor_ ? vendor_->describe() : std::string("kokkos (im2col + KokkosBlas::gemm)");
 }
 
 template <class T, class M>
@@ -122,7 +156,9 @@ void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   const auto& g = geometry_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto W = weightMatrix();
-  if (direct(y)) {
+  if (vendor_) {
+    vendor_->forward(exec, x, weight_.value, bias_.value, y);
+  } else if (direct(y)) {
     // 1^3 kernel: x(n) is already the [Cin, V] column matrix and y(n) the [Cout, V] result.
     for (int n = 0; n < inShape_.batch && V > 0; ++n) {
       Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
@@ -155,7 +191,9 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
   const auto& g = geometry_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto W = weightMatrix();
-  if (direct(dy)) {
+  if (vendor_) {
+    vendor_->backwardData(exec, weight_.value, dy, dx);
+  } else if (direct(dy)) {
     for (int n = 0; n < inShape_.batch && V > 0; ++n) {
       Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
       Matrix dxn(dx.view().data() + n * g.cin * V, g.cin, V);
@@ -172,9 +210,10 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
       KokkosBlas::gemm("T", "N", T(1), W, dyc, T(0), dcol);
       Impl::col2imAdd(exec, dcol, dx.view(), g, r0, nr);
     }
-    // Ghost cells hold contributions to voxels other ranks own (or to the zero padding).
-    if (halo_) halo_->scatterAdd(exec, dx);
   }
+  // Ghost cells hold contributions to voxels other ranks own (or to the zero padding). (The
+  // 1^3 path has no ghosts, hence no halo.)
+  if (halo_) halo_->scatterAdd(exec, dx);
   Kokkos::Profiling::popRegion();
 }
 
@@ -187,7 +226,9 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
   const auto& g = geometry_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto dW = weightGradMatrix();
-  if (direct(dy)) {
+  if (vendor_) {
+    vendor_->backwardWeights(exec, x, dy, weight_.grad, bias_.grad);
+  } else if (direct(dy)) {
     for (int n = 0; n < inShape_.batch && V > 0; ++n) {
       Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
       Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);

@@ -1,0 +1,64 @@
+#pragma once
+// Which code computes a convolution on this rank's local box. The distributed part (ghost
+// widths, halo gather before forward, the adjoint scatterAdd after backward-data, gradient
+// sums) is the layer's own and the same for every engine; an engine only turns a ghosted local
+// input box into the owned output box and back.
+//
+//   kokkos  im2col + KokkosBlas::gemm: every backend, float and double; the reference.
+//   onednn  oneDNN's direct convolution (the library PyTorch's CPU convolutions use): float on
+//           host memory, built when oneDNN is found (HYBRID3D_ENABLE_ONEDNN).
+//   auto    the fastest engine available for the layer's scalar and memory space.
+
+#include <string>
+#include <type_traits>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/Config.hpp>
+#include <hybrid3d/core/Error.hpp>
+
+namespace hybrid3d {
+
+enum class ConvEngine { Auto, Kokkos, OneDnn };
+
+inline const char* toString(ConvEngine e) {
+  switch (e) {
+    case ConvEngine::Kokkos: return "kokkos";
+    case ConvEngine::OneDnn: return "onednn";
+    case ConvEngine::Auto: break;
+  }
+  return "auto";
+}
+
+// The deck's spelling ("auto", "kokkos", "onednn"); anything else is refused naming the choices.
+inline ConvEngine parseConvEngine(const std::string& name) {
+  for (ConvEngine e : {ConvEngine::Auto, ConvEngine::Kokkos, ConvEngine::OneDnn})
+    if (name == toString(e)) return e;
+  fail("convolution engine '", name, "' is not one of auto, kokkos, onednn");
+}
+
+// The oneDNN engine computes float on memory the host can address (HostSpace: the Serial and
+// OpenMP backends).
+template <class T, class MemorySpace>
+constexpr bool oneDnnCanRun() {
+  return HYBRID3D_ENABLE_ONEDNN && std::is_same_v<T, float> &&
+         std::is_same_v<MemorySpace, Kokkos::HostSpace>;
+}
+
+// The engine a layer of scalar T in MemorySpace uses when `requested` is asked for; refuses,
+// naming the layer, an engine that cannot run it.
+template <class T, class MemorySpace>
+ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer) {
+  constexpr bool onednn = oneDnnCanRun<T, MemorySpace>();
+  if (requested == ConvEngine::Auto) return onednn ? ConvEngine::OneDnn : ConvEngine::Kokkos;
+  if (requested == ConvEngine::OneDnn && !onednn) {
+    if (!HYBRID3D_ENABLE_ONEDNN)
+      fail(layer, ": convolution engine onednn is not built in (install oneDNN, e.g. Debian's "
+                  "libdnnl-dev, and configure with HYBRID3D_ENABLE_ONEDNN=ON)");
+    fail(layer, ": convolution engine onednn computes float on host memory only; this layer is ",
+         std::is_same_v<T, float> ? "float" : "double", " on ", MemorySpace::name());
+  }
+  return requested;
+}
+
+}  // namespace hybrid3d

@@ -1,0 +1,59 @@
+#pragma once
+// The interface of a vendor convolution engine (layers/ConvEngine.hpp): the local part of a
+// Conv3d on one rank, after the halo gather and before the adjoint scatterAdd. Conv3d keeps
+// the decomposition; the engine sees ghosted local arrays and the problem below.
+
+#include <string>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/core/Types.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+
+namespace hybrid3d::Impl {
+
+// One rank's convolution problem, fixed at layer set-up.
+struct LocalConvProblem {
+  std::string layer;       // for messages
+  Index batch = 0;         // local samples
+  Index cin = 0, cout = 0;
+  Index kernel = 1, stride = 1;
+  Index3 outExtents{0, 0, 0};  // this rank's owned output box
+  // Local (ghosted) input index of the first tap of output voxel 0, per dimension; the input
+  // window (out - 1) * stride + kernel starts there and lies inside the ghosted input array.
+  Index3 inOffset{0, 0, 0};
+  bool bias = false;
+
+  Index windowExtent(int dim) const {
+    return outExtents[dim] > 0 ? (outExtents[dim] - 1) * stride + kernel : 0;
+  }
+  bool emptyOutput() const {
+    return batch == 0 || outExtents[0] == 0 || outExtents[1] == 0 || outExtents[2] == 0;
+  }
+};
+
+template <class T, class MemorySpace>
+class LocalConvolution {
+public:
+  using tensor_type = DistTensor<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+  using values_type = Kokkos::View<T*, MemorySpace>;
+
+  virtual ~LocalConvolution() = default;
+
+  // Which implementation runs each pass, for the start-up report.
+  virtual std::string describe() const = 0;
+  // y's owned cells := conv(x's window) (+ bias). x's ghosts already hold the halo.
+  virtual void forward(const execution_space& exec, const tensor_type& x, const values_type& w,
+                       const values_type& bias, const tensor_type& y) = 0;
+  // dx's whole local array := the adjoint of forward applied to dy: cells outside the input
+  // window are zero, ghost cells hold contributions to voxels other ranks own.
+  virtual void backwardData(const execution_space& exec, const values_type& w,
+                            const tensor_type& dy, const tensor_type& dx) = 0;
+  // dw += dL/dw and, with a bias, db += dL/db from this rank's cells.
+  virtual void backwardWeights(const execution_space& exec, const tensor_type& x,
+                               const tensor_type& dy, const values_type& dw,
+                               const values_type& db) = 0;
+};
+
+}  // namespace hybrid3d::Impl

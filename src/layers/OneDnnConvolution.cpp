@@ -1,0 +1,372 @@
+// The onednn convolution engine (include/hybrid3d/layers/impl/OneDnnConvolution.hpp), written
+// against oneDNN 2.x (Debian 12 ships 2.6.3). Compiled only when HYBRID3D_ENABLE_ONEDNN is on.
+#include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+
+namespace hybrid3d::Impl {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+// One host buffer for the blocked copies and scratchpads of every oneDNN convolution of the
+// process. Convolutions run one at a time, so it holds the largest single pass. It grows only
+// while layers are set up, and its pages are touched then: first touch of fresh pages costs
+// more than the arithmetic on these machines (DESIGN.md section 10).
+class SharedWorkspace {
+public:
+  static SharedWorkspace& instance() {
+    static SharedWorkspace w;
+    return w;
+  }
+  void reserve(std::size_t bytes) {
+    if (bytes <= size_) return;
+    const std::size_t rounded = (bytes + 4095) / 4096 * 4096;
+    void* p = std::aligned_alloc(4096, rounded);
+    if (!p) fail("onednn convolution: cannot allocate a ", rounded >> 20, " MiB workspace");
+    std::memset(p, 0, rounded);
+    std::free(data_);
+    data_ = static_cast<char*>(p);
+    size_ = rounded;
+  }
+  char* data() const { return data_; }
+
+private:
+  SharedWorkspace() = default;
+  ~SharedWorkspace() { std::free(data_); }
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// oneDNN threads through OpenMP. With one rank per core (the Serial backend) it must use one
+// thread, with the OpenMP backend the threads Kokkos uses, never one per core in every rank.
+void useHostThreads() { omp_set_num_threads(Kokkos::DefaultHostExecutionSpace().concurrency()); }
+
+// A window of a ghosted NCDHW local array as a strided oneDNN memory descriptor, and where it
+// starts. `extents` are the window's spatial extents, `at` its first local index.
+memory::desc windowDesc(const DistTensor<float, Kokkos::HostSpace>& t, const Index3& extents) {
+  const auto& v = t.view();
+  const Index w = Index(v.extent(4)), hw = Index(v.extent(3)) * w, dhw = Index(v.extent(2)) * hw;
+  return memory::desc(Dims{Index(v.extent(0)), Index(v.extent(1)), extents[0], extents[1], extents[2]},
+                      memory::data_type::f32, Dims{Index(v.extent(1)) * dhw, dhw, hw, w, 1});
+}
+float* windowStart(const DistTensor<float, Kokkos::HostSpace>& t, const Index3& at) {
+  const auto& v = t.view();
+  return v.data() + (at[0] * Index(v.extent(3)) + at[1]) * Index(v.extent(4)) + at[2];
+}
+Index3 lowGhosts(const GhostWidths& g) { return {g.lo[0], g.lo[1], g.lo[2]}; }
+
+// How an operand reaches the primitive.
+enum class Flow {
+  In,         // user -> primitive
+  Out,        // primitive -> user (overwrites)
+  Accumulate  // primitive -> user, added to what the user array holds
+};
+
+// One operand of one primitive: the user's array (a strided window of a ghosted local array,
+// or a dense parameter), and its copy in the primitive's preferred layout, in the shared
+// workspace, when the two layouts differ (or the result must be added).
+struct Operand {
+  Flow flow = Flow::In;
+  memory::desc inner;       // the layout the primitive wants
+  std::size_t offset = 0;   // of the copy in the shared workspace
+  memory::desc user;        // the user layout the reorder below was built for
+  memory userMem, innerMem;
+  dnnl::reorder copy;       // user -> inner (In) or inner -> user (Out, Accumulate)
+  std::unordered_map<int, memory> copyArgs;
+  bool direct = false;      // the primitive reads or writes the user array itself
+
+  // The memory the primitive executes on.
+  const memory& arg() const { return direct ? userMem : innerMem; }
+};
+
+Operand operand(Flow flow, const memory::desc& inner) {
+  Operand op;
+  op.flow = flow;
+  op.inner = inner;
+  return op;
+}
+
+}  // namespace
+
+// The three passes' primitive descriptors for one activation layout.
+struct PassDescs {
+  dnnl::convolution_forward::primitive_desc forward;
+  dnnl::convolution_backward_data::primitive_desc backwardData;
+  dnnl::convolution_backward_weights::primitive_desc backwardWeights;
+};
+
+// Padding 0: the ghosts hold the padding. Weights in oneDNN's choice of layout (reordered from
+// PyTorch's each pass; they are small).
+PassDescs describePasses(const dnnl::engine& engine, const LocalConvProblem& q,
+                         memory::format_tag activations) {
+  const auto f32 = memory::data_type::f32;
+  const memory::desc src(Dims{q.batch, q.cin, q.windowExtent(0), q.windowExtent(1),
+                              q.windowExtent(2)},
+                         f32, activations);
+  const memory::desc dst(Dims{q.batch, q.cout, q.outExtents[0], q.outExtents[1], q.outExtents[2]},
+                         f32, activations);
+  const memory::desc wei(Dims{q.cout, q.cin, q.kernel, q.kernel, q.kernel}, f32,
+                         memory::format_tag::any);
+  const memory::desc bias =
+      q.bias ? memory::desc(Dims{q.cout}, f32, memory::format_tag::a) : memory::desc();
+  const Dims strides{q.stride, q.stride, q.stride}, noPadding{0, 0, 0};
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const auto algorithm = dnnl::algorithm::convolution_direct;
+  const dnnl::convolution_forward::primitive_desc fwd(
+      {dnnl::prop_kind::forward_training, algorithm, src, wei, bias, dst, strides, noPadding,
+       noPadding},
+      attr, engine);
+  return {fwd,
+          {{algorithm, src, wei, dst, strides, noPadding, noPadding}, attr, engine, fwd},
+          {{algorithm, src, wei, bias, dst, strides, noPadding, noPadding}, attr, engine, fwd}};
+}
+
+// How good the kernel oneDNN picked is, from its name: JIT kernels of the widest vector unit
+// first, then narrower ones, its generic gemm-based one, the reference one last.
+int kernelRank(const char* implementation) {
+  const std::string s(implementation);
+  if (s.find("ref") != std::string::npos) return 0;
+  if (s.find("gemm") != std::string::npos) return 1;
+  if (s.find("avx512") != std::string::npos) return 4;
+  if (s.find("avx2") != std::string::npos) return 3;
+  return 2;
+}
+
+// `b` when its kernel ranks higher, else `a` (oneDNN's own layout choice wins ties).
+template <class PD>
+const PD& better(const PD& a, const PD& b) {
+  return kernelRank(b.impl_info_str()) > kernelRank(a.impl_info_str()) ? b : a;
+}
+
+struct OneDnnConvolution::Primitives {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  memory::desc userWeights;  // [Cout, Cin, k, k, k], PyTorch's order
+  memory::desc userBias;
+
+  dnnl::convolution_forward forward;
+  dnnl::convolution_backward_data backwardData;
+  dnnl::convolution_backward_weights backwardWeights;
+  std::string implementations;
+
+  // Operands per pass, and each pass's scratchpad.
+  Operand fwdSrc, fwdWeights, fwdBias, fwdDst;
+  Operand bwdDiffDst, bwdWeights, bwdDiffSrc;
+  Operand wgtSrc, wgtDiffDst, wgtDiffWeights, wgtDiffBias;
+  std::size_t fwdScratch = 0, bwdScratch = 0, wgtScratch = 0;
+  memory fwdScratchMem, bwdScratchMem, wgtScratchMem;
+  std::unordered_map<int, memory> fwdArgs, bwdArgs, wgtArgs;
+
+  // Lays a pass's operand copies and scratchpad out one after another in the shared workspace;
+  // returns the pass's size.
+  static std::size_t layOut(std::initializer_list<Operand*> ops, std::size_t scratchpad,
+                            std::size_t& scratchOffset) {
+    auto align = [](std::size_t b) { return (b + 63) / 64 * 64; };
+    std::size_t at = 0;
+    for (Operand* op : ops) {
+      op->offset = at;
+      at += align(op->inner.get_size());
+    }
+    scratchOffset = at;
+    return at + align(scratchpad);
+  }
+
+  // Points `op` at the user array `data` of layout `user`; rebuilds its reorder when the
+  // layout differs from the last call's (a layer sees the same layouts every step).
+  void bind(Operand& op, const memory::desc& user, void* data, char* workspace) {
+    if (!(user == op.user) || !op.userMem) {
+      op.user = user;
+      op.userMem = memory(user, engine, data);
+      op.innerMem = memory(op.inner, engine, workspace + op.offset);
+      op.direct = op.flow != Flow::Accumulate && user == op.inner;
+      if (!op.direct) {
+        dnnl::primitive_attr attr;
+        if (op.flow == Flow::Accumulate) {
+          dnnl::post_ops sum;
+          sum.append_sum(1.0f);
+          attr.set_post_ops(sum);
+        }
+        const bool in = op.flow == Flow::In;
+        op.copy = dnnl::reorder(dnnl::reorder::primitive_desc(
+            engine, in ? user : op.inner, engine, in ? op.inner : user, attr));
+        op.copyArgs = {{DNNL_ARG_FROM, in ? op.userMem : op.innerMem},
+                       {DNNL_ARG_TO, in ? op.innerMem : op.userMem}};
+      }
+    }
+    op.userMem.set_data_handle(data);
+    op.innerMem.set_data_handle(workspace + op.offset);
+  }
+  void copy(Operand& op) {
+    if (!op.direct) op.copy.execute(stream, op.copyArgs);
+  }
+};
+
+OneDnnConvolution::OneDnnConvolution(const LocalConvProblem& problem)
+    : problem_(problem), p_(std::make_unique<Primitives>()) {
+  if (problem.emptyOutput()) return;  // nothing to compute on this rank
+  auto& P = *p_;
+  const auto& q = problem_;
+  const auto f32 = memory::data_type::f32;
+  P.userWeights = memory::desc(Dims{q.cout, q.cin, q.kernel, q.kernel, q.kernel}, f32,
+                               memory::format_tag::oidhw);
+  P.userBias = q.bias ? memory::desc(Dims{q.cout}, f32, memory::format_tag::a) : memory::desc();
+
+  try {
+    // Each pass takes the activation layout in which oneDNN has the better kernel: its own
+    // choice (`any`: blocked channels) unless channels-last gets a wider vector kernel, as
+    // for conv1's 4 input channels, where backward-weights is an AVX2 kernel in the blocked
+    // layout and an AVX-512 one channels-last (measured: 4x faster).
+    const PassDescs blocked = describePasses(P.engine, q, memory::format_tag::any);
+    const PassDescs channelsLast = describePasses(P.engine, q, memory::format_tag::ndhwc);
+    const auto& fwd = better(blocked.forward, channelsLast.forward);
+    const auto& bwd = better(blocked.backwardData, channelsLast.backwardData);
+    const auto& wgt = better(blocked.backwardWeights, channelsLast.backwardWeights);
+    P.forward = dnnl::convolution_forward(fwd);
+    P.backwardData = dnnl::convolution_backward_data(bwd);
+    P.backwardWeights = dnnl::convolution_backward_weights(wgt);
+    auto name = [](const auto& chosen, const auto& channelsLastDesc) {
+      return std::string(chosen.impl_info_str()) +
+             (&chosen == &channelsLastDesc ? " channels-last" : "");
+    };
+    P.implementations = Impl::concat("forward ", name(fwd, channelsLast.forward),
+                                     ", backward-data ", name(bwd, channelsLast.backwardData),
+                                     ", backward-weights ",
+                                     name(wgt, channelsLast.backwardWeights));
+
+    P.fwdSrc = operand(Flow::In, fwd.src_desc());
+    P.fwdWeights = operand(Flow::In, fwd.weights_desc());
+    P.fwdBias = operand(Flow::In, q.bias ? fwd.bias_desc() : memory::desc());
+    P.fwdDst = operand(Flow::Out, fwd.dst_desc());
+    P.bwdDiffDst = operand(Flow::In, bwd.diff_dst_desc());
+    P.bwdWeights = operand(Flow::In, bwd.weights_desc());
+    P.bwdDiffSrc = operand(Flow::Out, bwd.diff_src_desc());
+    P.wgtSrc = operand(Flow::In, wgt.src_desc());
+    P.wgtDiffDst = operand(Flow::In, wgt.diff_dst_desc());
+    P.wgtDiffWeights = operand(Flow::Accumulate, wgt.diff_weights_desc());
+    P.wgtDiffBias = operand(Flow::Accumulate, q.bias ? wgt.diff_bias_desc() : memory::desc());
+
+    std::size_t need = 0;
+    need = std::max(need, Primitives::layOut({&P.fwdSrc, &P.fwdWeights, &P.fwdBias, &P.fwdDst},
+                                             fwd.scratchpad_desc().get_size(), P.fwdScratch));
+    need = std::max(need, Primitives::layOut({&P.bwdDiffDst, &P.bwdWeights, &P.bwdDiffSrc},
+                                             bwd.scratchpad_desc().get_size(), P.bwdScratch));
+    need = std::max(need, Primitives::layOut({&P.wgtSrc, &P.wgtDiffDst, &P.wgtDiffWeights,
+                                              &P.wgtDiffBias},
+                                             wgt.scratchpad_desc().get_size(), P.wgtScratch));
+    SharedWorkspace::instance().reserve(need);
+    P.fwdScratchMem = memory(fwd.scratchpad_desc(), P.engine, nullptr);
+    P.bwdScratchMem = memory(bwd.scratchpad_desc(), P.engine, nullptr);
+    P.wgtScratchMem = memory(wgt.scratchpad_desc(), P.engine, nullptr);
+  } catch (const dnnl::error& e) {
+    fail(q.layer, ": oneDNN refused the convolution (", e.what(), ")");
+  }
+}
+
+OneDnnConvolution::~OneDnnConvolution() = default;
+
+std::string OneDnnConvolution::describe() const {
+  return problem_.emptyOutput() ? "onednn (empty box on this rank)"
+                                : "onednn (" + p_->implementations + ")";
+}
+
+void OneDnnConvolution::forward(const execution_space& exec, const tensor_type& x,
+                                const values_type& w, const values_type& bias,
+                                const tensor_type& y) {
+  if (problem_.emptyOutput()) return;
+  exec.fence();  // Kokkos kernels (the halo gather) have finished writing x
+  useHostThreads();
+  auto& P = *p_;
+  const auto& q = problem_;
+  char* ws = SharedWorkspace::instance().data();
+  const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
+  P.bind(P.fwdSrc, windowDesc(x, window), windowStart(x, q.inOffset), ws);
+  P.bind(P.fwdWeights, P.userWeights, w.data(), ws);
+  if (q.bias) P.bind(P.fwdBias, P.userBias, bias.data(), ws);
+  P.bind(P.fwdDst, windowDesc(y, q.outExtents), windowStart(y, lowGhosts(y.ghosts())), ws);
+  P.fwdScratchMem.set_data_handle(ws + P.fwdScratch);
+  P.copy(P.fwdSrc);
+  P.copy(P.fwdWeights);
+  if (q.bias) P.copy(P.fwdBias);
+  auto& args = P.fwdArgs;
+  args[DNNL_ARG_SRC] = P.fwdSrc.arg();
+  args[DNNL_ARG_WEIGHTS] = P.fwdWeights.arg();
+  args[DNNL_ARG_DST] = P.fwdDst.arg();
+  args[DNNL_ARG_SCRATCHPAD] = P.fwdScratchMem;
+  if (q.bias) args[DNNL_ARG_BIAS] = P.fwdBias.arg();
+  P.forward.execute(P.stream, args);
+  P.copy(P.fwdDst);
+  P.stream.wait();
+}
+
+void OneDnnConvolution::backwardData(const execution_space& exec, const values_type& w,
+                                     const tensor_type& dy, const tensor_type& dx) {
+  exec.fence();
+  const auto& q = problem_;
+  const auto v = dx.view();
+  const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
+  // Cells of dx outside the input window receive nothing: zero them (all of dx when this rank
+  // has no output).
+  const bool windowIsAll = !q.emptyOutput() && q.inOffset == Index3{0, 0, 0} &&
+                           window == Index3{Index(v.extent(2)), Index(v.extent(3)), Index(v.extent(4))};
+  if (!windowIsAll) std::fill_n(v.data(), v.size(), 0.0f);
+  if (q.emptyOutput()) return;
+  useHostThreads();
+  auto& P = *p_;
+  char* ws = SharedWorkspace::instance().data();
+  P.bind(P.bwdDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, lowGhosts(dy.ghosts())), ws);
+  P.bind(P.bwdWeights, P.userWeights, w.data(), ws);
+  P.bind(P.bwdDiffSrc, windowDesc(dx, window), windowStart(dx, q.inOffset), ws);
+  P.bwdScratchMem.set_data_handle(ws + P.bwdScratch);
+  P.copy(P.bwdDiffDst);
+  P.copy(P.bwdWeights);
+  auto& args = P.bwdArgs;
+  args[DNNL_ARG_DIFF_DST] = P.bwdDiffDst.arg();
+  args[DNNL_ARG_WEIGHTS] = P.bwdWeights.arg();
+  args[DNNL_ARG_DIFF_SRC] = P.bwdDiffSrc.arg();
+  args[DNNL_ARG_SCRATCHPAD] = P.bwdScratchMem;
+  P.backwardData.execute(P.stream, args);
+  P.copy(P.bwdDiffSrc);
+  P.stream.wait();
+}
+
+void OneDnnConvolution::backwardWeights(const execution_space& exec, const tensor_type& x,
+                                        const tensor_type& dy, const values_type& dw,
+                                        const values_type& db) {
+  if (problem_.emptyOutput()) return;
+  exec.fence();
+  useHostThreads();
+  auto& P = *p_;
+  const auto& q = problem_;
+  char* ws = SharedWorkspace::instance().data();
+  const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
+  P.bind(P.wgtSrc, windowDesc(x, window), windowStart(x, q.inOffset), ws);
+  P.bind(P.wgtDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, lowGhosts(dy.ghosts())), ws);
+  P.bind(P.wgtDiffWeights, P.userWeights, dw.data(), ws);
+  if (q.bias) P.bind(P.wgtDiffBias, P.userBias, db.data(), ws);
+  P.wgtScratchMem.set_data_handle(ws + P.wgtScratch);
+  P.copy(P.wgtSrc);
+  P.copy(P.wgtDiffDst);
+  auto& args = P.wgtArgs;
+  args[DNNL_ARG_SRC] = P.wgtSrc.arg();
+  args[DNNL_ARG_DIFF_DST] = P.wgtDiffDst.arg();
+  args[DNNL_ARG_DIFF_WEIGHTS] = P.wgtDiffWeights.arg();
+  if (q.bias) args[DNNL_ARG_DIFF_BIAS] = P.wgtDiffBias.arg();
+  args[DNNL_ARG_SCRATCHPAD] = P.wgtScratchMem;
+  P.backwardWeights.execute(P.stream, args);
+  P.copy(P.wgtDiffWeights);  // dw += the pass's result
+  if (q.bias) P.copy(P.wgtDiffBias);
+  P.stream.wait();
+}
+
+}  // namespace hybrid3d::Impl
