@@ -277,6 +277,15 @@ void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
 }
 
 template <class T, class M>
+void Trainer<T, M>::printImplementations() {
+  auto& graph = *model_.graph;
+  for (std::size_t i = 0; i < graph.size(); ++i) {
+    const std::string how = graph.node(i).implementation();
+    if (!how.empty()) std::printf("  %s: %s\n", graph.node(i).name().c_str(), how.c_str());
+  }
+}
+
+template <class T, class M>
 EpochSummary Trainer<T, M>::run() {
   const bool root = grid_.worldRank() == 0;
   if (root) std::filesystem::create_directories(config_.outputDir);
@@ -293,6 +302,7 @@ EpochSummary Trainer<T, M>::run() {
                 model_.architecture.c_str(), config_.model.inputWidth, grid_.worldSize(),
                 grid_.numGroups(), toString(grid_.dims()).c_str(), config_.globalBatch,
                 static_cast<long long>(spe), config_.epochs);
+  if (root) printImplementations();
   EpochSummary summary;
   const double runStart = MPI_Wtime();
   long long stepsThisRun = 0;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include <hybrid3d/layers/ConvEngine.hpp>
 #include <hybrid3d/model/Graph.hpp>
 
 namespace hybrid3d {
@@ -17,7 +18,8 @@ struct ModelOptions {
   std::uint64_t seed = 1;                  // parameter initialisation
   double dropoutKeep = -1;                 // < 0: the model's own; 1 disables dropout
   bool batchNormPerGroup = false;          // statistics per spatial group, not global
-  std::size_t convWorkspaceBytes = std::size_t(64) << 20;
+  std::size_t convWorkspaceBytes = std::size_t(64) << 20;  // kokkos engine's im2col bound
+  ConvEngine convEngine = ConvEngine::Auto;                 // every Conv3d's engine
 };
 
 enum class LossKind { MeanSquaredError, SoftmaxCrossEntropy };

@@ -35,6 +35,10 @@ public:
   virtual void backward(const execution_space& exec, const inputs_type& in, const value_type& out,
                         const value_type& dOut, const inputs_type& dIn) = 0;
 
+  // Which code computes this node when a layer has a choice (the convolution engines), for
+  // the start-up report; empty for the portable Kokkos kernels.
+  virtual std::string implementation() const { return {}; }
+
   virtual std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
   virtual std::vector<Parameter<T, MemorySpace>> buffers() const { return {}; }
   virtual void setTraining(bool /*training*/) {}

@@ -41,6 +41,12 @@ template <class L>
 struct HasStep<L, std::void_t<decltype(std::declval<L&>().setStep(std::int64_t(0), std::int64_t(0)))>>
     : std::true_type {};
 
+template <class L, class = void>
+struct HasEngine : std::false_type {};
+template <class L>
+struct HasEngine<L, std::void_t<decltype(std::declval<const L&>().engineDescription())>>
+    : std::true_type {};
+
 }  // namespace Impl
 
 // A single-input layer; In and Out say whether it reads/writes volumes or feature matrices.
@@ -75,6 +81,12 @@ public:
     layer_.backward(exec, Impl::part<In>(*in.at(0)), Impl::part<Out>(dOut), Impl::part<In>(dx));
   }
 
+  std::string implementation() const override {
+    if constexpr (Impl::HasEngine<Layer>::value)
+      return layer_.engineDescription();
+    else
+      return {};
+  }
   std::vector<Parameter<T, M>> parameters() const override { return layer_.parameters(); }
   std::vector<Parameter<T, M>> buffers() const override {
     if constexpr (Impl::HasBuffers<Layer>::value)

@@ -55,6 +55,8 @@ private:
   struct Data;  // a loader with its preprocessing and target/label tensors
   double lossAndGradient(Data& d, bool withGradient, EvalAccumulator* eval);
   void load(Data& d, const io::HostBatch& batch);
+  // Which engine and kernel path each layer with a choice runs (rank 0, at start-up).
+  void printImplementations();
 
   const ProcessGrid& grid_;
   TrainConfig config_;

@@ -31,7 +31,12 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Model/precision", Type::String, "float", -Big, Big, "float or double",
           {"float", "double"}),
       key("Model/convolution workspace MiB", Type::Int, "64", 1, 65536,
-          "bound on each convolution's im2col workspace"),
+          "bound on each convolution's im2col workspace (kokkos engine)"),
+      key("Model/convolution engine", Type::String, "auto", -Big, Big,
+          "who computes each rank's local convolution: auto (the fastest built for the "
+          "precision and memory space), kokkos (im2col + gemm, every backend) or onednn (float, "
+          "host memory)",
+          {"auto", "kokkos", "onednn"}),
       key("Data/train", Type::String, "", -Big, Big, "directory or list file of training samples"),
       key("Data/validation", Type::String, "", -Big, Big, "directory or list file; empty: none"),
       key("Data/read mode", Type::String, "independent", -Big, Big,
@@ -91,6 +96,7 @@ DeckRun readTrainDeck(const std::string& path, int worldSize) {
     c.model.dropoutKeep = d.getDouble("Model/dropout keep probability");
   c.model.batchNormPerGroup = d.getString("Model/batch norm statistics") == "spatial group";
   c.model.convWorkspaceBytes = std::size_t(d.getInt("Model/convolution workspace MiB")) << 20;
+  c.model.convEngine = parseConvEngine(d.getString("Model/convolution engine"));
   r.precision = d.getString("Model/precision");
 
   // The process grid: explicit, or auto from the world size and the number of groups.

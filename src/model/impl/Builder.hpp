@@ -34,6 +34,7 @@ public:
     c.padding = p;
     c.bias = bias;
     c.workspaceBytes = o_.convWorkspaceBytes;
+    c.engine = o_.convEngine;
     return add<Conv3d<T, M>, V, V>(in, name, c);
   }
   int up(const std::string& name, int in, int out) {
