@@ -1,14 +1,19 @@
 // bench_conv_layers: time and GFLOP/s of the CosmoFlow convolution layers (DESIGN.md section 6)
 // at 64^3 and 128^3 input, batch 1, float, 1 rank: forward, backward-data and backward-weights
-// separately, each against a plain KokkosBlas::gemm of the pass's own shape measured in the same
-// run, so the last column is the fraction of gemm speed the layer achieves (what im2col, the
-// copies and the halo cost on top of the arithmetic). The gemm runs on operands of the layer's
-// chunk width (all voxels when they fit), scaled to all voxels. GFLOP/s and ratio use process
-// CPU time, which a busy machine distorts far less than wall-clock time (both are printed).
+// separately, for every convolution engine built (kokkos, onednn), side by side with
+//  - the FP32 FMA peak of one core measured in the same run (perf_tests/FmaPeak.hpp): the
+//    "% peak" columns are the performance issue's yardstick (60 % for every pass carrying 1 %
+//    of the step's convolution FLOPs, 40 % for conv1), and
+//  - a plain KokkosBlas::gemm of the pass's own shape (what the kokkos engine's arithmetic
+//    alone would reach), on operands of the kokkos engine's chunk width, scaled to all voxels.
+// GFLOP/s use process CPU time, which a busy machine distorts far less than wall-clock time.
+// conv1's backward-data is timed but is no part of a training step (nothing needs the input's
+// gradient), so its share of the step is 0.
 //
 // Usage: bench_conv_layers [--sizes 64,128] [--reps 5] [--workspace-mib 64]
-// The BLAS library actually loaded and the OpenBLAS environment are printed first: the numbers
-// mean little without them (DESIGN.md section 10).
+//                          [--engines kokkos,onednn]
+// The BLAS library actually loaded, the OpenBLAS environment and each engine's implementation
+// per pass are printed first: the numbers mean little without them (DESIGN.md section 10).
 #include <dlfcn.h>
 #include <time.h>
 
@@ -28,6 +33,8 @@
 
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Conv3d.hpp>
+
+#include "FmaPeak.hpp"
 
 namespace {
 
@@ -149,11 +156,14 @@ struct Row {
   std::string name, pass;
   Index in, out;
   int cin, cout;
-  Timing layer, gemm;
+  std::vector<Timing> engines;  // one per engine benchmarked
+  Timing gemm;
   double gflop;
+  bool inStep;  // part of a training step (conv1's backward-data is not)
 };
 
-void run(Index S, int reps, std::size_t workspace, std::vector<Row>& rows) {
+void run(Index S, int reps, std::size_t workspace, const std::vector<ConvEngine>& engines,
+         std::vector<Row>& rows) {
   ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
   const DefaultExecutionSpace exec;
   for (const ConvLayer& c : cosmoflowConvs(S)) {
@@ -164,36 +174,47 @@ void run(Index S, int reps, std::size_t workspace, std::vector<Row>& rows) {
     o.padding = 1;
     o.workspaceBytes = workspace;
     const TensorShape in{1, c.cin, {c.extent, c.extent, c.extent}};
-    Layer layer(grid, c.name, in, o);
-    const TensorShape out = layer.outputShape();
-    auto x = createDistTensor<T>("x", 1, c.cin, layer.inputDecomposition(), grid.coords(),
-                                 layer.inputGhosts());
-    auto dx = createDistTensor<T>("dx", 1, c.cin, layer.inputDecomposition(), grid.coords(),
-                                  layer.inputGhosts());
-    auto y = createDistTensor<T>("y", 1, c.cout, layer.outputDecomposition(), grid.coords());
-    auto dy = createDistTensor<T>("dy", 1, c.cout, layer.outputDecomposition(), grid.coords());
-    fillRandom(x.view(), 3);
-    fillRandom(dy.view(), 4);
-    fillRandom(layer.parameters()[0].value, 5);
+    Row fwd{c.name, "forward", c.extent, 0, c.cin, c.cout, {}, {}, 0, true};
+    Row data = fwd, weights = fwd;
+    data.pass = "bwd-data";
+    data.inStep = c.name != "conv1";
+    weights.pass = "bwd-weights";
+    for (const ConvEngine engine : engines) {
+      o.engine = engine;
+      Layer layer(grid, c.name, in, o);
+      std::printf("  %s %lld^3 %s: %s\n", c.name.c_str(), static_cast<long long>(S),
+                  toString(engine), layer.engineDescription().c_str());
+      const TensorShape out = layer.outputShape();
+      auto x = createDistTensor<T>("x", 1, c.cin, layer.inputDecomposition(), grid.coords(),
+                                   layer.inputGhosts());
+      auto dx = createDistTensor<T>("dx", 1, c.cin, layer.inputDecomposition(), grid.coords(),
+                                    layer.inputGhosts());
+      auto y = createDistTensor<T>("y", 1, c.cout, layer.outputDecomposition(), grid.coords());
+      auto dy = createDistTensor<T>("dy", 1, c.cout, layer.outputDecomposition(), grid.coords());
+      fillRandom(x.view(), 3);
+      fillRandom(dy.view(), 4);
+      fillRandom(layer.parameters()[0].value, 5);
 
-    const Index V = out.extents[0] * out.extents[1] * out.extents[2];
-    const Index K = Index(c.cin) * 27;
-    const double gflop = 2.0 * c.cout * K * V * 1e-9;
-    // Plain gemm of each pass's shape over the layer's chunk width, scaled to all V columns.
-    const Index chunk = std::min(V, layer.rowsPerChunk() * out.extents[2]);
-    const double scale = double(V) / double(chunk);
-    auto scaled = [&](Timing t) { return Timing{t.wall * scale, t.cpu * scale}; };
-    const Timing gF = scaled(gemmTime("N", "N", c.cout, chunk, K, reps));
-    const Timing gD = scaled(gemmTime("T", "N", K, chunk, c.cout, reps));
-    const Timing gW = scaled(gemmTime("N", "T", c.cout, K, chunk, reps));
-
-    const Timing tF = median(reps, [&] { layer.forward(exec, x, y); });
-    const Timing tD = median(reps, [&] { layer.backwardData(exec, dy, dx); });
-    const Timing tW = median(reps, [&] { layer.backwardWeights(exec, x, dy); });
-    const Index e = c.extent, oe = out.extents[0];
-    rows.push_back({c.name, "forward", e, oe, c.cin, c.cout, tF, gF, gflop});
-    rows.push_back({c.name, "bwd-data", e, oe, c.cin, c.cout, tD, gD, gflop});
-    rows.push_back({c.name, "bwd-weights", e, oe, c.cin, c.cout, tW, gW, gflop});
+      const Index V = out.extents[0] * out.extents[1] * out.extents[2];
+      const Index K = Index(c.cin) * 27;
+      if (fwd.gflop == 0) {
+        fwd.gflop = data.gflop = weights.gflop = 2.0 * c.cout * K * V * 1e-9;
+        fwd.out = data.out = weights.out = out.extents[0];
+        // Plain gemm of each pass's shape over the kokkos chunk width, scaled to all V columns.
+        const Index chunk = std::min(V, layer.rowsPerChunk() * out.extents[2]);
+        const double scale = double(V) / double(chunk);
+        auto scaled = [&](Timing t) { return Timing{t.wall * scale, t.cpu * scale}; };
+        fwd.gemm = scaled(gemmTime("N", "N", c.cout, chunk, K, reps));
+        data.gemm = scaled(gemmTime("T", "N", K, chunk, c.cout, reps));
+        weights.gemm = scaled(gemmTime("N", "T", c.cout, K, chunk, reps));
+      }
+      fwd.engines.push_back(median(reps, [&] { layer.forward(exec, x, y); }));
+      data.engines.push_back(median(reps, [&] { layer.backwardData(exec, dy, dx); }));
+      weights.engines.push_back(median(reps, [&] { layer.backwardWeights(exec, x, dy); }));
+    }
+    rows.push_back(fwd);
+    rows.push_back(data);
+    rows.push_back(weights);
   }
 }
 
@@ -206,10 +227,18 @@ int main(int argc, char** argv) {
     std::vector<Index> sizes{64, 128};
     int reps = 5;
     std::size_t workspace = Layer::Options().workspaceBytes;
+    std::vector<ConvEngine> engines{ConvEngine::Kokkos};
+    if (oneDnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::OneDnn);
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string a = argv[i];
       if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
       if (a == "--workspace-mib") workspace = std::size_t(std::atof(argv[i + 1]) * (1 << 20));
+      if (a == "--engines") {
+        engines.clear();
+        std::stringstream ss(argv[i + 1]);
+        std::string s;
+        while (std::getline(ss, s, ',')) engines.push_back(parseConvEngine(s));
+      }
       if (a == "--sizes") {
         sizes.clear();
         std::stringstream ss(argv[i + 1]);
@@ -218,29 +247,45 @@ int main(int argc, char** argv) {
       }
     }
     printBlasInfo();
-    std::printf("Conv3d<float>, kernel 3, padding 1, batch 1, 1 rank, workspace %.1f MiB; "
-                "median of %d after 1 warm-up\n",
+    const bench::FmaPeak peak = bench::measureFmaPeak();
+    std::printf("FP32 FMA peak of one core, measured: %.1f GFLOP/s (%s)\n", peak.gflops,
+                peak.unit.c_str());
+    std::printf("Conv3d<float>, kernel 3, padding 1, batch 1, 1 rank, kokkos workspace %.1f "
+                "MiB; median of %d after 1 warm-up\n",
                 double(workspace) / (1 << 20), reps);
     for (Index S : sizes) {
       std::vector<Row> rows;
-      run(S, reps, workspace, rows);
-      std::printf("\nCosmoFlow input %lld^3\n", static_cast<long long>(S));
-      std::printf("%-6s %-11s %9s %9s %8s %8s %8s %8s %8s %6s\n", "layer", "pass", "Cin->Cout",
-                  "extent", "GFLOP", "wall ms", "cpu ms", "GFLOP/s", "gemm", "ratio");
-      double wall = 0, cpu = 0, flop = 0;
+      std::printf("\nCosmoFlow input %lld^3, implementations:\n", static_cast<long long>(S));
+      run(S, reps, workspace, engines, rows);
+      double stepFlop = 0;
+      for (const Row& r : rows) stepFlop += r.inStep ? r.gflop : 0;
+      std::printf("%-6s %-11s %9s %9s %7s %6s", "layer", "pass", "Cin->Cout", "extent", "GFLOP",
+                  "step%");
+      for (const ConvEngine e : engines)
+        std::printf(" %9s %8s %6s", (std::string(toString(e)) + " ms").c_str(), "GFLOP/s",
+                    "%peak");
+      std::printf(" %8s %6s\n", "gemm", "%peak");
+      std::vector<double> cpu(engines.size(), 0.0);
       for (const Row& r : rows) {
         const std::string ch = std::to_string(r.cin) + "->" + std::to_string(r.cout);
         const std::string ext = std::to_string(r.in) + "->" + std::to_string(r.out);
-        std::printf("%-6s %-11s %9s %9s %8.3f %8.2f %8.2f %8.1f %8.1f %6.2f\n", r.name.c_str(),
-                    r.pass.c_str(), ch.c_str(), ext.c_str(), r.gflop, r.layer.wall * 1e3,
-                    r.layer.cpu * 1e3, r.gflop / r.layer.cpu, r.gflop / r.gemm.cpu,
-                    r.gemm.cpu / r.layer.cpu);
-        wall += r.layer.wall;
-        cpu += r.layer.cpu;
-        flop += r.gflop;
+        std::printf("%-6s %-11s %9s %9s %7.3f %6.1f", r.name.c_str(), r.pass.c_str(), ch.c_str(),
+                    ext.c_str(), r.gflop, r.inStep ? 100.0 * r.gflop / stepFlop : 0.0);
+        for (std::size_t e = 0; e < engines.size(); ++e) {
+          const double rate = r.gflop / r.engines[e].cpu;
+          std::printf(" %9.2f %8.1f %6.1f", r.engines[e].cpu * 1e3, rate,
+                      100.0 * rate / peak.gflops);
+          if (r.inStep) cpu[e] += r.engines[e].cpu;
+        }
+        const double gemm = r.gflop / r.gemm.cpu;
+        std::printf(" %8.1f %6.1f\n", gemm, 100.0 * gemm / peak.gflops);
       }
-      std::printf("%-6s %-11s %9s %9s %8.3f %8.2f %8.2f %8.1f\n", "total", "all passes", "", "",
-                  flop, wall * 1e3, cpu * 1e3, flop / cpu);
+      std::printf("%-6s %-11s %9s %9s %7.3f %6.1f", "total", "step passes", "", "", stepFlop,
+                  100.0);
+      for (std::size_t e = 0; e < engines.size(); ++e)
+        std::printf(" %9.2f %8.1f %6.1f", cpu[e] * 1e3, stepFlop / cpu[e],
+                    100.0 * stepFlop / cpu[e] / peak.gflops);
+      std::printf("\n");
     }
   }
   MPI_Finalize();
