@@ -9,14 +9,12 @@
 // Usage: bench_conv_layers [--sizes 64,128] [--reps 5] [--workspace-mib 64]
 // The BLAS library actually loaded and the OpenBLAS environment are printed first: the numbers
 // mean little without them (DESIGN.md section 10).
-#include <dlfcn.h>
 #include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -29,47 +27,14 @@
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Conv3d.hpp>
 
+#include "BlasInfo.hpp"
+
 namespace {
 
 using namespace hybrid3d;
 using T = float;
 using Layer = Conv3d<T>;
 using Clock = std::chrono::steady_clock;
-
-// The BLAS shared object this process really mapped (libblas.so.3 is a Debian alternative that
-// may point at the reference BLAS or at OpenBLAS).
-std::string loadedBlas() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line, found;
-  while (std::getline(maps, line)) {
-    const auto slash = line.find('/');
-    if (slash == std::string::npos) continue;
-    const std::string path = line.substr(slash);
-    if ((path.find("blas") != std::string::npos || path.find("mkl") != std::string::npos) &&
-        found.find(path) == std::string::npos)
-      found += (found.empty() ? "" : ", ") + path;
-  }
-  return found.empty() ? "(no BLAS library mapped)" : found;
-}
-
-void printBlasInfo() {
-  const std::string lib = loadedBlas();
-  std::printf("BLAS library: %s -> %s\n", lib.c_str(),
-              lib.find("openblas") != std::string::npos ? "OpenBLAS" : "NOT OpenBLAS (reference?)");
-  using ConfigFn = char* (*)();
-  using CoreFn = char* (*)();
-  using ThreadsFn = int (*)();
-  if (auto config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
-    std::printf("OpenBLAS config: %s\n", config());
-  if (auto core = reinterpret_cast<CoreFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename")))
-    std::printf("OpenBLAS core: %s\n", core());
-  if (auto threads = reinterpret_cast<ThreadsFn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
-    std::printf("OpenBLAS threads: %d\n", threads());
-  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  const char* nthreads = std::getenv("OPENBLAS_NUM_THREADS");
-  std::printf("OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",
-              nthreads ? nthreads : "(unset)");
-}
 
 struct ConvLayer {
   std::string name;
@@ -217,7 +182,7 @@ int main(int argc, char** argv) {
         while (std::getline(ss, s, ',')) sizes.push_back(std::atoll(s.c_str()));
       }
     }
-    printBlasInfo();
+    bench::printBlasInfo();
     std::printf("Conv3d<float>, kernel 3, padding 1, batch 1, 1 rank, workspace %.1f MiB; "
                 "median of %d after 1 warm-up\n",
                 double(workspace) / (1 << 20), reps);
