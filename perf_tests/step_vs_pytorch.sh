@@ -37,6 +37,8 @@ bench="$build/bin/bench_train_step"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+echo "== load average at start: $(load) on $(nproc) cores (a shared machine makes every number slower)"
 echo "== hybrid3d: mpirun -n $ranks $bench ${args[*]:-}"
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
@@ -68,6 +70,7 @@ else
 fi
 
 echo
+echo "== load average at end: $(load)"
 echo "== Training step, batch 1, $ranks ranks x 1 core (hybrid3d) vs $ranks threads (PyTorch); OPENBLAS_CORETYPE for hybrid3d: ${OPENBLAS_CORETYPE:-(unset)}"
 printf "%-18s %12s %14s %-10s %10s\n" configuration hybrid3d_ms pytorch_ms "(coretype)" torch/h3d
 results "$out/hybrid3d.txt" | while read -r model size ms; do
