@@ -4,8 +4,8 @@
 // does per step and nothing else (see stepOnce and src/train/Trainer.cpp).
 //
 // Per configuration it prints the median, minimum and maximum milliseconds per step (each step
-// counted on its slowest rank), the split of the median step into compute / halo / allreduce
-// (hybrid3d::PhaseTimers, as the trainer's progress line), and what the step costs beyond time:
+// counted on its slowest rank), the median over steps of that rank's compute / halo / allreduce
+// times (hybrid3d::PhaseTimers, as the trainer's progress line), and what a step costs beyond time:
 //   - Kokkos allocations (Kokkos Tools allocate-data callback), C++ operator new calls and
 //     minor page faults (getrusage ru_minflt) of every step after the first: the design says
 //     zero allocation and no first touch inside the step loop (DESIGN.md sections 9 and 10);
@@ -22,6 +22,7 @@
 // --grid: the spatial grid of one sample; the world holds world / P data-parallel groups, each
 // with one sample (global mini-batch = groups). Default: all ranks on one sample, shape chosen
 // as the trainer's "auto" does.
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -213,9 +214,11 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
   const ProcessGrid grid(world, dims);
   const std::string name = arch + " S=" + std::to_string(S);
 
-  // Memory baseline: before anything of this configuration exists.
+  // Memory baseline: before anything of this configuration exists. Heap memory a previous
+  // configuration freed goes back to the system first, or this one would reuse it unseen.
   Kokkos::fence();
   MPI_Barrier(world);
+  malloc_trim(0);
   const bool hwmReset = resetPeakRss();
   const long long rssBefore = statusKiB("VmRSS");
   const std::int64_t kokkosBefore = kokkos.liveBytes;
@@ -240,10 +243,15 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
     lastLoss = stepOnce(grid, s, i, lr);
     const double dt = MPI_Wtime() - start;
     const long long a = kokkos.allocations - a0, n = newCalls.load() - n0, f = minorFaults() - f0;
-    // Slowest rank of this step; compute = the rest of its time.
-    double t[4] = {dt, std::max(0.0, dt - PhaseTimers::global().halo - PhaseTimers::global().allreduce),
-                   PhaseTimers::global().halo, PhaseTimers::global().allreduce};
-    MPI_Allreduce(MPI_IN_PLACE, t, 4, MPI_DOUBLE, MPI_MAX, world);
+    // The slowest rank's time and split of this step (compute = the rest of its time).
+    const double mine[4] = {dt, std::max(0.0, dt - PhaseTimers::global().halo - PhaseTimers::global().allreduce),
+                            PhaseTimers::global().halo, PhaseTimers::global().allreduce};
+    std::vector<double> all(4 * std::size_t(size));
+    MPI_Allgather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, world);
+    std::size_t slowest = 0;
+    for (std::size_t r = 1; r < std::size_t(size); ++r)
+      if (all[4 * r] > all[4 * slowest]) slowest = r;
+    const double* t = &all[4 * slowest];
     long long c[3] = {a, n, f};
     MPI_Allreduce(MPI_IN_PLACE, c, 3, MPI_LONG_LONG, MPI_MAX, world);
     if (i == 0) firstStepMs = 1e3 * t[0];
@@ -280,7 +288,7 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
   if (root) {
     const double mib = 1.0 / (1 << 20);
     std::printf("%-16s grid %s x %d group(s): median %.1f ms  min %.1f  max %.1f per step (%d steps "
-                "after %d warm-up) | compute %.1f  halo %.1f  allreduce %.1f ms (medians)\n",
+                "after %d warm-up) | compute %.1f  halo %.1f  allreduce %.1f ms (medians, slowest rank)\n",
                 name.c_str(), toString(dims).c_str(), grid.numGroups(), median(ms), sorted.front(),
                 sorted.back(), opt.steps, opt.warmup, median(computeMs), median(haloMs),
                 median(reduceMs));
