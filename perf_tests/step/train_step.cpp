@@ -319,7 +319,7 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) fail("bench_train_step: ", a, " needs a value");
+      if (i + 1 >= argc) fail("", a, " needs a value");
       return argv[++i];
     };
     if (a == "--model") model = value();
@@ -329,18 +329,18 @@ Options parse(int argc, char** argv) {
     else if (a == "--grid") o.grid = value();
     else if (a == "--with-unet64") unet64 = true;
     else if (a == "--no-hooks") o.hooks = false;
-    else fail("bench_train_step: unknown option ", a,
+    else fail("unknown option ", a,
               " (--model cosmoflow|unet3d --size S --steps N --warmup W --grid DxHxW|auto "
               "--with-unet64 --no-hooks)");
   }
-  if (o.steps < 1 || o.warmup < 1) fail("bench_train_step: --steps and --warmup must be >= 1");
+  if (o.steps < 1 || o.warmup < 1) fail("--steps and --warmup must be >= 1");
   auto add = [&](const std::string& m, std::vector<int> sizes) {
     if (size > 0) sizes = {size};
     for (int s : sizes) o.configs.push_back({m, s});
   };
   if (model.empty() || model == "cosmoflow") add("cosmoflow", {32, 64, 128});
   if (model.empty() || model == "unet3d") add("unet3d", unet64 ? std::vector<int>{32, 64} : std::vector<int>{32});
-  if (o.configs.empty()) fail("bench_train_step: unknown model ", model, " (cosmoflow or unet3d)");
+  if (o.configs.empty()) fail("unknown model ", model, " (cosmoflow or unet3d)");
   return o;
 }
 
