@@ -14,14 +14,12 @@
 //                          [--engines kokkos,onednn]
 // The BLAS library actually loaded, the OpenBLAS environment and each engine's implementation
 // per pass are printed first: the numbers mean little without them (DESIGN.md section 10).
-#include <dlfcn.h>
 #include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -34,6 +32,7 @@
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Conv3d.hpp>
 
+#include "BlasInfo.hpp"
 #include "FmaPeak.hpp"
 
 namespace {
@@ -42,41 +41,6 @@ using namespace hybrid3d;
 using T = float;
 using Layer = Conv3d<T>;
 using Clock = std::chrono::steady_clock;
-
-// The BLAS shared object this process really mapped (libblas.so.3 is a Debian alternative that
-// may point at the reference BLAS or at OpenBLAS).
-std::string loadedBlas() {
-  std::ifstream maps("/proc/self/maps");
-  std::string line, found;
-  while (std::getline(maps, line)) {
-    const auto slash = line.find('/');
-    if (slash == std::string::npos) continue;
-    const std::string path = line.substr(slash);
-    if ((path.find("blas") != std::string::npos || path.find("mkl") != std::string::npos) &&
-        found.find(path) == std::string::npos)
-      found += (found.empty() ? "" : ", ") + path;
-  }
-  return found.empty() ? "(no BLAS library mapped)" : found;
-}
-
-void printBlasInfo() {
-  const std::string lib = loadedBlas();
-  std::printf("BLAS library: %s -> %s\n", lib.c_str(),
-              lib.find("openblas") != std::string::npos ? "OpenBLAS" : "NOT OpenBLAS (reference?)");
-  using ConfigFn = char* (*)();
-  using CoreFn = char* (*)();
-  using ThreadsFn = int (*)();
-  if (auto config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
-    std::printf("OpenBLAS config: %s\n", config());
-  if (auto core = reinterpret_cast<CoreFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename")))
-    std::printf("OpenBLAS core: %s\n", core());
-  if (auto threads = reinterpret_cast<ThreadsFn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
-    std::printf("OpenBLAS threads: %d\n", threads());
-  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  const char* nthreads = std::getenv("OPENBLAS_NUM_THREADS");
-  std::printf("OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",
-              nthreads ? nthreads : "(unset)");
-}
 
 struct ConvLayer {
   std::string name;
@@ -246,7 +210,7 @@ int main(int argc, char** argv) {
         while (std::getline(ss, s, ',')) sizes.push_back(std::atoll(s.c_str()));
       }
     }
-    printBlasInfo();
+    bench::printBlasInfo();
     const bench::FmaPeak peak = bench::measureFmaPeak();
     std::printf("FP32 FMA peak of one core, measured: %.1f GFLOP/s (%s)\n", peak.gflops,
                 peak.unit.c_str());

@@ -1,0 +1,50 @@
+#pragma once
+// Which BLAS a benchmark really ran with, and the OpenBLAS environment: numbers mean little
+// without them (DESIGN.md section 10: libblas.so.3 is a Debian alternative that may be the
+// reference BLAS or OpenBLAS, and OPENBLAS_CORETYPE may be set by the machine).
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace hybrid3d::bench {
+
+// The BLAS shared objects this process mapped, as real paths (symlinks and alternatives
+// resolved by the loader), comma-separated.
+inline std::string loadedBlas() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line, found;
+  while (std::getline(maps, line)) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    if ((path.find("blas") != std::string::npos || path.find("mkl") != std::string::npos) &&
+        found.find(path) == std::string::npos)
+      found += (found.empty() ? "" : ", ") + path;
+  }
+  return found.empty() ? "(no BLAS library mapped)" : found;
+}
+
+inline void printBlasInfo() {
+  const std::string lib = loadedBlas();
+  std::printf("BLAS library: %s -> %s\n", lib.c_str(),
+              lib.find("openblas") != std::string::npos ? "OpenBLAS" : "NOT OpenBLAS (reference?)");
+  using ConfigFn = char* (*)();
+  using CoreFn = char* (*)();
+  using ThreadsFn = int (*)();
+  if (auto config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
+    std::printf("OpenBLAS config: %s\n", config());
+  if (auto core = reinterpret_cast<CoreFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename")))
+    std::printf("OpenBLAS core: %s\n", core());
+  if (auto threads = reinterpret_cast<ThreadsFn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
+    std::printf("OpenBLAS threads: %d\n", threads());
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  const char* nthreads = std::getenv("OPENBLAS_NUM_THREADS");
+  std::printf("OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",
+              nthreads ? nthreads : "(unset)");
+}
+
+}  // namespace hybrid3d::bench

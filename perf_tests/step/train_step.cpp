@@ -1,0 +1,379 @@
+// bench_train_step: time of one whole training step (forward, loss, backward with the gradient
+// reductions overlapped, SGD update) of the models of DESIGN.md section 6, batch 1, float, on
+// synthetic inputs and targets already on the device (no I/O), with everything the trainer
+// does per step and nothing else (see stepOnce and src/train/Trainer.cpp).
+//
+// Per configuration it prints the median, minimum and maximum milliseconds per step (each step
+// counted on its slowest rank), the median over steps of that rank's compute / halo / allreduce
+// times (hybrid3d::PhaseTimers, as the trainer's progress line), and what a step costs beyond time:
+//   - Kokkos allocations (Kokkos Tools allocate-data callback), C++ operator new calls and
+//     minor page faults (getrusage ru_minflt) of every step after the first: the design says
+//     zero allocation and no first touch inside the step loop (DESIGN.md sections 9 and 10);
+//   - memory per rank: peak RSS above the RSS measured just before the model was built, and
+//     the bytes Kokkos holds after set-up and at its peak.
+// The BLAS library libblas.so.3 resolved to and OPENBLAS_CORETYPE (unset is a value) come
+// first: the numbers mean little without them. One line per configuration starts with RESULT
+// for scripts (perf_tests/step_vs_pytorch.sh).
+//
+// Usage: mpirun -n P bench_train_step [--model cosmoflow|unet3d] [--size S] [--steps N]
+//          [--warmup W] [--grid DxHxW|auto] [--with-unet64] [--no-hooks]
+// Without --model: CosmoFlow at 32, 64, 128 and the U-Net at 32 (and 64 with --with-unet64:
+// tens of seconds per step on 2 cores). --model without --size runs that model's default sizes.
+// --grid: the spatial grid of one sample; the world holds world / P data-parallel groups, each
+// with one sample (global mini-batch = groups). Default: all ranks on one sample, shape chosen
+// as the trainer's "auto" does.
+#include <malloc.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <new>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Random.hpp>
+#include <mpi.h>
+
+#include <hybrid3d/comm/GradientReducer.hpp>
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/MseLoss.hpp>
+#include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
+#include <hybrid3d/model/Models.hpp>
+#include <hybrid3d/optim/Sgd.hpp>
+
+#include "BlasInfo.hpp"
+
+// ---- counters ---------------------------------------------------------------------------------
+// Every plain C++ heap allocation of the process (libraries included) goes through these; the
+// library's operator delete frees them (it calls free).
+namespace {
+std::atomic<long long> newCalls{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  newCalls.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+  newCalls.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+
+namespace {
+
+using namespace hybrid3d;
+using T = float;
+using M = DefaultMemorySpace;
+using Exec = DefaultExecutionSpace;
+
+// Kokkos allocations seen by the Tools callbacks (main thread only, as all our allocations).
+struct KokkosCounts {
+  long long allocations = 0;
+  std::int64_t liveBytes = 0, peakBytes = 0;
+};
+KokkosCounts kokkos;
+
+void onAllocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, const std::uint64_t size) {
+  ++kokkos.allocations;
+  kokkos.liveBytes += static_cast<std::int64_t>(size);
+  kokkos.peakBytes = std::max(kokkos.peakBytes, kokkos.liveBytes);
+}
+void onDeallocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, const std::uint64_t size) {
+  kokkos.liveBytes -= static_cast<std::int64_t>(size);
+}
+
+long long minorFaults() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+// A field of /proc/self/status in KiB (VmRSS, VmHWM), -1 when absent.
+long long statusKiB(const std::string& key) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.compare(0, key.size() + 1, key + ":") == 0) return std::atoll(line.c_str() + key.size() + 1);
+  return -1;
+}
+
+// Resets VmHWM to the current RSS (Linux >= 4.0); false where that is refused.
+bool resetPeakRss() {
+  std::ofstream f("/proc/self/clear_refs");
+  f << "5";
+  f.flush();
+  return bool(f);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+struct Options {
+  std::vector<std::pair<std::string, int>> configs;
+  int steps = 5, warmup = 2;
+  std::string grid = "auto";
+  bool hooks = true;
+};
+
+// The model with what the trainer builds around it (src/train/Trainer.cpp): SGD over the graph's
+// parameters, a gradient reducer over the world, the model's loss, and synthetic device data.
+struct Setup {
+  Model<T> model;
+  std::unique_ptr<Sgd<T>> sgd;
+  std::unique_ptr<GradientReducer<T>> reducer;
+  std::unique_ptr<MseLoss<T>> mse;
+  std::unique_ptr<SoftmaxCrossEntropy<T>> crossEntropy;
+  FeatureView<T> targets;
+  DistTensor<int> labels;
+};
+
+Setup build(const ProcessGrid& grid, const std::string& arch, int S) {
+  Setup s;
+  ModelOptions mo;
+  mo.architecture = arch;
+  mo.inputWidth = S;
+  mo.batch = 1;
+  mo.seed = 7;
+  s.model = buildModel<T, M>(grid, mo);
+  auto& g = *s.model.graph;
+  s.sgd = std::make_unique<Sgd<T>>(g.parameters(), SgdOptions{});
+  s.reducer = std::make_unique<GradientReducer<T>>(grid.worldComm(), g.gradientsByNode());
+  Kokkos::Random_XorShift64_Pool<Exec> pool(1234 + 17 * grid.worldRank());
+  Kokkos::fill_random(g.input().volume.view(), pool, T(0), T(1));
+  if (s.model.loss == LossKind::MeanSquaredError) {
+    s.mse = std::make_unique<MseLoss<T>>(grid, "loss", 1, s.model.outputs);
+    s.targets = FeatureView<T>("targets", 1, s.model.outputs);
+    // Same targets on every rank of a spatial group (the loss is replicated work there).
+    Kokkos::Random_XorShift64_Pool<Exec> tpool(99 + grid.group());
+    Kokkos::fill_random(s.targets, tpool, T(-1), T(1));
+  } else {
+    s.crossEntropy = std::make_unique<SoftmaxCrossEntropy<T>>(grid, "loss",
+                                                              g.node(g.size() - 1).outputShape());
+    s.labels = createDistTensor<int>("labels", 1, 1, BlockDecomposition({S, S, S}, grid.dims()),
+                                     grid.coords());
+    Kokkos::fill_random(s.labels.view(), pool, 0, s.model.outputs);
+  }
+  g.setTraining(true);
+  Kokkos::fence();
+  return s;
+}
+
+// One training step as Trainer::step does it, minus the loader: dropout keyed by the step and
+// the group's first global sample, zeroed gradients, forward, loss and its gradient, backward
+// starting each layer's reduction as soon as it is done, wait for the reductions, SGD update.
+double stepOnce(const ProcessGrid& grid, Setup& s, long long step, double lr) {
+  const Exec exec;
+  auto& g = *s.model.graph;
+  g.setStep(step, static_cast<std::int64_t>(grid.group()) * g.inputShape().batch);
+  g.zeroGradients(exec);
+  g.forward(exec);
+  double loss;
+  if (s.mse) {
+    loss = s.mse->forward(exec, g.output().features, s.targets);
+    s.mse->backward(exec, g.output().features, s.targets, g.outputGradient().features);
+  } else {
+    loss = s.crossEntropy->forwardBackward(exec, g.output().volume, s.labels, g.outputGradient().volume);
+  }
+  g.backward(exec, s.reducer.get());
+  s.reducer->finish();
+  s.sgd->step(exec, lr);
+  exec.fence();
+  return loss;
+}
+
+std::string join(const std::vector<long long>& v) {
+  std::ostringstream o;
+  for (std::size_t i = 0; i < v.size(); ++i) o << (i ? " " : "") << v[i];
+  return o.str();
+}
+
+long long maxOver(MPI_Comm comm, long long v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG_LONG, MPI_MAX, comm);
+  return v;
+}
+
+void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
+  int rank, size;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &size);
+  const bool root = rank == 0;
+  const Int3 dims = opt.grid == "auto" ? autoSpatialGrid(size, {S, S, S}) : parseGridSpec(opt.grid);
+  const ProcessGrid grid(world, dims);
+  const std::string name = arch + " S=" + std::to_string(S);
+
+  // Memory baseline: before anything of this configuration exists. Heap memory a previous
+  // configuration freed goes back to the system first, or this one would reuse it unseen.
+  Kokkos::fence();
+  MPI_Barrier(world);
+  malloc_trim(0);
+  const bool hwmReset = resetPeakRss();
+  const long long rssBefore = statusKiB("VmRSS");
+  const std::int64_t kokkosBefore = kokkos.liveBytes;
+  kokkos.peakBytes = kokkos.liveBytes;
+
+  double t0 = MPI_Wtime();
+  Setup s = build(grid, arch, S);
+  MPI_Barrier(world);
+  const double setupSeconds = MPI_Wtime() - t0;
+  const std::int64_t kokkosSetup = kokkos.liveBytes - kokkosBefore;
+
+  const double lr = 1e-4;
+  const int total = opt.warmup + opt.steps;
+  std::vector<double> ms, computeMs, haloMs, reduceMs;
+  std::vector<long long> allocs, news, faults;  // per step after the first, max over ranks
+  double firstStepMs = 0, lastLoss = 0;
+  for (int i = 0; i < total; ++i) {
+    MPI_Barrier(world);
+    PhaseTimers::global().reset();
+    const long long a0 = kokkos.allocations, n0 = newCalls.load(), f0 = minorFaults();
+    const double start = MPI_Wtime();
+    lastLoss = stepOnce(grid, s, i, lr);
+    const double dt = MPI_Wtime() - start;
+    const long long a = kokkos.allocations - a0, n = newCalls.load() - n0, f = minorFaults() - f0;
+    // The slowest rank's time and split of this step (compute = the rest of its time).
+    const double mine[4] = {dt, std::max(0.0, dt - PhaseTimers::global().halo - PhaseTimers::global().allreduce),
+                            PhaseTimers::global().halo, PhaseTimers::global().allreduce};
+    std::vector<double> all(4 * std::size_t(size));
+    MPI_Allgather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, world);
+    std::size_t slowest = 0;
+    for (std::size_t r = 1; r < std::size_t(size); ++r)
+      if (all[4 * r] > all[4 * slowest]) slowest = r;
+    const double* t = &all[4 * slowest];
+    long long c[3] = {a, n, f};
+    MPI_Allreduce(MPI_IN_PLACE, c, 3, MPI_LONG_LONG, MPI_MAX, world);
+    if (i == 0) firstStepMs = 1e3 * t[0];
+    if (i > 0) {
+      allocs.push_back(c[0]);
+      news.push_back(c[1]);
+      faults.push_back(c[2]);
+    }
+    if (i >= opt.warmup) {
+      ms.push_back(1e3 * t[0]);
+      computeMs.push_back(1e3 * t[1]);
+      haloMs.push_back(1e3 * t[2]);
+      reduceMs.push_back(1e3 * t[3]);
+    }
+  }
+  if (!std::isfinite(lastLoss)) fail(name, ": the loss is ", lastLoss);
+
+  const long long peakKiB = hwmReset ? statusKiB("VmHWM") : [] {
+    rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<long long>(u.ru_maxrss);
+  }();
+  const long long peakAbove = maxOver(world, peakKiB - rssBefore);
+  const long long kokkosSetupMax = maxOver(world, kokkosSetup);
+  const long long kokkosPeakMax = maxOver(world, kokkos.peakBytes - kokkosBefore);
+  long long sumAllocs = 0, sumNews = 0, sumFaults = 0;
+  for (std::size_t i = 0; i < allocs.size(); ++i) {
+    sumAllocs += allocs[i];
+    sumNews += news[i];
+    sumFaults += faults[i];
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  if (root) {
+    const double mib = 1.0 / (1 << 20);
+    std::printf("%-16s grid %s x %d group(s): median %.1f ms  min %.1f  max %.1f per step (%d steps "
+                "after %d warm-up) | compute %.1f  halo %.1f  allreduce %.1f ms (medians, slowest rank)\n",
+                name.c_str(), toString(dims).c_str(), grid.numGroups(), median(ms), sorted.front(),
+                sorted.back(), opt.steps, opt.warmup, median(computeMs), median(haloMs),
+                median(reduceMs));
+    std::printf("  set-up %.2f s, first step %.1f ms, loss after %d steps %.6g\n", setupSeconds,
+                firstStepMs, total, lastLoss);
+    std::printf("  per step after the first (max over ranks): Kokkos allocations [%s]  operator "
+                "new [%s]  minor page faults [%s]\n",
+                join(allocs).c_str(), join(news).c_str(), join(faults).c_str());
+    std::printf("  memory per rank (max over ranks): peak RSS %.1f MiB above the %s baseline, "
+                "Kokkos bytes %.1f MiB after set-up, %.1f MiB at peak\n",
+                double(peakAbove) / 1024.0, hwmReset ? "pre-set-up" : "process-start (VmHWM reset refused)",
+                double(kokkosSetupMax) * mib, double(kokkosPeakMax) * mib);
+    std::printf("RESULT model=%s size=%d grid=%s groups=%d median_ms=%.3f min_ms=%.3f max_ms=%.3f "
+                "compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f kokkos_allocs_after_first=%lld "
+                "new_after_first=%lld minflt_after_first=%lld peak_rss_mib=%.1f kokkos_mib=%.1f\n",
+                arch.c_str(), S, toString(dims).c_str(), grid.numGroups(), median(ms),
+                sorted.front(), sorted.back(), median(computeMs), median(haloMs), median(reduceMs),
+                sumAllocs, sumNews, sumFaults, double(peakAbove) / 1024.0, double(kokkosSetupMax) * mib);
+    std::fflush(stdout);
+  }
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  std::string model;
+  int size = 0;
+  bool unet64 = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail("", a, " needs a value");
+      return argv[++i];
+    };
+    if (a == "--model") model = value();
+    else if (a == "--size") size = std::atoi(value().c_str());
+    else if (a == "--steps") o.steps = std::atoi(value().c_str());
+    else if (a == "--warmup") o.warmup = std::atoi(value().c_str());
+    else if (a == "--grid") o.grid = value();
+    else if (a == "--with-unet64") unet64 = true;
+    else if (a == "--no-hooks") o.hooks = false;
+    else fail("unknown option ", a,
+              " (--model cosmoflow|unet3d --size S --steps N --warmup W --grid DxHxW|auto "
+              "--with-unet64 --no-hooks)");
+  }
+  if (o.steps < 1 || o.warmup < 1) fail("--steps and --warmup must be >= 1");
+  auto add = [&](const std::string& m, std::vector<int> sizes) {
+    if (size > 0) sizes = {size};
+    for (int s : sizes) o.configs.push_back({m, s});
+  };
+  if (model.empty() || model == "cosmoflow") add("cosmoflow", {32, 64, 128});
+  if (model.empty() || model == "unet3d") add("unet3d", unet64 ? std::vector<int>{32, 64} : std::vector<int>{32});
+  if (o.configs.empty()) fail("unknown model ", model, " (cosmoflow or unet3d)");
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = 0;
+  {
+    Kokkos::ScopeGuard guard(argc, argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    try {
+      const Options opt = parse(argc, argv);
+      if (opt.hooks) {
+        Kokkos::Tools::Experimental::set_allocate_data_callback(onAllocate);
+        Kokkos::Tools::Experimental::set_deallocate_data_callback(onDeallocate);
+      }
+      if (rank == 0) {
+        std::printf("bench_train_step: %d ranks, execution space %s, float, batch 1 per "
+                    "data-parallel group, plain SGD; ms per step = slowest rank\n",
+                    size, Exec::name());
+        bench::printBlasInfo();
+        if (!opt.hooks) std::printf("(--no-hooks: Kokkos allocations are not counted)\n");
+        std::fflush(stdout);
+      }
+      for (const auto& [arch, S] : opt.configs) run(MPI_COMM_WORLD, opt, arch, S);
+    } catch (const std::exception& e) {
+      if (rank == 0) std::fprintf(stderr, "bench_train_step: %s\n", e.what());
+      rc = 1;
+    }
+  }
+  MPI_Finalize();
+  return rc;
+}
