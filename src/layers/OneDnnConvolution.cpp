@@ -56,8 +56,8 @@ void useHostThreads() { omp_set_num_threads(Kokkos::DefaultHostExecutionSpace().
 memory::desc windowDesc(const DistTensor<float, Kokkos::HostSpace>& t, const Index3& extents) {
   const auto& v = t.view();
   const Index w = Index(v.extent(4)), hw = Index(v.extent(3)) * w, dhw = Index(v.extent(2)) * hw;
-  return memory::desc(Dims{Index(v.extent(0)), Index(v.extent(1)), extents[0], extents[1], extents[2]},
-                      memory::data_type::f32, Dims{Index(v.extent(1)) * dhw, dhw, hw, w, 1});
+  const Dims dims{Index(v.extent(0)), Index(v.extent(1)), extents[0], extents[1], extents[2]};
+  return memory::desc(dims, memory::data_type::f32, Dims{Index(v.extent(1)) * dhw, dhw, hw, w, 1});
 }
 float* windowStart(const DistTensor<float, Kokkos::HostSpace>& t, const Index3& at) {
   const auto& v = t.view();
@@ -317,8 +317,9 @@ void OneDnnConvolution::backwardData(const execution_space& exec, const values_t
   const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
   // Cells of dx outside the input window receive nothing: zero them (all of dx when this rank
   // has no output).
-  const bool windowIsAll = !q.emptyOutput() && q.inOffset == Index3{0, 0, 0} &&
-                           window == Index3{Index(v.extent(2)), Index(v.extent(3)), Index(v.extent(4))};
+  const Index3 local{Index(v.extent(2)), Index(v.extent(3)), Index(v.extent(4))};
+  const bool windowIsAll =
+      !q.emptyOutput() && q.inOffset == Index3{0, 0, 0} && window == local;
   if (!windowIsAll) std::fill_n(v.data(), v.size(), 0.0f);
   if (q.emptyOutput()) return;
   useHostThreads();

@@ -109,6 +109,8 @@ TEST(Conv3dEngine, AutoPicksTheFastestBuiltEngine) {
   const ConvEngine wantFloat =
       oneDnnCanRun<float, DefaultMemorySpace>() ? ConvEngine::OneDnn : ConvEngine::Kokkos;
   EXPECT_EQ(Conv3d<float>(selfGrid(), "c", in, o).engine(), wantFloat);
+  // A box below oneDnnMinOutputVoxels stays with the kokkos engine.
+  EXPECT_EQ(Conv3d<float>(selfGrid(), "c", {1, 2, {4, 4, 3}}, o).engine(), ConvEngine::Kokkos);
   Conv3d<double>::Options od;
   od.outChannels = 2;
   EXPECT_EQ(Conv3d<double>(selfGrid(), "c", in, od).engine(), ConvEngine::Kokkos);

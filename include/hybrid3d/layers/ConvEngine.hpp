@@ -7,7 +7,7 @@
 //   kokkos  im2col + KokkosBlas::gemm: every backend, float and double; the reference.
 //   onednn  oneDNN's direct convolution (the library PyTorch's CPU convolutions use): float on
 //           host memory, built when oneDNN is found (HYBRID3D_ENABLE_ONEDNN).
-//   auto    the fastest engine available for the layer's scalar and memory space.
+//   auto    the fastest engine available for the layer's scalar, memory space and box size.
 
 #include <string>
 #include <type_traits>
@@ -16,6 +16,7 @@
 
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Types.hpp>
 
 namespace hybrid3d {
 
@@ -45,12 +46,20 @@ constexpr bool oneDnnCanRun() {
          std::is_same_v<MemorySpace, Kokkos::HostSpace>;
 }
 
-// The engine a layer of scalar T in MemorySpace uses when `requested` is asked for; refuses,
-// naming the layer, an engine that cannot run it.
+// Below this many output voxels per sample on a rank, oneDNN's fixed costs per pass (layout
+// reorders, dispatch) outweigh its faster arithmetic: bench_conv_layers measured it 2-3x
+// slower than the kokkos engine on 2^3 boxes, even with 4^3 and faster from 4^3 up.
+constexpr Index oneDnnMinOutputVoxels = 64;
+
+// The engine a layer of scalar T in MemorySpace, with `outputVoxels` owned output voxels per
+// sample on this rank, uses when `requested` is asked for; refuses, naming the layer, an
+// engine that cannot run it.
 template <class T, class MemorySpace>
-ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer) {
+ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Index outputVoxels) {
   constexpr bool onednn = oneDnnCanRun<T, MemorySpace>();
-  if (requested == ConvEngine::Auto) return onednn ? ConvEngine::OneDnn : ConvEngine::Kokkos;
+  if (requested == ConvEngine::Auto)
+    return onednn && outputVoxels >= oneDnnMinOutputVoxels ? ConvEngine::OneDnn
+                                                           : ConvEngine::Kokkos;
   if (requested == ConvEngine::OneDnn && !onednn) {
     if (!HYBRID3D_ENABLE_ONEDNN)
       fail(layer, ": convolution engine onednn is not built in (install oneDNN, e.g. Debian's "

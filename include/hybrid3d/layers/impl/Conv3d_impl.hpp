@@ -73,7 +73,7 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
   rows_ = Index(input.batch) * g.od * g.oh;
   rowsPerChunk_ = Impl::rowsPerChunk(Impl::chunkBytes<M>(options.workspaceBytes), sizeof(T),
                                      K + g.cout, g.ow, rows_);
-  engine_ = resolveConvEngine<T, M>(options.engine, name);
+  engine_ = resolveConvEngine<T, M>(options.engine, name, g.od * g.oh * g.ow);
   if (engine_ == ConvEngine::Kokkos) {
     const Index columns = rowsPerChunk_ * g.ow;
     col_ = Kokkos::View<T*, M>(name + "/im2col", K * columns);
