@@ -71,7 +71,11 @@ TEST(GenerateOptions, BadFlagsGiveOneLineNamingTheFlag) {
       {ok + " --mean-count 0", "--mean-count"},
       {"segmentation --out D --size 16 --train 1 --params 0.9,-2,0.6,1", "--params"},
   };
-  for (const auto& [line, named] : cases) {
+  for (const auto& c : cases) {
+    // Plain references, not a structured binding: the lambda below captures `line`, and
+    // capturing a structured binding is C++20 (nvcc warns; clang before 16 refuses it).
+    const std::string& line = c.first;
+    const std::string& named = c.second;
     const std::string message = errorOf([&] { parseGenerateOptions(words(line)); });
     EXPECT_NE(message.find(named), std::string::npos)
         << "'" << line << "' gave '" << message << "'";

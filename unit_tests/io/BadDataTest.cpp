@@ -53,14 +53,14 @@ std::vector<BadCase> writeBadFiles() {
       writeDataset(f, "/unitPar", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {4}, good.targets.data());
     }
     writeSample(scratch("shape.h5"), threeChannels, {});
-    writeSample(scratch("float64.h5"), good, {"/full", H5T_IEEE_F64LE});
-    writeSample(scratch("int32.h5"), good, {"/full", H5T_STD_I32LE});
+    writeSample(scratch("float64.h5"), good, {"/full", FileType::Float64LE});
+    writeSample(scratch("int32.h5"), good, {"/full", FileType::Int32LE});
     {
       io::Handle f(H5Fcreate(scratch("targets.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
       writeDataset(f, "/full", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {2, 6, 5, 4}, good.input.data());
       writeDataset(f, "/unitPar", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {3}, good.targets.data());
     }
-    writeSample(scratch("dhwc_shape.h5"), threeChannels, {"/full", H5T_NATIVE_FLOAT, TestLayout::DHWC});
+    writeSample(scratch("dhwc_shape.h5"), threeChannels, {"/full", FileType::NativeFloat, TestLayout::DHWC});
   });
   return cases;
 }

@@ -30,7 +30,7 @@ const io::Dataset& countsDataset() {
       for (int i = 0; i < kSamples; ++i) {
         const SampleData s = makeSample(kChannels, kExtents, 100 + i, 0, 1000);
         const TestLayout layout = i % 3 == 2 ? TestLayout::DHWC : TestLayout::CDHW;
-        writeSample(paths[i], s, {"/full", i % 2 ? H5T_NATIVE_FLOAT : H5T_STD_I16LE, layout});
+        writeSample(paths[i], s, {"/full", i % 2 ? FileType::NativeFloat : FileType::Int16LE, layout});
       }
     });
     return io::Dataset(paths);

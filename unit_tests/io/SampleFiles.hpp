@@ -66,12 +66,33 @@ inline void writeStringAttribute(hid_t obj, const char* name, const std::string&
   H5Awrite(a, type, value.data());
 }
 
+// The HDF5 types the tests store, named by an enum rather than held as hid_t: HDF5's H5T_*
+// macros are comma expressions `(H5open(), H5T_X_g)`, and nvcc's front end drops their
+// parentheses inside braced initialisers and default member initialisers, so
+// `{"/full", H5T_STD_I16LE}` (or `{}` with an H5T_* default) became a list holding a void
+// expression. hdf5Type() turns the name into the handle where it is used.
+enum class FileType { NativeFloat, NativeInt, Float32LE, Float64LE, Int16LE, Int16BE, Int32LE, UInt8LE };
+
+inline hid_t hdf5Type(FileType t) {
+  switch (t) {
+    case FileType::NativeFloat: return H5T_NATIVE_FLOAT;
+    case FileType::NativeInt: return H5T_NATIVE_INT;
+    case FileType::Float32LE: return H5T_IEEE_F32LE;
+    case FileType::Float64LE: return H5T_IEEE_F64LE;
+    case FileType::Int16LE: return H5T_STD_I16LE;
+    case FileType::Int16BE: return H5T_STD_I16BE;
+    case FileType::Int32LE: return H5T_STD_I32LE;
+    case FileType::UInt8LE: return H5T_STD_U8LE;
+  }
+  return H5I_INVALID_HID;
+}
+
 struct WriteOptions {
   std::string input = "/full";
-  hid_t fileType = H5T_NATIVE_FLOAT;  // the stored type of the input
+  FileType fileType = FileType::NativeFloat;  // the stored type of the input
   TestLayout layout = TestLayout::CDHW;
   bool labels = false;
-  hid_t labelType = H5T_NATIVE_INT;
+  FileType labelType = FileType::NativeInt;
   bool targets = true;
 };
 
@@ -82,12 +103,12 @@ inline void writeSample(const std::string& path, const SampleData& s, const Writ
   const hsize_t C = hsize_t(s.channels), D = hsize_t(s.extents[0]), H = hsize_t(s.extents[1]),
                 W = hsize_t(s.extents[2]);
   if (o.layout == TestLayout::CDHW) {
-    writeDataset(f, o.input, o.fileType, H5T_NATIVE_FLOAT, {C, D, H, W}, s.input.data());
+    writeDataset(f, o.input, hdf5Type(o.fileType), H5T_NATIVE_FLOAT, {C, D, H, W}, s.input.data());
   } else {
     std::vector<float> last(s.input.size());
     for (hsize_t c = 0; c < C; ++c)
       for (hsize_t i = 0; i < D * H * W; ++i) last[i * C + c] = s.input[c * D * H * W + i];
-    writeDataset(f, o.input, o.fileType, H5T_NATIVE_FLOAT, {D, H, W, C}, last.data());
+    writeDataset(f, o.input, hdf5Type(o.fileType), H5T_NATIVE_FLOAT, {D, H, W, C}, last.data());
     if (o.layout == TestLayout::DHWC) {
       writeStringAttribute(f, "layout", "DHWC");
     } else {
@@ -95,7 +116,7 @@ inline void writeSample(const std::string& path, const SampleData& s, const Writ
       writeStringAttribute(d, "layout", "DHWC");
     }
   }
-  if (o.labels) writeDataset(f, "/segmentation", o.labelType, H5T_NATIVE_INT, {D, H, W}, s.labels.data());
+  if (o.labels) writeDataset(f, "/segmentation", hdf5Type(o.labelType), H5T_NATIVE_INT, {D, H, W}, s.labels.data());
   if (o.targets) writeDataset(f, "/unitPar", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {4}, s.targets.data());
 }
 

@@ -35,11 +35,11 @@ struct FileSet {
   FileSet() {
     onRankZero([&] {
       writeSample(floatCDHW, data, {});
-      writeSample(int16CDHW, data, {"/full", H5T_STD_I16LE, TestLayout::CDHW});
-      writeSample(floatDHWC, data, {"/full", H5T_IEEE_F32LE, TestLayout::DHWC});
-      writeSample(int16DHWCOnDataset, data, {"/full", H5T_STD_I16BE, TestLayout::DHWCOnDataset});
+      writeSample(int16CDHW, data, {"/full", FileType::Int16LE, TestLayout::CDHW});
+      writeSample(floatDHWC, data, {"/full", FileType::Float32LE, TestLayout::DHWC});
+      writeSample(int16DHWCOnDataset, data, {"/full", FileType::Int16BE, TestLayout::DHWCOnDataset});
       writeSample(segmentation, data,
-                  {"/volume", H5T_NATIVE_FLOAT, TestLayout::CDHW, true, H5T_STD_U8LE, false});
+                  {"/volume", FileType::NativeFloat, TestLayout::CDHW, true, FileType::UInt8LE, false});
     });
   }
   std::vector<std::string> inputs() const { return {floatCDHW, int16CDHW, floatDHWC, int16DHWCOnDataset}; }

@@ -50,10 +50,13 @@ void applyBox(const std::string& label, const ExecSpace& exec, const View5& v, c
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index y, const Index x) {
         const Index i = offset + (((n * C + c) * e0 + z) * e1 + y) * e2 + x;
         auto& cell = v(n, c, l0 + z, l1 + y, l2 + x);
-        if constexpr (Op == BoxOp::Pack) buf(i) = cell;
-        if constexpr (Op == BoxOp::Unpack) cell = buf(i);
-        if constexpr (Op == BoxOp::UnpackAdd) cell += buf(i);
-        if constexpr (Op == BoxOp::Zero) cell = 0;
+        // A plain `if` on the compile-time Op, not `if constexpr`: nvcc rejects an extended
+        // lambda whose first capture of a variable (buf) is inside an `if constexpr`. Every
+        // branch compiles for every Op, and the compiler drops the dead ones.
+        if (Op == BoxOp::Pack) buf(i) = cell;
+        else if (Op == BoxOp::Unpack) cell = buf(i);
+        else if (Op == BoxOp::UnpackAdd) cell += buf(i);
+        else cell = 0;  // BoxOp::Zero
       });
 }
 

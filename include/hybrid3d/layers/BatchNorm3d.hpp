@@ -83,10 +83,9 @@ public:
 
 private:
   void checkTensor(const tensor_type& t, const char* what) const;
-  // sums_[c] and sums_[C + c] := this rank's sums over channel c of the pair cell(n, c, d, h, w)
-  // returns, (n, d, h, w) running over the owned box (0-based).
-  template <class CellPair>
-  void channelSums(const execution_space& exec, const std::string& label, const CellPair& cell);
+  // The kernels themselves are free functions in Impl (BatchNorm3d_impl.hpp): nvcc forbids
+  // device lambdas in private member functions. These pass them the layer's buffers.
+  // sums_[c] and sums_[C + c] := this rank's sum(dy) and sum(dy * xhat) over channel c.
   void gradientSums(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
   void addParameterGrads(const execution_space& exec);
   void applyDataGradient(const execution_space& exec, const tensor_type& x,

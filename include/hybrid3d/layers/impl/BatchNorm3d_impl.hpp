@@ -82,6 +82,133 @@ struct reduction_identity<hybrid3d::Impl::SumPair> {
 
 namespace hybrid3d {
 
+namespace Impl {
+
+// BatchNorm3d's kernels that its private member functions need are free functions here: nvcc
+// rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA) whose enclosing function is a
+// private or protected member of its class. The private members pass them the layer's buffers.
+
+// sums[c] and sums[C + c] := the sums over channel c of the pair cell(n, c, d, h, w) returns,
+// (n, d, h, w) running over N samples times the owned box of extents `e` (0-based).
+// partial [C, N*e[0], 2] is the workspace of the sums per (n, d) slab.
+template <class ExecSpace, class M, class CellPair>
+void batchNormChannelSums(const ExecSpace& exec, const std::string& label, Index N, Index C,
+                          const Index3& e, const Kokkos::View<double***, M>& partial,
+                          const Kokkos::View<double*, M>& sums, const CellPair& cell) {
+  const Index D = e[0], H = e[1], W = e[2];
+  // One team per (n, c, d) slab of H*W cells, contiguous in memory: enough teams to fill a GPU
+  // even for one sample and few channels, and a fixed summation order. Threads take rows (h),
+  // vector lanes the cells along W (no index division per cell).
+  if (N * C * D > 0) {
+    using Policy = Kokkos::TeamPolicy<ExecSpace>;
+    using Member = typename Policy::member_type;
+    Kokkos::parallel_for(
+        label + "::slabs", Policy(exec, static_cast<int>(N * C * D), Kokkos::AUTO, Kokkos::AUTO),
+        KOKKOS_LAMBDA(const Member& team) {
+          const Index slab = team.league_rank();
+          const Index d = slab % D, c = (slab / D) % C, n = slab / (D * C);
+          SumPair s;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(team, H),
+              [&](const Index h, SumPair& acc) {
+                SumPair row;
+                Kokkos::parallel_reduce(
+                    Kokkos::ThreadVectorRange(team, W),
+                    [&](const Index w, SumPair& r) { r += cell(n, c, d, h, w); }, row);
+                acc += row;
+              },
+              s);
+          Kokkos::single(Kokkos::PerTeam(team), [&]() {
+            partial(c, n * D + d, 0) = s.a;
+            partial(c, n * D + d, 1) = s.b;
+          });
+        });
+  }
+  const Index slabs = N * D;
+  Kokkos::parallel_for(
+      label + "::channels", Kokkos::RangePolicy<ExecSpace>(exec, 0, C),
+      KOKKOS_LAMBDA(const int c) {
+        double a = 0, b = 0;
+        for (Index j = 0; j < slabs; ++j) {
+          a += partial(c, j, 0);
+          b += partial(c, j, 1);
+        }
+        sums(c) = a;
+        sums(C + c) = b;
+      });
+}
+
+// The backward sums over this rank's cells: sums[c] := sum(dy), sums[C + c] := sum(dy * xhat),
+// xhat from the forward's statistics (mean, invstd).
+template <class T, class M>
+void batchNormGradientSums(const typename M::execution_space& exec, const DistTensor<T, M>& x,
+                           const DistTensor<T, M>& dy, const Kokkos::View<double*, M>& mean,
+                           const Kokkos::View<double*, M>& invstd,
+                           const Kokkos::View<double***, M>& partial,
+                           const Kokkos::View<double*, M>& sums) {
+  const auto xv = x.view();
+  const auto dyv = dy.view();
+  const LocalOffset xo = localOffset(x), yo = localOffset(dy);
+  batchNormChannelSums(exec, "hybrid3d::BatchNorm3d::backward::sums", x.batch(), x.channels(),
+                       x.owned().extents(), partial, sums,
+                       KOKKOS_LAMBDA(Index n, Index c, Index d, Index h, Index w) {
+                         const double g = dyv(n, c, d + yo.d, h + yo.h, w + yo.w);
+                         const double xhat =
+                             (double(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - mean(c)) *
+                             invstd(c);
+                         return SumPair(g, g * xhat);
+                       });
+}
+
+// dgamma[c] += sums[C + c] (sum(dy * xhat)), dbeta[c] += sums[c] (sum(dy)).
+template <class ExecSpace, class M, class GradView>
+void batchNormAddParameterGrads(const ExecSpace& exec, const Kokkos::View<double*, M>& sums,
+                                const GradView& dgamma, const GradView& dbeta) {
+  using T = typename GradView::non_const_value_type;
+  const Index C = static_cast<Index>(dgamma.extent(0));
+  Kokkos::parallel_for(
+      "hybrid3d::BatchNorm3d::backwardWeights", Kokkos::RangePolicy<ExecSpace>(exec, 0, C),
+      KOKKOS_LAMBDA(const int c) {
+        dgamma(c) += T(sums(C + c));
+        dbeta(c) += T(sums(c));
+      });
+}
+
+// Training (batchStatistics): dx = gamma*invstd * (dy - sum(dy)/n - xhat * sum(dy*xhat)/n), the
+// sums global over the statistics communicator (sums must hold them), n = count. Inference:
+// dx = gamma*invstd * dy.
+template <class T, class M>
+void batchNormApplyDataGradient(const typename M::execution_space& exec,
+                                const DistTensor<T, M>& x, const DistTensor<T, M>& dy,
+                                const DistTensor<T, M>& dx, const Kokkos::View<double*, M>& mean,
+                                const Kokkos::View<double*, M>& invstd,
+                                const Kokkos::View<T*, M>& gamma,
+                                const Kokkos::View<double*, M>& sums, bool batchStatistics,
+                                double count) {
+  const Index3 e = x.owned().extents();
+  const Index N = x.batch(), C = x.channels();
+  if (N * C * e[0] * e[1] * e[2] == 0) return;
+  const auto xv = x.view();
+  const auto dyv = dy.view();
+  const auto dxv = dx.view();
+  const LocalOffset xo = localOffset(x), yo = localOffset(dy), dxo = localOffset(dx);
+  const double n = count;
+  Kokkos::parallel_for(
+      "hybrid3d::BatchNorm3d::backwardData", ownedCellsPolicy(exec, N, C, e),
+      KOKKOS_LAMBDA(const Index nn, const Index c, const Index d, const Index h, const Index w) {
+        const T scale = gamma(c) * T(invstd(c));
+        T g = dyv(nn, c, d + yo.d, h + yo.h, w + yo.w);
+        if (batchStatistics) {
+          const T xhat = (xv(nn, c, d + xo.d, h + xo.h, w + xo.w) - T(mean(c))) * T(invstd(c));
+          g -= T(sums(c) / n) + xhat * T(sums(C + c) / n);
+        }
+        dxv(nn, c, d + dxo.d, h + dxo.h, w + dxo.w) = scale * g;
+      });
+}
+
+}  // namespace Impl
+
+
 template <class T, class M>
 BatchNorm3d<T, M>::BatchNorm3d(const ProcessGrid& grid, const std::string& name,
                                const TensorShape& input, const Options& options)
@@ -147,56 +274,6 @@ void BatchNorm3d<T, M>::checkTensor(const tensor_type& t, const char* what) cons
 }
 
 template <class T, class M>
-template <class CellPair>
-void BatchNorm3d<T, M>::channelSums(const execution_space& exec, const std::string& label,
-                                    const CellPair& cell) {
-  const Index N = shape_.batch, C = shape_.channels;
-  const Index D = owned_.extent(0), H = owned_.extent(1), W = owned_.extent(2);
-  const auto partial = partial_;
-  // One team per (n, c, d) slab of H*W cells, contiguous in memory: enough teams to fill a GPU
-  // even for one sample and few channels, and a fixed summation order. Threads take rows (h),
-  // vector lanes the cells along W (no index division per cell).
-  if (N * C * D > 0) {
-    using Policy = Kokkos::TeamPolicy<execution_space>;
-    using Member = typename Policy::member_type;
-    Kokkos::parallel_for(
-        label + "::slabs", Policy(exec, static_cast<int>(N * C * D), Kokkos::AUTO, Kokkos::AUTO),
-        KOKKOS_LAMBDA(const Member& team) {
-          const Index slab = team.league_rank();
-          const Index d = slab % D, c = (slab / D) % C, n = slab / (D * C);
-          Impl::SumPair s;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, H),
-              [&](const Index h, Impl::SumPair& acc) {
-                Impl::SumPair row;
-                Kokkos::parallel_reduce(
-                    Kokkos::ThreadVectorRange(team, W),
-                    [&](const Index w, Impl::SumPair& r) { r += cell(n, c, d, h, w); }, row);
-                acc += row;
-              },
-              s);
-          Kokkos::single(Kokkos::PerTeam(team), [&]() {
-            partial(c, n * D + d, 0) = s.a;
-            partial(c, n * D + d, 1) = s.b;
-          });
-        });
-  }
-  const auto sums = sums_;
-  const Index slabs = N * D;
-  Kokkos::parallel_for(
-      label + "::channels", Kokkos::RangePolicy<execution_space>(exec, 0, C),
-      KOKKOS_LAMBDA(const int c) {
-        double a = 0, b = 0;
-        for (Index j = 0; j < slabs; ++j) {
-          a += partial(c, j, 0);
-          b += partial(c, j, 1);
-        }
-        sums(c) = a;
-        sums(C + c) = b;
-      });
-}
-
-template <class T, class M>
 void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                                 const tensor_type& y) {
   checkTensor(x, "x");
@@ -213,11 +290,13 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
            ", extents ", toString(shape_.extents), ")");
     const auto xv = x.view();
     const Impl::LocalOffset xo = Impl::localOffset(x);
-    channelSums(exec, "hybrid3d::BatchNorm3d::forward::statistics",
-                KOKKOS_LAMBDA(Index n, Index c, Index d, Index h, Index w) {
-                  const double v = double(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - double(rm(c));
-                  return Impl::SumPair(v, v * v);
-                });
+    Impl::batchNormChannelSums(exec, "hybrid3d::BatchNorm3d::forward::statistics",
+                               Index(shape_.batch), Index(C), owned_.extents(), partial_, sums_,
+                               KOKKOS_LAMBDA(Index n, Index c, Index d, Index h, Index w) {
+                                 const double v =
+                                     double(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - double(rm(c));
+                                 return Impl::SumPair(v, v * v);
+                               });
     Kokkos::Profiling::pushRegion("hybrid3d::BatchNorm3d::forward::allreduce");
     allreduceSum(sums_, comm_);
     Kokkos::Profiling::popRegion();
@@ -267,65 +346,20 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
 template <class T, class M>
 void BatchNorm3d<T, M>::gradientSums(const execution_space& exec, const tensor_type& x,
                                      const tensor_type& dy) {
-  const auto xv = x.view();
-  const auto dyv = dy.view();
-  const Impl::LocalOffset xo = Impl::localOffset(x), yo = Impl::localOffset(dy);
-  const auto mean = mean_;
-  const auto invstd = invstd_;
-  channelSums(exec, "hybrid3d::BatchNorm3d::backward::sums",
-              KOKKOS_LAMBDA(Index n, Index c, Index d, Index h, Index w) {
-                const double g = dyv(n, c, d + yo.d, h + yo.h, w + yo.w);
-                const double xhat =
-                    (double(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - mean(c)) * invstd(c);
-                return Impl::SumPair(g, g * xhat);
-              });
+  Impl::batchNormGradientSums(exec, x, dy, mean_, invstd_, partial_, sums_);
 }
 
 template <class T, class M>
 void BatchNorm3d<T, M>::addParameterGrads(const execution_space& exec) {
   if (!options_.affine) return;
-  const auto sums = sums_;
-  const auto dgamma = weight_.grad;
-  const auto dbeta = bias_.grad;
-  const int C = shape_.channels;
-  Kokkos::parallel_for(
-      "hybrid3d::BatchNorm3d::backwardWeights", Kokkos::RangePolicy<execution_space>(exec, 0, C),
-      KOKKOS_LAMBDA(const int c) {
-        dgamma(c) += T(sums(C + c));
-        dbeta(c) += T(sums(c));
-      });
+  Impl::batchNormAddParameterGrads(exec, sums_, weight_.grad, bias_.grad);
 }
 
-// Training: dx = gamma*invstd * (dy - sum(dy)/n - xhat * sum(dy*xhat)/n), the sums global over
-// the statistics communicator (sums_ must hold them). Inference: dx = gamma*invstd * dy.
 template <class T, class M>
 void BatchNorm3d<T, M>::applyDataGradient(const execution_space& exec, const tensor_type& x,
                                           const tensor_type& dy, const tensor_type& dx) {
-  const Index3 e = owned_.extents();
-  const int C = shape_.channels;
-  if (Index(shape_.batch) * C * owned_.size() == 0) return;
-  const auto xv = x.view();
-  const auto dyv = dy.view();
-  const auto dxv = dx.view();
-  const Impl::LocalOffset xo = Impl::localOffset(x), yo = Impl::localOffset(dy),
-                          dxo = Impl::localOffset(dx);
-  const auto mean = mean_;
-  const auto invstd = invstd_;
-  const auto gamma = weight_.value;
-  const auto sums = sums_;
-  const bool batchStatistics = forwardTraining_;
-  const double n = count_;
-  Kokkos::parallel_for(
-      "hybrid3d::BatchNorm3d::backwardData", Impl::ownedCellsPolicy(exec, shape_.batch, C, e),
-      KOKKOS_LAMBDA(const Index nn, const Index c, const Index d, const Index h, const Index w) {
-        const T scale = gamma(c) * T(invstd(c));
-        T g = dyv(nn, c, d + yo.d, h + yo.h, w + yo.w);
-        if (batchStatistics) {
-          const T xhat = (xv(nn, c, d + xo.d, h + xo.h, w + xo.w) - T(mean(c))) * T(invstd(c));
-          g -= T(sums(c) / n) + xhat * T(sums(C + c) / n);
-        }
-        dxv(nn, c, d + dxo.d, h + dxo.h, w + dxo.w) = scale * g;
-      });
+  Impl::batchNormApplyDataGradient(exec, x, dy, dx, mean_, invstd_, weight_.value, sums_,
+                                   forwardTraining_, count_);
 }
 
 template <class T, class M>
