@@ -17,32 +17,6 @@ namespace hybrid3d {
 
 namespace Impl {
 
-// A flat index over N x C x (owned box) decoded into (n, c, z, y, x), with (z, y, x) offsets
-// inside the owned box. Every tensor of the same layout then adds its own ghost offset, so one
-// kernel can read x and write y although their ghost widths differ.
-struct OwnedCells {
-  Index channels = 0, e0 = 0, e1 = 0, e2 = 0, count = 0;
-
-  OwnedCells() = default;
-  OwnedCells(Index n, Index c, const Index3& e)
-      : channels(c), e0(e[0]), e1(e[1]), e2(e[2]), count(n * c * e[0] * e[1] * e[2]) {}
-  template <class T, class M>
-  explicit OwnedCells(const DistTensor<T, M>& t)
-      : OwnedCells(t.batch(), t.channels(), t.owned().extents()) {}
-
-  KOKKOS_INLINE_FUNCTION void decode(Index i, Index& n, Index& c, Index& z, Index& y,
-                                     Index& x) const {
-    x = i % e2;
-    i /= e2;
-    y = i % e1;
-    i /= e1;
-    z = i % e0;
-    i /= e0;
-    c = i % channels;
-    n = i / channels;
-  }
-};
-
 // The owned cells of N x C x (owned box) as rows along W: plane p is (n, c, z) and holds rows
 // y = 0 .. e1-1, each of `width` cells x = 0 .. width-1, with (z, y, x) offsets inside the owned
 // box. A row is contiguous in every tensor of the same decomposition, whatever its ghosts, so
@@ -124,6 +98,36 @@ void forEachRowCell(const char* label, const ExecSpace& exec, const OwnedRows& r
     });
   };
   Kokkos::parallel_for(label, rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
+}
+
+// The sum over every cell of body(n, c, z, y, x, sum), which adds the cell's term to sum. Rows
+// are summed first, then the rows of a plane, then the planes: the order (and so the last bits)
+// differs from a flat sum over the cells.
+template <class ExecSpace, class Body>
+double sumOverRowCells(const char* label, const ExecSpace& exec, const OwnedRows& rows,
+                       const Body& body) {
+  double result = 0;
+  if (rows.empty()) return result;
+  using Member = typename RowPolicy<ExecSpace>::member_type;
+  const auto kernel = KOKKOS_LAMBDA(const Member& team, double& sum) {
+    Index n, c, z;
+    rows.decode(team.league_rank(), n, c, z);
+    double plane = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, rows.e1),
+        [&](const Index y, double& planeSum) {
+          double row = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, rows.width),
+              [&](const Index x, double& s) { body(n, c, z, y, x, s); }, row);
+          Kokkos::single(Kokkos::PerThread(team), [&] { planeSum += row; });
+        },
+        plane);
+    Kokkos::single(Kokkos::PerTeam(team), [&] { sum += plane; });
+  };
+  Kokkos::parallel_reduce(label, rowPolicy(exec, rows, kernel, Kokkos::ParallelReduceTag()),
+                          kernel, result);
+  return result;
 }
 
 // True when both tensors hold the same owned cells (same N, C, decomposition and coordinates).
