@@ -17,7 +17,7 @@ Dropout<T, M>::Dropout(const ProcessGrid& grid, const std::string& name,
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
   layerKey_ = h;
-  mask_.keep = options.keep;
+  mask_.threshold = Impl::DropoutMask::thresholdOf(options.keep);
   setStep(0, 0);
 }
 
@@ -69,12 +69,15 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   const Index D = e[0], H = e[1], W = e[2];
   const Index3& lo = x.owned().lo;
   const Index d0 = lo[0], h0 = lo[1], w0 = lo[2];
+  // Per row: the sample's half of the hash.
   Impl::forEachRowCell(
       label, exec, rows,
-      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
+      KOKKOS_LAMBDA(const Index n, Index, Index, Index) { return mask.sampleKey(first + n); },
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx,
+                    const std::uint64_t key) {
         const Index element = ((c * D + d0 + z) * H + h0 + yy) * W + w0 + xx;
         const T v = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
-        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = mask.kept(first + n, element) ? v * scale : T(0);
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = mask.keptAt(key, element) ? v * scale : T(0);
       });
 }
 
@@ -94,8 +97,10 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   const std::int64_t first = firstSample_;
   const T scale = T(1.0 / options_.keep);
   Impl::forEachRowCell(
-      label, exec, rows, KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
-        yv(n, f) = mask.kept(first + n, f) ? xv(n, f) * scale : T(0);
+      label, exec, rows,
+      KOKKOS_LAMBDA(const Index n, Index, Index, Index) { return mask.sampleKey(first + n); },
+      KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f, const std::uint64_t key) {
+        yv(n, f) = mask.keptAt(key, f) ? xv(n, f) * scale : T(0);
       });
 }
 

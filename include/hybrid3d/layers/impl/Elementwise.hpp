@@ -100,6 +100,30 @@ void forEachRowCell(const char* label, const ExecSpace& exec, const OwnedRows& r
   Kokkos::parallel_for(label, rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
 }
 
+// The same with a per-row value: rowValue(n, c, z, y) is computed once per row (on every vector
+// lane of the row's thread on a GPU, so it must give the same on all of them) and passed on as
+// body(n, c, z, y, x, value). Row-invariant work (a sample's hash key, a pooling row's weights)
+// then happens once per row: the compiler cannot hoist a load out of the cell loop past its
+// stores, and every such load adds a run-time alias check to the vectorised loop (GCC gives up
+// past 10). The value is a plain value, not a function: nvcc's device compiler exhausted the
+// memory on a row function returning the cell lambda.
+template <class ExecSpace, class RowValue, class Body>
+void forEachRowCell(const char* label, const ExecSpace& exec, const OwnedRows& rows,
+                    const RowValue& rowValue, const Body& body) {
+  if (rows.empty()) return;
+  using Member = typename RowPolicy<ExecSpace>::member_type;
+  const auto kernel = KOKKOS_LAMBDA(const Member& team) {
+    Index n, c, z;
+    rows.decode(team.league_rank(), n, c, z);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows.e1), [&](const Index y) {
+      const auto value = rowValue(n, c, z, y);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, rows.width),
+                           [&](const Index x) { body(n, c, z, y, x, value); });
+    });
+  };
+  Kokkos::parallel_for(label, rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
+}
+
 // The sum over every cell of body(n, c, z, y, x, sum), which adds the cell's term to sum. Rows
 // are summed first, then the rows of a plane, then the planes: the order (and so the last bits)
 // differs from a flat sum over the cells.
