@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include <Kokkos_Core.hpp>
 
@@ -20,6 +21,7 @@
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/Window.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
 
 namespace hybrid3d::Impl {
 
@@ -51,11 +53,19 @@ struct PoolGeometry {
   KOKKOS_INLINE_FUNCTION Index lastOutput(int dim, Index i) const {
     return imin(floorDiv(i + p[dim], s[dim]) + 1, outHi[dim]);
   }
-  // Position of input (d, h, w) inside the window of output (od, oh, ow), in (d, h, w) order.
+  // Position of input (d, h, w) inside the window of output (od, oh, ow): its offsets along D,
+  // H and W, 8 bits each (kernels are at most kMaxKernel), so that unpacking is shifts and masks
+  // rather than divisions.
+  static constexpr int kMaxKernel = 256;
+  KOKKOS_INLINE_FUNCTION static int packOffset(Index dd, Index dh, Index dw) {
+    return static_cast<int>((dd << 16) | (dh << 8) | dw);
+  }
+  KOKKOS_INLINE_FUNCTION static Index offsetAlong(int dim, int packed) {
+    return (packed >> (8 * (2 - dim))) & 0xff;
+  }
   KOKKOS_INLINE_FUNCTION int offset(Index od, Index oh, Index ow, Index d, Index h,
                                     Index w) const {
-    return static_cast<int>(((d - start(0, od)) * k[1] + (h - start(1, oh))) * k[2] +
-                            (w - start(2, ow)));
+    return packOffset(d - start(0, od), h - start(1, oh), w - start(2, ow));
   }
 };
 
@@ -72,6 +82,24 @@ Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>, Kokkos::IndexType<Index>> pool
     return Policy(exec, {Index(0), Index(0), lo[0], lo[1], lo[2]}, {N, C, hi[0], hi[1], hi[2]},
                   {Index(1), Index(1), Index(1), hi[1] - lo[1], hi[2] - lo[2]});
   return Policy(exec, {Index(0), Index(0), lo[0], lo[1], lo[2]}, {N, C, hi[0], hi[1], hi[2]});
+}
+
+// Calls run(K, S) with the window's kernel and stride as std::integral_constant when the window
+// is one the models use (CosmoFlow's average pool 3/2, the max pool 2/2 of MLPerf CosmoFlow and
+// U-Net), else with K = S = 0, meaning "read them from the geometry at run time". With compile-
+// time sizes the window loops unroll and the compiler vectorises a row of outputs along W; a
+// kernel template names them as `K > 0 ? K : g.k[0]`.
+template <class Run>
+void withStaticWindow(const PoolGeometry& g, Run&& run) {
+  auto cubic = [&](Index k, Index s) {
+    return g.k[0] == k && g.k[1] == k && g.k[2] == k && g.s[0] == s && g.s[1] == s && g.s[2] == s;
+  };
+  if (cubic(3, 2))
+    run(std::integral_constant<int, 3>{}, std::integral_constant<int, 2>{});
+  else if (cubic(2, 2))
+    run(std::integral_constant<int, 2>{}, std::integral_constant<int, 2>{});
+  else
+    run(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
 }
 
 // For each local index of x's layout along one dimension, the owned outputs [first, last) whose
@@ -110,6 +138,8 @@ public:
       if (k < 1 || s < 1 || p < 0)
         fail(label_, ": kernel ", k, ", stride ", s, " and padding ", p,
              " must be >= 1, >= 1 and >= 0");
+      if (k > PoolGeometry::kMaxKernel)
+        fail(label_, ": kernel ", k, " larger than ", PoolGeometry::kMaxKernel);
       // PyTorch refuses this too: a window could then lie entirely in the padding.
       if (2 * p > k)
         fail(label_, ": padding ", p, " exceeds half the kernel ", k, " (PyTorch's limit)");
