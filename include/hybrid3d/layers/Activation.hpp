@@ -91,43 +91,10 @@ public:
   std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
 
   // y := op(x) on the owned cells. y may be x.
-  void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y) const {
-    check(x, "x");
-    check(y, "y");
-    const Impl::OwnedCells cells(x);
-    const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
-    const auto xv = x.view(), yv = y.view();
-    const Op op = op_;
-    Kokkos::parallel_for(
-        "hybrid3d::Pointwise::forward", Impl::CellPolicy<execution_space>(exec, 0, cells.count),
-        KOKKOS_LAMBDA(const Index i) {
-          Index n, c, z, yy, xx;
-          cells.decode(i, n, c, z, yy, xx);
-          yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
-              op.value(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));
-        });
-  }
-
+  void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y) const;
   // dx := dy * op'(x) on the owned cells. dx may be dy.
   void backwardData(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
-                    const tensor_type& dx) const {
-    check(x, "x");
-    check(dy, "dy");
-    check(dx, "dx");
-    const Impl::OwnedCells cells(x);
-    const auto ox = Impl::ghostOffset(x), ody = Impl::ghostOffset(dy), odx = Impl::ghostOffset(dx);
-    const auto xv = x.view(), dyv = dy.view(), dxv = dx.view();
-    const Op op = op_;
-    Kokkos::parallel_for(
-        "hybrid3d::Pointwise::backwardData",
-        Impl::CellPolicy<execution_space>(exec, 0, cells.count), KOKKOS_LAMBDA(const Index i) {
-          Index n, c, z, yy, xx;
-          cells.decode(i, n, c, z, yy, xx);
-          dxv(n, c, odx.d + z, odx.h + yy, odx.w + xx) =
-              dyv(n, c, ody.d + z, ody.h + yy, ody.w + xx) *
-              op.derivative(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));
-        });
-  }
+                    const tensor_type& dx) const;
 
   void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) const {}
 
@@ -138,32 +105,9 @@ public:
   }
 
   // The same on replicated [N, F] views (every rank of the group computes it).
-  void forward(const execution_space& exec, const feature_type& x, const feature_type& y) const {
-    check(x, y, "y");
-    const auto xv = x, yv = y;
-    const Index F = static_cast<Index>(x.extent(1));
-    const Op op = op_;
-    Kokkos::parallel_for(
-        "hybrid3d::Pointwise::forward",
-        Impl::CellPolicy<execution_space>(exec, 0, static_cast<Index>(x.size())),
-        KOKKOS_LAMBDA(const Index i) { yv(i / F, i % F) = op.value(xv(i / F, i % F)); });
-  }
-
+  void forward(const execution_space& exec, const feature_type& x, const feature_type& y) const;
   void backwardData(const execution_space& exec, const feature_type& x, const feature_type& dy,
-                    const feature_type& dx) const {
-    check(x, dy, "dy");
-    check(x, dx, "dx");
-    const auto xv = x, dyv = dy, dxv = dx;
-    const Index F = static_cast<Index>(x.extent(1));
-    const Op op = op_;
-    Kokkos::parallel_for(
-        "hybrid3d::Pointwise::backwardData",
-        Impl::CellPolicy<execution_space>(exec, 0, static_cast<Index>(x.size())),
-        KOKKOS_LAMBDA(const Index i) {
-          const Index n = i / F, f = i % F;
-          dxv(n, f) = dyv(n, f) * op.derivative(xv(n, f));
-        });
-  }
+                    const feature_type& dx) const;
 
   void backward(const execution_space& exec, const feature_type& x, const feature_type& dy,
                 const feature_type& dx) const {
@@ -190,6 +134,71 @@ private:
   Op op_;
   BlockDecomposition decomposition_;
 };
+
+// The kernels, outside the class so that code including this header does not instantiate them
+// (extern template below): they are compiled once, in src/layers/Activation.cpp, with the
+// library's flags (-fno-trapping-math under GCC, which the selects need to vectorise).
+
+template <class Op, class T, class M>
+void Pointwise<Op, T, M>::forward(const execution_space& exec, const tensor_type& x,
+                                  const tensor_type& y) const {
+  check(x, "x");
+  check(y, "y");
+  const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
+  const auto xv = x.view(), yv = y.view();
+  const Op op = op_;
+  Impl::forEachRowCell(
+      "hybrid3d::Pointwise::forward", exec, Impl::OwnedRows(x),
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
+            op.value(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));
+      });
+}
+
+template <class Op, class T, class M>
+void Pointwise<Op, T, M>::backwardData(const execution_space& exec, const tensor_type& x,
+                                       const tensor_type& dy, const tensor_type& dx) const {
+  check(x, "x");
+  check(dy, "dy");
+  check(dx, "dx");
+  const auto ox = Impl::ghostOffset(x), ody = Impl::ghostOffset(dy), odx = Impl::ghostOffset(dx);
+  const auto xv = x.view(), dyv = dy.view(), dxv = dx.view();
+  const Op op = op_;
+  Impl::forEachRowCell(
+      "hybrid3d::Pointwise::backwardData", exec, Impl::OwnedRows(x),
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
+        dxv(n, c, odx.d + z, odx.h + yy, odx.w + xx) =
+            dyv(n, c, ody.d + z, ody.h + yy, ody.w + xx) *
+            op.derivative(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));
+      });
+}
+
+template <class Op, class T, class M>
+void Pointwise<Op, T, M>::forward(const execution_space& exec, const feature_type& x,
+                                  const feature_type& y) const {
+  check(x, y, "y");
+  const auto xv = x, yv = y;
+  const Op op = op_;
+  Impl::forEachRowCell(
+      "hybrid3d::Pointwise::forward", exec, Impl::OwnedRows(x),
+      KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
+        yv(n, f) = op.value(xv(n, f));
+      });
+}
+
+template <class Op, class T, class M>
+void Pointwise<Op, T, M>::backwardData(const execution_space& exec, const feature_type& x,
+                                       const feature_type& dy, const feature_type& dx) const {
+  check(x, dy, "dy");
+  check(x, dx, "dx");
+  const auto xv = x, dyv = dy, dxv = dx;
+  const Op op = op_;
+  Impl::forEachRowCell(
+      "hybrid3d::Pointwise::backwardData", exec, Impl::OwnedRows(x),
+      KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
+        dxv(n, f) = dyv(n, f) * op.derivative(xv(n, f));
+      });
+}
 
 template <class T, class M = DefaultMemorySpace>
 using LeakyReLU = Pointwise<LeakyReLUOp, T, M>;

@@ -8,9 +8,10 @@
 // clipped to the domain (padding adds zero) divided by the window's volume (countIncludePad;
 // the window never reaches past the padding without ceil mode) or by the number of cells
 // inside the domain; both divisors are products of per-dimension counts, kept as reciprocals.
-// Backward-data, in gather form (deterministic, no atomics): every cell of the ghosted dx sums
-// dy / divisor over the owned outputs whose window contains it; then the halo's scatterAdd
-// adds ghost cells into their owners, exact for overlapping windows and uneven grids.
+// Backward-data, in gather form (deterministic, no atomics): first dy / divisor once per owned
+// output (the same products forward's divisor uses), then every cell of the ghosted dx sums
+// those over the owned outputs whose window contains it; then the halo's scatterAdd adds ghost
+// cells into their owners, exact for overlapping windows and uneven grids.
 
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ private:
   Impl::Pool3dPlan<T, MemorySpace> plan_;
   // Per owned output index along D, H, W: 1 / (that dimension's factor of the divisor).
   Kokkos::View<T*, MemorySpace> inverseCount_[3];
+  // Backward's dy / divisor on the owned outputs [N, C, owned box] (1/8 of x for stride 2),
+  // plus a zero plane along D and H (see avgPoolSumWindows).
+  Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace> scaledDy_;
 };
 
 }  // namespace hybrid3d

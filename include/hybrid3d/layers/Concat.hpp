@@ -88,15 +88,12 @@ void Concat<T, M>::copyChannels(const char* label, const execution_space& exec,
                                 const tensor_type& src, const tensor_type& dst, int offset,
                                 bool intoWider) {
   const tensor_type& narrow = intoWider ? src : dst;
-  const Impl::OwnedCells cells(narrow);
   const auto os = Impl::ghostOffset(src), od = Impl::ghostOffset(dst);
   const auto sv = src.view(), dv = dst.view();
   const Index srcShift = intoWider ? 0 : offset, dstShift = intoWider ? offset : 0;
-  Kokkos::parallel_for(
-      label, Impl::CellPolicy<execution_space>(exec, 0, cells.count),
-      KOKKOS_LAMBDA(const Index i) {
-        Index n, c, z, y, x;
-        cells.decode(i, n, c, z, y, x);
+  Impl::forEachRowCell(
+      label, exec, Impl::OwnedRows(narrow),
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index y, const Index x) {
         dv(n, c + dstShift, od.d + z, od.h + y, od.w + x) =
             sv(n, c + srcShift, os.d + z, os.h + y, os.w + x);
       });

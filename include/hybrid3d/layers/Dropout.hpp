@@ -12,6 +12,7 @@
 // are the identity. Before each training step call setStep(step, firstGlobalSample), where
 // firstGlobalSample is the global index of this rank's local sample 0 (group * localBatch).
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,14 +37,26 @@ KOKKOS_INLINE_FUNCTION std::uint64_t splitmix64(std::uint64_t z) {
 }
 
 // The dropout decision for one element: a pure function of its keys, so any rank can compute
-// any element's bit. `prefix` already mixes (seed, layer, step).
+// any element's bit. `prefix` already mixes (seed, layer, step). The element is kept iff
+// u = (h >> 11) * 2^-53 < keep (53 random bits -> [0, 1)), tested in integers as
+// (h >> 11) < threshold = ceil(keep * 2^53): the same decision, since both sides only scale by a
+// power of two, without a conversion to double per element.
 struct DropoutMask {
   std::uint64_t prefix = 0;
-  double keep = 1.0;
+  std::uint64_t threshold = std::uint64_t(1) << 53;  // keep = 1
+
+  static std::uint64_t thresholdOf(double keep) {
+    return static_cast<std::uint64_t>(std::ceil(std::ldexp(keep, 53)));
+  }
+  // The per-sample half of the hash, shared by all of a sample's elements.
+  KOKKOS_INLINE_FUNCTION std::uint64_t sampleKey(std::int64_t sample) const {
+    return splitmix64(prefix ^ std::uint64_t(sample));
+  }
+  KOKKOS_INLINE_FUNCTION bool keptAt(std::uint64_t sampleKey, std::int64_t element) const {
+    return (splitmix64(sampleKey ^ std::uint64_t(element)) >> 11) < threshold;
+  }
   KOKKOS_INLINE_FUNCTION bool kept(std::int64_t sample, std::int64_t element) const {
-    const std::uint64_t h = splitmix64(splitmix64(prefix ^ std::uint64_t(sample)) ^
-                                       std::uint64_t(element));
-    return double(h >> 11) * 0x1.0p-53 < keep;  // 53 random bits -> [0, 1)
+    return keptAt(sampleKey(sample), element);
   }
 };
 

@@ -63,7 +63,8 @@ public:
 private:
   Options options_;
   Impl::Pool3dPlan<T, MemorySpace> plan_;
-  // Per owned output, the position of its maximum inside its window (d, h, w order).
+  // Per owned output, the position of its maximum inside its window: the offsets along D, H
+  // and W packed 8 bits each (Impl::PoolGeometry::packOffset).
   Kokkos::View<int*****, Kokkos::LayoutRight, MemorySpace> argmax_;
   bool haveArgmax_ = false;
 };

@@ -92,7 +92,7 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
   check(labels, 1, "labels");
   if (dlogits) check(*dlogits, shape_.channels, "dlogits");
 
-  const Impl::OwnedCells voxels(logits.batch(), 1, logits.owned().extents());
+  const Impl::OwnedRows voxels(logits.batch(), 1, logits.owned().extents());
   const auto ox = Impl::ghostOffset(logits), ol = Impl::ghostOffset(labels);
   const auto x = logits.view();
   const auto lab = labels.view();
@@ -103,13 +103,9 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
   const T invCount = T(1.0 / count_);
   const auto bad = badLabels_;
   Kokkos::deep_copy(exec, bad, 0);
-  double sum = 0;
-  Kokkos::parallel_reduce(
-      "hybrid3d::SoftmaxCrossEntropy::evaluate",
-      Impl::CellPolicy<execution_space>(exec, 0, voxels.count),
-      KOKKOS_LAMBDA(const Index i, double& s) {
-        Index n, c0, z, y, w;
-        voxels.decode(i, n, c0, z, y, w);
+  const double sum = Impl::sumOverRowCells(
+      "hybrid3d::SoftmaxCrossEntropy::evaluate", exec, voxels,
+      KOKKOS_LAMBDA(const Index n, Index, const Index z, const Index y, const Index w, double& s) {
         const Index d = ox.d + z, h = ox.h + y, ww = ox.w + w;
         const int label = lab(n, 0, ol.d + z, ol.h + y, ol.w + w);
         const bool valid = label >= 0 && label < C;
@@ -128,8 +124,7 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
                 valid ? (p - (c == label ? T(1) : T(0))) * invCount : T(0);
           }
         }
-      },
-      sum);
+      });
   int badCount = 0;
   Kokkos::deep_copy(exec, badCount, bad);
   exec.fence();

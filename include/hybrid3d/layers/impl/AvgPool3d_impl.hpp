@@ -4,6 +4,147 @@
 
 namespace hybrid3d {
 
+namespace Impl {
+
+// AvgPool3d's forward over `rows` (N x C x the owned output box): one lane per owned output
+// (offsets z, yy, xx in the owned box), the sum of its whole window, padding included (zeros
+// from the halo, see Pool3d_impl.hpp), in PyTorch's (d, h, w) order, times the reciprocal
+// divisor. K and S: the window's kernel and stride when compile-time constants, else 0 (see
+// withStaticWindow).
+template <int K, int S, class ExecSpace, class XView, class YView, class WView>
+void avgPoolForward(const ExecSpace& exec, const OwnedRows& rows, const PoolGeometry& g,
+                    const Origin3& xo, const GhostOffset& oy, const XView& xv, const YView& yv,
+                    const WView& wd, const WView& wh, const WView& ww) {
+  using T = typename YView::non_const_value_type;
+  // x's local index of the first owned output's window start, per dimension.
+  const Index bd = g.start(0, g.outLo[0]) - xo.v[0], bh = g.start(1, g.outLo[1]) - xo.v[1],
+              bw = g.start(2, g.outLo[2]) - xo.v[2];
+  forEachRowCell(
+      "hybrid3d::AvgPool3d::forward", exec, rows,
+      // The row's part of the divisor, as (wd * wh) * ww.
+      KOKKOS_LAMBDA(Index, Index, const Index z, const Index yy) { return T(wd(z) * wh(yy)); },
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx,
+                    const T a) {
+        const Index kd = K > 0 ? K : g.k[0], kh = K > 0 ? K : g.k[1], kw = K > 0 ? K : g.k[2];
+        const Index d0 = bd + z * (S > 0 ? S : g.s[0]), h0 = bh + yy * (S > 0 ? S : g.s[1]),
+                    w0 = bw + xx * (S > 0 ? S : g.s[2]);
+        T sum = 0;
+        for (Index d = 0; d < kd; ++d)
+          for (Index h = 0; h < kh; ++h)
+            for (Index w = 0; w < kw; ++w) sum += xv(n, c, d0 + d, h0 + h, w0 + w);
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = sum * (a * ww(xx));
+      });
+}
+
+// Backward's first step over `rows` (N x C x the owned output box): z = dy * ((wd * wh) * ww),
+// the term each input of the output's window receives, as forward's divisor.
+template <class ExecSpace, class ZView, class DyView, class WView>
+void avgPoolScaleGradient(const ExecSpace& exec, const OwnedRows& rows, const GhostOffset& ody,
+                          const ZView& zv, const DyView& dyv, const WView& wd, const WView& wh,
+                          const WView& ww) {
+  using T = typename ZView::non_const_value_type;
+  forEachRowCell(
+      "hybrid3d::AvgPool3d::backwardData", exec, rows,
+      KOKKOS_LAMBDA(Index, Index, const Index z, const Index yy) { return T(wd(z) * wh(yy)); },
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx,
+                    const T a) {
+        zv(n, c, z, yy, xx) = dyv(n, c, ody.d + z, ody.h + yy, ody.w + xx) * (a * ww(xx));
+      });
+}
+
+// Backward at one local input cell (i, j, k) of dx, the generic way: the sum of z over the owned
+// outputs whose window holds it (the OutputRange tables), in the order od, oh, ow.
+template <class ZView, class RangeView>
+struct AvgPoolInputSum {
+  using T = typename ZView::non_const_value_type;
+  ZView z;  // [N, C, owned output box + a zero plane along D and along H]
+  RangeView rd, rh, rw;
+  Index outLo[3];
+  Index zeroPlane[2];  // z's index of the zero plane along D and along H
+
+  KOKKOS_INLINE_FUNCTION T operator()(Index n, Index c, Index i, Index j, Index k) const {
+    T sum = 0;
+    for (Index od = rd(i, 0); od < rd(i, 1); ++od)
+      for (Index oh = rh(j, 0); oh < rh(j, 1); ++oh)
+        for (Index ow = rw(k, 0); ow < rw(k, 1); ++ow)
+          sum += z(n, c, od - outLo[0], oh - outLo[1], ow - outLo[2]);
+    return sum;
+  }
+};
+
+// Backward's second step over `rows` (N x C x dx's local box, local indices (i, j, k)): every
+// input cell, owned or ghost, gets AvgPoolInputSum.
+template <class ExecSpace, class DxView, class Sum>
+void avgPoolSumWindows(std::integral_constant<int, 0>, std::integral_constant<int, 0>,
+                       const ExecSpace& exec, const OwnedRows& rows, const PhaseRun&,
+                       const DxView& dxv, const Sum& sum) {
+  forEachRowCell(
+      "hybrid3d::AvgPool3d::backwardData", exec, rows,
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index i, const Index j, const Index k) {
+        dxv(n, c, i, j, k) = sum(n, c, i, j, k);
+      });
+}
+
+// The same with a compile-time window (K, S > 0): the interior of each row along W (PhaseRun)
+// is summed without the tables. A vector lane takes a group of S consecutive inputs, whose
+// outputs along W are consecutive (unit-stride loads of z), while the row's at most
+// NO = ceil(K / S) outputs along D and along H are the same for every lane. A pair (od, oh)
+// outside the row's ranges reads z's zero plane (index = owned extent along D or H) instead of
+// being skipped: the same bits, since the sum starts at +0 and so is never -0, and no select
+// (GCC does not vectorise a select between a load and a constant: it makes the load
+// conditional).
+template <int K, int S, class ExecSpace, class DxView, class Sum>
+void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<int, S>,
+                       const ExecSpace& exec, const OwnedRows& rows, const PhaseRun& run,
+                       const DxView& dxv, const Sum& sum) {
+  using T = typename DxView::non_const_value_type;
+  constexpr int NO = (K + S - 1) / S;
+  using Member = typename RowPolicy<ExecSpace>::member_type;
+  const auto kernel = KOKKOS_LAMBDA(const Member& team) {
+    Index n, c, i;
+    rows.decode(team.league_rank(), n, c, i);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows.e1), [&](const Index j) {
+      const auto generic = [&](const Index k) { dxv(n, c, i, j, k) = sum(n, c, i, j, k); };
+      const Index od0 = sum.rd(i, 0), nd = sum.rd(i, 1) - od0;
+      const Index oh0 = sum.rh(j, 0), nh = sum.rh(j, 1) - oh0;
+      if (nd == 0 || nh == 0 || run.groups == 0) {  // e.g. padding rows: no window holds them
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, rows.width), generic);
+        return;
+      }
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run.first), generic);
+      Kokkos::parallel_for(
+          Kokkos::ThreadVectorRange(team, run.first + S * run.groups, rows.width), generic);
+      // The row's outputs along D and H as z's indices, the zero plane past the ranges.
+      Index zd[NO], zh[NO];
+      for (int a = 0; a < NO; ++a) {
+        zd[a] = a < nd ? od0 + a - sum.outLo[0] : sum.zeroPlane[0];
+        zh[a] = a < nh ? oh0 + a - sum.outLo[1] : sum.zeroPlane[1];
+      }
+      const Index zw = run.output - sum.outLo[2];  // z's W index of group 0's output
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run.groups), [&](const Index m) {
+        unrolled<S>([&](auto phase) {
+          // The outputs along W of input `phase`: zw + m + first + jw for jw < 1 - first.
+          constexpr int first = int(floorDiv(decltype(phase)::value - K, S)) + 1;
+          T s = 0;
+          unrolled<NO>([&](auto a) {
+            unrolled<NO>([&](auto e) {
+              unrolled<1 - first>([&](auto jw) {
+                s += sum.z(n, c, zd[decltype(a)::value], zh[decltype(e)::value],
+                           zw + m + first + decltype(jw)::value);
+              });
+            });
+          });
+          dxv(n, c, i, j, run.first + S * m + decltype(phase)::value) = s;
+        });
+      });
+    });
+  };
+  Kokkos::parallel_for("hybrid3d::AvgPool3d::backwardData",
+                       rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
+}
+
+}  // namespace Impl
+
 template <class T, class M>
 AvgPool3d<T, M>::AvgPool3d(const ProcessGrid& grid, const std::string& name,
                            const TensorShape& input, const Options& options)
@@ -27,6 +168,11 @@ AvgPool3d<T, M>::AvgPool3d(const ProcessGrid& grid, const std::string& name,
     }
     Kokkos::deep_copy(inverseCount_[d], h);
   }
+  // One more plane along D and H, zero (the View starts zeroed and no kernel writes it): what
+  // backward's compile-time kernel reads for the outputs a row does not have.
+  const Index3 e = plan_.outputOwned().extents();
+  scaledDy_ = Kokkos::View<T*****, Kokkos::LayoutRight, M>(
+      plan_.label() + " dy / divisor", input.batch, input.channels, e[0] + 1, e[1] + 1, e[2]);
 }
 
 template <class T, class M>
@@ -37,25 +183,16 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   plan_.halo().gather(exec, x);
   const Impl::PoolGeometry g = plan_.geometry();
   const Index N = x.batch(), C = x.channels();
-  if (N * C * plan_.outputOwned().size() == 0) return;
-  const Impl::Origin3 xo = Impl::originOf(x), yo = Impl::originOf(y);
-  const auto xv = x.view();
-  const auto yv = y.view();
-  const auto wd = inverseCount_[0], wh = inverseCount_[1], ww = inverseCount_[2];
-  // One thread per owned output (global indices od, oh, ow); the sum runs in PyTorch's order.
-  Kokkos::parallel_for(
-      "hybrid3d::AvgPool3d::forward", Impl::poolPolicy(exec, N, C, g.outLo, g.outHi),
-      KOKKOS_LAMBDA(const Index n, const Index c, const Index od, const Index oh, const Index ow) {
-        const Index d0 = g.first(0, od), d1 = g.last(0, od);
-        const Index h0 = g.first(1, oh), h1 = g.last(1, oh);
-        const Index w0 = g.first(2, ow), w1 = g.last(2, ow);
-        T sum = 0;
-        for (Index d = d0; d < d1; ++d)
-          for (Index h = h0; h < h1; ++h)
-            for (Index w = w0; w < w1; ++w) sum += xv(n, c, d - xo.v[0], h - xo.v[1], w - xo.v[2]);
-        yv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]) =
-            sum * (wd(od - g.outLo[0]) * wh(oh - g.outLo[1]) * ww(ow - g.outLo[2]));
-      });
+  const Box3& owned = plan_.outputOwned();
+  if (N * C * owned.size() == 0) return;
+  const Impl::Origin3 xo = Impl::originOf(x);
+  const auto oy = Impl::ghostOffset(y);
+  const Impl::OwnedRows rows(N, C, owned.extents());
+  Impl::withStaticWindow(g, [&](auto K, auto S) {
+    Impl::avgPoolForward<decltype(K)::value, decltype(S)::value>(
+        exec, rows, g, xo, oy, x.view(), y.view(), inverseCount_[0], inverseCount_[1],
+        inverseCount_[2]);
+  });
 }
 
 template <class T, class M>
@@ -66,31 +203,23 @@ void AvgPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
   const Impl::PoolGeometry g = plan_.geometry();
   const Index N = dx.batch(), C = dx.channels();
   const Box3 local = dx.localBox();
+  const Box3& owned = plan_.outputOwned();
+  if (N * C * owned.size() > 0)
+    Impl::avgPoolScaleGradient(exec, Impl::OwnedRows(N, C, owned.extents()), Impl::ghostOffset(dy),
+                               scaledDy_, dy.view(), inverseCount_[0], inverseCount_[1],
+                               inverseCount_[2]);
   if (N * C * local.size() > 0) {
-    const Impl::Origin3 yo = Impl::originOf(dy);
-    const auto dxv = dx.view();
-    const auto dyv = dy.view();
-    const auto rd = plan_.outputsOf(0), rh = plan_.outputsOf(1), rw = plan_.outputsOf(2);
-    const Index zero[3] = {0, 0, 0};
-    const Index extent[3] = {local.extent(0), local.extent(1), local.extent(2)};
-    const auto wd = inverseCount_[0], wh = inverseCount_[1], ww = inverseCount_[2];
-    // One thread per local input cell (owned and ghost, local i, j, k): the sum of dy / divisor
-    // over the owned outputs whose window contains it.
-    Kokkos::parallel_for(
-        "hybrid3d::AvgPool3d::backwardData", Impl::poolPolicy(exec, N, C, zero, extent),
-        KOKKOS_LAMBDA(const Index n, const Index c, const Index i, const Index j, const Index k) {
-          T sum = 0;
-          for (Index od = rd(i, 0); od < rd(i, 1); ++od) {
-            const T a = wd(od - g.outLo[0]);
-            for (Index oh = rh(j, 0); oh < rh(j, 1); ++oh) {
-              const T b = a * wh(oh - g.outLo[1]);  // the same product as forward's
-              for (Index ow = rw(k, 0); ow < rw(k, 1); ++ow)
-                sum += dyv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]) *
-                       (b * ww(ow - g.outLo[2]));
-            }
-          }
-          dxv(n, c, i, j, k) = sum;
-        });
+    const Impl::AvgPoolInputSum<decltype(scaledDy_), Impl::OutputRange<M>> sum{
+        scaledDy_,
+        plan_.outputsOf(0),
+        plan_.outputsOf(1),
+        plan_.outputsOf(2),
+        {g.outLo[0], g.outLo[1], g.outLo[2]},
+        {owned.extent(0), owned.extent(1)}};
+    const Impl::OwnedRows rows(N, C, local.extents());
+    Impl::withStaticWindow(g, [&](auto K, auto S) {
+      Impl::avgPoolSumWindows(K, S, exec, rows, plan_.wInterior(), dx.view(), sum);
+    });
   }
   plan_.halo().scatterAdd(exec, dx);
 }

@@ -17,7 +17,7 @@ Dropout<T, M>::Dropout(const ProcessGrid& grid, const std::string& name,
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
   layerKey_ = h;
-  mask_.keep = options.keep;
+  mask_.threshold = Impl::DropoutMask::thresholdOf(options.keep);
   setStep(0, 0);
 }
 
@@ -50,16 +50,14 @@ void Dropout<T, M>::check(const feature_type& t, const char* what) const {
 template <class T, class M>
 void Dropout<T, M>::apply(const char* label, const execution_space& exec, const tensor_type& x,
                           const tensor_type& y) const {
-  const Impl::OwnedCells cells(x);
+  const Impl::OwnedRows rows(x);
   const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
   const auto xv = x.view(), yv = y.view();
   if (identity()) {
     if (xv.data() == yv.data() && ox.d == oy.d && ox.h == oy.h && ox.w == oy.w) return;
-    Kokkos::parallel_for(
-        label, Impl::CellPolicy<execution_space>(exec, 0, cells.count),
-        KOKKOS_LAMBDA(const Index i) {
-          Index n, c, z, yy, xx;
-          cells.decode(i, n, c, z, yy, xx);
+    Impl::forEachRowCell(
+        label, exec, rows,
+        KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
           yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
         });
     return;
@@ -71,14 +69,15 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   const Index D = e[0], H = e[1], W = e[2];
   const Index3& lo = x.owned().lo;
   const Index d0 = lo[0], h0 = lo[1], w0 = lo[2];
-  Kokkos::parallel_for(
-      label, Impl::CellPolicy<execution_space>(exec, 0, cells.count),
-      KOKKOS_LAMBDA(const Index i) {
-        Index n, c, z, yy, xx;
-        cells.decode(i, n, c, z, yy, xx);
+  // Per row: the sample's half of the hash.
+  Impl::forEachRowCell(
+      label, exec, rows,
+      KOKKOS_LAMBDA(const Index n, Index, Index, Index) { return mask.sampleKey(first + n); },
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx,
+                    const std::uint64_t key) {
         const Index element = ((c * D + d0 + z) * H + h0 + yy) * W + w0 + xx;
         const T v = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
-        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = mask.kept(first + n, element) ? v * scale : T(0);
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = mask.keptAt(key, element) ? v * scale : T(0);
       });
 }
 
@@ -86,22 +85,22 @@ template <class T, class M>
 void Dropout<T, M>::apply(const char* label, const execution_space& exec, const feature_type& x,
                           const feature_type& y) const {
   const auto xv = x, yv = y;
-  const Index F = static_cast<Index>(x.extent(1));
-  const Index count = static_cast<Index>(x.size());
+  const Impl::OwnedRows rows(x);
   if (identity()) {
     if (xv.data() == yv.data()) return;
-    Kokkos::parallel_for(
-        label, Impl::CellPolicy<execution_space>(exec, 0, count),
-        KOKKOS_LAMBDA(const Index i) { yv(i / F, i % F) = xv(i / F, i % F); });
+    Impl::forEachRowCell(
+        label, exec, rows,
+        KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) { yv(n, f) = xv(n, f); });
     return;
   }
   const Impl::DropoutMask mask = mask_;
   const std::int64_t first = firstSample_;
   const T scale = T(1.0 / options_.keep);
-  Kokkos::parallel_for(
-      label, Impl::CellPolicy<execution_space>(exec, 0, count), KOKKOS_LAMBDA(const Index i) {
-        const Index n = i / F, f = i % F;
-        yv(n, f) = mask.kept(first + n, f) ? xv(n, f) * scale : T(0);
+  Impl::forEachRowCell(
+      label, exec, rows,
+      KOKKOS_LAMBDA(const Index n, Index, Index, Index) { return mask.sampleKey(first + n); },
+      KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f, const std::uint64_t key) {
+        yv(n, f) = mask.keptAt(key, f) ? xv(n, f) * scale : T(0);
       });
 }
 

@@ -69,33 +69,30 @@ void FlattenDense<T, M>::check(const feature_type& v, const char* what) const {
 
 template <class T, class M>
 void FlattenDense<T, M>::packInput(const execution_space& exec, const tensor_type& x) {
-  const Impl::OwnedCells cells(x);
+  const Impl::OwnedRows rows(x);
   const auto o = Impl::ghostOffset(x);
   const auto xv = x.view();
   const auto packed = xPacked_;
-  const Index K = localColumns_;
-  Kokkos::parallel_for(
-      "hybrid3d::FlattenDense::packInput", Impl::CellPolicy<execution_space>(exec, 0, cells.count),
-      KOKKOS_LAMBDA(const Index i) {
-        Index n, c, z, y, w;
-        cells.decode(i, n, c, z, y, w);
-        packed(n, i % K) = xv(n, c, o.d + z, o.h + y, o.w + w);
+  // Column of owned cell (c, z, y, w): its index in (c, z, y, w) order.
+  const Index e0 = rows.e0, e1 = rows.e1, e2 = rows.width;
+  Impl::forEachRowCell(
+      "hybrid3d::FlattenDense::packInput", exec, rows,
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index y, const Index w) {
+        packed(n, ((c * e0 + z) * e1 + y) * e2 + w) = xv(n, c, o.d + z, o.h + y, o.w + w);
       });
 }
 
 template <class T, class M>
 void FlattenDense<T, M>::unpackInputGradient(const execution_space& exec, const tensor_type& dx) {
-  const Impl::OwnedCells cells(dx);
+  const Impl::OwnedRows rows(dx);
   const auto o = Impl::ghostOffset(dx);
   const auto dxv = dx.view();
   const auto packed = dxPacked_;
-  const Index K = localColumns_;
-  Kokkos::parallel_for(
-      "hybrid3d::FlattenDense::backwardData",
-      Impl::CellPolicy<execution_space>(exec, 0, cells.count), KOKKOS_LAMBDA(const Index i) {
-        Index n, c, z, y, w;
-        cells.decode(i, n, c, z, y, w);
-        dxv(n, c, o.d + z, o.h + y, o.w + w) = packed(n, i % K);
+  const Index e0 = rows.e0, e1 = rows.e1, e2 = rows.width;
+  Impl::forEachRowCell(
+      "hybrid3d::FlattenDense::backwardData", exec, rows,
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index y, const Index w) {
+        dxv(n, c, o.d + z, o.h + y, o.w + w) = packed(n, ((c * e0 + z) * e1 + y) * e2 + w);
       });
 }
 

@@ -4,6 +4,73 @@
 
 namespace hybrid3d {
 
+namespace Impl {
+
+// MaxPool3d's forward over `rows` (N x C x the owned output box) without padding, so that every
+// window lies inside the domain: one lane per owned output (offsets z, yy, xx in the owned box),
+// PyTorch's rule (start from the first cell, take a cell if it is larger or NaN) as selects. K
+// and S: the window's kernel and stride when compile-time constants, else 0 (see
+// withStaticWindow).
+template <int K, int S, class ExecSpace, class XView, class YView, class ArgView>
+void maxPoolForwardUnpadded(const ExecSpace& exec, const OwnedRows& rows, const PoolGeometry& g,
+                            const Origin3& xo, const GhostOffset& oy, const XView& xv,
+                            const YView& yv, const ArgView& am) {
+  using T = typename YView::non_const_value_type;
+  // x's local index of the first owned output's window start, per dimension.
+  const Index bd = g.start(0, g.outLo[0]) - xo.v[0], bh = g.start(1, g.outLo[1]) - xo.v[1],
+              bw = g.start(2, g.outLo[2]) - xo.v[2];
+  forEachRowCell(
+      "hybrid3d::MaxPool3d::forward", exec, rows,
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
+        const Index kd = K > 0 ? K : g.k[0], kh = K > 0 ? K : g.k[1], kw = K > 0 ? K : g.k[2];
+        const Index d0 = bd + z * (S > 0 ? S : g.s[0]), h0 = bh + yy * (S > 0 ? S : g.s[1]),
+                    w0 = bw + xx * (S > 0 ? S : g.s[2]);
+        T best = xv(n, c, d0, h0, w0);
+        int arg = 0;
+        for (Index d = 0; d < kd; ++d)
+          for (Index h = 0; h < kh; ++h)
+            for (Index w = 0; w < kw; ++w) {
+              const T v = xv(n, c, d0 + d, h0 + h, w0 + w);
+              const bool take = v > best || v != v;  // v != v: NaN propagates, as in PyTorch
+              best = take ? v : best;
+              arg = take ? PoolGeometry::packOffset(d, h, w) : arg;
+            }
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = best;
+        am(n, c, z, yy, xx) = arg;
+      });
+}
+
+// The same with padding: each window clipped to the domain (padding never wins).
+template <class ExecSpace, class XView, class YView, class ArgView>
+void maxPoolForwardClipped(const ExecSpace& exec, const OwnedRows& rows, const PoolGeometry& g,
+                           const Origin3& xo, const GhostOffset& oy, const XView& xv,
+                           const YView& yv, const ArgView& am) {
+  using T = typename YView::non_const_value_type;
+  forEachRowCell(
+      "hybrid3d::MaxPool3d::forward", exec, rows,
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
+        const Index od = g.outLo[0] + z, oh = g.outLo[1] + yy, ow = g.outLo[2] + xx;
+        const Index d0 = g.first(0, od), d1 = g.last(0, od);
+        const Index h0 = g.first(1, oh), h1 = g.last(1, oh);
+        const Index w0 = g.first(2, ow), w1 = g.last(2, ow);
+        T best = xv(n, c, d0 - xo.v[0], h0 - xo.v[1], w0 - xo.v[2]);
+        int arg = g.offset(od, oh, ow, d0, h0, w0);
+        for (Index d = d0; d < d1; ++d)
+          for (Index h = h0; h < h1; ++h)
+            for (Index w = w0; w < w1; ++w) {
+              const T v = xv(n, c, d - xo.v[0], h - xo.v[1], w - xo.v[2]);
+              if (v > best || v != v) {
+                best = v;
+                arg = g.offset(od, oh, ow, d, h, w);
+              }
+            }
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = best;
+        am(n, c, z, yy, xx) = arg;
+      });
+}
+
+}  // namespace Impl
+
 template <class T, class M>
 MaxPool3d<T, M>::MaxPool3d(const ProcessGrid& grid, const std::string& name,
                            const TensorShape& input, const Options& options)
@@ -24,33 +91,19 @@ void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   haveArgmax_ = true;
   const Impl::PoolGeometry g = plan_.geometry();
   const Index N = x.batch(), C = x.channels();
-  if (N * C * plan_.outputOwned().size() == 0) return;
-  const Impl::Origin3 xo = Impl::originOf(x), yo = Impl::originOf(y);
-  const auto xv = x.view();
-  const auto yv = y.view();
-  const auto am = argmax_;
-  // One thread per owned output (global indices od, oh, ow).
-  Kokkos::parallel_for(
-      "hybrid3d::MaxPool3d::forward", Impl::poolPolicy(exec, N, C, g.outLo, g.outHi),
-      KOKKOS_LAMBDA(const Index n, const Index c, const Index od, const Index oh, const Index ow) {
-        const Index d0 = g.first(0, od), d1 = g.last(0, od);
-        const Index h0 = g.first(1, oh), h1 = g.last(1, oh);
-        const Index w0 = g.first(2, ow), w1 = g.last(2, ow);
-        // PyTorch's rule: start from the first cell, take a cell if it is larger or NaN.
-        T best = xv(n, c, d0 - xo.v[0], h0 - xo.v[1], w0 - xo.v[2]);
-        int arg = g.offset(od, oh, ow, d0, h0, w0);
-        for (Index d = d0; d < d1; ++d)
-          for (Index h = h0; h < h1; ++h)
-            for (Index w = w0; w < w1; ++w) {
-              const T v = xv(n, c, d - xo.v[0], h - xo.v[1], w - xo.v[2]);
-              if (v > best || v != v) {  // v != v: NaN propagates, as in PyTorch
-                best = v;
-                arg = g.offset(od, oh, ow, d, h, w);
-              }
-            }
-        yv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]) = best;
-        am(n, c, od - g.outLo[0], oh - g.outLo[1], ow - g.outLo[2]) = arg;
-      });
+  const Box3& owned = plan_.outputOwned();
+  if (N * C * owned.size() == 0) return;
+  const Impl::Origin3 xo = Impl::originOf(x);
+  const auto oy = Impl::ghostOffset(y);
+  const Impl::OwnedRows rows(N, C, owned.extents());
+  if (options_.padding > 0) {
+    Impl::maxPoolForwardClipped(exec, rows, g, xo, oy, x.view(), y.view(), argmax_);
+    return;
+  }
+  Impl::withStaticWindow(g, [&](auto K, auto S) {
+    Impl::maxPoolForwardUnpadded<decltype(K)::value, decltype(S)::value>(
+        exec, rows, g, xo, oy, x.view(), y.view(), argmax_);
+  });
 }
 
 template <class T, class M>
@@ -69,21 +122,24 @@ void MaxPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
     Kokkos::deep_copy(exec, dx.view(), T(0));
     const Box3& owned = plan_.outputOwned();
     if (N * C * owned.size() > 0) {
-      const Impl::Origin3 xo = Impl::originOf(dx), yo = Impl::originOf(dy);
+      const Impl::Origin3 xo = Impl::originOf(dx);
+      const auto ody = Impl::ghostOffset(dy);
       const auto dxv = dx.view();
       const auto dyv = dy.view();
       const auto am = argmax_;
-      const Index k1 = g.k[1], k2 = g.k[2];
-      Kokkos::parallel_for(
-          "hybrid3d::MaxPool3d::backwardData", Impl::poolPolicy(exec, N, C, g.outLo, g.outHi),
-          KOKKOS_LAMBDA(const Index n, const Index c, const Index od, const Index oh,
-                        const Index ow) {
-            const Index at = am(n, c, od - g.outLo[0], oh - g.outLo[1], ow - g.outLo[2]);
-            const Index d = g.start(0, od) + at / (k1 * k2);
-            const Index h = g.start(1, oh) + (at / k2) % k1;
-            const Index w = g.start(2, ow) + at % k2;
-            dxv(n, c, d - xo.v[0], h - xo.v[1], w - xo.v[2]) =
-                dyv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]);
+      // x's local index of the first owned output's window start, per dimension.
+      const Index bd = g.start(0, g.outLo[0]) - xo.v[0], bh = g.start(1, g.outLo[1]) - xo.v[1],
+                  bw = g.start(2, g.outLo[2]) - xo.v[2];
+      const Index sd = g.s[0], sh = g.s[1], sw = g.s[2];
+      Impl::forEachRowCell(
+          "hybrid3d::MaxPool3d::backwardData", exec, Impl::OwnedRows(N, C, owned.extents()),
+          KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy,
+                        const Index xx) {
+            const int at = am(n, c, z, yy, xx);
+            dxv(n, c, bd + z * sd + Impl::PoolGeometry::offsetAlong(0, at),
+                bh + yy * sh + Impl::PoolGeometry::offsetAlong(1, at),
+                bw + xx * sw + Impl::PoolGeometry::offsetAlong(2, at)) =
+                dyv(n, c, ody.d + z, ody.h + yy, ody.w + xx);
           });
     }
   } else if (N * C * local.size() > 0) {
@@ -91,13 +147,11 @@ void MaxPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
     const auto dxv = dx.view();
     const auto dyv = dy.view();
     const auto rd = plan_.outputsOf(0), rh = plan_.outputsOf(1), rw = plan_.outputsOf(2);
-    const Index zero[3] = {0, 0, 0};
-    const Index extent[3] = {local.extent(0), local.extent(1), local.extent(2)};
     const auto am = argmax_;
-    // One thread per local input cell (owned and ghost; local i, j, k, global d, h, w): the sum
+    // One lane per local input cell (owned and ghost; local i, j, k, global d, h, w): the sum
     // of dy over the owned outputs whose maximum it was.
-    Kokkos::parallel_for(
-        "hybrid3d::MaxPool3d::backwardData", Impl::poolPolicy(exec, N, C, zero, extent),
+    Impl::forEachRowCell(
+        "hybrid3d::MaxPool3d::backwardData", exec, Impl::OwnedRows(N, C, local.extents()),
         KOKKOS_LAMBDA(const Index n, const Index c, const Index i, const Index j, const Index k) {
           const Index d = i + xo.v[0], h = j + xo.v[1], w = k + xo.v[2];  // global indices
           T sum = 0;

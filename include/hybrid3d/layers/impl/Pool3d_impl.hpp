@@ -3,12 +3,19 @@
 // input and output decompositions, the input ghosts and the halo that fills them, tensor
 // layout checks, and the window index arithmetic their kernels use.
 //
-// Both layers work in global voxel indices: a window is clipped to the domain [0, n) instead
-// of reading the zero padding the halo writes, so max pooling sees padding as -infinity (as
-// PyTorch) and average pooling only decides whether padded cells count in the divisor.
+// Both layers work in global voxel indices. Max pooling clips a window to the domain [0, n), so
+// it sees padding as -infinity (as PyTorch). Average pooling sums whole windows, padding
+// included: the halo has zero-filled it, and adding +0 to a sum that starts at +0 changes no bit,
+// so the sum is the clipped window's in the same (d, h, w) order; only the divisor depends on
+// whether padded cells count.
+//
+// Kernels run over rows of cells (Impl::forEachRowCell): one team thread per (n, c, d, h) row of
+// outputs or inputs, the row's cells along W over the vector lanes.
 
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include <Kokkos_Core.hpp>
 
@@ -20,14 +27,17 @@
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/Window.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
 
 namespace hybrid3d::Impl {
 
 // Floor and ceiling of a / b for b > 0 and a of either sign (C++ division truncates).
-KOKKOS_INLINE_FUNCTION Index floorDiv(Index a, Index b) {
+KOKKOS_INLINE_FUNCTION constexpr Index floorDiv(Index a, Index b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
-KOKKOS_INLINE_FUNCTION Index ceilDiv(Index a, Index b) { return floorDiv(a + b - 1, b); }
+KOKKOS_INLINE_FUNCTION constexpr Index ceilDiv(Index a, Index b) {
+  return floorDiv(a + b - 1, b);
+}
 KOKKOS_INLINE_FUNCTION Index imax(Index a, Index b) { return a > b ? a : b; }
 KOKKOS_INLINE_FUNCTION Index imin(Index a, Index b) { return a < b ? a : b; }
 
@@ -51,27 +61,50 @@ struct PoolGeometry {
   KOKKOS_INLINE_FUNCTION Index lastOutput(int dim, Index i) const {
     return imin(floorDiv(i + p[dim], s[dim]) + 1, outHi[dim]);
   }
-  // Position of input (d, h, w) inside the window of output (od, oh, ow), in (d, h, w) order.
+  // Position of input (d, h, w) inside the window of output (od, oh, ow): its offsets along D,
+  // H and W, 8 bits each (kernels are at most kMaxKernel), so that unpacking is shifts and masks
+  // rather than divisions.
+  static constexpr int kMaxKernel = 256;
+  KOKKOS_INLINE_FUNCTION static int packOffset(Index dd, Index dh, Index dw) {
+    return static_cast<int>((dd << 16) | (dh << 8) | dw);
+  }
+  KOKKOS_INLINE_FUNCTION static Index offsetAlong(int dim, int packed) {
+    return (packed >> (8 * (2 - dim))) & 0xff;
+  }
   KOKKOS_INLINE_FUNCTION int offset(Index od, Index oh, Index ow, Index d, Index h,
                                     Index w) const {
-    return static_cast<int>(((d - start(0, od)) * k[1] + (h - start(1, oh))) * k[2] +
-                            (w - start(2, ow)));
+    return packOffset(d - start(0, od), h - start(1, oh), w - start(2, ow));
   }
 };
 
-// One thread per cell of an N x C x box range. On host spaces a tile is a whole (h, w) plane, so
-// the innermost loop runs along contiguous W (Kokkos's default host tiles are a few cells, whose
-// bookkeeping cost more than the pooling itself); devices keep Kokkos's default tiles.
-template <class ExecSpace>
-Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>, Kokkos::IndexType<Index>> poolPolicy(
-    const ExecSpace& exec, Index N, Index C, const Index (&lo)[3], const Index (&hi)[3]) {
-  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
-  constexpr bool host =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
-  if (host)
-    return Policy(exec, {Index(0), Index(0), lo[0], lo[1], lo[2]}, {N, C, hi[0], hi[1], hi[2]},
-                  {Index(1), Index(1), Index(1), hi[1] - lo[1], hi[2] - lo[2]});
-  return Policy(exec, {Index(0), Index(0), lo[0], lo[1], lo[2]}, {N, C, hi[0], hi[1], hi[2]});
+// f(std::integral_constant<int, I>{}) for I = 0 .. N-1, unrolled: a loop whose bounds depend on
+// I then has compile-time bounds (GCC does not unroll such nests on its own, and vectorises the
+// loop around them only when they are unrolled).
+template <class F, int... I>
+KOKKOS_INLINE_FUNCTION void unrolledLoop(const F& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+KOKKOS_INLINE_FUNCTION void unrolled(const F& f) {
+  unrolledLoop(f, std::make_integer_sequence<int, N>{});
+}
+
+// Calls run(K, S) with the window's kernel and stride as std::integral_constant when the window
+// is one the models use (CosmoFlow's average pool 3/2, the max pool 2/2 of MLPerf CosmoFlow and
+// U-Net), else with K = S = 0, meaning "read them from the geometry at run time". With compile-
+// time sizes the window loops unroll and the compiler vectorises a row of outputs along W; a
+// kernel template names them as `K > 0 ? K : g.k[0]`.
+template <class Run>
+void withStaticWindow(const PoolGeometry& g, Run&& run) {
+  auto cubic = [&](Index k, Index s) {
+    return g.k[0] == k && g.k[1] == k && g.k[2] == k && g.s[0] == s && g.s[1] == s && g.s[2] == s;
+  };
+  if (cubic(3, 2))
+    run(std::integral_constant<int, 3>{}, std::integral_constant<int, 2>{});
+  else if (cubic(2, 2))
+    run(std::integral_constant<int, 2>{}, std::integral_constant<int, 2>{});
+  else
+    run(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
 }
 
 // For each local index of x's layout along one dimension, the owned outputs [first, last) whose
@@ -79,6 +112,16 @@ Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>, Kokkos::IndexType<Index>> pool
 // once so that the per-cell kernels do no division.
 template <class MemorySpace>
 using OutputRange = Kokkos::View<Index* [2], Kokkos::LayoutRight, MemorySpace>;
+
+// Along W, the inputs of x's local rows that lie in the domain and whose windows all belong to
+// owned outputs, in `groups` groups of s consecutive inputs from local index `first`, where
+// w + p is a multiple of s: group m's inputs are w + p = s * (output + m) + phase, phase < s,
+// and the outputs whose windows hold such an input are output + m + j for j from
+// floorDiv(phase - k, s) + 1 to 0. A kernel with a compile-time window so reads them with
+// unit stride, without the OutputRange tables the other inputs need.
+struct PhaseRun {
+  Index first = 0, groups = 0, output = 0;
+};
 
 // Global index of a tensor's local array index 0 along each dimension, for kernels that work
 // in global indices: local = global - origin.
@@ -110,6 +153,8 @@ public:
       if (k < 1 || s < 1 || p < 0)
         fail(label_, ": kernel ", k, ", stride ", s, " and padding ", p,
              " must be >= 1, >= 1 and >= 0");
+      if (k > PoolGeometry::kMaxKernel)
+        fail(label_, ": kernel ", k, " larger than ", PoolGeometry::kMaxKernel);
       // PyTorch refuses this too: a window could then lie entirely in the padding.
       if (2 * p > k)
         fail(label_, ": padding ", p, " exceeds half the kernel ", k, " (PyTorch's limit)");
@@ -142,6 +187,21 @@ public:
       }
       Kokkos::deep_copy(outputsOf_[d], h);
     }
+    // The interior of W (PhaseRun): an interval, as each condition is monotone in w.
+    const Index lo = local.lo[2];
+    Index first = -1, end = -1;
+    for (Index i = 0; i < local.extent(2); ++i) {
+      const Index w = lo + i;
+      const bool interior = w >= 0 && w < g.n[2] &&
+                            ceilDiv(w + g.p[2] - g.k[2] + 1, g.s[2]) >= g.outLo[2] &&
+                            floorDiv(w + g.p[2], g.s[2]) < g.outHi[2];
+      if (interior && first < 0) first = i;
+      if (interior) end = i + 1;
+    }
+    if (first >= 0) {
+      while ((lo + first + g.p[2]) % g.s[2] != 0) ++first;  // lo + first >= 0: in the domain
+      if (end > first) wRun_ = {first, (end - first) / g.s[2], (lo + first + g.p[2]) / g.s[2]};
+    }
   }
 
   const std::string& name() const { return name_; }
@@ -155,6 +215,8 @@ public:
   Halo<T, MemorySpace>& halo() const { return *halo_; }
   // Backward's inverse window map along D, H and W, indexed by x's local array index.
   const OutputRange<MemorySpace>& outputsOf(int dim) const { return outputsOf_[dim]; }
+  // Backward's interior along W, for kernels with a compile-time window.
+  const PhaseRun& wInterior() const { return wRun_; }
 
   PoolGeometry geometry() const {
     PoolGeometry g;
@@ -202,6 +264,7 @@ private:
   GhostWidths ghosts_;
   std::unique_ptr<Halo<T, MemorySpace>> halo_;
   OutputRange<MemorySpace> outputsOf_[3];
+  PhaseRun wRun_;
 };
 
 }  // namespace hybrid3d::Impl

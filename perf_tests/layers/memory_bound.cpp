@@ -1,0 +1,310 @@
+// bench_memory_bound: the memory-bound layer kernels (activations, pooling, batch norm, dropout,
+// concat) against the copy bandwidth measured in the same run. Each kernel's figure is the
+// bytes it must move (read + write, stated per kernel below) divided by its time; the last
+// column is that bandwidth over the copy bandwidth of the same size, the figure issue 8 asks
+// to be at least 0.5.
+//
+// Every repetition times a plain Kokkos copy kernel of the kernel's size class and then the
+// kernel, back to back, so both see the same machine: on a shared machine the load changes
+// from one second to the next, and the ratio of neighbouring timings is far steadier than
+// either timing. The table gives medians over the repetitions (ratios: median of the per-rep
+// ratios), with the kernel's min and max time to show the noise.
+//
+// Times are process CPU time, as in bench_conv_layers: with more runnable processes than cores
+// wall-clock time also counts the time this process waits for a core, which inflates a kernel
+// that computes more per byte far more than the copy, whose time is mostly waiting for memory
+// either way. The wall-clock ratio is printed beside it. (With a threaded backend CPU time sums
+// the threads: read the wall-clock ratio there.)
+//
+// Shapes: CosmoFlow's conv1 output (16 x 128^3) and conv2 output (32 x 64^3), float, batch 1,
+// one rank (ProcessGrid over MPI_COMM_SELF), tensors with ghost width 1 as the graph allocates
+// them.
+//
+// Usage: bench_memory_bound [--reps 20] [--only SUBSTRING]
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Activation.hpp>
+#include <hybrid3d/layers/AvgPool3d.hpp>
+#include <hybrid3d/layers/BatchNorm3d.hpp>
+#include <hybrid3d/layers/Concat.hpp>
+#include <hybrid3d/layers/Dropout.hpp>
+#include <hybrid3d/layers/MaxPool3d.hpp>
+
+namespace {
+
+using namespace hybrid3d;
+using T = float;
+using Tensor = DistTensor<T>;
+using Clock = std::chrono::steady_clock;
+using Flat = Kokkos::View<T*>;
+
+double cpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+struct Seconds {
+  double cpu, wall;
+};
+
+Seconds seconds(const std::function<void()>& f) {
+  const auto start = Clock::now();
+  const double cpuStart = cpuSeconds();
+  f();
+  Kokkos::fence();
+  return {cpuSeconds() - cpuStart, std::chrono::duration<double>(Clock::now() - start).count()};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void fillRandom(const Tensor& t, unsigned seed) {
+  auto h = Kokkos::create_mirror_view(t.view());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);  // both signs: LeakyReLU's select
+  for (std::size_t i = 0; i < h.size(); ++i) h.data()[i] = u(rng);
+  Kokkos::deep_copy(t.view(), h);
+}
+
+// The reference: dst(i) = src(i) over `count` floats, the simplest memory-bound kernel (one read
+// and one write per element, unit stride). Moves 2 * count * sizeof(T) bytes.
+struct CopyKernel {
+  Flat src, dst;
+  explicit CopyKernel(Index count) : src("copy src", count), dst("copy dst", count) {
+    Kokkos::deep_copy(src, T(1));
+    Kokkos::deep_copy(dst, T(0));
+  }
+  double bytes() const { return 2.0 * double(src.size()) * sizeof(T); }
+  void operator()() const {
+    const Flat s = src, d = dst;
+    Kokkos::parallel_for(
+        "hybrid3d::bench::copy",
+        Kokkos::RangePolicy<DefaultExecutionSpace, Kokkos::IndexType<Index>>(0, Index(s.size())),
+        KOKKOS_LAMBDA(const Index i) { d(i) = s(i); });
+  }
+};
+
+struct Case {
+  std::string kernel, shape;
+  double bytes;  // what the kernel must move, read + write
+  const CopyKernel* copy;
+  std::function<void()> run;
+};
+
+struct Result {
+  double kernelMs, minMs, maxMs, gbs, copyGbs, ratio, wallRatio;
+};
+
+Result measure(const Case& c, int reps) {
+  c.run();  // warm-up: first touch, halo set-up
+  (*c.copy)();
+  Kokkos::fence();
+  std::vector<double> tk, tc, ratio, wallRatio;
+  for (int r = 0; r < reps; ++r) {
+    const Seconds copy = seconds(*c.copy);
+    const Seconds kernel = seconds(c.run);
+    tk.push_back(kernel.cpu);
+    tc.push_back(copy.cpu);
+    // (kernel bytes / kernel time) / (copy bytes / copy time)
+    ratio.push_back(c.bytes * copy.cpu / (c.copy->bytes() * kernel.cpu));
+    wallRatio.push_back(c.bytes * copy.wall / (c.copy->bytes() * kernel.wall));
+  }
+  const double k = median(tk), cp = median(tc);
+  return {k * 1e3,
+          *std::min_element(tk.begin(), tk.end()) * 1e3,
+          *std::max_element(tk.begin(), tk.end()) * 1e3,
+          c.bytes / k * 1e-9,
+          c.copy->bytes() / cp * 1e-9,
+          median(ratio),
+          median(wallRatio)};
+}
+
+Tensor tensor(const char* label, int n, int c, const BlockDecomposition& dec, const Int3& at,
+              const GhostWidths& g) {
+  return createDistTensor<T>(label, n, c, dec, at, g);
+}
+
+double bytesOf(const Tensor& t, bool withGhosts) {
+  const Index cells = withGhosts ? Index(t.view().size())
+                                 : Index(t.batch()) * t.channels() * t.owned().size();
+  return double(cells) * sizeof(T);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    int reps = 20;
+    std::string only;
+    for (int i = 1; i + 1 < argc; i += 2) {
+      const std::string a = argv[i];
+      if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
+      if (a == "--only") only = argv[i + 1];
+    }
+    ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
+    const Int3 at = grid.coords();
+    const GhostWidths g1 = GhostWidths::uniform(1);
+    const int N = 1;
+    // Two size classes, each with its copy reference of one activation's cells.
+    struct Size {
+      const char* name;
+      int channels;
+      Index extent;
+    };
+    const Size sizes[2] = {{"16x128^3", 16, 128}, {"32x64^3", 32, 64}};
+    std::vector<Case> cases;
+    std::vector<std::unique_ptr<CopyKernel>> copies;
+    // Layers and tensors are shared_ptrs that the cases' lambdas hold (and so keep alive).
+
+    for (const Size& s : sizes) {
+      const TensorShape shape{N, s.channels, {s.extent, s.extent, s.extent}};
+      const BlockDecomposition dec(shape.extents, grid.dims());
+      copies.push_back(
+          std::make_unique<CopyKernel>(Index(N) * s.channels * s.extent * s.extent * s.extent));
+      const CopyKernel* copy = copies.back().get();
+      auto x = std::make_shared<Tensor>(tensor("x", N, s.channels, dec, at, g1));
+      auto y = std::make_shared<Tensor>(tensor("y", N, s.channels, dec, at, g1));
+      auto dy = std::make_shared<Tensor>(tensor("dy", N, s.channels, dec, at, g1));
+      auto dx = std::make_shared<Tensor>(tensor("dx", N, s.channels, dec, at, g1));
+      fillRandom(*x, 1);
+      fillRandom(*dy, 2);
+      const DefaultExecutionSpace exec;
+      const double cells = bytesOf(*x, false);  // one activation's owned cells, in bytes
+
+      // LeakyReLU forward: reads x, writes y (owned cells): 2 activations.
+      auto relu = std::make_shared<LeakyReLU<T>>(grid, "relu", shape);
+      cases.push_back({"LeakyReLU::forward", s.name, 2 * cells, copy,
+                       [=] { relu->forward(exec, *x, *y); }});
+      // LeakyReLU backwardData: reads x and dy, writes dx: 3 activations.
+      cases.push_back({"LeakyReLU::backwardData", s.name, 3 * cells, copy,
+                       [=] { relu->backwardData(exec, *x, *dy, *dx); }});
+
+      // Dropout (training, keep 0.8; CosmoFlow's rate, though CosmoFlow drops only in the dense
+      // part): reads x, writes y: 2 activations; backward the same on (dy, dx).
+      auto drop = std::make_shared<Dropout<T>>(grid, "drop", shape,
+                                                    typename Dropout<T>::Options{0.8, 7});
+      drop->setStep(3, 0);
+      cases.push_back({"Dropout::forward", s.name, 2 * cells, copy,
+                       [=] { drop->forward(exec, *x, *y); }});
+      cases.push_back({"Dropout::backwardData", s.name, 2 * cells, copy,
+                       [=] { drop->backwardData(exec, *dy, *dx); }});
+
+      // Concat of two halves on channels (U-Net's skip joins): forward reads a and b, writes y
+      // (2 activations of y's size); backward reads dy, writes da and db (the same).
+      const TensorShape half{N, s.channels / 2, shape.extents};
+      auto cat = std::make_shared<Concat<T>>(grid, "cat", half, half);
+      auto a = std::make_shared<Tensor>(tensor("a", N, half.channels, dec, at, g1));
+      auto b = std::make_shared<Tensor>(tensor("b", N, half.channels, dec, at, g1));
+      fillRandom(*a, 3);
+      fillRandom(*b, 4);
+      cases.push_back({"Concat::forward", s.name, 2 * cells, copy,
+                       [=] { cat->forward(exec, *a, *b, *y); }});
+      cases.push_back({"Concat::backwardData", s.name, 2 * cells, copy,
+                       [=] { cat->backwardData(exec, *dy, *a, *b); }});
+
+      // AvgPool3d 3/2/1 (CosmoFlow's): forward reads x's local array (owned + ghosts, filled by
+      // the halo's zero padding here) and writes y's owned cells (1/8 of x); backward reads dy
+      // (1/8) and writes dx's local array (ghosts included: scatterAdd sends them back).
+      {
+        auto pool = std::make_shared<AvgPool3d<T>>(grid, "avgpool", shape,
+                                                 typename AvgPool3d<T>::Options{3, 2, 1, true});
+        const TensorShape out = pool->outputShape();
+        const BlockDecomposition odec(out.extents, grid.dims());
+        auto px = std::make_shared<Tensor>(
+            tensor("pool x", N, s.channels, dec, at, pool->inputGhosts()));
+        auto pdx = std::make_shared<Tensor>(
+            tensor("pool dx", N, s.channels, dec, at, pool->inputGhosts()));
+        auto py = std::make_shared<Tensor>(tensor("pool y", N, s.channels, odec, at, g1));
+        auto pdy = std::make_shared<Tensor>(tensor("pool dy", N, s.channels, odec, at, g1));
+        fillRandom(*px, 5);
+        fillRandom(*pdy, 6);
+        cases.push_back({"AvgPool3d::forward", s.name, bytesOf(*px, true) + bytesOf(*py, false),
+                         copy, [=] { pool->forward(exec, *px, *py); }});
+        cases.push_back({"AvgPool3d::backwardData", s.name,
+                         bytesOf(*pdy, false) + bytesOf(*pdx, true), copy,
+                         [=] { pool->backwardData(exec, *pdy, *pdx); }});
+      }
+      // MaxPool3d 2/2/0 (MLPerf CosmoFlow's and U-Net's): forward reads x, writes y and the
+      // argmax (int32, one per output); backward writes dx (zeros, then the winners: the same
+      // lines), reads dy and the argmax.
+      {
+        auto pool = std::make_shared<MaxPool3d<T>>(grid, "maxpool", shape,
+                                                 typename MaxPool3d<T>::Options{2, 2, 0});
+        const TensorShape out = pool->outputShape();
+        const BlockDecomposition odec(out.extents, grid.dims());
+        auto px = std::make_shared<Tensor>(
+            tensor("pool x", N, s.channels, dec, at, pool->inputGhosts()));
+        auto pdx = std::make_shared<Tensor>(
+            tensor("pool dx", N, s.channels, dec, at, pool->inputGhosts()));
+        auto py = std::make_shared<Tensor>(tensor("pool y", N, s.channels, odec, at, g1));
+        auto pdy = std::make_shared<Tensor>(tensor("pool dy", N, s.channels, odec, at, g1));
+        fillRandom(*px, 7);
+        fillRandom(*pdy, 8);
+        const double outCells = bytesOf(*py, false);  // argmax: int32, the same bytes
+        cases.push_back({"MaxPool3d::forward", s.name, bytesOf(*px, true) + 2 * outCells, copy,
+                         [=] { pool->forward(exec, *px, *py); }});
+        cases.push_back({"MaxPool3d::backwardData", s.name, bytesOf(*pdx, true) + 2 * outCells,
+                         copy, [=] { pool->backwardData(exec, *pdy, *pdx); }});
+      }
+      // BatchNorm3d (training, U-Net's): forward makes two passes, the statistics (reads x) and
+      // the normalisation (reads x, writes y): 3 activations; backward one pass for the sums
+      // (reads x, dy) and one for dx (reads x, dy, writes dx): 5 activations. Measured only.
+      {
+        auto bn = std::make_shared<BatchNorm3d<T>>(grid, "bn", shape,
+                                                        typename BatchNorm3d<T>::Options{});
+        cases.push_back({"BatchNorm3d::forward", s.name, 3 * cells, copy,
+                         [=] { bn->forward(exec, *x, *y); }});
+        cases.push_back({"BatchNorm3d::backward", s.name, 5 * cells, copy,
+                         [=] { bn->backward(exec, *x, *dy, *dx); }});
+      }
+    }
+
+    std::printf("Memory-bound kernels, float, batch 1, 1 rank, Kokkos %s; median of %d reps "
+                "after 1 warm-up; copy = Kokkos copy kernel of one activation, timed before each "
+                "kernel rep; ms, GB/s and ratio from process CPU time, wall = the ratio from "
+                "wall-clock time\n",
+                DefaultExecutionSpace::name(), reps);
+    std::printf("%-26s %-9s %9s %8s %8s %8s %8s %9s %6s %6s\n", "kernel", "shape", "MB moved",
+                "ms med", "ms min", "ms max", "GB/s", "copy GB/s", "ratio", "wall");
+    for (const Case& c : cases) {
+      if (!only.empty() && (c.kernel + " " + c.shape).find(only) == std::string::npos) continue;
+      const Result r = measure(c, reps);
+      std::printf("%-26s %-9s %9.1f %8.2f %8.2f %8.2f %8.2f %9.2f %6.2f %6.2f\n",
+                  c.kernel.c_str(), c.shape.c_str(), c.bytes * 1e-6, r.kernelMs, r.minMs, r.maxMs,
+                  r.gbs, r.copyGbs, r.ratio, r.wallRatio);
+      std::fflush(stdout);
+    }
+    // Kokkos::deep_copy of the same size, for comparison with the copy kernel.
+    for (const auto& copy : copies) {
+      std::vector<double> t, k;
+      for (int r = 0; r < reps; ++r) {
+        t.push_back(seconds([&] { Kokkos::deep_copy(copy->dst, copy->src); }).cpu);
+        k.push_back(seconds(*copy).cpu);
+      }
+      std::printf("copy %.1f MB: Kokkos::deep_copy %.2f GB/s, copy kernel %.2f GB/s (medians)\n",
+                  copy->bytes() * 1e-6, copy->bytes() / median(t) * 1e-9,
+                  copy->bytes() / median(k) * 1e-9);
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}
