@@ -49,25 +49,24 @@ std::vector<EngineCase> engineCases() {
   };
 }
 
+template <class T>
+typename Conv3d<T>::Options optionsOf(const EngineCase& c, ConvEngine engine) {
+  typename Conv3d<T>::Options o;
+  o.outChannels = c.cout;
+  o.kernel = c.k;
+  o.stride = c.s;
+  o.padding = c.p;
+  o.bias = c.bias;
+  o.engine = engine;
+  return o;
+}
+
 void expectEngineMatchesKokkosDouble(ConvEngine engine) {
   const int ran = forEachGrid(engineGrids(), [&](const ProcessGrid& grid, const GridCase&) {
     for (const EngineCase& c : engineCases()) {
-      Conv3d<float>::Options o;
-      o.outChannels = c.cout;
-      o.kernel = c.k;
-      o.stride = c.s;
-      o.padding = c.p;
-      o.bias = c.bias;
-      o.engine = engine;
-      Conv3d<double>::Options reference;
-      reference.outChannels = c.cout;
-      reference.kernel = c.k;
-      reference.stride = c.s;
-      reference.padding = c.p;
-      reference.bias = c.bias;
-      reference.engine = ConvEngine::Kokkos;
       expectSameAsOneRank<Conv3d<float>, Conv3d<double>>(
-          grid, {c.batch, c.cin, c.extents}, o, reference, c.outGhosts, 5e-6,
+          grid, {c.batch, c.cin, c.extents}, optionsOf<float>(c, engine),
+          optionsOf<double>(c, ConvEngine::Kokkos), c.outGhosts, 5e-6,
           std::string(toString(engine)) + " " + c.name());
     }
   });
