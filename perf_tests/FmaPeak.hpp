@@ -28,6 +28,14 @@ inline double threadCpuSeconds() {
 #if defined(__x86_64__)
 namespace Impl {
 
+// GCC unrolls the chains into registers only when told; nvcc's front end (CUDA builds compile
+// this host code through it too) does not know the pragma and would warn.
+#if defined(__CUDACC__)
+#define HYBRID3D_UNROLL_CHAINS
+#else
+#define HYBRID3D_UNROLL_CHAINS _Pragma("GCC unroll 24")
+#endif
+
 constexpr int fmaChains = 24;
 
 // `iterations` rounds of fmaChains independent vector FMAs (explicit FMA instructions: ISO C++
@@ -35,17 +43,17 @@ constexpr int fmaChains = 24;
 // compiler keeps all of them.
 #define HYBRID3D_FMA_ROUNDS(Vec, set1, fmadd, add, store, lanes)            \
   Vec acc[fmaChains];                                                       \
-  _Pragma("GCC unroll 24")                                                  \
+  HYBRID3D_UNROLL_CHAINS                                                    \
   for (int j = 0; j < fmaChains; ++j) acc[j] = set1(0.001f * float(j));     \
   Vec a = set1(0.999999f);                                                  \
   const Vec b = set1(1e-7f);                                                \
   for (long i = 0; i < iterations; ++i) {                                   \
-    _Pragma("GCC unroll 24") /* registers, not memory, hold the chains */   \
+    HYBRID3D_UNROLL_CHAINS /* registers, not memory, hold the chains */    \
     for (int j = 0; j < fmaChains; ++j) acc[j] = fmadd(acc[j], a, b);       \
     asm volatile("" : "+x"(a)); /* not hoistable: a may change each round */ \
   }                                                                         \
   Vec sum = set1(0.0f);                                                     \
-  _Pragma("GCC unroll 24")                                                  \
+  HYBRID3D_UNROLL_CHAINS                                                    \
   for (int j = 0; j < fmaChains; ++j) sum = add(sum, acc[j]);               \
   alignas(64) float out[lanes];                                             \
   store(out, sum);                                                          \
@@ -60,6 +68,7 @@ __attribute__((target("avx2,fma"))) inline float avx2Rounds(long iterations) {
   HYBRID3D_FMA_ROUNDS(__m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, _mm256_store_ps, 8)
 }
 #undef HYBRID3D_FMA_ROUNDS
+#undef HYBRID3D_UNROLL_CHAINS
 
 }  // namespace Impl
 #endif
