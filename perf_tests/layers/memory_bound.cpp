@@ -141,6 +141,10 @@ Tensor tensor(const char* label, int n, int c, const BlockDecomposition& dec, co
   return createDistTensor<T>(label, n, c, dec, at, g);
 }
 
+struct PoolTensors {
+  std::shared_ptr<Tensor> x, dx, y, dy;
+};
+
 double bytesOf(const Tensor& t, bool withGhosts) {
   const Index cells = withGhosts ? Index(t.view().size())
                                  : Index(t.batch()) * t.channels() * t.owned().size();
@@ -221,22 +225,28 @@ int main(int argc, char** argv) {
       cases.push_back({"Concat::backwardData", s.name, 2 * cells, copy,
                        [=] { cat->backwardData(exec, *dy, *a, *b); }});
 
+      // A pool's x and dx (its input ghosts) and y and dy (ghost 1, as a following conv's), x
+      // and dy filled from `seed`.
+      auto poolTensors = [&](const auto& pool, unsigned seed) {
+        const BlockDecomposition odec(pool.outputShape().extents, grid.dims());
+        PoolTensors t{
+            std::make_shared<Tensor>(tensor("pool x", N, s.channels, dec, at, pool.inputGhosts())),
+            std::make_shared<Tensor>(tensor("pool dx", N, s.channels, dec, at, pool.inputGhosts())),
+            std::make_shared<Tensor>(tensor("pool y", N, s.channels, odec, at, g1)),
+            std::make_shared<Tensor>(tensor("pool dy", N, s.channels, odec, at, g1))};
+        fillRandom(*t.x, seed);
+        fillRandom(*t.dy, seed + 1);
+        return t;
+      };
+
       // AvgPool3d 3/2/1 (CosmoFlow's): forward reads x's local array (owned + ghosts, filled by
       // the halo's zero padding here) and writes y's owned cells (1/8 of x); backward reads dy
       // (1/8) and writes dx's local array (ghosts included: scatterAdd sends them back).
       {
         auto pool = std::make_shared<AvgPool3d<T>>(grid, "avgpool", shape,
                                                  typename AvgPool3d<T>::Options{3, 2, 1, true});
-        const TensorShape out = pool->outputShape();
-        const BlockDecomposition odec(out.extents, grid.dims());
-        auto px = std::make_shared<Tensor>(
-            tensor("pool x", N, s.channels, dec, at, pool->inputGhosts()));
-        auto pdx = std::make_shared<Tensor>(
-            tensor("pool dx", N, s.channels, dec, at, pool->inputGhosts()));
-        auto py = std::make_shared<Tensor>(tensor("pool y", N, s.channels, odec, at, g1));
-        auto pdy = std::make_shared<Tensor>(tensor("pool dy", N, s.channels, odec, at, g1));
-        fillRandom(*px, 5);
-        fillRandom(*pdy, 6);
+        const PoolTensors pt = poolTensors(*pool, 5);
+        const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
         cases.push_back({"AvgPool3d::forward", s.name, bytesOf(*px, true) + bytesOf(*py, false),
                          copy, [=] { pool->forward(exec, *px, *py); }});
         cases.push_back({"AvgPool3d::backwardData", s.name,
@@ -249,16 +259,8 @@ int main(int argc, char** argv) {
       {
         auto pool = std::make_shared<MaxPool3d<T>>(grid, "maxpool", shape,
                                                  typename MaxPool3d<T>::Options{2, 2, 0});
-        const TensorShape out = pool->outputShape();
-        const BlockDecomposition odec(out.extents, grid.dims());
-        auto px = std::make_shared<Tensor>(
-            tensor("pool x", N, s.channels, dec, at, pool->inputGhosts()));
-        auto pdx = std::make_shared<Tensor>(
-            tensor("pool dx", N, s.channels, dec, at, pool->inputGhosts()));
-        auto py = std::make_shared<Tensor>(tensor("pool y", N, s.channels, odec, at, g1));
-        auto pdy = std::make_shared<Tensor>(tensor("pool dy", N, s.channels, odec, at, g1));
-        fillRandom(*px, 7);
-        fillRandom(*pdy, 8);
+        const PoolTensors pt = poolTensors(*pool, 7);
+        const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
         const double outCells = bytesOf(*py, false);  // argmax: int32, the same bytes
         cases.push_back({"MaxPool3d::forward", s.name, bytesOf(*px, true) + 2 * outCells, copy,
                          [=] { pool->forward(exec, *px, *py); }});
