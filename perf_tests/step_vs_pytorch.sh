@@ -12,7 +12,9 @@
 # RANKS threads, tcmalloc preloaded, OMP_WAIT_POLICY=PASSIVE, OPENBLAS_NUM_THREADS=RANKS, once
 # per OpenBLAS core type of the list ("unset" = the variable removed), keeping the fastest per
 # configuration. Prints one table: configuration, hybrid3d ms, best PyTorch ms (core type),
-# PyTorch / hybrid3d (above 1: hybrid3d is faster). Medians of the timed steps.
+# PyTorch / hybrid3d (above 1: hybrid3d is faster), and for each the share of the cores' FP32
+# FMA peak that the convolutions' FLOPs per step imply: a step near 100 % cannot get faster
+# without fewer FLOPs. Medians of the timed steps.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -44,10 +46,11 @@ export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   mpirun -n "$ranks" "$bench" "${args[@]}" | tee "$out/hybrid3d.txt"
 
-# model size median_ms of every RESULT line of a file.
-results() { awk '/^RESULT /{m="";s="";t=""; for(i=2;i<=NF;i++){split($i,kv,"=");
-  if(kv[1]=="model")m=kv[2]; if(kv[1]=="size")s=kv[2]; if(kv[1]=="median_ms")t=kv[2]}
-  print m, s, t}' "$1"; }
+# model size median_ms [step_gflop core_peak_gflops] of every RESULT line of a file.
+results() { awk '/^RESULT /{m="";s="";t="";g="";p=""; for(i=2;i<=NF;i++){split($i,kv,"=");
+  if(kv[1]=="model")m=kv[2]; if(kv[1]=="size")s=kv[2]; if(kv[1]=="median_ms")t=kv[2];
+  if(kv[1]=="step_gflop")g=kv[2]; if(kv[1]=="core_peak_gflops")p=kv[2]}
+  print m, s, t, g, p}' "$1"; }
 
 have_torch=0
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then have_torch=1; fi
@@ -72,8 +75,13 @@ fi
 echo
 echo "== load average at end: $(load)"
 echo "== Training step, batch 1, $ranks ranks x 1 core (hybrid3d) vs $ranks threads (PyTorch); OPENBLAS_CORETYPE for hybrid3d: ${OPENBLAS_CORETYPE:-(unset)}"
-printf "%-18s %12s %14s %-10s %10s\n" configuration hybrid3d_ms pytorch_ms "(coretype)" torch/h3d
-results "$out/hybrid3d.txt" | while read -r model size ms; do
+echo "   (peak%: the convolutions' FLOPs per step over the step time, as a share of the FP32 FMA"
+echo "    peak of $ranks cores measured by bench_train_step in this run; the same FLOPs for both)"
+printf "%-18s %12s %7s %14s %7s %-10s %10s\n" configuration hybrid3d_ms peak% pytorch_ms peak% \
+  "(coretype)" torch/h3d
+# Share of the peak of $ranks cores that GFLOP in MS milliseconds is.
+peakshare() { awk -v g="$1" -v ms="$2" -v p="$3" -v r="$ranks" 'BEGIN{if(p>0) printf "%.1f", 100*g/(ms*1e-3)/(p*r); else print "-"}'; }
+results "$out/hybrid3d.txt" | while read -r model size ms gflop peak; do
   best=""; bestct="-"
   if [[ $have_torch == 1 ]]; then
     for ct in $coretypes; do
@@ -83,9 +91,11 @@ results "$out/hybrid3d.txt" | while read -r model size ms; do
     done
   fi
   if [[ -n "$best" ]]; then
-    printf "%-18s %12.1f %14.1f %-10s %10.2f\n" "$model S=$size" "$ms" "$best" "($bestct)" \
+    printf "%-18s %12.1f %7s %14.1f %7s %-10s %10.2f\n" "$model S=$size" "$ms" \
+      "$(peakshare "$gflop" "$ms" "$peak")" "$best" "$(peakshare "$gflop" "$best" "$peak")" "($bestct)" \
       "$(awk -v a="$best" -v b="$ms" 'BEGIN{print a/b}')"
   else
-    printf "%-18s %12.1f %14s %-10s %10s\n" "$model S=$size" "$ms" - "" -
+    printf "%-18s %12.1f %7s %14s %7s %-10s %10s\n" "$model S=$size" "$ms" \
+      "$(peakshare "$gflop" "$ms" "$peak")" - - "" -
   fi
 done

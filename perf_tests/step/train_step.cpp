@@ -9,6 +9,9 @@
 //   - Kokkos allocations (Kokkos Tools allocate-data callback), C++ operator new calls and
 //     minor page faults (getrusage ru_minflt) of every step after the first: the design says
 //     zero allocation and no first touch inside the step loop (DESIGN.md sections 9 and 10);
+//   - the convolutions' FLOPs per step (Graph::stepFlops, all ranks) and the rate they imply,
+//     as a share of the FP32 FMA peak of the cores used, measured in the same run
+//     (perf_tests/FmaPeak.hpp): how close to the machine's limit the step is;
 //   - memory per rank: peak RSS above the RSS measured just before the model was built, and
 //     the bytes Kokkos holds after set-up and at its peak.
 // The BLAS library libblas.so.3 resolved to and OPENBLAS_CORETYPE (unset is a value) come
@@ -16,12 +19,13 @@
 // for scripts (perf_tests/step_vs_pytorch.sh).
 //
 // Usage: mpirun -n P bench_train_step [--model cosmoflow|unet3d] [--size S] [--steps N]
-//          [--warmup W] [--grid DxHxW|auto] [--with-unet64] [--no-hooks]
+//          [--warmup W] [--grid DxHxW|auto] [--with-unet64] [--no-hooks] [--regions]
 // Without --model: CosmoFlow at 32, 64, 128 and the U-Net at 32 (and 64 with --with-unet64:
 // tens of seconds per step on 2 cores). --model without --size runs that model's default sizes.
 // --grid: the spatial grid of one sample; the world holds world / P data-parallel groups, each
 // with one sample (global mini-batch = groups). Default: all ranks on one sample, shape chosen
-// as the trainer's "auto" does.
+// as the trainer's "auto" does. --regions: time per node and per layer pass of rank 0
+// (RegionProfile.hpp), inclusive, over the timed steps.
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -51,6 +55,8 @@
 #include <hybrid3d/optim/Sgd.hpp>
 
 #include "BlasInfo.hpp"
+#include "FmaPeak.hpp"
+#include "RegionProfile.hpp"
 
 // ---- counters ---------------------------------------------------------------------------------
 // Every plain C++ heap allocation of the process (libraries included) goes through these; the
@@ -126,6 +132,8 @@ struct Options {
   int steps = 5, warmup = 2;
   std::string grid = "auto";
   bool hooks = true;
+  bool regions = false;
+  double peakGflops = 0;  // FP32 FMA peak of one core, measured at start (rank 0's core)
 };
 
 // The model with what the trainer builds around it (src/train/Trainer.cpp): SGD over the graph's
@@ -239,6 +247,7 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
     MPI_Barrier(world);
     PhaseTimers::global().reset();
     const long long a0 = kokkos.allocations, n0 = newCalls.load(), f0 = minorFaults();
+    if (opt.regions) bench::RegionProfile::record(i >= opt.warmup);
     const double start = MPI_Wtime();
     lastLoss = stepOnce(grid, s, i, lr);
     const double dt = MPI_Wtime() - start;
@@ -268,12 +277,17 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
     }
   }
   if (!std::isfinite(lastLoss)) fail(name, ": the loss is ", lastLoss);
+  if (opt.regions) bench::RegionProfile::record(false);
 
   const long long peakKiB = hwmReset ? statusKiB("VmHWM") : [] {
     rusage u;
     getrusage(RUSAGE_SELF, &u);
     return static_cast<long long>(u.ru_maxrss);
   }();
+  // The arithmetic the step must do, over all ranks, against the cores' measured peak.
+  double stepGflop = 1e-9 * s.model.graph->stepFlops();
+  MPI_Allreduce(MPI_IN_PLACE, &stepGflop, 1, MPI_DOUBLE, MPI_SUM, world);
+  const double rate = stepGflop / (1e-3 * median(ms)), peak = opt.peakGflops * size;
   const long long peakAbove = maxOver(world, peakKiB - rssBefore);
   const long long kokkosSetupMax = maxOver(world, kokkosSetup);
   const long long kokkosPeakMax = maxOver(world, kokkos.peakBytes - kokkosBefore);
@@ -294,6 +308,9 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
                 median(reduceMs));
     std::printf("  set-up %.2f s, first step %.1f ms, loss after %d steps %.6g\n", setupSeconds,
                 firstStepMs, total, lastLoss);
+    std::printf("  arithmetic: %.1f GFLOP per step (convolutions, all ranks) at the median: %.1f "
+                "GFLOP/s = %.1f%% of the FP32 FMA peak of %d cores (%.1f GFLOP/s each)\n",
+                stepGflop, rate, 100.0 * rate / peak, size, opt.peakGflops);
     std::printf("  per step after the first (max over ranks): Kokkos allocations [%s]  operator "
                 "new [%s]  minor page faults [%s]\n",
                 join(allocs).c_str(), join(news).c_str(), join(faults).c_str());
@@ -303,12 +320,16 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
                 double(kokkosSetupMax) * mib, double(kokkosPeakMax) * mib);
     std::printf("RESULT model=%s size=%d grid=%s groups=%d median_ms=%.3f min_ms=%.3f max_ms=%.3f "
                 "compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f kokkos_allocs_after_first=%lld "
-                "new_after_first=%lld minflt_after_first=%lld peak_rss_mib=%.1f kokkos_mib=%.1f\n",
+                "new_after_first=%lld minflt_after_first=%lld peak_rss_mib=%.1f kokkos_mib=%.1f "
+                "step_gflop=%.3f core_peak_gflops=%.1f\n",
                 arch.c_str(), S, toString(dims).c_str(), grid.numGroups(), median(ms),
                 sorted.front(), sorted.back(), median(computeMs), median(haloMs), median(reduceMs),
-                sumAllocs, sumNews, sumFaults, double(peakAbove) / 1024.0, double(kokkosSetupMax) * mib);
+                sumAllocs, sumNews, sumFaults, double(peakAbove) / 1024.0, double(kokkosSetupMax) * mib,
+                stepGflop, opt.peakGflops);
+    if (opt.regions) bench::RegionProfile::print(opt.steps, median(ms));
     std::fflush(stdout);
   }
+  if (opt.regions) bench::RegionProfile::clear();
 }
 
 Options parse(int argc, char** argv) {
@@ -329,9 +350,10 @@ Options parse(int argc, char** argv) {
     else if (a == "--grid") o.grid = value();
     else if (a == "--with-unet64") unet64 = true;
     else if (a == "--no-hooks") o.hooks = false;
+    else if (a == "--regions") o.regions = true;
     else fail("unknown option ", a,
               " (--model cosmoflow|unet3d --size S --steps N --warmup W --grid DxHxW|auto "
-              "--with-unet64 --no-hooks)");
+              "--with-unet64 --no-hooks --regions)");
   }
   if (o.steps < 1 || o.warmup < 1) fail("--steps and --warmup must be >= 1");
   auto add = [&](const std::string& m, std::vector<int> sizes) {
@@ -355,17 +377,24 @@ int main(int argc, char** argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     try {
-      const Options opt = parse(argc, argv);
+      Options opt = parse(argc, argv);
+      // Every rank measures its core at once (thread CPU time: no rank's measurement slows
+      // another's); rank 0's figure is the yardstick.
+      opt.peakGflops = bench::measureFmaPeak().gflops;
+      MPI_Bcast(&opt.peakGflops, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
       if (opt.hooks) {
         Kokkos::Tools::Experimental::set_allocate_data_callback(onAllocate);
         Kokkos::Tools::Experimental::set_deallocate_data_callback(onDeallocate);
       }
+      if (opt.regions) bench::RegionProfile::install();
       if (rank == 0) {
         std::printf("bench_train_step: %d ranks, execution space %s, float, batch 1 per "
                     "data-parallel group, plain SGD; ms per step = slowest rank\n",
                     size, Exec::name());
         bench::printBlasInfo();
         if (!opt.hooks) std::printf("(--no-hooks: Kokkos allocations are not counted)\n");
+        if (opt.regions)
+          std::printf("(--regions: the region profiler's own operator new calls are counted)\n");
         std::fflush(stdout);
       }
       for (const auto& [arch, S] : opt.configs) run(MPI_COMM_WORLD, opt, arch, S);

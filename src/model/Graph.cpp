@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/model/Graph.hpp>
 
@@ -52,7 +54,7 @@ int Graph<T, M>::add(std::unique_ptr<node_type> node, const std::vector<int>& in
       fail("model: node '", node->name(), "' reads node ", p, ", which is not an earlier node");
     (p == Input ? inputConsumers_ : nodes_[p].consumers).push_back({id, slot});
   }
-  nodes_.push_back({std::move(node), inputs, {}, {}, {}});
+  nodes_.push_back({std::move(node), inputs, {}, {}, {}, {}, {}});
   return id;
 }
 
@@ -97,6 +99,8 @@ void Graph<T, M>::finalize() {
     const TensorShape s = e.node->outputShape();
     const bool volume = e.node->producesVolume();
     e.output = allocate(name, s, volume, ghostsFor(e.consumers, name));
+    e.forwardRegion = "hybrid3d::node::forward " + name;
+    e.backwardRegion = "hybrid3d::node::backward " + name;
     // One gradient per consumer, laid out as that consumer writes it (its input ghosts).
     for (const Edge& c : e.consumers)
       e.edgeGradients.push_back(allocate(name + " gradient from " + nodes_[c.consumer].node->name(),
@@ -130,7 +134,9 @@ void Graph<T, M>::forward(const execution_space& exec) {
   for (Entry& e : nodes_) {
     in.clear();
     for (int p : e.inputs) in.push_back(p == Input ? &input_ : &nodes_[p].output);
+    Kokkos::Profiling::pushRegion(e.forwardRegion);
     e.node->forward(exec, in, e.output);
+    Kokkos::Profiling::popRegion();
   }
 }
 
@@ -141,6 +147,7 @@ void Graph<T, M>::backward(const execution_space& exec, GradientReducer<T, M>* r
   for (int id = static_cast<int>(nodes_.size()) - 1; id >= 0; --id) {
     Entry& e = nodes_[id];
     // Every consumer has run (they come later); sum their gradients into the first one's.
+    Kokkos::Profiling::pushRegion(e.backwardRegion);
     const value_type* dOut = &outputGradient_;
     if (!e.consumers.empty()) {
       dOut = &e.edgeGradients[0];
@@ -155,8 +162,19 @@ void Graph<T, M>::backward(const execution_space& exec, GradientReducer<T, M>* r
       dIn.push_back(p == Input ? nullptr : &gradientFor(p, id, slot));  // no gradient for data
     }
     e.node->backward(exec, in, e.output, *dOut, dIn);
+    Kokkos::Profiling::popRegion();
     if (reducer) reducer->start(static_cast<std::size_t>(id));
   }
+}
+
+template <class T, class M>
+double Graph<T, M>::stepFlops() const {
+  double sum = 0;
+  for (const Entry& e : nodes_) {
+    const bool dataOnly = std::all_of(e.inputs.begin(), e.inputs.end(), [](int p) { return p == Input; });
+    sum += e.node->flops().step(!dataOnly);
+  }
+  return sum;
 }
 
 template <class T, class M>

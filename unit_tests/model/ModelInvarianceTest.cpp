@@ -1,6 +1,8 @@
 // Decomposition invariance of whole models in double precision: the loss and every parameter
 // gradient (summed over the world) on any process grid, with one or two data-parallel groups,
-// equal the 1-rank run over the whole mini-batch to 1e-9 relative.
+// equal the 1-rank run over the whole mini-batch to 1e-9 relative. The arithmetic a step does
+// (Graph::stepFlops, summed over the world) is that of the 1-rank run exactly: ranks split the
+// work, none is counted twice or lost.
 #include <map>
 
 #include <gtest/gtest.h>
@@ -20,6 +22,7 @@ using T = double;
 
 struct Result {
   double loss = 0;
+  double flops = 0;  // world sum of Graph::stepFlops
   std::map<std::string, std::vector<double>> grads;
 };
 
@@ -79,6 +82,8 @@ Result run(const ProcessGrid& grid, ModelOptions o, const Batch& batch) {
     r.loss = loss.forwardBackward(exec, g.output().volume, labels, g.outputGradient().volume);
   }
   g.backward(exec);
+  r.flops = g.stepFlops();
+  MPI_Allreduce(MPI_IN_PLACE, &r.flops, 1, MPI_DOUBLE, MPI_SUM, grid.worldComm());
   for (const auto& p : g.parameters()) {
     allreduceSum(p.param.grad, grid.worldComm());
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.param.grad);
@@ -89,6 +94,8 @@ Result run(const ProcessGrid& grid, ModelOptions o, const Batch& batch) {
 
 void expectSame(const Result& got, const Result& want, double tol) {
   EXPECT_NEAR(got.loss, want.loss, tol * std::abs(want.loss));
+  EXPECT_GT(want.flops, 0.0);
+  EXPECT_EQ(got.flops, want.flops);  // sums of integers far below 2^53: exact in double
   ASSERT_EQ(got.grads.size(), want.grads.size());
   for (const auto& [name, w] : want.grads) {
     const auto& v = got.grads.at(name);
@@ -109,6 +116,7 @@ Result reference(const ModelOptions& o, const Batch& batch) {
   if (worldRank() == 0) r = run(selfGrid(), o, batch);
   int entries = static_cast<int>(r.grads.size());
   MPI_Bcast(&r.loss, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&r.flops, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(&entries, 1, MPI_INT, 0, MPI_COMM_WORLD);
   auto it = r.grads.begin();
   for (int e = 0; e < entries; ++e) {

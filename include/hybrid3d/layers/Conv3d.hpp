@@ -32,6 +32,7 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/ConvEngine.hpp>
+#include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/Window.hpp>
 #include <hybrid3d/layers/impl/Im2col.hpp>
@@ -90,6 +91,12 @@ public:
   // "weight" [Cout, Cin, k, k, k] and, with Options::bias, "bias" [Cout]. Values start at zero;
   // whoever builds the model initialises them.
   std::vector<Parameter<T, MemorySpace>> parameters() const;
+  // This rank's arithmetic per pass: Cin * k^3 multiply-adds per owned output value.
+  LayerFlops flops() const {
+    const double outputs = double(outShape_.batch) * outShape_.channels * outOwned_.size();
+    const double k3 = double(options_.kernel) * options_.kernel * options_.kernel;
+    return convolutionFlops(outputs * inShape_.channels * k3, options_.bias ? outputs : 0.0);
+  }
 
   // Output rows (n, od, oh) per gemm chunk of the kokkos engine, for tests and benchmarks.
   Index rowsPerChunk() const { return rowsPerChunk_; }

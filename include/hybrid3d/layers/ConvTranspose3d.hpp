@@ -24,6 +24,7 @@
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/Window.hpp>
 #include <hybrid3d/layers/impl/ConvTranspose3dBlocks.hpp>
@@ -74,6 +75,12 @@ public:
 
   // "weight" [Cin, Cout, k, k, k] and, with Options::bias, "bias" [Cout]; values start at zero.
   std::vector<Parameter<T, MemorySpace>> parameters() const;
+  // This rank's arithmetic per pass: with kernel = stride every output value is Cin
+  // multiply-adds (one input voxel per output voxel).
+  LayerFlops flops() const {
+    const double outputs = double(outShape_.batch) * outShape_.channels * outOwnedVoxels_;
+    return convolutionFlops(outputs * inShape_.channels, options_.bias ? outputs : 0.0);
+  }
 
   Index rowsPerChunk() const { return rowsPerChunk_; }
 
@@ -96,6 +103,7 @@ private:
   Impl::ConvGeometry range_;  // R as rows of input voxels, for the X <-> column copies
   Index3 rangeOffset_{0, 0, 0};  // local (ghosted) index of R's first voxel
   Index rows_ = 0, rowsPerChunk_ = 1;
+  Index outOwnedVoxels_ = 0;
 
   Parameter<T, MemorySpace> weight_, bias_;
   Kokkos::View<T*, MemorySpace> in_;      // [Cin, chunk columns]: X or dX of a chunk

@@ -55,6 +55,10 @@ public:
   void backward(const execution_space& exec, GradientReducer<T, MemorySpace>* reducer = nullptr);
   void zeroGradients(const execution_space& exec);
 
+  // This rank's floating-point operations in one training step (forward and backward): what
+  // the convolutions must compute, backward-data skipped where a node reads the model input.
+  double stepFlops() const;
+
   std::vector<NamedParameter<T, MemorySpace>> parameters() const;
   std::vector<NamedParameter<T, MemorySpace>> buffers() const;
   // Gradients of node i's parameters at index i: what GradientReducer takes.
@@ -73,6 +77,9 @@ private:
     std::vector<Edge> consumers;
     value_type output;
     std::vector<value_type> edgeGradients;  // one per consumer, in consumers order
+    // Kokkos profiling region names ("hybrid3d::node::forward NAME"), made once so that a
+    // step allocates nothing; profiling tools and bench_train_step --regions time nodes by them.
+    std::string forwardRegion, backwardRegion;
   };
 
   value_type allocate(const std::string& label, const TensorShape& shape, bool volume,

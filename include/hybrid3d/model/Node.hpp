@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/model/EdgeTensor.hpp>
 
@@ -38,6 +39,8 @@ public:
   // Which code computes this node when a layer has a choice (the convolution engines), for
   // the start-up report; empty for the portable Kokkos kernels.
   virtual std::string implementation() const { return {}; }
+  // This rank's arithmetic per pass (layers/LayerFlops.hpp); zero for memory-bound layers.
+  virtual LayerFlops flops() const { return {}; }
 
   virtual std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
   virtual std::vector<Parameter<T, MemorySpace>> buffers() const { return {}; }

@@ -42,6 +42,10 @@ struct HasStep<L, std::void_t<decltype(std::declval<L&>().setStep(std::int64_t(0
     : std::true_type {};
 
 template <class L, class = void>
+struct HasFlops : std::false_type {};
+template <class L>
+struct HasFlops<L, std::void_t<decltype(std::declval<const L&>().flops())>> : std::true_type {};
+template <class L, class = void>
 struct HasEngine : std::false_type {};
 template <class L>
 struct HasEngine<L, std::void_t<decltype(std::declval<const L&>().engineDescription())>>
@@ -84,6 +88,12 @@ public:
   std::string implementation() const override {
     if constexpr (Impl::HasEngine<Layer>::value)
       return layer_.engineDescription();
+    else
+      return {};
+  }
+  LayerFlops flops() const override {
+    if constexpr (Impl::HasFlops<Layer>::value)
+      return layer_.flops();
     else
       return {};
   }

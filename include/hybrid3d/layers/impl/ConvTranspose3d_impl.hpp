@@ -44,6 +44,7 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
 
   // The input range R this rank's owned outputs read, as rows (n, rd, rh) of RW voxels.
   const Box3 inOwned = inDec_.ownedBox(grid.coords()), outOwned = outDec_.ownedBox(grid.coords());
+  outOwnedVoxels_ = outOwned.size();
   auto& b = blocks_;
   b.k = k;
   b.cout = options.outChannels;
