@@ -86,7 +86,7 @@ const std::vector<DeckKey>& trainDeckSchema() {
   return schema;
 }
 
-DeckRun readTrainDeck(const std::string& path, int worldSize) {
+DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData) {
   const io::Deck d = io::Deck::fromFile(path, trainDeckSchema());
   DeckRun r;
   TrainConfig& c = r.config;
@@ -141,7 +141,7 @@ DeckRun readTrainDeck(const std::string& path, int worldSize) {
     if (c.data.train.empty()) c.data.train = g.outDir + "/train";
     if (c.data.validation.empty() && g.validation > 0) c.data.validation = g.outDir + "/validation";
   }
-  if (c.data.train.empty())
+  if (c.data.train.empty() && needTrainData)
     fail(path, ": give 'Data/train' or a 'Data/Generate' section");
 
   c.globalBatch = d.getInt("Training/mini-batch");
