@@ -73,7 +73,13 @@ int run(const std::vector<std::string>& args) {
   return code;
 }
 
-const Registration reg{"compare", "A.h5 B.h5 [--tolerance 1e-10]", run};
+const Registration reg{
+    "compare",
+    {"A.h5 B.h5 [--tolerance T]",
+     "compares two HDF5 files dataset by dataset (shape, values); exit status 1 if any differs",
+     "  --tolerance T   largest accepted max|a-b| / max|b| per dataset (default 1e-10)\n",
+     "mpirun -n 1 hybrid3d compare grads_1rank.h5 grads_2ranks.h5 --tolerance 1e-6"},
+    run};
 
 }  // namespace
 }  // namespace hybrid3d::app

@@ -40,6 +40,16 @@ int runGenerate(const std::vector<std::string>& args) {
 }
 
 const hybrid3d::app::Registration registration{
-    "generate", hybrid3d::io::generate::generateUsage(), runGenerate};
+    "generate",
+    {hybrid3d::io::generate::generateUsage(),
+     "writes a synthetic dataset (train/, validation/, test/, manifest.txt) over all ranks",
+     "  --out DIR            the dataset directory (created)\n"
+     "  --size S             volumes of S^3 voxels (S >= 8)\n"
+     "  --train N            training samples (also --validation N, --test N)\n"
+     "  --seed K             generator seed: the same seed gives the same files on any ranks\n"
+     "  --params a,s,c,g     cosmology: amplitude, slope, cutoff, growth of every sample\n"
+     "  --mean-count X       cosmology: mean particles per voxel\n",
+     "mpirun -n 2 hybrid3d generate cosmology --out data --size 32 --train 64 --validation 8"},
+    runGenerate};
 
 }  // namespace

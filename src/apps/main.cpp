@@ -1,8 +1,11 @@
 // The hybrid3d command: `mpirun -n N hybrid3d SUBCOMMAND ARGS...`.
-// Order of start-up: MPI, then Kokkos; a hybrid3d::Error from any rank ends the run on every
-// rank with the message and a non-zero exit, never a hang.
+// Order of start-up: MPI, then the help and unknown-command answers (before Kokkos, which would
+// answer --help with its own option list), then Kokkos; a hybrid3d::Error from any rank ends the
+// run on every rank with the message and a non-zero exit, never a hang.
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
@@ -10,13 +13,35 @@
 #include <hybrid3d/core/Error.hpp>
 
 #include "Command.hpp"
+#include "Help.hpp"
 
 namespace {
 
-void usage() {
-  std::fprintf(stderr, "usage: mpirun -n N hybrid3d COMMAND [ARGS]\ncommands:\n");
-  for (const auto& [name, info] : hybrid3d::app::commands())
-    std::fprintf(stderr, "  %s %s\n", name.c_str(), info.usage.c_str());
+// Answers what needs no command run (help, unknown command) on rank 0; returns the exit code,
+// or -1 to go on and run the command.
+int answerWithoutRunning(const hybrid3d::app::Request& request, int rank) {
+  using Kind = hybrid3d::app::Request::Kind;
+  switch (request.kind) {
+    case Kind::Run:
+    case Kind::KokkosHelp:
+      return -1;
+    case Kind::Overview:
+      if (rank == 0) hybrid3d::app::printOverview(stdout);
+      return 0;
+    case Kind::CommandHelp:
+      if (rank == 0) hybrid3d::app::printCommandHelp(request.command, stdout);
+      return 0;
+    case Kind::Unknown:
+      if (rank == 0) {
+        std::fprintf(stderr, "hybrid3d: unknown command '%s'\n\n", request.command.c_str());
+        hybrid3d::app::printOverview(stderr);
+      }
+      return 2;
+    case Kind::Nothing:
+      if (rank == 0) hybrid3d::app::printOverview(stderr);
+      return 2;
+  }
+  return 2;
 }
 
 }  // namespace
@@ -25,23 +50,18 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int code = 0;
-  {
-    Kokkos::ScopeGuard kokkos(argc, argv);
-    std::vector<std::string> args(argv + 1, argv + argc);
-    const auto& table = hybrid3d::app::commands();
-    if (args.empty() || table.find(args[0]) == table.end()) {
-      if (rank == 0) {
-        if (!args.empty() && args[0] != "--help" && args[0] != "-h")
-          std::fprintf(stderr, "hybrid3d: unknown command '%s'\n", args[0].c_str());
-        usage();
-      }
-      code = args.empty() || (args[0] != "--help" && args[0] != "-h") ? 2 : 0;
-    } else {
-      const std::string name = args[0];
-      args.erase(args.begin());
+  const hybrid3d::app::Request request =
+      hybrid3d::app::classify(std::vector<std::string>(argv + 1, argv + argc));
+  int code = answerWithoutRunning(request, rank);
+  if (code < 0) {
+    code = 0;
+    Kokkos::ScopeGuard kokkos(argc, argv);  // prints its option list for --kokkos-help
+    if (request.kind == hybrid3d::app::Request::Kind::Run) {
+      // Kokkos has removed its --kokkos-* options from argv: the command is argv[1].
+      std::vector<std::string> args(argv + 2, argv + argc);
+      const std::string& name = request.command;
       try {
-        code = table.at(name).run(args);
+        code = hybrid3d::app::commands().at(name).run(args);
       } catch (const std::exception& e) {
         // One line, from the rank that failed. A failure that struck some ranks only must not
         // leave the others waiting in a collective: abort the whole job.

@@ -4,13 +4,20 @@
 
 #include <chrono>
 #include <cstring>
+#include <string>
 
 namespace hybrid3d::io {
 
+namespace {
+BatchPlan planFor(Index samples, const LoaderOptions& o, int groups) {
+  return o.evaluation ? BatchPlan::evaluation(samples, o.globalBatch, groups)
+                      : BatchPlan(samples, o.globalBatch, groups, o.seed, o.shuffle);
+}
+}  // namespace
+
 BatchLoader::BatchLoader(const ProcessGrid& grid, const Dataset& dataset, const SampleSpec& spec,
                          const Subvolume& subvolume, const LoaderOptions& options)
-    : grid_(grid), dataset_(dataset),
-      plan_(dataset.size(), options.globalBatch, grid.numGroups(), options.seed, options.shuffle),
+    : grid_(grid), dataset_(dataset), plan_(planFor(dataset.size(), options, grid.numGroups())),
       options_(options), reader_(grid.spatialComm(), spec, subvolume, options.mode) {
   if (options.prefetch && options.mode == ReadMode::Collective) {
     int provided = MPI_THREAD_SINGLE;
@@ -65,6 +72,7 @@ void BatchLoader::loadSample(HostBatch& into, int slot, Index sample) {
     return;
   }
   ++misses_;
+  dataset_.checkUnchanged(sample, "world rank " + std::to_string(grid_.worldRank()));
   const SampleFormat f = reader_.read(dataset_.file(sample), into.inputOf(slot),
                                       into.labelsOf(slot), into.targetsOf(slot));
   into.formats[std::size_t(slot)] = f;
@@ -90,8 +98,11 @@ void BatchLoader::load(HostBatch& into, int epoch, Index batch) {
     orderEpoch_ = epoch;
   }
   into.epoch = -1;  // marks the buffer incomplete until every slot is read
-  const Index first = batch * plan_.globalBatch() + Index(grid_.group()) * plan_.localBatch();
-  for (int s = 0; s < plan_.localBatch(); ++s) loadSample(into, s, order_[std::size_t(first + s)]);
+  const Index first = plan_.firstPosition(batch, grid_.group());
+  const int count = plan_.count(batch, grid_.group());
+  for (int s = 0; s < count; ++s) loadSample(into, s, order_[std::size_t(first + s)]);
+  for (int s = count; s < into.slots(); ++s) into.samples[std::size_t(s)] = -1;
+  into.filled = count;
   into.epoch = epoch;
   into.batch = batch;
 }

@@ -1,10 +1,12 @@
 #include <hybrid3d/train/Trainer.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
 #include <hybrid3d/io/Checkpoint.hpp>
 #include <hybrid3d/optim/Adam.hpp>
@@ -38,29 +40,35 @@ std::string hms(double seconds) {
 namespace Impl {
 
 // Per-class counts of a segmentation batch: intersection, predicted, labelled (K each), then
-// correct voxels and voxels, over this rank's owned voxels.
+// correct voxels and voxels, over this rank's owned voxels of samples [0, real); and their summed
+// cross-entropy (the loss's per-voxel term, so partial batches weigh what they hold).
 template <class T, class M>
 void countSegmentation(const typename M::execution_space& exec, const DistTensor<T, M>& logits,
                        const DistTensor<int, M>& labels, const Kokkos::View<long long*, M>& counts,
-                       EvalAccumulator& acc) {
+                       int real, EvalAccumulator& acc) {
   const int K = logits.channels();
   Kokkos::deep_copy(exec, counts, 0LL);
   const Index3 e = logits.owned().extents();
-  if (!logits.owned().empty()) {
+  double crossEntropy = 0;
+  if (!logits.owned().empty() && real > 0) {
     const auto x = logits.view();
     const auto lab = labels.view();
     const Index g0 = logits.ghosts().lo[0], g1 = logits.ghosts().lo[1], g2 = logits.ghosts().lo[2];
     using Policy = Kokkos::MDRangePolicy<typename M::execution_space, Kokkos::Rank<4>,
                                          Kokkos::IndexType<Index>>;
-    Kokkos::parallel_for(
+    Kokkos::parallel_reduce(
         "hybrid3d::Trainer::countSegmentation",
-        Policy(exec, {0, 0, 0, 0}, {Index(logits.batch()), e[0], e[1], e[2]}),
-        KOKKOS_LAMBDA(const Index n, const Index d, const Index h, const Index w) {
+        Policy(exec, {0, 0, 0, 0}, {Index(real), e[0], e[1], e[2]}),
+        KOKKOS_LAMBDA(const Index n, const Index d, const Index h, const Index w, double& ce) {
           int best = 0;
           for (int c = 1; c < K; ++c)
             if (x(n, c, g0 + d, g1 + h, g2 + w) > x(n, best, g0 + d, g1 + h, g2 + w)) best = c;
+          const T m = x(n, best, g0 + d, g1 + h, g2 + w);
+          T sumExp = 0;
+          for (int c = 0; c < K; ++c) sumExp += math::exp(x(n, c, g0 + d, g1 + h, g2 + w) - m);
           const int l = lab(n, 0, d, h, w);
           if (l >= 0 && l < K) {
+            ce += double(m + math::log(sumExp) - x(n, l, g0 + d, g1 + h, g2 + w));
             Kokkos::atomic_add(&counts(2 * K + l), 1LL);
             if (l == best) {
               Kokkos::atomic_add(&counts(l), 1LL);
@@ -69,7 +77,8 @@ void countSegmentation(const typename M::execution_space& exec, const DistTensor
           }
           Kokkos::atomic_add(&counts(K + best), 1LL);
           Kokkos::atomic_add(&counts(3 * K + 1), 1LL);
-        });
+        },
+        crossEntropy);
   }
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
   acc.intersection.resize(K);
@@ -82,6 +91,21 @@ void countSegmentation(const typename M::execution_space& exec, const DistTensor
   }
   acc.correct += double(h(3 * K));
   acc.voxels += double(h(3 * K + 1));
+  acc.crossEntropy += crossEntropy;
+}
+
+// Regression errors of samples [0, real) of a batch (predictions replicated on a group's ranks).
+template <class T, class M, class HostTargets>
+void countRegression(const FeatureView<T, M>& prediction, const HostTargets& targets, int real,
+                     EvalAccumulator& acc) {
+  auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), prediction);
+  for (int n = 0; n < real; ++n)
+    for (std::size_t f = 0; f < p.extent(1); ++f) {
+      const double e = double(p(n, f)) - double(targets(n, f));
+      acc.squaredError += e * e;
+      acc.absoluteError += std::abs(e);
+      acc.values += 1;
+    }
 }
 
 }  // namespace Impl
@@ -121,18 +145,26 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
                                   ? io::SampleSpec::segmentation(model_.inputChannels, extents)
                                   : io::SampleSpec::cosmology(model_.inputChannels, extents);
   const io::Subvolume sub = io::Subvolume::of(graph.input().volume);
+  if (config.validationBatch < 0)
+    fail("training: validation mini-batch ", config.validationBatch, " must be >= 1 (0: the mini-batch)");
   auto makeData = [&](const std::string& path, bool training) {
     auto d = std::make_unique<Data>();
     io::LoaderOptions lo;
-    lo.globalBatch = config.globalBatch;
+    lo.globalBatch = training || config.validationBatch == 0 ? config.globalBatch
+                                                             : config.validationBatch;
+    lo.evaluation = !training;
     lo.seed = config.model.seed;
     lo.shuffle = training && config.data.shuffle;
     lo.mode = config.data.readMode;
     lo.prefetch = config.data.prefetch;
     lo.cacheBytes = config.data.cacheBytes;
-    const io::Dataset set = training && !config.data.trainFiles.empty()
-                                ? io::Dataset(config.data.trainFiles, "command line")
-                                : io::Dataset::open(path);
+    // Listed once (world rank 0) and broadcast: every rank plans the same batches.
+    const io::Dataset set =
+        training && !config.data.trainFiles.empty()
+            ? io::Dataset::listOnce(grid.worldComm(),
+                                    [&] { return io::Dataset::ofFiles(config.data.trainFiles,
+                                                                      "command line"); })
+            : io::Dataset::openShared(grid.worldComm(), path);
     d->loader = std::make_unique<io::BatchLoader>(grid, set, spec, sub, lo);
     io::PreprocessOptions po;
     po.log1p = config.data.log1p;
@@ -186,7 +218,7 @@ void Trainer<T, M>::load(Data& d, const io::HostBatch& batch) {
 }
 
 template <class T, class M>
-double Trainer<T, M>::lossAndGradient(Data& d, bool withGradient, EvalAccumulator* eval) {
+double Trainer<T, M>::lossAndGradient(Data& d, bool withGradient) {
   const execution_space exec;
   auto& graph = *model_.graph;
   graph.forward(exec);
@@ -195,22 +227,11 @@ double Trainer<T, M>::lossAndGradient(Data& d, bool withGradient, EvalAccumulato
     const auto& prediction = graph.output().features;
     loss = mse_->forward(exec, prediction, d.targets);
     if (withGradient) mse_->backward(exec, prediction, d.targets, graph.outputGradient().features);
-    if (eval) {
-      auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), prediction);
-      for (std::size_t n = 0; n < p.extent(0); ++n)
-        for (std::size_t f = 0; f < p.extent(1); ++f) {
-          const double e = double(p(n, f)) - double(d.targetsHost(n, f));
-          eval->squaredError += e * e;
-          eval->absoluteError += std::abs(e);
-          eval->values += 1;
-        }
-    }
   } else {
     const auto& logits = graph.output().volume;
     loss = withGradient ? crossEntropy_->forwardBackward(exec, logits, d.labels,
                                                          graph.outputGradient().volume)
                         : crossEntropy_->forward(exec, logits, d.labels);
-    if (eval) Impl::countSegmentation(exec, logits, d.labels, d.counts, *eval);
   }
   // The loss is a global mean, the same number on every rank: all ranks stop together.
   if (!std::isfinite(loss))
@@ -229,7 +250,7 @@ double Trainer<T, M>::forwardBackward() {
   // Dropout masks: keyed by the step and each sample's position in the global mini-batch.
   graph.setStep(step_, static_cast<std::int64_t>(grid_.group()) * graph.inputShape().batch);
   graph.zeroGradients(exec);
-  const double loss = lossAndGradient(*train_, true, nullptr);
+  const double loss = lossAndGradient(*train_, true);
   graph.backward(exec, reducer_.get());
   reducer_->finish();
   return loss;
@@ -247,20 +268,75 @@ double Trainer<T, M>::step() {
 }
 
 template <class T, class M>
+void Trainer<T, M>::loadSlots(Data& d, const io::HostBatch& batch, int first, int real) {
+  const execution_space exec;
+  const auto& x = model_.graph->input().volume;
+  const int L = x.batch();
+  for (int n = 0; n < L; ++n) {
+    if (n < real) {
+      d.preprocess->apply(exec, batch.formats[std::size_t(first + n)], batch.inputOf(first + n),
+                          x, n);
+    } else {  // padding: zeros, evaluated like a sample and then ignored
+      Kokkos::deep_copy(exec, Kokkos::subview(x.view(), n, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL,
+                                              Kokkos::ALL),
+                        T(0));
+    }
+  }
+  if (d.targets.size()) {
+    for (int n = 0; n < L; ++n)
+      for (int f = 0; f < model_.outputs; ++f)
+        d.targetsHost(n, f) = n < real ? static_cast<T>(batch.targets(first + n, f)) : T(0);
+    Kokkos::deep_copy(exec, d.targets, d.targetsHost);
+  }
+  if (d.labels.view().size()) {
+    const auto& v = d.labels.view();
+    Kokkos::deep_copy(exec, v, 0);
+    if (real > 0) {
+      Kokkos::View<const int*****, Kokkos::LayoutRight, Kokkos::HostSpace,
+                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+          host(batch.labelsOf(first), std::size_t(real), 1, v.extent(2), v.extent(3), v.extent(4));
+      Kokkos::deep_copy(exec,
+                        Kokkos::subview(v, Kokkos::pair<std::size_t, std::size_t>(0, real),
+                                        Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL),
+                        host);
+    }
+  }
+}
+
+template <class T, class M>
 EvalSummary Trainer<T, M>::evaluate() {
   if (!validation_) return {};
+  const execution_space exec;
   auto& graph = *model_.graph;
   graph.setTraining(false);
   EvalAccumulator acc;
+  // A group's part of a validation batch goes through the model L samples at a time (the batch
+  // its activations have). Every group runs the same number of forward passes, padded where its
+  // part is short or empty, so the model's collectives match; only the real samples count.
+  const int L = graph.inputShape().batch;
   const Index batches = validation_->loader->plan().batchesPerEpoch();
   for (Index b = 0; b < batches; ++b) {
-    load(*validation_, validation_->loader->next());
-    acc.lossSum += lossAndGradient(*validation_, false, &acc);
-    ++acc.batches;
+    const io::HostBatch& batch = validation_->loader->next();
+    for (int first = 0; first < batch.slots(); first += L) {
+      const int real = std::max(0, std::min(L, batch.filled - first));
+      loadSlots(*validation_, batch, first, real);
+      graph.forward(exec);
+      if (mse_)
+        Impl::countRegression(graph.output().features, validation_->targetsHost, real, acc);
+      else
+        Impl::countSegmentation(exec, graph.output().volume, validation_->labels,
+                                validation_->counts, real, acc);
+      acc.samples += real;
+    }
   }
   graph.setTraining(true);
   acc.reduce(grid_.dataComm(), grid_.worldComm());
-  return EvalSummary::from(acc);
+  const EvalSummary summary = EvalSummary::from(acc);
+  // Reduced: the same number on every rank, so all ranks stop together.
+  if (!std::isfinite(summary.loss))
+    fail("validation: the loss is ", summary.loss, " after step ", step_,
+         "; check the validation data");
+  return summary;
 }
 
 template <class T, class M>

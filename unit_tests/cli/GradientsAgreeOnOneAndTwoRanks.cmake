@@ -16,6 +16,19 @@ h3d_expect("${out}" "/grads/conv1/weight")
 h3d_expect("${out}" ", 0 differ")
 message(STATUS "${out}")
 
+# The samples are on the command line: a deck without Data/train will do, with the same result.
+file(READ ${WORK}/deck.xml deck)
+string(REGEX REPLACE "<Parameter name=\"train\"[^>]*/>" "" deck "${deck}")
+string(FIND "${deck}" "name=\"train\"" still)
+if(NOT still EQUAL -1)
+  message(FATAL_ERROR "the test failed to remove Data/train from the deck")
+endif()
+file(WRITE ${WORK}/notrain.xml "${deck}")
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} gradients ${WORK}/notrain.xml
+        --weights ${WORK}/run/checkpoint.h5 --out ${WORK}/notrain.h5 ${samples})
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/notrain.h5 ${WORK}/one.h5 --tolerance 0)
+h3d_expect("${out}" ", 0 differ")
+
 # Two data-parallel groups (spatial grid 1x1x1 on 2 ranks): one sample each, outputs gathered
 # along the batch, gradients summed over the groups.
 file(READ ${WORK}/deck.xml deck)

@@ -1,4 +1,6 @@
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -165,6 +167,69 @@ TEST(BatchLoader, AFailedReadThrowsTheSameMessageOnEveryRank) {
       MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, grid.worldComm());
       EXPECT_EQ(lo, hi);
     }
+  });
+}
+
+TEST(BatchLoader, AFileThatChangedSinceTheListingStopsEveryRankNamingIt) {
+  // The dataset is listed (with sizes) on rank 0; then one file grows, as a file still being
+  // written does. It stays a readable HDF5 file, so only the size check can tell: whichever
+  // group reads it, every rank throws at the same step, naming it.
+  const io::Dataset& good = countsDataset();
+  std::vector<std::string> paths;
+  onRankZero([&] {
+    for (Index i = 0; i < good.size(); ++i)
+      std::filesystem::copy_file(good.file(i), scratch("grown" + std::to_string(i) + ".h5"),
+                                 std::filesystem::copy_options::overwrite_existing);
+  });
+  for (Index i = 0; i < good.size(); ++i) paths.push_back(scratch("grown" + std::to_string(i) + ".h5"));
+  const io::Dataset listed =
+      io::Dataset::listOnce(MPI_COMM_WORLD, [&] { return io::Dataset::ofFiles(paths, "test"); });
+  onRankZero([&] { std::ofstream(paths[3], std::ios::app) << "appended"; });
+  forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    const BlockDecomposition dec(kExtents, grid.dims());
+    const io::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
+    LoaderOptions o = options(true);
+    o.evaluation = true;  // every sample in the first pass
+    io::BatchLoader loader(grid, listed, io::SampleSpec::cosmology(kChannels, kExtents), sub, o);
+    int failedAt = -1;
+    std::string message;
+    for (int step = 0; step < loader.plan().batchesPerEpoch() && failedAt < 0; ++step) {
+      try {
+        loader.next();
+      } catch (const Error& e) {
+        failedAt = step;
+        message = e.what();
+      }
+    }
+    EXPECT_GE(failedAt, 0);
+    EXPECT_NE(message.find(paths[3] + ": "), std::string::npos) << message;
+    EXPECT_NE(message.find("bytes when the dataset was listed"), std::string::npos) << message;
+    int lo = failedAt, hi = failedAt;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, grid.worldComm());
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, grid.worldComm());
+    EXPECT_EQ(lo, hi);
+  });
+}
+
+TEST(BatchLoader, AnEvaluationPassFillsOnlyTheSlotsOfRealSamples) {
+  countsDataset();
+  forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    LoaderOptions o = options(true);
+    o.evaluation = true;
+    o.globalBatch = 3;  // 7 samples: batches of 3, 3, 1
+    const BlockDecomposition dec(kExtents, grid.dims());
+    const io::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
+    io::BatchLoader loader(grid, countsDataset(), io::SampleSpec::cosmology(kChannels, kExtents),
+                           sub, o);
+    ASSERT_EQ(loader.plan().batchesPerEpoch(), 3);
+    for (int pass = 0; pass < 2; ++pass)
+      for (Index b = 0; b < 3; ++b) {
+        const io::HostBatch& batch = loader.next();
+        const std::vector<Index> want = loader.plan().samples(0, b, grid.group());
+        ASSERT_EQ(batch.filled, int(want.size()));
+        for (int s = 0; s < batch.slots(); ++s)
+          EXPECT_EQ(batch.samples[std::size_t(s)], s < batch.filled ? want[std::size_t(s)] : -1);
+      }
   });
 }
 

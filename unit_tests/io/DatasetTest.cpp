@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -53,6 +54,104 @@ TEST(Dataset, AMissingOrEmptySourceFailsNamingIt) {
       EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(Dataset, ListedOnceOnRankZeroAndEveryRankGetsItsList) {
+  // A file system that shows each rank a different directory (here: a listing that depends on
+  // the rank, as a stale cache would give) must not give ranks different datasets: only rank 0
+  // lists, and every rank gets its names and sizes.
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  auto viewOf = [](int r) {
+    std::vector<std::string> files;
+    std::vector<std::uint64_t> bytes;
+    for (int i = 0; i <= r + 2; ++i) {
+      files.push_back("/data/rank" + std::to_string(r) + "_" + std::to_string(i) + ".h5");
+      bytes.push_back(std::uint64_t(1000 * r + i));
+    }
+    return Dataset(files, "view of rank " + std::to_string(r), bytes);
+  };
+  int listings = 0;
+  const Dataset d = Dataset::listOnce(MPI_COMM_WORLD, [&] {
+    ++listings;
+    return viewOf(rank);
+  });
+  EXPECT_EQ(listings, rank == 0 ? 1 : 0);
+  const Dataset want = viewOf(0);
+  EXPECT_EQ(d.files(), want.files());
+  EXPECT_EQ(d.source(), want.source());
+  ASSERT_EQ(d.size(), want.size());
+  for (Index i = 0; i < d.size(); ++i) EXPECT_EQ(d.bytes(i), want.bytes(i));
+  int total = listings;
+  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(total, 1) << "of " << size << " ranks";
+}
+
+TEST(Dataset, AListingErrorOnRankZeroStopsEveryRankWithItsMessage) {
+  const std::string missing = scratch("no_such_dataset");
+  std::string message;
+  try {
+    Dataset::openShared(MPI_COMM_WORLD, missing);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find(missing), std::string::npos) << message;
+  // A list file naming a file that is not there names that file.
+  onRankZero([&] { std::ofstream(scratch("gone.txt")) << "gone.h5\n"; });
+  message.clear();
+  try {
+    Dataset::openShared(MPI_COMM_WORLD, scratch("gone.txt"));
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find(scratch("gone.h5")), std::string::npos) << message;
+}
+
+TEST(Dataset, ASizeThatChangedSinceListingIsAnErrorNamingTheFile) {
+  const std::string dir = scratch("sized_dir");
+  onRankZero([&] {
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/a.h5") << "abc";
+    std::ofstream(dir + "/b.h5") << "defgh";
+  });
+  const Dataset d = Dataset::openShared(MPI_COMM_WORLD, dir);
+  ASSERT_EQ(d.size(), 2);
+  EXPECT_EQ(d.bytes(0), 3u);
+  EXPECT_EQ(d.bytes(1), 5u);
+  EXPECT_NO_THROW(d.checkUnchanged(1, "world rank 0"));
+  MPI_Barrier(MPI_COMM_WORLD);  // every rank has checked before the file grows
+  onRankZero([&] { std::ofstream(dir + "/b.h5", std::ios::app) << "more"; });
+  try {
+    d.checkUnchanged(1, "world rank 7");
+    ADD_FAILURE() << "a grown file passed";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(dir + "/b.h5: 9 bytes on world rank 7 but 5 bytes when the dataset was listed"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+TEST(BatchPlan, EvaluationVisitsEverySampleOnceInOrder) {
+  // Whatever N mod B, B > N, and groups left without a sample in the last batch.
+  for (int groups : {1, 2, 3})
+    for (int B : {1, 2, 3, 4, 7, 12}) {
+      const BatchPlan plan = BatchPlan::evaluation(7, B, groups);
+      EXPECT_EQ(plan.batchesPerEpoch(), (7 + B - 1) / B);
+      std::vector<Index> seen;
+      for (Index b = 0; b < plan.batchesPerEpoch(); ++b)
+        for (int g = 0; g < groups; ++g) {
+          const std::vector<Index> part = plan.samples(0, b, g);
+          EXPECT_LE(int(part.size()), plan.localBatch());
+          EXPECT_EQ(int(part.size()), plan.count(b, g));
+          seen.insert(seen.end(), part.begin(), part.end());
+        }
+      std::vector<Index> identity(7);
+      std::iota(identity.begin(), identity.end(), 0);
+      EXPECT_EQ(seen, identity) << "B " << B << " G " << groups;
+    }
 }
 
 TEST(BatchPlan, EpochOrderIsAPermutationThatChangesPerEpochAndRepeatsPerSeed) {

@@ -110,6 +110,45 @@ TEST(Trainer, LearnsATaskTheInputDetermines) {
   EXPECT_LT(after.mse, 0.65 * before.mse) << "validation MSE before training " << before.mse;
 }
 
+// Validation metrics of a fresh (untrained, same seed) model over `validation`, with the given
+// validation mini-batch on `grid`.
+EvalSummary validate(const ProcessGrid& grid, TrainConfig c, int validationBatch) {
+  c.validationBatch = validationBatch;
+  Trainer<double> t(grid, c);
+  return t.evaluate();
+}
+
+TEST(Trainer, ValidationEvaluatesEverySampleOnceWhateverTheBatch) {
+  // 5 validation samples with batches that leave a partial last batch (2, 3, 4), one larger
+  // than the set (7) and one larger than the model's batch (7 > 4: two passes per batch). With
+  // G = 2 (4 ranks) batches 1 and 3 leave group 1 without a sample in some batches. The metrics
+  // must be those of one sample at a time on one rank.
+  const std::string dir = scratch("validation");
+  const auto train = writeSamples(dir, 4, 8);
+  if (worldRank() == 0) fs::create_directories(dir + "/validation");
+  MPI_Barrier(MPI_COMM_WORLD);
+  const int N = 5;
+  writeSamples(dir + "/validation", N, 9);
+  TrainConfig c = smallConfig(dir, train);
+  c.data.validation = dir + "/validation";
+  c.data.prefetch = false;
+
+  TrainConfig single = c;
+  single.globalBatch = 1;
+  const EvalSummary reference = validate(ProcessGrid(MPI_COMM_SELF, {1, 1, 1}), single, 1);
+  ASSERT_EQ(reference.samples, N);
+  ASSERT_GT(reference.mse, 0);
+
+  ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
+  for (int batch : {1, 2, 3, 4, 7}) {
+    const EvalSummary v = validate(grid, c, batch);
+    EXPECT_EQ(v.samples, N) << "validation mini-batch " << batch;
+    EXPECT_NEAR(v.mse, reference.mse, 1e-10 * reference.mse) << "validation mini-batch " << batch;
+    EXPECT_NEAR(v.mae, reference.mae, 1e-10 * reference.mae) << "validation mini-batch " << batch;
+    EXPECT_NEAR(v.loss, reference.loss, 1e-10 * reference.loss) << "validation mini-batch " << batch;
+  }
+}
+
 TEST(Trainer, RestartFromACheckpointContinuesBitIdentically) {
   const std::string dir = scratch("restart");
   const auto train = writeSamples(dir, 8, 3);

@@ -15,7 +15,9 @@
 // over epochs and is 1 once the rank has seen every sample that fits.
 //
 // Errors. A failed read on any rank makes next() throw the same one-line message on every rank
-// of the world (agreeOnError), so no rank is left waiting in the gradient allreduce.
+// of the world (agreeOnError), so no rank is left waiting in the gradient allreduce. Before a
+// rank reads a file it compares the file's size with the size recorded when the dataset was
+// listed (Dataset::checkUnchanged), so a file this rank sees differently is such an error too.
 
 #include <cstdint>
 #include <memory>
@@ -34,6 +36,10 @@ struct LoaderOptions {
   int globalBatch = 1;
   std::uint64_t seed = 0;
   bool shuffle = true;
+  // An evaluation pass: every sample once, in order, the last mini-batch partial
+  // (BatchPlan::evaluation; seed and shuffle unused). HostBatch::filled says how many slots hold
+  // a sample.
+  bool evaluation = false;
   ReadMode mode = ReadMode::Independent;
   bool prefetch = true;        // needs Independent reads (or MPI_THREAD_MULTIPLE)
   std::size_t cacheBytes = 0;  // 0: no cache

@@ -14,7 +14,9 @@ namespace hybrid3d::io {
 struct HostBatch {
   int epoch = -1;
   Index batch = -1;
-  std::vector<Index> samples;          // dataset index of each slot
+  int filled = 0;                      // slots [0, filled) hold samples (fewer than slots() only
+                                       // in an evaluation pass's last mini-batch)
+  std::vector<Index> samples;          // dataset index of each slot, -1 past `filled`
   std::vector<SampleFormat> formats;   // stored type and order of each slot's input
   Kokkos::View<unsigned char**, Kokkos::LayoutRight, Kokkos::HostSpace> input;  // (slot, bytes)
   Kokkos::View<int****, Kokkos::LayoutRight, Kokkos::HostSpace> labels;  // (slot, owned d,h,w)

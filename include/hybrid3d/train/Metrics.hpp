@@ -11,21 +11,26 @@
 
 namespace hybrid3d {
 
-// Sums over a validation pass; reduce() makes them global.
+// Sums over a validation pass, weighted by the true number of samples (a partial last
+// mini-batch counts what it holds, padding nothing); reduce() makes them global.
 struct EvalAccumulator {
-  double lossSum = 0;    // sum of per-batch mean losses
-  long long batches = 0;
+  // Samples evaluated (counted once per data-parallel group, like the regression sums).
+  double samples = 0;
   // Regression (per target value, counted once per data-parallel group).
   double squaredError = 0, absoluteError = 0, values = 0;
-  // Segmentation (per class over every voxel of the mini-batch).
+  // Segmentation (per class over every voxel of the evaluated samples), and the summed
+  // per-voxel cross-entropy.
   std::vector<double> intersection, predicted, labelled;
-  double correct = 0, voxels = 0;
+  double correct = 0, voxels = 0, crossEntropy = 0;
 
   void reduce(MPI_Comm dataComm, MPI_Comm worldComm);
 };
 
 struct EvalSummary {
   bool present = false;
+  long long samples = 0;  // samples evaluated: the whole validation set
+  // loss: the training loss's definition over every sample (MSE over samples and targets;
+  // cross-entropy over samples and voxels).
   double loss = 0, mse = 0, mae = 0, accuracy = 0;
   std::vector<double> dice;  // per class
   static EvalSummary from(const EvalAccumulator& a);

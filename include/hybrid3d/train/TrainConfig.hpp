@@ -33,6 +33,10 @@ struct TrainConfig {
   ModelOptions model;                // model.batch is set from globalBatch / G
   DataConfig data;
   int globalBatch = 1;
+  // Samples per validation mini-batch over all groups; 0: globalBatch. Any value >= 1 (every
+  // validation sample is evaluated once whatever N mod B is); the model evaluates a group's part
+  // globalBatch / G samples at a time, the size its activations were allocated for.
+  int validationBatch = 0;
   int epochs = 1;
   std::string optimizer = "sgd";     // sgd | adam
   SgdOptions sgd;

@@ -44,7 +44,8 @@ public:
   double forwardBackward();
   // Parameters and buffers from a checkpoint or weights file (optimizer state untouched).
   void loadWeights(const std::string& path);
-  // Validation pass over the whole validation set (no update); empty summary without one.
+  // Validation pass over the whole validation set, every sample exactly once whatever its size
+  // and the validation mini-batch (no update); empty summary without one.
   EvalSummary evaluate();
 
   void saveCheckpoint(const std::string& path) const;
@@ -53,8 +54,11 @@ public:
 
 private:
   struct Data;  // a loader with its preprocessing and target/label tensors
-  double lossAndGradient(Data& d, bool withGradient, EvalAccumulator* eval);
+  double lossAndGradient(Data& d, bool withGradient);
   void load(Data& d, const io::HostBatch& batch);
+  // Slots [first, first + real) of `batch` into model slots [0, real); the model's other slots
+  // get zero input, targets and labels (padding of a short validation batch).
+  void loadSlots(Data& d, const io::HostBatch& batch, int first, int real);
   // Which engine and kernel path each layer with a choice runs (rank 0, at start-up).
   void printImplementations();
 

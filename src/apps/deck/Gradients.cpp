@@ -77,7 +77,7 @@ int run(const std::vector<std::string>& args) {
     fail("gradients: usage: hybrid3d gradients DECK.xml --weights W.h5 --out OUT.h5 SAMPLE.h5...");
   int world;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
-  DeckRun r = readTrainDeck(deck, world);
+  DeckRun r = readTrainDeck(deck, world, /*needTrainData=*/false);  // samples: the command line
   r.config.data.trainFiles = samples;
   r.config.data.validation.clear();
   r.config.data.shuffle = false;
@@ -91,7 +91,16 @@ int run(const std::vector<std::string>& args) {
   return 0;
 }
 
-const Registration reg{"gradients", "DECK.xml --weights W.h5 --out OUT.h5 SAMPLE.h5...", run};
+const Registration reg{
+    "gradients",
+    {"DECK.xml --weights W.h5 --out OUT.h5 SAMPLE.h5...",
+     "one forward and backward pass on the given samples; writes output, loss and gradients",
+     "  --weights W.h5   parameters in the checkpoint layout (a checkpoint will do)\n"
+     "  --out OUT.h5     where the output, loss and gradients go\n"
+     "  SAMPLE.h5...     the mini-batch (the deck's Data/train is not needed)\n",
+     "mpirun -n 2 hybrid3d gradients inputs/cosmoflow_demo.xml --weights run/checkpoint.h5 "
+     "--out grads.h5 data/train/cosmo_000000.h5 data/train/cosmo_000001.h5"},
+    run};
 
 }  // namespace
 }  // namespace hybrid3d::app

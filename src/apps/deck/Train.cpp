@@ -71,7 +71,14 @@ int run(const std::vector<std::string>& args) {
   return 0;
 }
 
-const Registration reg{"train", "DECK.xml [--restart CHECKPOINT] [--max-steps N]", run};
+const Registration reg{
+    "train",
+    {"DECK.xml [--restart CHECKPOINT] [--max-steps N]",
+     "trains the deck's model; writes checkpoint.h5 and metrics.csv in its output directory",
+     "  --restart CHECKPOINT   continue from this checkpoint's step\n"
+     "  --max-steps N          stop after N steps (overrides Training/max steps)\n",
+     "mpirun -n 2 hybrid3d train inputs/cosmoflow_demo.xml"},
+    run};
 
 }  // namespace
 }  // namespace hybrid3d::app

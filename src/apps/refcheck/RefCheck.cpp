@@ -135,7 +135,15 @@ int run(const std::vector<std::string>& args) {
   return failed ? 1 : 0;
 }
 
-const Registration reg{"refcheck", "DIR [--grid DxHxW] [--tolerance 1e-10]", run};
+const Registration reg{
+    "refcheck",
+    {"DIR [--grid DxHxW] [--tolerance T]",
+     "runs the reference cases (*.h5) in DIR on these ranks; exit status 1 if any fails",
+     "  --grid DxHxW    ranks per sample; the world splits into world/P data-parallel groups\n"
+     "                  (default: every rank on one sample, grid chosen for the case)\n"
+     "  --tolerance T   largest accepted relative error (default 1e-10)\n",
+     "mpirun -n 4 hybrid3d refcheck unit_tests/data --grid 2x1x1"},
+    run};
 
 }  // namespace
 }  // namespace hybrid3d::app::refcheck

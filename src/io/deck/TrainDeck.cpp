@@ -59,6 +59,9 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Data/Generate/mean count", Type::Double, "8", 1e-6, 1e9,
           "cosmology: mean particles per voxel"),
       key("Training/mini-batch", Type::Int, "1", 1, 1e7, "global mini-batch (multiple of G)"),
+      key("Training/validation mini-batch", Type::Int, "", 1, 1e7,
+          "samples per validation mini-batch, any size (default: the mini-batch); every "
+          "validation sample is evaluated once"),
       key("Training/epochs", Type::Int, "1", 1, 1e7, "epochs"),
       key("Training/max steps", Type::Int, "-1", -1, 1e12, "stop after this many steps (-1: no limit)"),
       key("Training/optimizer", Type::String, "sgd", -Big, Big, "sgd or adam", {"sgd", "adam"}),
@@ -83,7 +86,7 @@ const std::vector<DeckKey>& trainDeckSchema() {
   return schema;
 }
 
-DeckRun readTrainDeck(const std::string& path, int worldSize) {
+DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData) {
   const io::Deck d = io::Deck::fromFile(path, trainDeckSchema());
   DeckRun r;
   TrainConfig& c = r.config;
@@ -138,10 +141,12 @@ DeckRun readTrainDeck(const std::string& path, int worldSize) {
     if (c.data.train.empty()) c.data.train = g.outDir + "/train";
     if (c.data.validation.empty() && g.validation > 0) c.data.validation = g.outDir + "/validation";
   }
-  if (c.data.train.empty())
+  if (c.data.train.empty() && needTrainData)
     fail(path, ": give 'Data/train' or a 'Data/Generate' section");
 
   c.globalBatch = d.getInt("Training/mini-batch");
+  if (d.has("Training/validation mini-batch"))
+    c.validationBatch = d.getInt("Training/validation mini-batch");
   c.epochs = d.getInt("Training/epochs");
   c.maxSteps = d.getInt("Training/max steps");
   c.optimizer = d.getString("Training/optimizer");

@@ -23,6 +23,8 @@ struct DeckRun {
 };
 
 // Reads and validates DECK, resolves the grid for `worldSize` ranks ("auto" or DxHxW).
-DeckRun readTrainDeck(const std::string& path, int worldSize);
+// `needTrainData`: refuse a deck without 'Data/train' or 'Data/Generate' (false where the
+// samples come from elsewhere, as `hybrid3d gradients`'s command line).
+DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData = true);
 
 }  // namespace hybrid3d::io

@@ -1,0 +1,46 @@
+# `hybrid3d --help`, `hybrid3d help COMMAND` and `hybrid3d COMMAND --help` print hybrid3d's own
+# usage once (not Kokkos's option list, which Kokkos::initialize prints for --help) and exit 0,
+# on one rank and on two; an unknown command or none is an error.
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+set(commands compare generate gradients refcheck train)
+
+function(expect_only_ours text)
+  string(FIND "${text}" "Kokkos command line arguments" kokkos)
+  if(NOT kokkos EQUAL -1)
+    message(FATAL_ERROR "Kokkos's help printed:\n${text}")
+  endif()
+  string(REGEX MATCHALL "usage: mpirun" usages "${text}")
+  list(LENGTH usages n)
+  if(NOT n EQUAL 1)
+    message(FATAL_ERROR "usage printed ${n} times:\n${text}")
+  endif()
+endfunction()
+
+foreach(launch "${MPIEXEC};-n;1" "${MPIEXEC};-n;2;--oversubscribe")
+  h3d_run(TRUE out ${launch} ${HYBRID3D} --help)
+  expect_only_ours("${out}")
+  h3d_expect("${out}" "usage: mpirun -n N hybrid3d COMMAND [ARGS]")
+  foreach(c IN LISTS commands)
+    h3d_expect("${out}" "hybrid3d ${c} ")
+  endforeach()
+
+  foreach(c IN LISTS commands)
+    h3d_run(TRUE out ${launch} ${HYBRID3D} ${c} --help)
+    expect_only_ours("${out}")
+    h3d_expect("${out}" "usage: mpirun -n N hybrid3d ${c} ")
+    h3d_expect("${out}" "example:\n  mpirun -n ")
+  endforeach()
+endforeach()
+
+# --help anywhere among a command's words, -h, and `help COMMAND` say the same.
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} train some_deck.xml --max-steps 3 -h)
+expect_only_ours("${out}")
+h3d_expect("${out}" "  --restart CHECKPOINT")
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} help gradients)
+h3d_expect("${out}" "  --weights W.h5")
+
+h3d_run(FALSE out ${MPIEXEC} -n 1 ${HYBRID3D} trian deck.xml)
+h3d_expect("${out}" "hybrid3d: unknown command 'trian'")
+h3d_run(FALSE out ${MPIEXEC} -n 1 ${HYBRID3D})
+h3d_expect("${out}" "usage: mpirun -n N hybrid3d COMMAND [ARGS]")
+message(STATUS "help and usage as expected")
