@@ -168,6 +168,11 @@ void Graph<T, M>::backward(const execution_space& exec, GradientReducer<T, M>* r
 }
 
 template <class T, class M>
+void Graph<T, M>::setInputGhostsFilled(bool filled) {
+  for (const Edge& c : inputConsumers_) nodes_[c.consumer].node->setInputGhostsFilled(filled);
+}
+
+template <class T, class M>
 double Graph<T, M>::stepFlops() const {
   double sum = 0;
   for (const Entry& e : nodes_) {

@@ -184,6 +184,9 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   };
   train_ = makeData(config.data.train, true);
   if (!config.data.validation.empty()) validation_ = makeData(config.data.validation, false);
+  // io::Preprocess writes the input's whole local box, its ghosts read from the file (and zero
+  // padding): the first layers need not exchange them again.
+  graph.setInputGhostsFilled(true);
 
   if (!config.restartFrom.empty()) {
     const io::RunState s = io::readCheckpoint<T, M>(

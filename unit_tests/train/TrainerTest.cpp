@@ -1,5 +1,7 @@
 // The trainer end to end on small sample files written here: it learns a learnable task,
-// continues bit-identically from a checkpoint, and stops every rank on a NaN loss.
+// continues bit-identically from a checkpoint, stops every rank on a NaN loss, and exchanges
+// no halo for the input ghosts it reads from the files.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -213,6 +215,34 @@ TEST(Trainer, MiniBatchMustSplitOverTheGroups) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Names of the Kokkos profiling regions entered while recording (the halos push theirs).
+std::vector<std::string>& regionsSeen() {
+  static std::vector<std::string> seen;
+  return seen;
+}
+
+// The reader fills the input's ghosts from the file, so conv1 exchanges no halo for them
+// (performance issue: read or exchanged, not both), while conv2 still does; the cli test
+// GradientsAgreeOnOneAndTwoRanks shows the gradients are unchanged by it.
+TEST(Trainer, TheInputsGhostsAreReadNotExchanged) {
+  const std::string dir = scratch("ghosts");
+  const auto train = writeSamples(dir, 4, 7);
+  if (worldSize() % 2 != 0) GTEST_SKIP() << "needs 2 ranks per sample (an even world)";
+  ProcessGrid grid(MPI_COMM_WORLD, {2, 1, 1});
+  Trainer<float> t(grid, smallConfig(dir, train));
+  regionsSeen().clear();
+  Kokkos::Tools::Experimental::set_push_region_callback(
+      [](const char* name) { regionsSeen().emplace_back(name); });
+  t.step();
+  Kokkos::Tools::Experimental::set_push_region_callback(nullptr);
+  auto seen = [](const std::string& name) {
+    return std::count(regionsSeen().begin(), regionsSeen().end(), name);
+  };
+  EXPECT_EQ(seen("hybrid3d::Conv3d::forward conv1"), 1);
+  EXPECT_EQ(seen("hybrid3d::Halo::gather[conv1]"), 0);
+  EXPECT_GE(seen("hybrid3d::Halo::gather[conv2]"), 1);  // begin and end push it
 }
 
 }  // namespace

@@ -75,7 +75,8 @@ public:
   const BlockDecomposition& outputDecomposition() const { return outDec_; }
   GhostWidths inputGhosts() const { return ghosts_; }
 
-  // y's owned cells := conv(x). Gathers x's halo first (x's ghosts are overwritten).
+  // y's owned cells := conv(x). Gathers x's halo first (x's ghosts are overwritten), unless
+  // the caller fills them (setInputGhostsFilled).
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
   // dx's owned cells := dL/dx (dx's ghosts are used as scratch).
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
@@ -87,6 +88,11 @@ public:
     backwardWeights(exec, x, dy);
     if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
   }
+
+  // filled = true: whoever writes x also writes its ghost cells, with the neighbours' values
+  // and zero padding outside the domain (io::Preprocess does, from ghosts read from the file),
+  // so forward exchanges no halo: the model input's ghosts are read or exchanged, not both.
+  void setInputGhostsFilled(bool filled) { inputGhostsFilled_ = filled; }
 
   // "weight" [Cout, Cin, k, k, k] and, with Options::bias, "bias" [Cout]. Values start at zero;
   // whoever builds the model initialises them.
@@ -128,6 +134,7 @@ private:
   Impl::ConvGeometry geometry_;
   Index rows_ = 0, rowsPerChunk_ = 1;  // owned output rows N*OD*OH, rows per chunk
   bool pointwise_ = false;              // k = 1, s = 1, p = 0
+  bool inputGhostsFilled_ = false;      // see setInputGhostsFilled
   ConvEngine engine_ = ConvEngine::Kokkos;
   std::unique_ptr<Impl::LocalConvolution<T, MemorySpace>> vendor_;  // null: the kokkos engine
 

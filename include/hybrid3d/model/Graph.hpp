@@ -45,6 +45,9 @@ public:
   const TensorShape& inputShape() const { return inputShape_; }
   // The model input volume; a data reader fills its owned cells (and may fill its ghosts).
   const value_type& input() const { return input_; }
+  // filled = true: whoever writes input() writes its ghost cells too (neighbours' values, zero
+  // padding outside the domain), so the layers reading it exchange no halo for it.
+  void setInputGhostsFilled(bool filled);
   const value_type& output() const;
   // The loss writes dL/d(output) here before backward().
   const value_type& outputGradient() const { return outputGradient_; }

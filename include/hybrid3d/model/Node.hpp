@@ -44,6 +44,9 @@ public:
 
   virtual std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
   virtual std::vector<Parameter<T, MemorySpace>> buffers() const { return {}; }
+  // The input's ghost cells are written by whoever writes the input (a data reader that reads
+  // them from the file): a node that would exchange them need not (layers/Conv3d.hpp).
+  virtual void setInputGhostsFilled(bool /*filled*/) {}
   virtual void setTraining(bool /*training*/) {}
   // Dropout masks are keyed by step and global sample index (same on every grid).
   virtual void setStep(std::int64_t /*step*/, std::int64_t /*firstGlobalSample*/) {}

@@ -46,6 +46,11 @@ struct HasFlops : std::false_type {};
 template <class L>
 struct HasFlops<L, std::void_t<decltype(std::declval<const L&>().flops())>> : std::true_type {};
 template <class L, class = void>
+struct HasInputGhostsFilled : std::false_type {};
+template <class L>
+struct HasInputGhostsFilled<L, std::void_t<decltype(std::declval<L&>().setInputGhostsFilled(true))>>
+    : std::true_type {};
+template <class L, class = void>
 struct HasEngine : std::false_type {};
 template <class L>
 struct HasEngine<L, std::void_t<decltype(std::declval<const L&>().engineDescription())>>
@@ -103,6 +108,9 @@ public:
       return layer_.buffers();
     else
       return {};
+  }
+  void setInputGhostsFilled(bool filled) override {
+    if constexpr (Impl::HasInputGhostsFilled<Layer>::value) layer_.setInputGhostsFilled(filled);
   }
   void setTraining(bool training) override {
     if constexpr (Impl::HasTraining<Layer>::value) layer_.setTraining(training);

@@ -152,7 +152,7 @@ void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   checkTensor(x, "input", inShape_, inDec_, &ghosts_);
   checkTensor(y, "output", outShape_, outDec_, nullptr);
   Kokkos::Profiling::pushRegion(forwardRegion_);
-  if (halo_) halo_->gather(exec, x);
+  if (halo_ && !inputGhostsFilled_) halo_->gather(exec, x);
   const auto& g = geometry_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto W = weightMatrix();
