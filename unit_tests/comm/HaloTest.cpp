@@ -190,6 +190,37 @@ TEST(Halo, RefusesOnEveryRankOfARealGrid) {
   EXPECT_EQ(ran, worldSize() >= 6 ? 3 : worldSize() >= 3 ? 1 : 0);
 }
 
+// The padding is zeroed by a tensor's first gather, not by every exchange (nothing else writes
+// it): a value planted in the padding after the first gather survives the second, while a
+// tensor the halo has not gathered yet gets its padding zeroed.
+TEST(Halo, ZeroesATensorsPaddingAtItsFirstGatherOnly) {
+  forEachGrid({{{1, 1, 1}, 1}, {{2, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
+    const BlockDecomposition dec({4, 3, 5}, grid.dims());
+    const GhostWidths g = GhostWidths::uniform(1);
+    auto a = createDistTensor<double>("a", 1, 2, dec, grid.coords(), g);
+    auto b = createDistTensor<double>("b", 1, 2, dec, grid.coords(), g);
+    auto halo = createHalo(grid, a, "h");
+    const DistTensor<double>::execution_space exec;
+    // Local cell (0, 0, 0, 0, 0) is a padding corner on every rank of these grids.
+    auto corner = [](const DistTensor<double>& t) {
+      return Kokkos::subview(t.view(), 0, 0, 0, 0, 0);
+    };
+    auto value = [&](const DistTensor<double>& t) {
+      double v = 0;
+      Kokkos::deep_copy(v, corner(t));
+      return v;
+    };
+    halo->gather(exec, a);
+    EXPECT_EQ(value(a), 0.0);
+    Kokkos::deep_copy(corner(a), 5.0);
+    halo->gather(exec, a);
+    EXPECT_EQ(value(a), 5.0) << "the padding was zeroed again by the second gather";
+    Kokkos::deep_copy(corner(b), 7.0);
+    halo->gather(exec, b);
+    EXPECT_EQ(value(b), 0.0) << "a tensor's first gather left its padding";
+  });
+}
+
 TEST(Halo, RejectsATensorOfAnotherLayout) {
   forEachGrid({{{1, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
     const BlockDecomposition dec({4, 4, 4}, grid.dims());

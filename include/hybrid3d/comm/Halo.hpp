@@ -86,6 +86,9 @@ public:
   }
   // Split form, so a layer can compute its interior while messages fly: Begin zero-fills the
   // padding, packs and starts the exchange; End waits and unpacks into the ghosts.
+  // The padding (ghosts outside the domain) is zeroed by the first gather of a tensor only,
+  // not per exchange: nothing else writes a gathered tensor's ghost cells (layers write owned
+  // cells, readers write zeros there). A different tensor is zeroed at its first gather.
   void gatherBegin(const execution_space& exec, const tensor_type& t);
   void gatherEnd(const execution_space& exec, const tensor_type& t);
 
@@ -130,6 +133,7 @@ private:
   buffer_type sendBuf_, recvBuf_;
   host_buffer_type sendHost_, recvHost_;
   MPI_Request request_ = MPI_REQUEST_NULL;
+  const void* paddingZeroed_ = nullptr;  // the data of the tensor whose padding holds zeros
 };
 
 // Factories: a ready halo for tensors laid out like `like`, or like `layout`.

@@ -106,10 +106,13 @@ void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) 
   ScopedPhase timed(PhaseTimers::global().halo);
   Kokkos::Profiling::pushRegion(gatherRegion_);
   checkLayout(t);
-  for (const Box3& z : plan_.zeros) {
-    const Index3 lo{t.localIndex(0, z.lo[0]), t.localIndex(1, z.lo[1]), t.localIndex(2, z.lo[2])};
-    Impl::applyBox<Impl::BoxOp::Zero>("hybrid3d::Halo::zeroPadding", exec, t.view(), sendBuf_,
-                                      0, lo, z.extents());
+  if (t.view().data() != paddingZeroed_) {
+    for (const Box3& z : plan_.zeros) {
+      const Index3 lo{t.localIndex(0, z.lo[0]), t.localIndex(1, z.lo[1]), t.localIndex(2, z.lo[2])};
+      Impl::applyBox<Impl::BoxOp::Zero>("hybrid3d::Halo::zeroPadding", exec, t.view(), sendBuf_,
+                                        0, lo, z.extents());
+    }
+    paddingZeroed_ = t.view().data();
   }
   applyBoxes<Impl::BoxOp::Pack>(exec, t, plan_.sends, sendBuf_, sendOffsets_,
                                 "hybrid3d::Halo::gather::pack");
