@@ -110,6 +110,11 @@ void Graph<T, M>::finalize() {
   if (!last.consumers.empty()) fail("model: the last layer '", last.node->name(), "' feeds others");
   outputGradient_ = allocate(last.node->name() + " gradient", last.node->outputShape(),
                              last.node->producesVolume(), {});
+  // The parameter gradients, listed once: zeroGradients runs every step and must not build
+  // the nodes' parameter lists (allocations) each time.
+  for (const Entry& e : nodes_)
+    for (const auto& p : e.node->parameters())
+      if (p.grad.size()) gradients_.push_back(p.grad);
   finalized_ = true;
 }
 
@@ -184,9 +189,7 @@ double Graph<T, M>::stepFlops() const {
 
 template <class T, class M>
 void Graph<T, M>::zeroGradients(const execution_space& exec) {
-  for (const Entry& e : nodes_)
-    for (const auto& p : e.node->parameters())
-      if (p.grad.size()) Kokkos::deep_copy(exec, p.grad, T(0));
+  for (const auto& grad : gradients_) Kokkos::deep_copy(exec, grad, T(0));
 }
 
 template <class T, class M>

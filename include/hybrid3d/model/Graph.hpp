@@ -94,6 +94,7 @@ private:
   std::vector<Entry> nodes_;
   std::vector<Edge> inputConsumers_;
   value_type input_, outputGradient_;
+  std::vector<Kokkos::View<T*, MemorySpace>> gradients_;  // every parameter's, for zeroGradients
   bool finalized_ = false;
 };
 
