@@ -69,6 +69,48 @@ void maxPoolForwardClipped(const ExecSpace& exec, const OwnedRows& rows, const P
       });
 }
 
+// MaxPool3d's backward for a compile-time window that tiles the volume (kernel K = stride), as
+// a gather over `rows` (N x C x dx's local box): every local cell of dx is written once, dy
+// where it won its window and zero elsewhere. A pass that zeroes dx and then scatters dy to the
+// winners moves dx through memory twice more (the scatter reads back every cache line). A row
+// (i, j) lies in the windows of one output row (z, yy) at offsets (rd, rh), or in none; its
+// cells are walked by output along W, each writing its K cells (unit-stride argmax and dy
+// loads). b: dx's local index of the first owned output's window start; out: the owned output
+// box's extents.
+template <int K, class ExecSpace, class DxView, class DyView, class ArgView>
+void maxPoolBackwardTiled(const ExecSpace& exec, const OwnedRows& rows, const Index3& b,
+                          const Index3& out, const GhostOffset& ody, const DxView& dxv,
+                          const DyView& dyv, const ArgView& am) {
+  using T = typename DxView::non_const_value_type;
+  using Member = typename RowPolicy<ExecSpace>::member_type;
+  const Index b0 = b[0], b1 = b[1], b2 = b[2], ed = out[0], eh = out[1], ew = out[2];
+  const auto kernel = KOKKOS_LAMBDA(const Member& team) {
+    Index n, c, i;
+    rows.decode(team.league_rank(), n, c, i);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows.e1), [&](const Index j) {
+      const Index id = i - b0, jh = j - b1;
+      const Index z = id >= 0 ? id / K : -1, yy = jh >= 0 ? jh / K : -1;
+      const bool windowed = z >= 0 && z < ed && yy >= 0 && yy < eh;
+      // Cells [first, last) lie in the row's windows, the others in none.
+      const Index first = windowed ? b2 : rows.width, last = windowed ? b2 + K * ew : rows.width;
+      const auto zero = [&](const Index x) { dxv(n, c, i, j, x) = T(0); };
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, Index(0), first), zero);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, last, rows.width), zero);
+      if (!windowed) return;
+      const int target = PoolGeometry::packOffset(id - z * K, jh - yy * K, 0);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, ew), [&](const Index ow) {
+        const int won = am(n, c, z, yy, ow) - target;  // the winner's W offset in this row
+        const T g = dyv(n, c, ody.d + z, ody.h + yy, ody.w + ow);
+        unrolled<K>([&](auto p) {
+          dxv(n, c, i, j, b2 + K * ow + decltype(p)::value) = won == decltype(p)::value ? g : T(0);
+        });
+      });
+    });
+  };
+  Kokkos::parallel_for("hybrid3d::MaxPool3d::backwardData",
+                       rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
+}
+
 }  // namespace Impl
 
 template <class T, class M>
@@ -115,8 +157,18 @@ void MaxPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
   const Impl::PoolGeometry g = plan_.geometry();
   const Index N = dx.batch(), C = dx.channels();
   const Box3 local = dx.localBox();
-  if (options_.kernel <= options_.stride) {
-    // Windows do not overlap, so every input cell is the maximum of at most one output: each
+  if (options_.padding == 0 && options_.kernel == 2 && options_.stride == 2) {
+    // The models' pool (U-Net, MLPerf CosmoFlow): windows tile the volume, gather once.
+    if (N * C * local.size() > 0) {
+      const Impl::Origin3 xo = Impl::originOf(dx);
+      const Index3 b{g.start(0, g.outLo[0]) - xo.v[0], g.start(1, g.outLo[1]) - xo.v[1],
+                     g.start(2, g.outLo[2]) - xo.v[2]};
+      Impl::maxPoolBackwardTiled<2>(exec, Impl::OwnedRows(N, C, local.extents()), b,
+                                    plan_.outputOwned().extents(), Impl::ghostOffset(dy),
+                                    dx.view(), dy.view(), argmax_);
+    }
+  } else if (options_.kernel <= options_.stride) {
+    // Other windows that do not overlap: every input cell is the maximum of at most one output: each
     // owned output writes its dy to its winner, race-free and deterministic (one pass over the
     // outputs instead of one over the inputs).
     Kokkos::deep_copy(exec, dx.view(), T(0));
