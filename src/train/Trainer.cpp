@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 
@@ -11,6 +12,7 @@
 #include <hybrid3d/io/Checkpoint.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
+#include <hybrid3d/train/Preemption.hpp>
 
 namespace hybrid3d {
 
@@ -370,7 +372,10 @@ EpochSummary Trainer<T, M>::run() {
   if (root) std::filesystem::create_directories(config_.outputDir);
   MPI_Barrier(grid_.worldComm());
   MetricsCsv csv(config_.outputDir + "/metrics.csv", !config_.restartFrom.empty(), grid_.worldComm());
-  const std::string checkpoint = config_.outputDir + "/checkpoint.h5";
+  const std::string checkpoint = checkpointPath();
+  PreemptionSignals signals;
+  double lastCheckpoint = MPI_Wtime();
+  int stopSignal = 0;
   const Index spe = train_->loader->plan().batchesPerEpoch();
   const long long totalSteps = config_.maxSteps >= 0
                                    ? std::min<long long>(config_.maxSteps, spe * config_.epochs)
@@ -385,12 +390,12 @@ EpochSummary Trainer<T, M>::run() {
   EpochSummary summary;
   const double runStart = MPI_Wtime();
   long long stepsThisRun = 0;
-  while (epoch_ < config_.epochs && step_ < totalSteps) {
+  while (epoch_ < config_.epochs && step_ < totalSteps && !stopSignal) {
     const double epochStart = MPI_Wtime();
     double lossSum = 0;
     long long count = 0;
     double sums[4] = {0, 0, 0, 0};  // compute, halo, allreduce, io over the print interval
-    while (step_ / spe == epoch_ && step_ < totalSteps) {
+    while (step_ / spe == epoch_ && step_ < totalSteps && !stopSignal) {
       PhaseTimers::global().reset();
       const double ioBefore = train_->loader->stats().exposedSeconds;
       const double t0 = MPI_Wtime();
@@ -421,8 +426,19 @@ EpochSummary Trainer<T, M>::run() {
         std::fflush(stdout);
         sums[0] = sums[1] = sums[2] = sums[3] = 0;
       }
-      if (config_.checkpointEvery > 0 && step_ % config_.checkpointEvery == 0)
+      if (step_ == config_.testSignalStep &&
+          (config_.testSignalRank < 0 || config_.testSignalRank == grid_.worldRank()))
+        std::raise(SIGTERM);
+      // Every rank stops after the same step, whichever rank the signal reached.
+      const bool clockDue = config_.checkpointMinutes > 0 &&
+                            MPI_Wtime() - lastCheckpoint >= 60 * config_.checkpointMinutes;
+      const StepAgreement agreed = agreeAfterStep(grid_.worldComm(), signals.received(), clockDue);
+      stopSignal = agreed.signal;
+      if (!stopSignal && (agreed.checkpointDue || (config_.checkpointEvery > 0 &&
+                                                   step_ % config_.checkpointEvery == 0))) {
         saveCheckpoint(checkpoint);
+        lastCheckpoint = MPI_Wtime();
+      }
     }
     const bool complete = step_ / spe > epoch_;
     if (complete) ++epoch_;
@@ -431,7 +447,8 @@ EpochSummary Trainer<T, M>::run() {
     summary.trainLoss = count ? lossSum / double(count) : 0;
     summary.seconds = MPI_Wtime() - epochStart;
     summary.samplesPerSecond = summary.seconds > 0 ? count * config_.globalBatch / summary.seconds : 0;
-    summary.validation = evaluate();
+    // A preempted run validates only a finished epoch (as the uninterrupted run would there).
+    summary.validation = complete || !stopSignal ? evaluate() : EvalSummary{};
     csv.validation(step_, epoch_, summary.validation);
     if (root) {
       std::printf("epoch %d %s: train loss %.5g, %.1f s, %.2f samples/s%s%s\n", summary.epoch,
@@ -440,12 +457,24 @@ EpochSummary Trainer<T, M>::run() {
                   summary.validation.present ? summary.validation.describe().c_str() : "");
       std::fflush(stdout);
     }
+    if (complete && !stopSignal && epoch_ < config_.epochs && step_ < totalSteps) {
+      saveCheckpoint(checkpoint);
+      lastCheckpoint = MPI_Wtime();
+    }
   }
   saveCheckpoint(checkpoint);
-  if (root)
+  summary.stoppedBySignal = stopSignal;
+  if (root && stopSignal)
+    std::printf("hybrid3d: %s received: stopped after step %lld of %lld (epoch %lld/%d, %lld of "
+                "its %lld steps done); checkpoint %s\n",
+                signalName(stopSignal), step_, totalSteps, static_cast<long long>(step_ / spe + 1),
+                config_.epochs, static_cast<long long>(step_ % spe), static_cast<long long>(spe),
+                checkpoint.c_str());
+  else if (root)
     std::printf("hybrid3d: finished %lld steps in %s; checkpoint %s, metrics %s/metrics.csv\n",
                 step_, hms(MPI_Wtime() - runStart).c_str(), checkpoint.c_str(),
                 config_.outputDir.c_str());
+  if (root) std::fflush(stdout);
   return summary;
 }
 

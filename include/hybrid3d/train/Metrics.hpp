@@ -43,6 +43,7 @@ struct EpochSummary {
   double trainLoss = 0;  // mean over the epoch's steps
   double seconds = 0, samplesPerSecond = 0;
   EvalSummary validation;
+  int stoppedBySignal = 0;  // non-zero: preempted by this signal, checkpoint written
 };
 
 // The metrics CSV: opened (appending when restarting) and written by rank 0 only.

@@ -34,7 +34,9 @@ public:
   ~Trainer();
 
   // Trains to config.epochs (or config.maxSteps); writes checkpoints, the metrics CSV and a
-  // summary. Returns the summary of the last epoch.
+  // summary. Returns the summary of the last epoch. A SIGTERM or SIGUSR1 while it runs stops
+  // every rank after the same step with a checkpoint (Preemption.hpp): then the summary's
+  // stoppedBySignal names the signal.
   EpochSummary run();
 
   // One optimizer step on the loader's next mini-batch; returns the (global) mean loss.
@@ -49,6 +51,7 @@ public:
   EvalSummary evaluate();
 
   void saveCheckpoint(const std::string& path) const;
+  std::string checkpointPath() const { return config_.outputDir + "/checkpoint.h5"; }
   Model<T, MemorySpace>& model() { return model_; }
   long long steps() const { return step_; }
 
