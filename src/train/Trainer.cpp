@@ -13,6 +13,7 @@
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
 #include <hybrid3d/train/Preemption.hpp>
+#include <hybrid3d/train/RunIdentity.hpp>
 
 namespace hybrid3d {
 
@@ -190,7 +191,16 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   // padding): the first layers need not exchange them again.
   graph.setInputGhostsFilled(true);
 
+  identity_ = runIdentity(config, grid, sizeof(T) == sizeof(double) ? "double" : "float",
+                          static_cast<long long>(train_->loader->plan().numSamples()));
   if (!config.restartFrom.empty()) {
+    // Checked before any tensor is read, so a changed architecture is named as such.
+    restartNotes_ = checkRestart(config.restartFrom,
+                                 io::readRunState(config.restartFrom, grid.worldComm()),
+                                 identity_, config.deckText);
+    if (grid.worldRank() == 0)
+      for (const std::string& note : restartNotes_)
+        std::printf("hybrid3d: restart: %s\n", note.c_str());
     const io::RunState s = io::readCheckpoint<T, M>(
         config.restartFrom, grid.worldComm(),
         {graph.parameters(), graph.buffers(), optimizer_.get()});
@@ -354,7 +364,7 @@ template <class T, class M>
 void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
   io::writeCheckpoint<T, M>(path, grid_.worldComm(),
                             {model_.graph->parameters(), model_.graph->buffers(), optimizer_.get()},
-                            {step_, epoch_, config_.model.seed, config_.deckText});
+                            {step_, epoch_, config_.model.seed, config_.deckText, identity_});
 }
 
 template <class T, class M>

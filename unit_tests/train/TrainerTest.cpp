@@ -184,6 +184,106 @@ TEST(Trainer, RestartFromACheckpointContinuesBitIdentically) {
   EXPECT_EQ(differ, 0u) << "of " << again.size() << " parameters";
 }
 
+// Runs `steps` steps of `c` into `out` and returns the checkpoint written there.
+std::string checkpointAfter(const ProcessGrid& grid, TrainConfig c, const std::string& out,
+                            long long steps) {
+  c.outputDir = out;
+  c.maxSteps = steps;
+  Trainer<float>(grid, c).run();
+  return out + "/checkpoint.h5";
+}
+
+// True on every rank when making the trainer throws, on every rank, a message holding `expect`.
+template <class T>
+bool refusedWith(const ProcessGrid& grid, const TrainConfig& c, const std::string& expect) {
+  bool refused = false;
+  try {
+    Trainer<T> t(grid, c);
+    ADD_FAILURE() << "accepted a restart that should name " << expect;
+  } catch (const Error& e) {
+    refused = std::string(e.what()).find(expect) != std::string::npos;
+    EXPECT_TRUE(refused) << e.what();
+  }
+  return allTrue(refused);
+}
+
+TEST(Trainer, RestartRefusesAChangeOfMeaningNamingTheKeyAndBothValues) {
+  const std::string dir = scratch("refuse");
+  const auto train = writeSamples(dir, 8, 7);
+  TrainConfig c = smallConfig(dir, train);  // mini-batch 4: up to 4 groups
+  ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
+  c.restartFrom = checkpointAfter(grid, c, dir + "/first", 1);
+  c.outputDir = dir + "/second";
+
+  TrainConfig r = c;
+  r.globalBatch = 8;  // issue 9 saw such a restart resume silently, at another epoch and step
+  EXPECT_TRUE(refusedWith<float>(grid, r, "'mini-batch' was 4 in the checkpoint's run but is 8 now"));
+  r = c;
+  r.model.seed = 5;
+  EXPECT_TRUE(refusedWith<float>(grid, r, "'seed' was 4 in the checkpoint's run but is 5 now"));
+  r = c;
+  r.data.trainFiles.resize(6);
+  EXPECT_TRUE(refusedWith<float>(grid, r, "'training samples' was 8 in the checkpoint's run but is 6"));
+  r = c;
+  r.optimizer = "sgd";
+  EXPECT_TRUE(refusedWith<float>(grid, r, "'optimizer' was adam in the checkpoint's run but is sgd"));
+  EXPECT_TRUE(refusedWith<double>(grid, c, "'precision' was float in the checkpoint's run but is double"));
+  if (worldSize() % 2 == 0) {  // 2 -> 1 spatial ranks per sample: twice the groups
+    ProcessGrid moreGroups(MPI_COMM_WORLD, {1, 1, 1});
+    r = c;
+    r.model.batchNormPerGroup = true;
+    EXPECT_TRUE(refusedWith<float>(moreGroups, r, "'batch norm statistics' was global"));
+    TrainConfig first = c;
+    first.model.batchNormPerGroup = true;
+    first.restartFrom.clear();
+    r.restartFrom = checkpointAfter(grid, first, dir + "/pergroup", 1);
+    EXPECT_TRUE(refusedWith<float>(moreGroups, r, "'data-parallel groups' was " +
+                                                      std::to_string(grid.numGroups())));
+  }
+}
+
+TEST(Trainer, RestartAllowsMoreEpochsAnotherGridAndOutputDirectoryAndSaysSo) {
+  const std::string dir = scratch("allow");
+  const auto train = writeSamples(dir, 8, 8);
+  TrainConfig c = smallConfig(dir, train);
+  c.epochs = 2;  // 2 steps per epoch
+  ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
+  c.restartFrom = checkpointAfter(grid, c, dir + "/first", 3);
+  // With an even world: one spatial rank per sample instead of two, so twice the groups
+  // (global batch norm: the sums are over the world either way).
+  const Int3 dims = gridFor(worldSize());
+  ProcessGrid other(MPI_COMM_WORLD, worldSize() % 2 == 0 ? Int3{1, 1, 1} : dims);
+  c.epochs = 3;
+  c.outputDir = dir + "/second";
+  c.maxSteps = 5;
+  Trainer<float> t(other, c);
+  EXPECT_EQ(t.steps(), 3);
+  const std::vector<std::string>& notes = t.restartNotes();
+  auto noted = [&](const std::string& text) {
+    for (const auto& n : notes)
+      if (n == text) return true;
+    return false;
+  };
+  EXPECT_TRUE(noted("epochs 2 -> 3"));
+  EXPECT_TRUE(noted("output directory " + dir + "/first -> " + dir + "/second"));
+  if (worldSize() % 2 == 0) {
+    EXPECT_TRUE(noted("spatial grid " + toString(dims) + " -> 1x1x1"));
+    EXPECT_TRUE(noted("data-parallel groups " + std::to_string(grid.numGroups()) + " -> " +
+                      std::to_string(other.numGroups())));
+  }
+  t.run();
+  EXPECT_EQ(t.steps(), 5);
+  // The new directory's metrics file starts with its header, then step 4.
+  if (worldRank() == 0) {
+    std::ifstream csv(dir + "/second/metrics.csv");
+    std::string header, row;
+    std::getline(csv, header);
+    std::getline(csv, row);
+    EXPECT_EQ(header.rfind("kind,step,epoch,loss", 0), 0u) << header;
+    EXPECT_EQ(row.rfind("train,4,2,", 0), 0u) << row;
+  }
+}
+
 TEST(Trainer, NanLossStopsEveryRankWithTheStep) {
   const std::string dir = scratch("nan");
   const auto train = writeSamples(dir, 4, 5, true);

@@ -46,7 +46,8 @@ struct EpochSummary {
   int stoppedBySignal = 0;  // non-zero: preempted by this signal, checkpoint written
 };
 
-// The metrics CSV: opened (appending when restarting) and written by rank 0 only.
+// The metrics CSV: opened (appending to a non-empty file when restarting, else new with its
+// header) and written by rank 0 only.
 class MetricsCsv {
 public:
   MetricsCsv(const std::string& path, bool append, MPI_Comm comm);

@@ -7,6 +7,7 @@
 // groups (DESIGN.md section 5) and every reduction makes the result independent of the grid.
 // A failure on any rank (bad file, NaN loss) throws the same message on every rank.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,8 @@ public:
   std::string checkpointPath() const { return config_.outputDir + "/checkpoint.h5"; }
   Model<T, MemorySpace>& model() { return model_; }
   long long steps() const { return step_; }
+  // What the restart changed that is safe (one line each, RunIdentity.hpp); empty otherwise.
+  const std::vector<std::string>& restartNotes() const { return restartNotes_; }
 
 private:
   struct Data;  // a loader with its preprocessing and target/label tensors
@@ -73,6 +76,8 @@ private:
   std::unique_ptr<MseLoss<T, MemorySpace>> mse_;
   std::unique_ptr<SoftmaxCrossEntropy<T, MemorySpace>> crossEntropy_;
   std::unique_ptr<Data> train_, validation_;
+  std::map<std::string, std::string> identity_;  // RunIdentity, stored in checkpoints
+  std::vector<std::string> restartNotes_;
   long long step_ = 0;
   int epoch_ = 0;
   double ioWait_ = 0;
