@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <hybrid3d/comm/MpiTypes.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
@@ -34,6 +35,30 @@ std::string hms(double seconds) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%02ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
   return buf;
+}
+
+// With batch statistics per spatial group, each group's running statistics follow its own
+// samples and drift apart. A checkpoint keeps their mean over the data-parallel groups, not
+// world rank 0's: the running statistics are an exponential average, linear in the batch
+// statistics, so the groups' mean after more steps is the same whether each group went on from
+// its own values or every group from the mean, and a restart continues it exactly (up to
+// rounding). The live buffers are left alone, so checkpointing changes nothing in the run.
+template <class T, class M>
+std::vector<NamedParameter<T, M>> meanOverGroups(std::vector<NamedParameter<T, M>> buffers,
+                                                 const ProcessGrid& grid) {
+  const int groups = grid.numGroups();
+  for (auto& b : buffers) {
+    const auto& live = b.param.value;
+    Kokkos::View<T*, Kokkos::HostSpace> h("hybrid3d::Trainer::groupMeanHost", live.size());
+    Kokkos::deep_copy(h, live);
+    MPI_Allreduce(MPI_IN_PLACE, h.data(), static_cast<int>(h.size()), mpiType<T>(), MPI_SUM,
+                  grid.dataComm());
+    for (std::size_t i = 0; i < h.size(); ++i) h(i) /= static_cast<T>(groups);
+    Kokkos::View<T*, M> mean("hybrid3d::Trainer::groupMean", live.size());
+    Kokkos::deep_copy(mean, h);
+    b.param.value = mean;
+  }
+  return buffers;
 }
 
 }  // namespace
@@ -362,8 +387,12 @@ void Trainer<T, M>::loadWeights(const std::string& path) {
 
 template <class T, class M>
 void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
+  const bool perGroup = config_.model.batchNormPerGroup && grid_.numGroups() > 1;
   io::writeCheckpoint<T, M>(path, grid_.worldComm(),
-                            {model_.graph->parameters(), model_.graph->buffers(), optimizer_.get()},
+                            {model_.graph->parameters(),
+                             perGroup ? meanOverGroups(model_.graph->buffers(), grid_)
+                                      : model_.graph->buffers(),
+                             optimizer_.get()},
                             {step_, epoch_, config_.model.seed, config_.deckText, identity_});
 }
 

@@ -7,7 +7,9 @@
 //   root attribute "deck"             the input deck the run was started from
 //   root attribute "identity"         the run's identity, "key=value" lines (RunState::identity)
 // Parameters are replicated on every rank, so world rank 0 writes the file alone and reads
-// broadcast it. A write goes to "<path>.tmp", is flushed to disk and then renamed over
+// broadcast it. Batch-norm running statistics are replicated too, except with statistics per
+// spatial group: then the trainer hands in their mean over the data-parallel groups (see
+// meanOverGroups in Trainer.cpp), which a restart with any number of groups continues exactly. A write goes to "<path>.tmp", is flushed to disk and then renamed over
 // <path>: a crash at any moment leaves the previous checkpoint whole.
 
 #include <map>
