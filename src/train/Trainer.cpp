@@ -414,6 +414,12 @@ EpochSummary Trainer<T, M>::run() {
   const std::string checkpoint = checkpointPath();
   PreemptionSignals signals;
   double lastCheckpoint = MPI_Wtime();
+  long long checkpointStep = -1;
+  auto checkpointNow = [&] {
+    saveCheckpoint(checkpoint);
+    lastCheckpoint = MPI_Wtime();
+    checkpointStep = step_;
+  };
   int stopSignal = 0;
   const Index spe = train_->loader->plan().batchesPerEpoch();
   const long long totalSteps = config_.maxSteps >= 0
@@ -474,10 +480,8 @@ EpochSummary Trainer<T, M>::run() {
       const StepAgreement agreed = agreeAfterStep(grid_.worldComm(), signals.received(), clockDue);
       stopSignal = agreed.signal;
       if (!stopSignal && (agreed.checkpointDue || (config_.checkpointEvery > 0 &&
-                                                   step_ % config_.checkpointEvery == 0))) {
-        saveCheckpoint(checkpoint);
-        lastCheckpoint = MPI_Wtime();
-      }
+                                                   step_ % config_.checkpointEvery == 0)))
+        checkpointNow();
     }
     const bool complete = step_ / spe > epoch_;
     if (complete) ++epoch_;
@@ -496,12 +500,11 @@ EpochSummary Trainer<T, M>::run() {
                   summary.validation.present ? summary.validation.describe().c_str() : "");
       std::fflush(stdout);
     }
-    if (complete && !stopSignal && epoch_ < config_.epochs && step_ < totalSteps) {
-      saveCheckpoint(checkpoint);
-      lastCheckpoint = MPI_Wtime();
-    }
+    if (complete && !stopSignal && epoch_ < config_.epochs && step_ < totalSteps &&
+        checkpointStep != step_)
+      checkpointNow();
   }
-  saveCheckpoint(checkpoint);
+  if (checkpointStep != step_) checkpointNow();
   summary.stoppedBySignal = stopSignal;
   if (root && stopSignal)
     std::printf("hybrid3d: %s received: stopped after step %lld of %lld (epoch %lld/%d, %lld of "
