@@ -1,4 +1,6 @@
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -38,6 +40,19 @@ void onRankZero(MPI_Comm comm, Fn work) {
   throw Error(message);
 }
 
+// Tests only: with HYBRID3D_TEST_CHECKPOINT_KILL_AT=K in the environment the writing rank
+// SIGKILLs itself at the K-th point of writing counted over the process (after each dataset,
+// the flush, the data's fsync, the rename, the directory's fsync), so that a test can show a
+// crash anywhere leaves a loadable checkpoint behind.
+void crashPointForTests() {
+  static const long long killAt = [] {
+    const char* v = std::getenv("HYBRID3D_TEST_CHECKPOINT_KILL_AT");
+    return v ? std::atoll(v) : 0LL;
+  }();
+  static long long reached = 0;
+  if (killAt > 0 && ++reached == killAt) std::raise(SIGKILL);
+}
+
 void fsyncPath(const std::string& path, int flags) {
   const int fd = ::open(path.c_str(), flags);
   if (fd < 0) return;
@@ -71,6 +86,7 @@ void writeArray(hid_t file, const std::string& name, const std::vector<Index>& s
            H5Dclose);
   if (!d.valid() || H5Dwrite(d, nativeType<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, h.data()) < 0)
     fail(path, ": cannot write ", name);
+  crashPointForTests();
 }
 
 template <class T>
@@ -134,12 +150,16 @@ void writeAtomically(const std::string& path, MPI_Comm comm, Fill fill) {
       if (!file.valid()) fail(path, ": cannot create ", tmp);
       fill(file.get());
       if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(path, ": cannot flush ", tmp);
+      crashPointForTests();
     }
     // Data on disk before the rename makes it visible; the directory entry after.
     fsyncPath(tmp, O_RDONLY);
+    crashPointForTests();
     if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(path, ": cannot rename ", tmp, " over it");
+    crashPointForTests();
     const std::string dir = std::filesystem::path(path).parent_path().string();
     fsyncPath(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
+    crashPointForTests();
   });
 }
 
