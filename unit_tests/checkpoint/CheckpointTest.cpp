@@ -92,14 +92,14 @@ TEST(Checkpoint, RoundTripRestoresParametersOptimizerAndState) {
 TEST(Checkpoint, FailedWriteLeavesThePreviousCheckpointWhole) {
   Params good = makeParams(3);
   const std::string path = scratch("atomic");
-  write(path, MPI_COMM_WORLD, {good, {}, nullptr}, {1, 0, 0, ""});
+  write(path, MPI_COMM_WORLD, {good, {}, nullptr}, {1, 0, 0, "", {}});
   // A parameter whose storage disagrees with its shape makes the writer fail half way, after
   // earlier datasets went into the temporary file.
   Params broken = makeParams(4);
   broken.push_back({"fc9", createParameter<double>("fc9", "weight", {3})});
   broken.back().param.shape = {4};
   EXPECT_THROW(write(path, MPI_COMM_WORLD,
-                                                               {broken, {}, nullptr}, {2, 0, 0, ""}),
+                                                               {broken, {}, nullptr}, {2, 0, 0, "", {}}),
                Error);
   Params back = makeParams(5);
   const io::RunState s =
