@@ -1,4 +1,6 @@
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -38,6 +40,19 @@ void onRankZero(MPI_Comm comm, Fn work) {
   throw Error(message);
 }
 
+// Tests only: with HYBRID3D_TEST_CHECKPOINT_KILL_AT=K in the environment the writing rank
+// SIGKILLs itself at the K-th point of writing counted over the process (after each dataset,
+// the flush, the data's fsync, the rename, the directory's fsync), so that a test can show a
+// crash anywhere leaves a loadable checkpoint behind.
+void crashPointForTests() {
+  static const long long killAt = [] {
+    const char* v = std::getenv("HYBRID3D_TEST_CHECKPOINT_KILL_AT");
+    return v ? std::atoll(v) : 0LL;
+  }();
+  static long long reached = 0;
+  if (killAt > 0 && ++reached == killAt) std::raise(SIGKILL);
+}
+
 void fsyncPath(const std::string& path, int flags) {
   const int fd = ::open(path.c_str(), flags);
   if (fd < 0) return;
@@ -71,6 +86,7 @@ void writeArray(hid_t file, const std::string& name, const std::vector<Index>& s
            H5Dclose);
   if (!d.valid() || H5Dwrite(d, nativeType<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, h.data()) < 0)
     fail(path, ": cannot write ", name);
+  crashPointForTests();
 }
 
 template <class T>
@@ -78,6 +94,46 @@ void writeScalar(hid_t file, const std::string& name, T value, const std::string
   Kokkos::View<T*, Kokkos::HostSpace> v("scalar", 1);
   v(0) = value;
   writeArray<T>(file, name, {1}, v, path);
+}
+
+// A fixed-length string attribute on the root group.
+void writeStringAttribute(hid_t file, const char* name, const std::string& text,
+                          const std::string& path) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, std::max<std::size_t>(1, text.size()));
+  Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(file, name, type, scalar, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  const std::string stored = text.empty() ? std::string(1, '\0') : text;
+  if (!attr.valid() || H5Awrite(attr, type, stored.data()) < 0)
+    fail(path, ": cannot write the ", name, " attribute");
+}
+
+std::string joinIdentity(const std::map<std::string, std::string>& identity) {
+  std::string text;
+  for (const auto& [key, value] : identity) text += key + "=" + value + "\n";
+  return text;
+}
+
+std::map<std::string, std::string> splitIdentity(const std::string& text) {
+  std::map<std::string, std::string> identity;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    const std::size_t eq = line.find('=');
+    if (eq != std::string::npos) identity[line.substr(0, eq)] = line.substr(eq + 1);
+    start = end + 1;
+  }
+  return identity;
+}
+
+// Rank 0's string, on every rank.
+void broadcastString(std::string& text, MPI_Comm comm) {
+  int length = static_cast<int>(text.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  text.resize(length);
+  MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm);
 }
 
 // Rank 0 creates "<path>.tmp", lets `fill` write into it, flushes it to disk and renames it
@@ -94,12 +150,16 @@ void writeAtomically(const std::string& path, MPI_Comm comm, Fill fill) {
       if (!file.valid()) fail(path, ": cannot create ", tmp);
       fill(file.get());
       if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) fail(path, ": cannot flush ", tmp);
+      crashPointForTests();
     }
     // Data on disk before the rename makes it visible; the directory entry after.
     fsyncPath(tmp, O_RDONLY);
+    crashPointForTests();
     if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(path, ": cannot rename ", tmp, " over it");
+    crashPointForTests();
     const std::string dir = std::filesystem::path(path).parent_path().string();
     fsyncPath(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
+    crashPointForTests();
   });
 }
 
@@ -131,13 +191,8 @@ void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointCon
     writeScalar<std::int64_t>(file, "/state/step", state.step, path);
     writeScalar<std::int64_t>(file, "/state/epoch", state.epoch, path);
     writeScalar<std::int64_t>(file, "/state/seed", static_cast<std::int64_t>(state.seed), path);
-    Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(type, std::max<std::size_t>(1, state.deck.size()));
-    Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
-    Handle attr(H5Acreate2(file, "deck", type, scalar, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-    const std::string deck = state.deck.empty() ? std::string(1, '\0') : state.deck;
-    if (!attr.valid() || H5Awrite(attr, type, deck.data()) < 0)
-      fail(path, ": cannot write the deck attribute");
+    writeStringAttribute(file, "deck", state.deck, path);
+    writeStringAttribute(file, "identity", joinIdentity(state.identity), path);
   });
 }
 
@@ -159,13 +214,51 @@ void readInto(const File& f, const std::string& name, const std::vector<Index>& 
   Kokkos::deep_copy(v, h);
 }
 
+// The run state of an open file (rank 0); scalars[0..2] = step, epoch, seed.
+std::string readState(const File& f, std::int64_t* scalars, std::string& identity) {
+  std::string deck;
+  if (f.hasAttribute("deck")) deck = f.attributeString("deck");
+  if (f.hasAttribute("identity")) identity = f.attributeString("identity");
+  if (f.hasDataset("/state/step")) {
+    scalars[0] = f.read<std::int64_t>("/state/step").at(0);
+    scalars[1] = f.read<std::int64_t>("/state/epoch").at(0);
+    scalars[2] = f.read<std::int64_t>("/state/seed").at(0);
+  }
+  return deck;
+}
+
+// Every rank's RunState from rank 0's reading.
+RunState broadcastState(std::int64_t* scalars, std::string deck, std::string identity,
+                        MPI_Comm comm) {
+  MPI_Bcast(scalars, 3, MPI_INT64_T, 0, comm);
+  broadcastString(deck, comm);
+  broadcastString(identity, comm);
+  RunState state;
+  state.step = scalars[0];
+  state.epoch = scalars[1];
+  state.seed = static_cast<unsigned long long>(scalars[2]);
+  state.deck = std::move(deck);
+  state.identity = splitIdentity(identity);
+  return state;
+}
+
 }  // namespace
+
+RunState readRunState(const std::string& path, MPI_Comm comm) {
+  std::int64_t scalars[3] = {0, 0, 0};
+  std::string deck, identity;
+  onRankZero(comm, [&] {
+    std::lock_guard<std::mutex> lock(hdf5Mutex());  // see writeAtomically
+    deck = readState(File(path), scalars, identity);
+  });
+  return broadcastState(scalars, deck, identity, comm);
+}
 
 template <class T, class M>
 RunState readCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c) {
   // Rank 0 reads into the views; then every view is broadcast (parameters are replicated).
-  RunState state;
-  std::int64_t scalars[4] = {0, 0, 0, 0};
+  std::int64_t scalars[3] = {0, 0, 0}, optimizerSteps = 0;
+  std::string deck, identity;
   onRankZero(comm, [&] {
     std::lock_guard<std::mutex> lock(hdf5Mutex());  // see writeAtomically
     File f(path);
@@ -174,14 +267,9 @@ RunState readCheckpoint(const std::string& path, MPI_Comm comm, const Checkpoint
     if (c.optimizer) {
       for (const auto& [name, view] : c.optimizer->state())
         readInto<T>(f, "/optimizer/" + name, {Index(view.size())}, view);
-      scalars[3] = f.read<std::int64_t>("/optimizer/steps").at(0);
+      optimizerSteps = f.read<std::int64_t>("/optimizer/steps").at(0);
     }
-    if (f.hasAttribute("deck")) state.deck = f.attributeString("deck");
-    if (f.hasDataset("/state/step")) {
-      scalars[0] = f.read<std::int64_t>("/state/step").at(0);
-      scalars[1] = f.read<std::int64_t>("/state/epoch").at(0);
-      scalars[2] = f.read<std::int64_t>("/state/seed").at(0);
-    }
+    deck = readState(f, scalars, identity);
   });
   auto bcast = [&](const auto& view) {
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
@@ -190,18 +278,12 @@ RunState readCheckpoint(const std::string& path, MPI_Comm comm, const Checkpoint
   };
   for (const auto& p : c.parameters) bcast(p.param.value);
   for (const auto& p : c.buffers) bcast(p.param.value);
-  if (c.optimizer)
+  if (c.optimizer) {
     for (const auto& s : c.optimizer->state()) bcast(s.second);
-  MPI_Bcast(scalars, 4, MPI_INT64_T, 0, comm);
-  int deckLength = static_cast<int>(state.deck.size());
-  MPI_Bcast(&deckLength, 1, MPI_INT, 0, comm);
-  state.deck.resize(deckLength);
-  MPI_Bcast(state.deck.data(), deckLength, MPI_CHAR, 0, comm);
-  if (c.optimizer) c.optimizer->setSteps(scalars[3]);
-  state.step = scalars[0];
-  state.epoch = scalars[1];
-  state.seed = static_cast<unsigned long long>(scalars[2]);
-  return state;
+    MPI_Bcast(&optimizerSteps, 1, MPI_INT64_T, 0, comm);
+    c.optimizer->setSteps(optimizerSteps);
+  }
+  return broadcastState(scalars, deck, identity, comm);
 }
 
 template void writeCheckpoint<float, DefaultMemorySpace>(const std::string&, MPI_Comm,

@@ -1,6 +1,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/train/Metrics.hpp>
 
+#include <filesystem>
 #include <sstream>
 
 namespace hybrid3d {
@@ -72,6 +73,9 @@ MetricsCsv::MetricsCsv(const std::string& path, bool append, MPI_Comm comm) {
   MPI_Comm_rank(comm, &rank);
   int ok = 1;
   if (rank == 0) {
+    // A restart into another output directory starts a new file, header first.
+    std::error_code ec;
+    append = append && std::filesystem::file_size(path, ec) > 0 && !ec;
     file_ = std::fopen(path.c_str(), append ? "a" : "w");
     ok = file_ != nullptr;
     if (file_ && !append)

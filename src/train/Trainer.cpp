@@ -2,15 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 
+#include <hybrid3d/comm/MpiTypes.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
 #include <hybrid3d/io/Checkpoint.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
+#include <hybrid3d/train/Preemption.hpp>
+#include <hybrid3d/train/RunIdentity.hpp>
 
 namespace hybrid3d {
 
@@ -31,6 +35,30 @@ std::string hms(double seconds) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%02ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
   return buf;
+}
+
+// With batch statistics per spatial group, each group's running statistics follow its own
+// samples and drift apart. A checkpoint keeps their mean over the data-parallel groups, not
+// world rank 0's: the running statistics are an exponential average, linear in the batch
+// statistics, so the groups' mean after more steps is the same whether each group went on from
+// its own values or every group from the mean, and a restart continues it exactly (up to
+// rounding). The live buffers are left alone, so checkpointing changes nothing in the run.
+template <class T, class M>
+std::vector<NamedParameter<T, M>> meanOverGroups(std::vector<NamedParameter<T, M>> buffers,
+                                                 const ProcessGrid& grid) {
+  const int groups = grid.numGroups();
+  for (auto& b : buffers) {
+    const auto& live = b.param.value;
+    Kokkos::View<T*, Kokkos::HostSpace> h("hybrid3d::Trainer::groupMeanHost", live.size());
+    Kokkos::deep_copy(h, live);
+    MPI_Allreduce(MPI_IN_PLACE, h.data(), static_cast<int>(h.size()), mpiType<T>(), MPI_SUM,
+                  grid.dataComm());
+    for (std::size_t i = 0; i < h.size(); ++i) h(i) /= static_cast<T>(groups);
+    Kokkos::View<T*, M> mean("hybrid3d::Trainer::groupMean", live.size());
+    Kokkos::deep_copy(mean, h);
+    b.param.value = mean;
+  }
+  return buffers;
 }
 
 }  // namespace
@@ -188,7 +216,16 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   // padding): the first layers need not exchange them again.
   graph.setInputGhostsFilled(true);
 
+  identity_ = runIdentity(config, grid, sizeof(T) == sizeof(double) ? "double" : "float",
+                          static_cast<long long>(train_->loader->plan().numSamples()));
   if (!config.restartFrom.empty()) {
+    // Checked before any tensor is read, so a changed architecture is named as such.
+    restartNotes_ = checkRestart(config.restartFrom,
+                                 io::readRunState(config.restartFrom, grid.worldComm()),
+                                 identity_, config.deckText);
+    if (grid.worldRank() == 0)
+      for (const std::string& note : restartNotes_)
+        std::printf("hybrid3d: restart: %s\n", note.c_str());
     const io::RunState s = io::readCheckpoint<T, M>(
         config.restartFrom, grid.worldComm(),
         {graph.parameters(), graph.buffers(), optimizer_.get()});
@@ -350,9 +387,13 @@ void Trainer<T, M>::loadWeights(const std::string& path) {
 
 template <class T, class M>
 void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
+  const bool perGroup = config_.model.batchNormPerGroup && grid_.numGroups() > 1;
   io::writeCheckpoint<T, M>(path, grid_.worldComm(),
-                            {model_.graph->parameters(), model_.graph->buffers(), optimizer_.get()},
-                            {step_, epoch_, config_.model.seed, config_.deckText});
+                            {model_.graph->parameters(),
+                             perGroup ? meanOverGroups(model_.graph->buffers(), grid_)
+                                      : model_.graph->buffers(),
+                             optimizer_.get()},
+                            {step_, epoch_, config_.model.seed, config_.deckText, identity_});
 }
 
 template <class T, class M>
@@ -370,7 +411,16 @@ EpochSummary Trainer<T, M>::run() {
   if (root) std::filesystem::create_directories(config_.outputDir);
   MPI_Barrier(grid_.worldComm());
   MetricsCsv csv(config_.outputDir + "/metrics.csv", !config_.restartFrom.empty(), grid_.worldComm());
-  const std::string checkpoint = config_.outputDir + "/checkpoint.h5";
+  const std::string checkpoint = checkpointPath();
+  PreemptionSignals signals;
+  double lastCheckpoint = MPI_Wtime();
+  long long checkpointStep = -1;
+  auto checkpointNow = [&] {
+    saveCheckpoint(checkpoint);
+    lastCheckpoint = MPI_Wtime();
+    checkpointStep = step_;
+  };
+  int stopSignal = 0;
   const Index spe = train_->loader->plan().batchesPerEpoch();
   const long long totalSteps = config_.maxSteps >= 0
                                    ? std::min<long long>(config_.maxSteps, spe * config_.epochs)
@@ -385,12 +435,12 @@ EpochSummary Trainer<T, M>::run() {
   EpochSummary summary;
   const double runStart = MPI_Wtime();
   long long stepsThisRun = 0;
-  while (epoch_ < config_.epochs && step_ < totalSteps) {
+  while (epoch_ < config_.epochs && step_ < totalSteps && !stopSignal) {
     const double epochStart = MPI_Wtime();
     double lossSum = 0;
     long long count = 0;
     double sums[4] = {0, 0, 0, 0};  // compute, halo, allreduce, io over the print interval
-    while (step_ / spe == epoch_ && step_ < totalSteps) {
+    while (step_ / spe == epoch_ && step_ < totalSteps && !stopSignal) {
       PhaseTimers::global().reset();
       const double ioBefore = train_->loader->stats().exposedSeconds;
       const double t0 = MPI_Wtime();
@@ -421,8 +471,17 @@ EpochSummary Trainer<T, M>::run() {
         std::fflush(stdout);
         sums[0] = sums[1] = sums[2] = sums[3] = 0;
       }
-      if (config_.checkpointEvery > 0 && step_ % config_.checkpointEvery == 0)
-        saveCheckpoint(checkpoint);
+      if (step_ == config_.testSignalStep &&
+          (config_.testSignalRank < 0 || config_.testSignalRank == grid_.worldRank()))
+        std::raise(SIGTERM);
+      // Every rank stops after the same step, whichever rank the signal reached.
+      const bool clockDue = config_.checkpointMinutes > 0 &&
+                            MPI_Wtime() - lastCheckpoint >= 60 * config_.checkpointMinutes;
+      const StepAgreement agreed = agreeAfterStep(grid_.worldComm(), signals.received(), clockDue);
+      stopSignal = agreed.signal;
+      if (!stopSignal && (agreed.checkpointDue || (config_.checkpointEvery > 0 &&
+                                                   step_ % config_.checkpointEvery == 0)))
+        checkpointNow();
     }
     const bool complete = step_ / spe > epoch_;
     if (complete) ++epoch_;
@@ -431,7 +490,8 @@ EpochSummary Trainer<T, M>::run() {
     summary.trainLoss = count ? lossSum / double(count) : 0;
     summary.seconds = MPI_Wtime() - epochStart;
     summary.samplesPerSecond = summary.seconds > 0 ? count * config_.globalBatch / summary.seconds : 0;
-    summary.validation = evaluate();
+    // A preempted run validates only a finished epoch (as the uninterrupted run would there).
+    summary.validation = complete || !stopSignal ? evaluate() : EvalSummary{};
     csv.validation(step_, epoch_, summary.validation);
     if (root) {
       std::printf("epoch %d %s: train loss %.5g, %.1f s, %.2f samples/s%s%s\n", summary.epoch,
@@ -440,12 +500,23 @@ EpochSummary Trainer<T, M>::run() {
                   summary.validation.present ? summary.validation.describe().c_str() : "");
       std::fflush(stdout);
     }
+    if (complete && !stopSignal && epoch_ < config_.epochs && step_ < totalSteps &&
+        checkpointStep != step_)
+      checkpointNow();
   }
-  saveCheckpoint(checkpoint);
-  if (root)
+  if (checkpointStep != step_) checkpointNow();
+  summary.stoppedBySignal = stopSignal;
+  if (root && stopSignal)
+    std::printf("hybrid3d: %s received: stopped after step %lld of %lld (epoch %lld/%d, %lld of "
+                "its %lld steps done); checkpoint %s\n",
+                signalName(stopSignal), step_, totalSteps, static_cast<long long>(step_ / spe + 1),
+                config_.epochs, static_cast<long long>(step_ % spe), static_cast<long long>(spe),
+                checkpoint.c_str());
+  else if (root)
     std::printf("hybrid3d: finished %lld steps in %s; checkpoint %s, metrics %s/metrics.csv\n",
                 step_, hms(MPI_Wtime() - runStart).c_str(), checkpoint.c_str(),
                 config_.outputDir.c_str());
+  if (root) std::fflush(stdout);
   return summary;
 }
 

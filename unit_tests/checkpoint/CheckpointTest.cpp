@@ -54,8 +54,9 @@ TEST(Checkpoint, RoundTripRestoresParametersOptimizerAndState) {
   adam.step(DefaultExecutionSpace(), 1e-2);
   adam.step(DefaultExecutionSpace(), 1e-2);
   const std::string path = scratch("roundtrip");
-  write(path, MPI_COMM_WORLD, {a, buffers, &adam},
-                                                  {7, 2, 1234, "<ParameterList/>"});
+  const std::map<std::string, std::string> identity = {{"mini-batch", "4"},
+                                                        {"spatial grid", "2x1x1"}};
+  write(path, MPI_COMM_WORLD, {a, buffers, &adam}, {7, 2, 1234, "<ParameterList/>", identity});
 
   Params b = makeParams(2);
   Params buffersB{{"bn1", createParameter<double>("bn1", "running_var", {3}, false)}};
@@ -69,6 +70,11 @@ TEST(Checkpoint, RoundTripRestoresParametersOptimizerAndState) {
   EXPECT_EQ(s.epoch, 2);
   EXPECT_EQ(s.seed, 1234u);
   EXPECT_EQ(s.deck, "<ParameterList/>");
+  EXPECT_EQ(s.identity, identity);
+  // The run state alone (what a restart checks before loading tensors) reads the same.
+  const io::RunState alone = io::readRunState(path, MPI_COMM_WORLD);
+  EXPECT_EQ(alone.step, 7);
+  EXPECT_EQ(alone.identity, identity);
   // Same optimizer state: one more identical step keeps them identical.
   adam.step(DefaultExecutionSpace(), 1e-2);
   adamB.step(DefaultExecutionSpace(), 1e-2);
@@ -86,14 +92,14 @@ TEST(Checkpoint, RoundTripRestoresParametersOptimizerAndState) {
 TEST(Checkpoint, FailedWriteLeavesThePreviousCheckpointWhole) {
   Params good = makeParams(3);
   const std::string path = scratch("atomic");
-  write(path, MPI_COMM_WORLD, {good, {}, nullptr}, {1, 0, 0, ""});
+  write(path, MPI_COMM_WORLD, {good, {}, nullptr}, {1, 0, 0, "", {}});
   // A parameter whose storage disagrees with its shape makes the writer fail half way, after
   // earlier datasets went into the temporary file.
   Params broken = makeParams(4);
   broken.push_back({"fc9", createParameter<double>("fc9", "weight", {3})});
   broken.back().param.shape = {4};
   EXPECT_THROW(write(path, MPI_COMM_WORLD,
-                                                               {broken, {}, nullptr}, {2, 0, 0, ""}),
+                                                               {broken, {}, nullptr}, {2, 0, 0, "", {}}),
                Error);
   Params back = makeParams(5);
   const io::RunState s =

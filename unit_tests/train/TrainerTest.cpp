@@ -184,6 +184,204 @@ TEST(Trainer, RestartFromACheckpointContinuesBitIdentically) {
   EXPECT_EQ(differ, 0u) << "of " << again.size() << " parameters";
 }
 
+// Runs `steps` steps of `c` into `out` and returns the checkpoint written there.
+std::string checkpointAfter(const ProcessGrid& grid, TrainConfig c, const std::string& out,
+                            long long steps) {
+  c.outputDir = out;
+  c.maxSteps = steps;
+  Trainer<float>(grid, c).run();
+  return out + "/checkpoint.h5";
+}
+
+// True on every rank when making the trainer throws, on every rank, a message holding `expect`.
+template <class T>
+bool refusedWith(const ProcessGrid& grid, const TrainConfig& c, const std::string& expect) {
+  bool refused = false;
+  try {
+    Trainer<T> t(grid, c);
+    ADD_FAILURE() << "accepted a restart that should name " << expect;
+  } catch (const Error& e) {
+    refused = std::string(e.what()).find(expect) != std::string::npos;
+    EXPECT_TRUE(refused) << e.what();
+  }
+  return allTrue(refused);
+}
+
+TEST(Trainer, RestartRefusesAChangeOfMeaningNamingTheKeyAndBothValues) {
+  const std::string dir = scratch("refuse");
+  const auto train = writeSamples(dir, 8, 7);
+  TrainConfig c = smallConfig(dir, train);  // mini-batch 4: up to 4 groups
+  ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
+  c.restartFrom = checkpointAfter(grid, c, dir + "/first", 1);
+  c.outputDir = dir + "/second";
+
+  TrainConfig r = c;
+  r.globalBatch = 8;  // issue 9 saw such a restart resume silently, at another epoch and step
+  EXPECT_TRUE(refusedWith<float>(grid, r, "'mini-batch' was 4 in the checkpoint's run but is 8 now"));
+  r = c;
+  r.model.seed = 5;
+  EXPECT_TRUE(refusedWith<float>(grid, r, "'seed' was 4 in the checkpoint's run but is 5 now"));
+  r = c;
+  r.data.trainFiles.resize(6);
+  EXPECT_TRUE(refusedWith<float>(grid, r, "'training samples' was 8 in the checkpoint's run but is 6"));
+  r = c;
+  r.optimizer = "sgd";
+  EXPECT_TRUE(refusedWith<float>(grid, r, "'optimizer' was adam in the checkpoint's run but is sgd"));
+  EXPECT_TRUE(refusedWith<double>(grid, c, "'precision' was float in the checkpoint's run but is double"));
+  if (worldSize() % 2 == 0) {  // 2 -> 1 spatial ranks per sample: twice the groups
+    ProcessGrid moreGroups(MPI_COMM_WORLD, {1, 1, 1});
+    r = c;
+    r.model.batchNormPerGroup = true;
+    EXPECT_TRUE(refusedWith<float>(moreGroups, r, "'batch norm statistics' was global"));
+    TrainConfig first = c;
+    first.model.batchNormPerGroup = true;
+    first.restartFrom.clear();
+    r.restartFrom = checkpointAfter(grid, first, dir + "/pergroup", 1);
+    EXPECT_TRUE(refusedWith<float>(moreGroups, r, "'data-parallel groups' was " +
+                                                      std::to_string(grid.numGroups())));
+  }
+}
+
+TEST(Trainer, RestartAllowsMoreEpochsAnotherGridAndOutputDirectoryAndSaysSo) {
+  const std::string dir = scratch("allow");
+  const auto train = writeSamples(dir, 8, 8);
+  TrainConfig c = smallConfig(dir, train);
+  c.epochs = 2;  // 2 steps per epoch
+  ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
+  c.restartFrom = checkpointAfter(grid, c, dir + "/first", 3);
+  // With an even world: one spatial rank per sample instead of two, so twice the groups
+  // (global batch norm: the sums are over the world either way).
+  const Int3 dims = gridFor(worldSize());
+  ProcessGrid other(MPI_COMM_WORLD, worldSize() % 2 == 0 ? Int3{1, 1, 1} : dims);
+  c.epochs = 3;
+  c.outputDir = dir + "/second";
+  c.maxSteps = 5;
+  Trainer<float> t(other, c);
+  EXPECT_EQ(t.steps(), 3);
+  const std::vector<std::string>& notes = t.restartNotes();
+  auto noted = [&](const std::string& text) {
+    for (const auto& n : notes)
+      if (n == text) return true;
+    return false;
+  };
+  EXPECT_TRUE(noted("epochs 2 -> 3"));
+  EXPECT_TRUE(noted("output directory " + dir + "/first -> " + dir + "/second"));
+  if (worldSize() % 2 == 0) {
+    EXPECT_TRUE(noted("spatial grid " + toString(dims) + " -> 1x1x1"));
+    EXPECT_TRUE(noted("data-parallel groups " + std::to_string(grid.numGroups()) + " -> " +
+                      std::to_string(other.numGroups())));
+  }
+  t.run();
+  EXPECT_EQ(t.steps(), 5);
+  // The new directory's metrics file starts with its header, then step 4.
+  if (worldRank() == 0) {
+    std::ifstream csv(dir + "/second/metrics.csv");
+    std::string header, row;
+    std::getline(csv, header);
+    std::getline(csv, row);
+    EXPECT_EQ(header.rfind("kind,step,epoch,loss", 0), 0u) << header;
+    EXPECT_EQ(row.rfind("train,4,2,", 0), 0u) << row;
+  }
+}
+
+// Segmentation samples for unet3d: one channel of noise, three classes by its level.
+std::vector<std::string> writeSegmentationSamples(const std::string& dir, int count, unsigned seed) {
+  std::vector<std::string> files;
+  for (int s = 0; s < count; ++s) files.push_back(dir + "/seg_" + std::to_string(s) + ".h5");
+  if (worldRank() == 0) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> noise(0, 1);
+    for (int s = 0; s < count; ++s) {
+      std::vector<float> volume(S * S * S);
+      std::vector<int> labels(S * S * S);
+      for (int i = 0; i < S * S * S; ++i) {
+        volume[i] = noise(rng) + 0.5f * s;
+        labels[i] = volume[i] < 0 ? 0 : volume[i] < 1 ? 1 : 2;
+      }
+      io::generate::SampleWriter w(MPI_COMM_SELF, files[s]);
+      w.writeWhole<float>("/volume", {1, S, S, S}, volume.data());
+      w.writeWhole<int>("/segmentation", {S, S, S}, labels.data());
+      w.commit();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return files;
+}
+
+std::vector<double> buffers(Trainer<float>& t) {
+  std::vector<double> all;
+  for (const auto& p : t.model().graph->buffers()) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.param.value);
+    all.insert(all.end(), h.data(), h.data() + h.size());
+  }
+  return all;
+}
+
+double maxDifference(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(a[i] - b[i]));
+  return d;
+}
+
+TEST(Trainer, GroupBatchNormStatisticsAreAveragedIntoCheckpointsSoARestartIsExact) {
+  if (worldSize() % 2 != 0) GTEST_SKIP() << "needs two data-parallel groups";
+  const std::string dir = scratch("groupbn");
+  TrainConfig c;
+  c.model.architecture = "unet3d";
+  c.model.inputWidth = S;
+  c.model.seed = 3;
+  c.model.batchNormPerGroup = true;
+  c.model.convWorkspaceBytes = std::size_t(4) << 20;  // fewer pages to fault in at 16^3
+  c.data.trainFiles = writeSegmentationSamples(dir, 4, 11);
+  c.data.train = "unused";
+  c.globalBatch = 2;  // one sample per group
+  c.epochs = 10;
+  c.optimizer = "adam";
+  c.printEvery = 1000000;
+  ProcessGrid grid(MPI_COMM_WORLD, {worldSize() / 2, 1, 1});  // G = 2
+  ASSERT_EQ(grid.numGroups(), 2);
+
+  // Uninterrupted, 2 steps: the checkpoint holds the groups' mean, and the groups differ.
+  std::vector<double> straightParameters, straightSaved;
+  double spread = 0;
+  {
+    c.outputDir = dir + "/straight";
+    c.maxSteps = 2;
+    Trainer<float> t(grid, c);
+    t.run();
+    straightParameters = parameters(t);
+    const std::vector<double> live = buffers(t);
+    std::vector<double> sum = live, other = live;
+    MPI_Allreduce(MPI_IN_PLACE, sum.data(), int(sum.size()), MPI_DOUBLE, MPI_SUM, grid.dataComm());
+    MPI_Allreduce(MPI_IN_PLACE, other.data(), int(other.size()), MPI_DOUBLE, MPI_MIN, grid.dataComm());
+    spread = maxDifference(live, other);
+    MPI_Allreduce(MPI_IN_PLACE, &spread, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    t.loadWeights(t.checkpointPath());
+    straightSaved = buffers(t);
+    for (double& v : sum) v /= 2;
+    EXPECT_LE(maxDifference(straightSaved, sum), 1e-6) << "the checkpoint is not the groups' mean";
+  }
+  // Stopped after 1 step, resumed for the second: the same parameters bit for bit (training
+  // uses batch statistics) and the same mean running statistics up to rounding. Restarting
+  // both groups from one group's values would be off by about 0.9 x spread / 2.
+  c.outputDir = dir + "/first";
+  c.maxSteps = 1;
+  { Trainer<float>(grid, c).run(); }
+  c.restartFrom = dir + "/first/checkpoint.h5";
+  c.outputDir = dir + "/second";
+  c.maxSteps = 2;
+  Trainer<float> resumed(grid, c);
+  resumed.run();
+  EXPECT_EQ(parameters(resumed), straightParameters);
+  resumed.loadWeights(resumed.checkpointPath());
+  const double tolerance = 1e-5;
+  EXPECT_GT(spread, 100 * tolerance) << "the groups' statistics did not drift apart: no test";
+  EXPECT_LE(maxDifference(buffers(resumed), straightSaved), tolerance);
+  if (std::getenv("HYBRID3D_TEST_VERBOSE") && worldRank() == 0)
+    std::printf("groups' spread %g, resumed vs uninterrupted %g\n", spread,
+                maxDifference(buffers(resumed), straightSaved));
+}
+
 TEST(Trainer, NanLossStopsEveryRankWithTheStep) {
   const std::string dir = scratch("nan");
   const auto train = writeSamples(dir, 4, 5, true);

@@ -5,10 +5,14 @@
 //   /optimizer/steps                  steps the optimizer has taken
 //   /state/step, /state/epoch, /state/seed
 //   root attribute "deck"             the input deck the run was started from
+//   root attribute "identity"         the run's identity, "key=value" lines (RunState::identity)
 // Parameters are replicated on every rank, so world rank 0 writes the file alone and reads
-// broadcast it. A write goes to "<path>.tmp", is flushed to disk and then renamed over
+// broadcast it. Batch-norm running statistics are replicated too, except with statistics per
+// spatial group: then the trainer hands in their mean over the data-parallel groups (see
+// meanOverGroups in Trainer.cpp), which a restart with any number of groups continues exactly. A write goes to "<path>.tmp", is flushed to disk and then renamed over
 // <path>: a crash at any moment leaves the previous checkpoint whole.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +27,9 @@ struct RunState {
   long long epoch = 0;  // epochs completed
   unsigned long long seed = 0;
   std::string deck;     // the deck text, for provenance
+  // What the run was (architecture, mini-batch, seed, ...: train/RunIdentity.hpp), checked on
+  // restart. Keys and values are single lines without '='. Empty in files from before it.
+  std::map<std::string, std::string> identity;
 };
 
 template <class T, class M>
@@ -42,6 +49,9 @@ void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointCon
 // file and the dataset. Returns the run state (zeros for a weights-only file).
 template <class T, class M>
 RunState readCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c);
+
+// Collective over `comm`: the run state alone (no tensors), to check a restart before loading.
+RunState readRunState(const std::string& path, MPI_Comm comm);
 
 // Plain float64 arrays for tools (`hybrid3d gradients`): world rank 0 writes them to `path`
 // through the same temporary-file-and-rename path; an error is thrown on every rank.

@@ -43,9 +43,11 @@ struct EpochSummary {
   double trainLoss = 0;  // mean over the epoch's steps
   double seconds = 0, samplesPerSecond = 0;
   EvalSummary validation;
+  int stoppedBySignal = 0;  // non-zero: preempted by this signal, checkpoint written
 };
 
-// The metrics CSV: opened (appending when restarting) and written by rank 0 only.
+// The metrics CSV: opened (appending to a non-empty file when restarting, else new with its
+// header) and written by rank 0 only.
 class MetricsCsv {
 public:
   MetricsCsv(const std::string& path, bool append, MPI_Comm comm);

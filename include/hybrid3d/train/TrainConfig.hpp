@@ -43,11 +43,18 @@ struct TrainConfig {
   AdamOptions adam;
   LearningRateSchedule schedule;
   std::string outputDir = "hybrid3d_run";  // checkpoints and metrics
-  long long checkpointEvery = 0;     // steps; 0: only at the end
+  // Checkpoints (outputDir/checkpoint.h5, overwritten) are written at every epoch end, on
+  // preemption (Preemption.hpp), at the end, and besides:
+  long long checkpointEvery = 0;     // every this many steps; 0: not by step count
+  double checkpointMinutes = 30;     // when this much wall time passed since the last; 0: off
   int printEvery = 1;                // steps between progress lines
   std::string restartFrom;           // checkpoint to continue from ("" : start fresh)
   long long maxSteps = -1;           // stop after this many steps (for tests); < 0: no limit
   std::string deckText;              // stored in checkpoints
+  // Tests only: raise SIGTERM in-process once this many steps are done, on this world rank (-1:
+  // every rank), so that a preemption lands at a known step. -1: never.
+  long long testSignalStep = -1;
+  int testSignalRank = 0;
 };
 
 }  // namespace hybrid3d

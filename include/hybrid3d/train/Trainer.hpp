@@ -7,6 +7,7 @@
 // groups (DESIGN.md section 5) and every reduction makes the result independent of the grid.
 // A failure on any rank (bad file, NaN loss) throws the same message on every rank.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,7 +35,9 @@ public:
   ~Trainer();
 
   // Trains to config.epochs (or config.maxSteps); writes checkpoints, the metrics CSV and a
-  // summary. Returns the summary of the last epoch.
+  // summary. Returns the summary of the last epoch. A SIGTERM or SIGUSR1 while it runs stops
+  // every rank after the same step with a checkpoint (Preemption.hpp): then the summary's
+  // stoppedBySignal names the signal.
   EpochSummary run();
 
   // One optimizer step on the loader's next mini-batch; returns the (global) mean loss.
@@ -49,8 +52,11 @@ public:
   EvalSummary evaluate();
 
   void saveCheckpoint(const std::string& path) const;
+  std::string checkpointPath() const { return config_.outputDir + "/checkpoint.h5"; }
   Model<T, MemorySpace>& model() { return model_; }
   long long steps() const { return step_; }
+  // What the restart changed that is safe (one line each, RunIdentity.hpp); empty otherwise.
+  const std::vector<std::string>& restartNotes() const { return restartNotes_; }
 
 private:
   struct Data;  // a loader with its preprocessing and target/label tensors
@@ -70,6 +76,8 @@ private:
   std::unique_ptr<MseLoss<T, MemorySpace>> mse_;
   std::unique_ptr<SoftmaxCrossEntropy<T, MemorySpace>> crossEntropy_;
   std::unique_ptr<Data> train_, validation_;
+  std::map<std::string, std::string> identity_;  // RunIdentity, stored in checkpoints
+  std::vector<std::string> restartNotes_;
   long long step_ = 0;
   int epoch_ = 0;
   double ioWait_ = 0;

@@ -1,10 +1,15 @@
 // `hybrid3d train DECK.xml [--restart CHECKPOINT] [--max-steps N]`: trains the deck's model,
 // generating its synthetic dataset first when the deck has a Data/Generate section and the
-// dataset's manifest is not there yet.
+// dataset's manifest is not there yet. Preempted (SIGTERM or SIGUSR1), it writes its
+// checkpoint, prints the command that resumes it and exits with PreemptedExitStatus (75).
+// Hidden option for tests: --test-signal-at STEPS[:RANK] raises SIGTERM in-process on world
+// rank RANK (default 0; -1: every rank) once STEPS steps are done.
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/train/Preemption.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "../Command.hpp"
@@ -31,15 +36,50 @@ void ensureGenerated(const DeckRun& r) {
   io::generate::generateDataset(MPI_COMM_WORLD, r.generation);
 }
 
+// Quoted for a POSIX shell when it holds anything but plain path characters.
+std::string shellWord(const std::string& w) {
+  bool plain = !w.empty();
+  for (char c : w)
+    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::string("_./=:,+-").find(c) != std::string::npos);
+  if (plain) return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The command line that resumes this run from `checkpoint`: the same arguments with
+// --restart replaced (and the test hook dropped).
+std::string resumeCommand(const std::vector<std::string>& args, const std::string& checkpoint) {
+  int world;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  std::error_code ec;
+  std::string program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec || program.empty()) program = "hybrid3d";
+  std::string cmd = "mpirun -n " + std::to_string(world) + " " + shellWord(program) + " train";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--restart" || args[i] == "--test-signal-at") {
+      ++i;
+      continue;
+    }
+    cmd += " " + shellWord(args[i]);
+  }
+  return cmd + " --restart " + shellWord(checkpoint);
+}
+
 template <class T>
-void train(const DeckRun& r) {
+int train(const DeckRun& r, const std::vector<std::string>& args) {
   ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
   Trainer<T> trainer(grid, r.config);
-  trainer.run();
+  if (trainer.run().stoppedBySignal == 0) return 0;
+  if (grid.worldRank() == 0) {
+    std::printf("hybrid3d: resume with: %s\n", resumeCommand(args, trainer.checkpointPath()).c_str());
+    std::fflush(stdout);
+  }
+  return PreemptedExitStatus;
 }
 
 int run(const std::vector<std::string>& args) {
-  std::string deck, restart;
+  std::string deck, restart, signalAt;
   long long maxSteps = -2;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
@@ -50,6 +90,8 @@ int run(const std::vector<std::string>& args) {
       restart = value();
     else if (args[i] == "--max-steps")
       maxSteps = std::stoll(value());
+    else if (args[i] == "--test-signal-at")
+      signalAt = value();
     else if (!args[i].empty() && args[i][0] == '-')
       fail("train: unknown option ", args[i]);
     else if (deck.empty())
@@ -63,12 +105,13 @@ int run(const std::vector<std::string>& args) {
   DeckRun r = readTrainDeck(deck, world);
   if (!restart.empty()) r.config.restartFrom = restart;
   if (maxSteps >= -1) r.config.maxSteps = maxSteps;
+  if (!signalAt.empty()) {  // STEPS[:RANK]
+    const std::size_t colon = signalAt.find(':');
+    r.config.testSignalStep = std::stoll(signalAt.substr(0, colon));
+    r.config.testSignalRank = colon == std::string::npos ? 0 : std::stoi(signalAt.substr(colon + 1));
+  }
   ensureGenerated(r);
-  if (r.precision == "double")
-    train<double>(r);
-  else
-    train<float>(r);
-  return 0;
+  return r.precision == "double" ? train<double>(r, args) : train<float>(r, args);
 }
 
 const Registration reg{
@@ -76,7 +119,9 @@ const Registration reg{
     {"DECK.xml [--restart CHECKPOINT] [--max-steps N]",
      "trains the deck's model; writes checkpoint.h5 and metrics.csv in its output directory",
      "  --restart CHECKPOINT   continue from this checkpoint's step\n"
-     "  --max-steps N          stop after N steps (overrides Training/max steps)\n",
+     "  --max-steps N          stop after N steps (overrides Training/max steps)\n"
+     "On SIGTERM or SIGUSR1 every rank stops after the current step, writes the checkpoint, the\n"
+     "command that resumes the run is printed, and the exit status is 75 (requeue on it).\n",
      "mpirun -n 2 hybrid3d train inputs/cosmoflow_demo.xml"},
     run};
 

@@ -78,7 +78,11 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Training/decay epochs", Type::DoubleList, "", 0, 1e7, "step schedule: decay at these"),
       key("Training/decay factor", Type::Double, "0.1", 1e-12, 1, "step schedule: factor"),
       key("Training/minimum learning rate", Type::Double, "0", 0, 100, "cosine schedule: final rate"),
-      key("Training/checkpoint every", Type::Int, "0", 0, 1e12, "steps between checkpoints (0: end only)"),
+      key("Training/checkpoint every", Type::Int, "0", 0, 1e12,
+          "steps between checkpoints, besides those at every epoch end, on preemption and at the "
+          "end (0: none by step count)"),
+      key("Training/checkpoint minutes", Type::Double, "30", 0, 1e9,
+          "wall-clock minutes after which the next step writes a checkpoint (0: never by time)"),
       key("Training/print every", Type::Int, "1", 1, 1e12, "steps between progress lines"),
       key("Training/output directory", Type::String, "hybrid3d_run", -Big, Big,
           "checkpoint.h5 and metrics.csv go here"),
@@ -171,6 +175,7 @@ DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData
     fail(path, ": ", e.what());
   }
   c.checkpointEvery = d.getInt("Training/checkpoint every");
+  c.checkpointMinutes = d.getDouble("Training/checkpoint minutes");
   c.printEvery = d.getInt("Training/print every");
   c.outputDir = d.getString("Training/output directory");
   return r;

@@ -1,0 +1,89 @@
+#include <hybrid3d/train/RunIdentity.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+
+namespace hybrid3d {
+
+namespace {
+
+enum class OnChange { Refuse, Report, RefuseWithGroupBatchNorm };
+
+struct Rule {
+  const char* key;
+  OnChange onChange;
+};
+
+// Why each rule: the mini-batch and the training samples fix which samples make each step and
+// where epochs end; the seed fixes shuffles and dropout masks; precision, optimizer and
+// batch-norm statistics change the arithmetic; data-parallel groups change it only where batch
+// statistics are taken per group (everything else is summed over the world: DESIGN.md
+// section 5). Epochs, the spatial grid and the output directory change no step's result.
+constexpr Rule rules[] = {
+    {"architecture", OnChange::Refuse},
+    {"input width", OnChange::Refuse},
+    {"precision", OnChange::Refuse},
+    {"mini-batch", OnChange::Refuse},
+    {"training samples", OnChange::Refuse},
+    {"seed", OnChange::Refuse},
+    {"optimizer", OnChange::Refuse},
+    {"batch norm statistics", OnChange::Refuse},
+    {"data-parallel groups", OnChange::RefuseWithGroupBatchNorm},
+    {"epochs", OnChange::Report},
+    {"spatial grid", OnChange::Report},
+    {"output directory", OnChange::Report},
+    {"learning rate", OnChange::Report},
+    {"schedule", OnChange::Report},
+};
+
+std::string valueOf(const RunIdentity& id, const std::string& key) {
+  const auto it = id.find(key);
+  return it == id.end() ? "(not recorded)" : it->second;
+}
+
+}  // namespace
+
+RunIdentity runIdentity(const TrainConfig& c, const ProcessGrid& grid,
+                        const std::string& precision, long long trainingSamples) {
+  const char* schedules[] = {"constant", "step", "cosine"};
+  return {
+      {"architecture", c.model.architecture},
+      {"input width", std::to_string(c.model.inputWidth)},
+      {"precision", precision},
+      {"mini-batch", std::to_string(c.globalBatch)},
+      {"training samples", std::to_string(trainingSamples)},
+      {"seed", std::to_string(c.model.seed)},
+      {"optimizer", c.optimizer},
+      {"batch norm statistics", c.model.batchNormPerGroup ? "spatial group" : "global"},
+      {"data-parallel groups", std::to_string(grid.numGroups())},
+      {"epochs", std::to_string(c.epochs)},
+      {"spatial grid", toString(grid.dims())},
+      {"output directory", c.outputDir},
+      {"learning rate", Impl::concat(c.schedule.baseRate)},
+      {"schedule", schedules[static_cast<int>(c.schedule.kind)]},
+  };
+}
+
+std::vector<std::string> checkRestart(const std::string& checkpoint, const io::RunState& saved,
+                                      const RunIdentity& now, const std::string& deckNow) {
+  if (saved.identity.empty())
+    return {checkpoint + " records no run identity (written before hybrid3d checked restarts): "
+            "nothing checked"};
+  const bool groupBatchNorm = valueOf(now, "batch norm statistics") == "spatial group";
+  std::vector<std::string> notes;
+  for (const Rule& rule : rules) {
+    const std::string was = valueOf(saved.identity, rule.key), is = valueOf(now, rule.key);
+    if (was == is) continue;
+    const bool refuse = rule.onChange == OnChange::Refuse ||
+                        (rule.onChange == OnChange::RefuseWithGroupBatchNorm && groupBatchNorm);
+    if (refuse)
+      fail("restart from ", checkpoint, ": '", rule.key, "' was ", was,
+           " in the checkpoint's run but is ", is,
+           " now; that changes what the run computes (start afresh or restore ", was, ")");
+    notes.push_back(std::string(rule.key) + " " + was + " -> " + is);
+  }
+  if (!saved.deck.empty() && !deckNow.empty() && saved.deck != deckNow)
+    notes.push_back("the deck's text differs from the one stored in the checkpoint");
+  return notes;
+}
+
+}  // namespace hybrid3d
