@@ -92,6 +92,10 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
     problem.stride = s;
     problem.outExtents = {g.od, g.oh, g.ow};
     problem.inOffset = {g.inOffset[0], g.inOffset[1], g.inOffset[2]};
+    problem.inLocalExtents =
+        TensorLayout(input.batch, input.channels, inDec_, grid.coords(), ghosts_)
+            .localBox()
+            .extents();
     problem.bias = options.bias;
     vendor_ = Impl::createVendorConvolution<T, M>(engine_, problem);
   }
