@@ -1,7 +1,7 @@
 # Finds hybrid3d's dependencies and gives them uniform target names, both for hybrid3d's own
 # build and (installed beside hybrid3dConfig.cmake) for projects that find_package(hybrid3d):
 #   MPI::MPI_CXX, Kokkos::kokkos, hybrid3d::kokkoskernels, hdf5::hdf5, and with the onednn
-#   convolution engine hybrid3d::dnnl
+#   convolution engine hybrid3d::dnnl, with the cudnn one hybrid3d::cudnn
 # Works with Debian's Trilinos (Kokkos 3.4, TriBITS-style exports) and with a standalone
 # Kokkos/Kokkos-Kernels 4.x (Kokkos::kokkos, Kokkos::kokkoskernels).
 include_guard(GLOBAL)
@@ -64,6 +64,46 @@ if(NOT HYBRID3D_ENABLE_ONEDNN STREQUAL "OFF" AND TARGET hybrid3d::dnnl)
   set(HYBRID3D_ENABLE_ONEDNN ON)
 else()
   set(HYBRID3D_ENABLE_ONEDNN OFF)
+endif()
+
+# cuDNN for the cudnn convolution engine, only where Kokkos has the CUDA backend (the engine
+# computes on Kokkos::CudaSpace memory, on the execution space instance's stream). Looked for
+# under $CUDNN_ROOT, then the CUDA toolkit ($CUDA_HOME, default /usr/local/cuda), which is where
+# NVIDIA's packages and ours put it; found by header and library (cuDNN ships no CMake package).
+# HYBRID3D_ENABLE_CUDNN: AUTO takes it when both are there; ON requires them; the result is ON
+# or OFF.
+if(NOT HYBRID3D_ENABLE_CUDNN STREQUAL "OFF" AND Kokkos_ENABLE_CUDA AND NOT TARGET hybrid3d::cudnn)
+  set(_h3d_cuda_home "$ENV{CUDA_HOME}")
+  if(NOT _h3d_cuda_home)
+    set(_h3d_cuda_home /usr/local/cuda)
+  endif()
+  find_path(HYBRID3D_CUDNN_INCLUDE_DIR cudnn.h
+            HINTS "$ENV{CUDNN_ROOT}" "${_h3d_cuda_home}" PATH_SUFFIXES include)
+  find_library(HYBRID3D_CUDNN_LIBRARY cudnn
+               HINTS "$ENV{CUDNN_ROOT}" "${_h3d_cuda_home}" PATH_SUFFIXES lib64 lib)
+  if(HYBRID3D_CUDNN_INCLUDE_DIR AND HYBRID3D_CUDNN_LIBRARY)
+    add_library(hybrid3d::cudnn INTERFACE IMPORTED)
+    set_target_properties(hybrid3d::cudnn PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${HYBRID3D_CUDNN_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${HYBRID3D_CUDNN_LIBRARY}")
+  endif()
+endif()
+if(HYBRID3D_ENABLE_CUDNN STREQUAL "ON" AND NOT TARGET hybrid3d::cudnn)
+  if(NOT Kokkos_ENABLE_CUDA)
+    message(FATAL_ERROR "HYBRID3D_ENABLE_CUDNN=ON needs a Kokkos built with the CUDA backend "
+                        "(this one has: ${Kokkos_DEVICES})")
+  endif()
+  message(FATAL_ERROR "HYBRID3D_ENABLE_CUDNN=ON needs cuDNN (cudnn.h, libcudnn) under "
+                      "$CUDNN_ROOT or the CUDA toolkit ($CUDA_HOME)")
+endif()
+if(NOT HYBRID3D_ENABLE_CUDNN STREQUAL "OFF" AND TARGET hybrid3d::cudnn)
+  set(HYBRID3D_ENABLE_CUDNN ON)
+else()
+  if(Kokkos_ENABLE_CUDA AND NOT HYBRID3D_ENABLE_CUDNN STREQUAL "OFF")
+    message(STATUS "hybrid3d: cuDNN not found, the cudnn convolution engine is left out "
+                   "(set CUDNN_ROOT or CUDA_HOME)")
+  endif()
+  set(HYBRID3D_ENABLE_CUDNN OFF)
 endif()
 
 set(HDF5_PREFER_PARALLEL ON)

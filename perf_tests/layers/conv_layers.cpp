@@ -1,17 +1,19 @@
 // bench_conv_layers: time and GFLOP/s of the CosmoFlow convolution layers (DESIGN.md section 6)
 // at 64^3 and 128^3 input, batch 1, float, 1 rank: forward, backward-data and backward-weights
-// separately, for every convolution engine built (kokkos, onednn), side by side with
+// separately, for every convolution engine built (kokkos, onednn, cudnn), side by side with
 //  - the FP32 FMA peak of one core measured in the same run (perf_tests/FmaPeak.hpp): the
 //    "% peak" columns are the performance issue's yardstick (60 % for every pass carrying 1 %
 //    of the step's convolution FLOPs, 40 % for conv1), and
 //  - a plain KokkosBlas::gemm of the pass's own shape (what the kokkos engine's arithmetic
 //    alone would reach), on operands of the kokkos engine's chunk width, scaled to all voxels.
-// GFLOP/s use process CPU time, which a busy machine distorts far less than wall-clock time.
+// GFLOP/s use process CPU time, which a busy machine distorts far less than wall-clock time;
+// in a build whose default memory space is a GPU's, the host only waits, so they use wall-clock
+// time (and the "% peak" columns, of one CPU core, say nothing there).
 // conv1's backward-data is timed but is no part of a training step (nothing needs the input's
 // gradient), so its share of the step is 0.
 //
 // Usage: bench_conv_layers [--sizes 64,128] [--reps 5] [--workspace-mib 64]
-//                          [--engines kokkos,onednn]
+//                          [--engines kokkos,onednn,cudnn]
 // The BLAS library actually loaded, the OpenBLAS environment and each engine's implementation
 // per pass are printed first: the numbers mean little without them (DESIGN.md section 10).
 #include <time.h>
@@ -76,6 +78,11 @@ double cpuSeconds() {
 
 struct Timing {
   double wall, cpu;  // medians, seconds
+  // What the rates use: CPU time where the kernels run on the host, wall-clock time where
+  // they run on a device the host waits for.
+  double seconds() const { return onHost ? cpu : wall; }
+  static constexpr bool onHost =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, DefaultMemorySpace>::accessible;
 };
 
 template <class F>
@@ -193,6 +200,7 @@ int main(int argc, char** argv) {
     std::size_t workspace = Layer::Options().workspaceBytes;
     std::vector<ConvEngine> engines{ConvEngine::Kokkos};
     if (oneDnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::OneDnn);
+    if (cudnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::Cudnn);
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string a = argv[i];
       if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
@@ -215,8 +223,9 @@ int main(int argc, char** argv) {
     std::printf("FP32 FMA peak of one core, measured: %.1f GFLOP/s (%s)\n", peak.gflops,
                 peak.unit.c_str());
     std::printf("Conv3d<float>, kernel 3, padding 1, batch 1, 1 rank, kokkos workspace %.1f "
-                "MiB; median of %d after 1 warm-up\n",
-                double(workspace) / (1 << 20), reps);
+                "MiB; median of %d after 1 warm-up; %s time\n",
+                double(workspace) / (1 << 20), reps,
+                Timing::onHost ? "process CPU" : "wall-clock (device memory space)");
     for (Index S : sizes) {
       std::vector<Row> rows;
       std::printf("\nCosmoFlow input %lld^3, implementations:\n", static_cast<long long>(S));
@@ -229,26 +238,25 @@ int main(int argc, char** argv) {
         std::printf(" %9s %8s %6s", (std::string(toString(e)) + " ms").c_str(), "GFLOP/s",
                     "%peak");
       std::printf(" %8s %6s\n", "gemm", "%peak");
-      std::vector<double> cpu(engines.size(), 0.0);
+      std::vector<double> total(engines.size(), 0.0);  // seconds of the step's passes
       for (const Row& r : rows) {
         const std::string ch = std::to_string(r.cin) + "->" + std::to_string(r.cout);
         const std::string ext = std::to_string(r.in) + "->" + std::to_string(r.out);
         std::printf("%-6s %-11s %9s %9s %7.3f %6.1f", r.name.c_str(), r.pass.c_str(), ch.c_str(),
                     ext.c_str(), r.gflop, r.inStep ? 100.0 * r.gflop / stepFlop : 0.0);
         for (std::size_t e = 0; e < engines.size(); ++e) {
-          const double rate = r.gflop / r.engines[e].cpu;
-          std::printf(" %9.2f %8.1f %6.1f", r.engines[e].cpu * 1e3, rate,
-                      100.0 * rate / peak.gflops);
-          if (r.inStep) cpu[e] += r.engines[e].cpu;
+          const double t = r.engines[e].seconds(), rate = r.gflop / t;
+          std::printf(" %9.2f %8.1f %6.1f", t * 1e3, rate, 100.0 * rate / peak.gflops);
+          if (r.inStep) total[e] += t;
         }
-        const double gemm = r.gflop / r.gemm.cpu;
+        const double gemm = r.gflop / r.gemm.seconds();
         std::printf(" %8.1f %6.1f\n", gemm, 100.0 * gemm / peak.gflops);
       }
       std::printf("%-6s %-11s %9s %9s %7.3f %6.1f", "total", "step passes", "", "", stepFlop,
                   100.0);
       for (std::size_t e = 0; e < engines.size(); ++e)
-        std::printf(" %9.2f %8.1f %6.1f", cpu[e] * 1e3, stepFlop / cpu[e],
-                    100.0 * stepFlop / cpu[e] / peak.gflops);
+        std::printf(" %9.2f %8.1f %6.1f", total[e] * 1e3, stepFlop / total[e],
+                    100.0 * stepFlop / total[e] / peak.gflops);
       std::printf("\n");
     }
   }

@@ -317,10 +317,7 @@ void OneDnnConvolution::backwardData(const execution_space& exec, const values_t
   const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
   // Cells of dx outside the input window receive nothing: zero them (all of dx when this rank
   // has no output).
-  const Index3 local{Index(v.extent(2)), Index(v.extent(3)), Index(v.extent(4))};
-  const bool windowIsAll =
-      !q.emptyOutput() && q.inOffset == Index3{0, 0, 0} && window == local;
-  if (!windowIsAll) std::fill_n(v.data(), v.size(), 0.0f);
+  if (!q.windowIsWholeArray(dx.localExtents())) std::fill_n(v.data(), v.size(), 0.0f);
   if (q.emptyOutput()) return;
   useHostThreads();
   auto& P = *p_;

@@ -1,6 +1,8 @@
 // Every convolution engine computes what the kokkos engine in double computes on one rank:
 // output, input gradient and weight and bias gradients, on every grid (uneven, 1-voxel-thin,
-// empty boxes, two groups), with and without ghosts on the output, in float at float rounding.
+// empty boxes, two groups), with and without ghosts on the output, in float at float rounding
+// (and the cudnn engine in double at double rounding). The onednn and cudnn cases exist only
+// in builds that hold those engines (the cudnn ones run on a GPU).
 // Also: which engine `auto` picks, and the refusals.
 #include <gtest/gtest.h>
 
@@ -61,12 +63,15 @@ typename Conv3d<T>::Options optionsOf(const EngineCase& c, ConvEngine engine) {
   return o;
 }
 
-void expectEngineMatchesKokkosDouble(ConvEngine engine) {
+// `engine` in scalar T on every grid against the kokkos engine in double on one rank, to
+// `tolerance` relative to the largest entry.
+template <class T = float>
+void expectEngineMatchesKokkosDouble(ConvEngine engine, double tolerance = 5e-6) {
   const int ran = forEachGrid(engineGrids(), [&](const ProcessGrid& grid, const GridCase&) {
     for (const EngineCase& c : engineCases()) {
-      expectSameAsOneRank<Conv3d<float>, Conv3d<double>>(
-          grid, {c.batch, c.cin, c.extents}, optionsOf<float>(c, engine),
-          optionsOf<double>(c, ConvEngine::Kokkos), c.outGhosts, 5e-6,
+      expectSameAsOneRank<Conv3d<T>, Conv3d<double>>(
+          grid, {c.batch, c.cin, c.extents}, optionsOf<T>(c, engine),
+          optionsOf<double>(c, ConvEngine::Kokkos), c.outGhosts, tolerance,
           std::string(toString(engine)) + " " + c.name());
     }
   });
@@ -101,20 +106,74 @@ TEST(Conv3dEngine, OneDnnRunsTwiceWithTheSameResult) {
 }
 #endif
 
+#if HYBRID3D_ENABLE_CUDNN
+TEST(Conv3dEngine, CudnnMatchesOneRankKokkosDoubleOnEveryGrid) {
+  if (!cudnnCanRun<float, DefaultMemorySpace>()) GTEST_SKIP() << "host memory space";
+  expectEngineMatchesKokkosDouble(ConvEngine::Cudnn);
+}
+
+TEST(Conv3dEngine, CudnnInDoubleMatchesOneRankKokkosDoubleOnEveryGrid) {
+  if (!cudnnCanRun<double, DefaultMemorySpace>()) GTEST_SKIP() << "host memory space";
+  expectEngineMatchesKokkosDouble<double>(ConvEngine::Cudnn, 1e-11);
+}
+
+TEST(Conv3dEngine, CudnnChoosesAgainForAnOutputWithGhosts) {
+  // Algorithms are chosen at set-up for an output without ghosts; a call with a ghosted y and
+  // dy describes the new layouts and chooses again, and the results stay the same.
+  if (!cudnnCanRun<float, DefaultMemorySpace>()) GTEST_SKIP() << "host memory space";
+  Conv3d<float>::Options o;
+  o.outChannels = 16;
+  o.bias = true;
+  o.engine = ConvEngine::Cudnn;
+  const TensorShape in{2, 16, {6, 5, 4}};
+  const auto x = randomGlobal<double>("x", 2, 16, in.extents, 5);
+  const auto dy = randomGlobal<double>("dy", 2, 16, in.extents, 6);
+  const ConvResult plain = runConv<Conv3d<float>>(selfGrid(), in, o, x, dy, 3);
+  const ConvResult ghosted =
+      runConv<Conv3d<float>>(selfGrid(), in, o, x, dy, 3, GhostWidths::uniform(2));
+  expectSameArray(ghosted.y, plain.y, 5e-6, "output with ghosted y");
+  expectSameArray(ghosted.dx, plain.dx, 5e-6, "grad_input with ghosted dy");
+  for (std::size_t i = 0; i < plain.grads.size(); ++i)
+    EXPECT_LE(maxRelativeDifference(ghosted.grads[i], plain.grads[i]), 5e-6) << "gradient " << i;
+}
+#endif
+
 TEST(Conv3dEngine, AutoPicksTheFastestBuiltEngine) {
+  // cudnn on CUDA memory whatever the box; else onednn on host memory from
+  // oneDnnMinOutputVoxels up; else kokkos.
+  constexpr bool cudnnFloat = cudnnCanRun<float, DefaultMemorySpace>();
+  constexpr bool cudnnDouble = cudnnCanRun<double, DefaultMemorySpace>();
   Conv3d<float>::Options o;
   o.outChannels = 2;
   const TensorShape in{1, 2, {4, 4, 4}};
-  const ConvEngine wantFloat =
-      oneDnnCanRun<float, DefaultMemorySpace>() ? ConvEngine::OneDnn : ConvEngine::Kokkos;
+  const ConvEngine wantFloat = cudnnFloat                                 ? ConvEngine::Cudnn
+                               : oneDnnCanRun<float, DefaultMemorySpace>() ? ConvEngine::OneDnn
+                                                                           : ConvEngine::Kokkos;
   EXPECT_EQ(Conv3d<float>(selfGrid(), "c", in, o).engine(), wantFloat);
-  // A box below oneDnnMinOutputVoxels stays with the kokkos engine.
-  EXPECT_EQ(Conv3d<float>(selfGrid(), "c", {1, 2, {4, 4, 3}}, o).engine(), ConvEngine::Kokkos);
+  // A box below oneDnnMinOutputVoxels stays with the kokkos engine on the host.
+  EXPECT_EQ(Conv3d<float>(selfGrid(), "c", {1, 2, {4, 4, 3}}, o).engine(),
+            cudnnFloat ? ConvEngine::Cudnn : ConvEngine::Kokkos);
   Conv3d<double>::Options od;
   od.outChannels = 2;
-  EXPECT_EQ(Conv3d<double>(selfGrid(), "c", in, od).engine(), ConvEngine::Kokkos);
+  EXPECT_EQ(Conv3d<double>(selfGrid(), "c", in, od).engine(),
+            cudnnDouble ? ConvEngine::Cudnn : ConvEngine::Kokkos);
   od.engine = ConvEngine::Kokkos;
   EXPECT_EQ(Conv3d<double>(selfGrid(), "c", in, od).engine(), ConvEngine::Kokkos);
+}
+
+TEST(Conv3dEngine, CudnnIsRefusedWhereItCannotRunNamingTheLayer) {
+  // Not built in: every memory space. Built in: host memory.
+  try {
+    resolveConvEngine<float, Kokkos::HostSpace>(ConvEngine::Cudnn, "conv7", 64);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string want = HYBRID3D_ENABLE_CUDNN
+                                 ? "conv7: convolution engine cudnn computes float and double on "
+                                   "CUDA device memory (CudaSpace) only; this layer is float on "
+                                   "Host"
+                                 : "conv7: convolution engine cudnn is not built in";
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
 }
 
 TEST(Conv3dEngine, OneDnnForDoubleIsRefusedNamingTheLayer) {
@@ -134,6 +193,7 @@ TEST(Conv3dEngine, DeckNamesParse) {
   EXPECT_EQ(parseConvEngine("auto"), ConvEngine::Auto);
   EXPECT_EQ(parseConvEngine("kokkos"), ConvEngine::Kokkos);
   EXPECT_EQ(parseConvEngine("onednn"), ConvEngine::OneDnn);
+  EXPECT_EQ(parseConvEngine("cudnn"), ConvEngine::Cudnn);
   EXPECT_THROW(parseConvEngine("mkl"), Error);
 }
 

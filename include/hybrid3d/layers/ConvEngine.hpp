@@ -7,6 +7,9 @@
 //   kokkos  im2col + KokkosBlas::gemm: every backend, float and double; the reference.
 //   onednn  oneDNN's direct convolution (the library PyTorch's CPU convolutions use): float on
 //           host memory, built when oneDNN is found (HYBRID3D_ENABLE_ONEDNN).
+//   cudnn   cuDNN's convolutions (what LBANN and DiHydrogen use on NVIDIA GPUs): float and
+//           double on CUDA device memory, built when Kokkos has CUDA and cuDNN is found
+//           (HYBRID3D_ENABLE_CUDNN).
 //   auto    the fastest engine available for the layer's scalar, memory space and box size.
 
 #include <string>
@@ -20,22 +23,24 @@
 
 namespace hybrid3d {
 
-enum class ConvEngine { Auto, Kokkos, OneDnn };
+enum class ConvEngine { Auto, Kokkos, OneDnn, Cudnn };
 
 inline const char* toString(ConvEngine e) {
   switch (e) {
     case ConvEngine::Kokkos: return "kokkos";
     case ConvEngine::OneDnn: return "onednn";
+    case ConvEngine::Cudnn: return "cudnn";
     case ConvEngine::Auto: break;
   }
   return "auto";
 }
 
-// The deck's spelling ("auto", "kokkos", "onednn"); anything else is refused naming the choices.
+// The deck's spelling ("auto", "kokkos", "onednn", "cudnn"), whatever this build holds (a
+// layer refuses an engine that is not built); anything else is refused naming the choices.
 inline ConvEngine parseConvEngine(const std::string& name) {
-  for (ConvEngine e : {ConvEngine::Auto, ConvEngine::Kokkos, ConvEngine::OneDnn})
+  for (ConvEngine e : {ConvEngine::Auto, ConvEngine::Kokkos, ConvEngine::OneDnn, ConvEngine::Cudnn})
     if (name == toString(e)) return e;
-  fail("convolution engine '", name, "' is not one of auto, kokkos, onednn");
+  fail("convolution engine '", name, "' is not one of auto, kokkos, onednn, cudnn");
 }
 
 // The oneDNN engine computes float on memory the host can address (HostSpace: the Serial and
@@ -46,6 +51,19 @@ constexpr bool oneDnnCanRun() {
          std::is_same_v<MemorySpace, Kokkos::HostSpace>;
 }
 
+// The cudnn engine computes float and double (cuDNN's FLOAT_CONFIG and DOUBLE_CONFIG, both
+// supported for 3-D convolutions) on CUDA device memory. Kokkos::CudaSpace exists only in
+// CUDA builds, hence the guard.
+template <class T, class MemorySpace>
+constexpr bool cudnnCanRun() {
+#if HYBRID3D_ENABLE_CUDNN
+  return (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+         std::is_same_v<MemorySpace, Kokkos::CudaSpace>;
+#else
+  return false;
+#endif
+}
+
 // Below this many output voxels per sample on a rank, oneDNN's fixed costs per pass (layout
 // reorders, dispatch) outweigh its faster arithmetic: bench_conv_layers measured it 2-3x
 // slower than the kokkos engine on 2^3 boxes, even with 4^3 and faster from 4^3 up.
@@ -54,18 +72,32 @@ constexpr Index oneDnnMinOutputVoxels = 64;
 // The engine a layer of scalar T in MemorySpace, with `outputVoxels` owned output voxels per
 // sample on this rank, uses when `requested` is asked for; refuses, naming the layer, an
 // engine that cannot run it.
+//
+// On CUDA memory auto takes cudnn whatever the box: it has no per-pass layout reorders (it reads
+// the ghosted arrays in place), so nothing argues for a size threshold before one is measured.
 template <class T, class MemorySpace>
 ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Index outputVoxels) {
   constexpr bool onednn = oneDnnCanRun<T, MemorySpace>();
-  if (requested == ConvEngine::Auto)
+  constexpr bool cudnn = cudnnCanRun<T, MemorySpace>();
+  const char* scalar = std::is_same_v<T, float> ? "float" : "double";
+  if (requested == ConvEngine::Auto) {
+    if (cudnn) return ConvEngine::Cudnn;
     return onednn && outputVoxels >= oneDnnMinOutputVoxels ? ConvEngine::OneDnn
                                                            : ConvEngine::Kokkos;
+  }
   if (requested == ConvEngine::OneDnn && !onednn) {
     if (!HYBRID3D_ENABLE_ONEDNN)
       fail(layer, ": convolution engine onednn is not built in (install oneDNN, e.g. Debian's "
                   "libdnnl-dev, and configure with HYBRID3D_ENABLE_ONEDNN=ON)");
     fail(layer, ": convolution engine onednn computes float on host memory only; this layer is ",
-         std::is_same_v<T, float> ? "float" : "double", " on ", MemorySpace::name());
+         scalar, " on ", MemorySpace::name());
+  }
+  if (requested == ConvEngine::Cudnn && !cudnn) {
+    if (!HYBRID3D_ENABLE_CUDNN)
+      fail(layer, ": convolution engine cudnn is not built in (it needs a Kokkos with the CUDA "
+                  "backend and cuDNN; configure with HYBRID3D_ENABLE_CUDNN=ON)");
+    fail(layer, ": convolution engine cudnn computes float and double on CUDA device memory "
+                "(CudaSpace) only; this layer is ", scalar, " on ", MemorySpace::name());
   }
   return requested;
 }

@@ -34,9 +34,9 @@ const std::vector<DeckKey>& trainDeckSchema() {
           "bound on each convolution's im2col workspace (kokkos engine)"),
       key("Model/convolution engine", Type::String, "auto", -Big, Big,
           "who computes each rank's local convolution: auto (the fastest built for the "
-          "precision and memory space), kokkos (im2col + gemm, every backend) or onednn (float, "
-          "host memory)",
-          {"auto", "kokkos", "onednn"}),
+          "precision and memory space), kokkos (im2col + gemm, every backend), onednn (float, "
+          "host memory) or cudnn (float and double, CUDA device memory)",
+          {"auto", "kokkos", "onednn", "cudnn"}),
       key("Data/train", Type::String, "", -Big, Big, "directory or list file of training samples"),
       key("Data/validation", Type::String, "", -Big, Big, "directory or list file; empty: none"),
       key("Data/read mode", Type::String, "independent", -Big, Big,

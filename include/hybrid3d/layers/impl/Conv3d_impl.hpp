@@ -6,6 +6,7 @@
 #include <KokkosBlas3_gemm.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/impl/CudnnConvolution.hpp>
 #include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
 
 namespace hybrid3d {
@@ -18,6 +19,10 @@ std::unique_ptr<LocalConvolution<T, M>> createVendorConvolution(ConvEngine engin
 #if HYBRID3D_ENABLE_ONEDNN
   if constexpr (oneDnnCanRun<T, M>())
     if (engine == ConvEngine::OneDnn) return std::make_unique<OneDnnConvolution>(problem);
+#endif
+#if HYBRID3D_ENABLE_CUDNN
+  if constexpr (cudnnCanRun<T, M>())
+    if (engine == ConvEngine::Cudnn) return std::make_unique<CudnnConvolution<T>>(problem);
 #endif
   fail(problem.layer, ": convolution engine ", toString(engine), " cannot run this layer");
 }
@@ -92,6 +97,10 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
     problem.stride = s;
     problem.outExtents = {g.od, g.oh, g.ow};
     problem.inOffset = {g.inOffset[0], g.inOffset[1], g.inOffset[2]};
+    problem.inLocalExtents =
+        TensorLayout(input.batch, input.channels, inDec_, grid.coords(), ghosts_)
+            .localBox()
+            .extents();
     problem.bias = options.bias;
     vendor_ = Impl::createVendorConvolution<T, M>(engine_, problem);
   }

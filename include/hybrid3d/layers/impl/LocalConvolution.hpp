@@ -22,6 +22,9 @@ struct LocalConvProblem {
   // Local (ghosted) input index of the first tap of output voxel 0, per dimension; the input
   // window (out - 1) * stride + kernel starts there and lies inside the ghosted input array.
   Index3 inOffset{0, 0, 0};
+  // Extents of the ghosted local input array (the owned box grown by the layer's input
+  // ghosts): x and dx always have them, so an engine can fix its input layout at set-up.
+  Index3 inLocalExtents{0, 0, 0};
   bool bias = false;
 
   Index windowExtent(int dim) const {
@@ -29,6 +32,12 @@ struct LocalConvProblem {
   }
   bool emptyOutput() const {
     return batch == 0 || outExtents[0] == 0 || outExtents[1] == 0 || outExtents[2] == 0;
+  }
+  // Whether the input window is all of a ghosted local array of extents `local`: then
+  // backward-data writes every cell of dx, and nothing needs zeroing first.
+  bool windowIsWholeArray(const Index3& local) const {
+    return !emptyOutput() && inOffset == Index3{0, 0, 0} &&
+           Index3{windowExtent(0), windowExtent(1), windowExtent(2)} == local;
   }
 };
 
