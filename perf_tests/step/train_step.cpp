@@ -65,6 +65,9 @@ namespace {
 std::atomic<long long> newCalls{0};
 }  // namespace
 
+// nvcc's device pass would take these replacements for __host__ __device__ functions and
+// refuses a throw there; they count host allocations, so only the host pass compiles them.
+#if !defined(__CUDA_ARCH__)
 void* operator new(std::size_t n) {
   newCalls.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
@@ -75,6 +78,7 @@ void* operator new[](std::size_t n) {
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
+#endif
 
 namespace {
 
