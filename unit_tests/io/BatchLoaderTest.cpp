@@ -135,6 +135,28 @@ TEST(BatchLoader, CacheServesLaterEpochsFromMemory) {
   });
 }
 
+// Runs the loader for up to `steps` batches until it throws; expects every rank of the world to
+// throw at the same step and returns this rank's message (empty if it never threw).
+std::string expectEveryRankFailsAtTheSameStep(io::BatchLoader& loader, int steps,
+                                              const ProcessGrid& grid) {
+  int failedAt = -1;
+  std::string message;
+  for (int step = 0; step < steps && failedAt < 0; ++step) {
+    try {
+      loader.next();
+    } catch (const Error& e) {
+      failedAt = step;
+      message = e.what();
+    }
+  }
+  EXPECT_GE(failedAt, 0);
+  int lo = failedAt, hi = failedAt;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, grid.worldComm());
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, grid.worldComm());
+  EXPECT_EQ(lo, hi);
+  return message;
+}
+
 TEST(BatchLoader, AFailedReadThrowsTheSameMessageOnEveryRank) {
   // One unreadable sample among good ones: whichever group meets it, every rank of the world
   // throws at the same step with the file's name.
@@ -150,22 +172,8 @@ TEST(BatchLoader, AFailedReadThrowsTheSameMessageOnEveryRank) {
       const io::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
       io::BatchLoader loader(grid, dataset, io::SampleSpec::cosmology(kChannels, kExtents), sub,
                              options(prefetch));
-      int failedAt = -1;
-      std::string message;
-      for (int step = 0; step < 3 && failedAt < 0; ++step) {
-        try {
-          loader.next();
-        } catch (const Error& e) {
-          failedAt = step;
-          message = e.what();
-        }
-      }
-      EXPECT_GE(failedAt, 0);
+      const std::string message = expectEveryRankFailsAtTheSameStep(loader, 3, grid);
       EXPECT_NE(message.find(bad), std::string::npos) << message;
-      int lo = failedAt, hi = failedAt;
-      MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, grid.worldComm());
-      MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, grid.worldComm());
-      EXPECT_EQ(lo, hi);
     }
   });
 }
@@ -191,23 +199,10 @@ TEST(BatchLoader, AFileThatChangedSinceTheListingStopsEveryRankNamingIt) {
     LoaderOptions o = options(true);
     o.evaluation = true;  // every sample in the first pass
     io::BatchLoader loader(grid, listed, io::SampleSpec::cosmology(kChannels, kExtents), sub, o);
-    int failedAt = -1;
-    std::string message;
-    for (int step = 0; step < loader.plan().batchesPerEpoch() && failedAt < 0; ++step) {
-      try {
-        loader.next();
-      } catch (const Error& e) {
-        failedAt = step;
-        message = e.what();
-      }
-    }
-    EXPECT_GE(failedAt, 0);
+    const std::string message =
+        expectEveryRankFailsAtTheSameStep(loader, int(loader.plan().batchesPerEpoch()), grid);
     EXPECT_NE(message.find(paths[3] + ": "), std::string::npos) << message;
     EXPECT_NE(message.find("bytes when the dataset was listed"), std::string::npos) << message;
-    int lo = failedAt, hi = failedAt;
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, grid.worldComm());
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, grid.worldComm());
-    EXPECT_EQ(lo, hi);
   });
 }
 
