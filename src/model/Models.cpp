@@ -48,6 +48,7 @@ Model<T, M> buildModel(const ProcessGrid& grid, const ModelOptions& o) {
     if (!powerOfTwo(S) || S < 32)
       fail("model: cosmoflow_mlperf needs an input width that is a power of two >= 32 (got ", S, ")");
     m.inputChannels = 4;
+    m.log1pOfInput = true;
     m.outputs = 4;
     m.loss = LossKind::MeanSquaredError;
   } else if (o.architecture == "unet3d") {

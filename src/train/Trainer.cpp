@@ -151,6 +151,9 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   mo.batch = config.globalBatch / G;
   model_ = buildModel<T, M>(grid, mo);
   auto& graph = *model_.graph;
+  if (model_.log1pOfInput && config.data.log1p)
+    fail("training: Data/log1p would take log(1 + x) a second time: ", model_.architecture,
+         " does it in its first layer (set Data/log1p to false)");
 
   if (config.optimizer == "sgd")
     optimizer_ = std::make_unique<Sgd<T, M>>(graph.parameters(), config.sgd);

@@ -398,6 +398,27 @@ TEST(Trainer, NanLossStopsEveryRankWithTheStep) {
   EXPECT_TRUE(allTrue(threw));
 }
 
+// cosmoflow_mlperf takes log1p of its input in a layer: the deck's Data/log1p on top would
+// apply it twice, silently; refused on every rank, naming the key.
+TEST(Trainer, RefusesLog1pOfTheDataForAModelThatTakesItItself) {
+  const std::string dir = scratch("log1p");
+  TrainConfig c = smallConfig(dir, writeSamples(dir, 2, 8));
+  c.model.architecture = "cosmoflow_mlperf";
+  c.model.inputWidth = 32;
+  c.globalBatch = 1;
+  c.data.log1p = true;
+  const ProcessGrid grid(MPI_COMM_WORLD, {worldSize(), 1, 1});
+  bool threw = false;
+  try {
+    Trainer<float> t(grid, c);
+  } catch (const Error& e) {
+    threw = std::string(e.what()).find("Data/log1p would take log(1 + x) a second time") !=
+            std::string::npos;
+    EXPECT_TRUE(threw) << e.what();
+  }
+  EXPECT_TRUE(threw);
+}
+
 TEST(Trainer, MiniBatchMustSplitOverTheGroups) {
   const std::string dir = scratch("batch");
   const auto train = writeSamples(dir, 4, 6);

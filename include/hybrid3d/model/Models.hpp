@@ -31,6 +31,7 @@ struct Model {
   LossKind loss = LossKind::MeanSquaredError;
   int inputChannels = 0;
   int outputs = 0;  // regression targets or segmentation classes
+  bool log1pOfInput = false;  // the model takes log(1 + x) of its input itself (a layer)
 };
 
 // Builds, finalizes and initialises the model on `grid`. Throws naming the option when the
