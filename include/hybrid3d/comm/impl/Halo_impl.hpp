@@ -162,8 +162,12 @@ void Halo<T, M>::exchange(MPI_Comm comm, const buffer_type& from, const host_buf
     recvPtr = toHost.data();
   }
   exec.fence();  // packed data must be complete before MPI reads it
-  MPI_Ineighbor_alltoallv(sendPtr, fromCounts.data(), fromOffsets.data(), mpiType<T>(), recvPtr,
-                          toCounts.data(), toOffsets.data(), mpiType<T>(), comm, &request_);
+  // A rank without neighbours has empty count arrays, whose data() may be null: MPI
+  // implementations may reject null arrays even of length zero, so such a rank passes a zero.
+  static const int none = 0;
+  auto array = [](const std::vector<int>& v) { return v.empty() ? &none : v.data(); };
+  MPI_Ineighbor_alltoallv(sendPtr, array(fromCounts), array(fromOffsets), mpiType<T>(), recvPtr,
+                          array(toCounts), array(toOffsets), mpiType<T>(), comm, &request_);
 }
 
 template <class T, class M>
