@@ -6,9 +6,28 @@
 # Kokkos/Kokkos-Kernels 4.x (Kokkos::kokkos, Kokkos::kokkoskernels).
 include_guard(GLOBAL)
 
+# An installed hybrid3d names the package directories it was built with
+# (HYBRID3D_BUILT_WITH_<Pkg>_DIR, set by hybrid3dConfig.cmake): a consumer then finds exactly
+# those, never another Kokkos on its own search paths (a library compiled for Kokkos 4 with
+# OpenMP does not link against Debian's Kokkos 3.4), and a consumer that already found another
+# one is stopped naming both. In hybrid3d's own build the variables are unset: a plain search.
+macro(hybrid3d_find_built_with pkg)
+  if(HYBRID3D_BUILT_WITH_${pkg}_DIR)
+    find_package(${pkg} REQUIRED CONFIG PATHS "${HYBRID3D_BUILT_WITH_${pkg}_DIR}" NO_DEFAULT_PATH)
+    get_filename_component(_h3d_found "${${pkg}_DIR}" REALPATH)
+    get_filename_component(_h3d_built "${HYBRID3D_BUILT_WITH_${pkg}_DIR}" REALPATH)
+    if(NOT _h3d_found STREQUAL _h3d_built)
+      message(FATAL_ERROR "hybrid3d was built with ${pkg} from ${HYBRID3D_BUILT_WITH_${pkg}_DIR}, "
+                          "but this project uses ${pkg} from ${${pkg}_DIR}; use the same one")
+    endif()
+  else()
+    find_package(${pkg} REQUIRED)
+  endif()
+endmacro()
+
 find_package(MPI REQUIRED COMPONENTS C CXX)
-find_package(Kokkos REQUIRED)
-find_package(KokkosKernels REQUIRED)
+hybrid3d_find_built_with(Kokkos)
+hybrid3d_find_built_with(KokkosKernels)
 
 # Debian's Trilinos exports Kokkos::kokkos with the include directory "/usr/lib/include", which
 # does not exist (CMake then refuses to generate), and without /usr/include/trilinos, where the
@@ -43,6 +62,14 @@ endif()
 # header and library: Debian's dnnl CMake package demands OpenCL's development files (its GPU
 # runtime), which the CPU engine never uses.
 # HYBRID3D_ENABLE_ONEDNN: AUTO takes it when found; ON requires it; the result is ON or OFF.
+# HYBRID3D_BUILT_WITH_DNNL_*: an installed hybrid3d's engine, with the libraries it was built with.
+if(NOT HYBRID3D_ENABLE_ONEDNN STREQUAL "OFF" AND NOT TARGET hybrid3d::dnnl
+   AND DEFINED HYBRID3D_BUILT_WITH_DNNL_LINK)
+  add_library(hybrid3d::dnnl INTERFACE IMPORTED)
+  set_target_properties(hybrid3d::dnnl PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${HYBRID3D_BUILT_WITH_DNNL_INCLUDE_DIR}"
+    INTERFACE_LINK_LIBRARIES "${HYBRID3D_BUILT_WITH_DNNL_LINK}")
+endif()
 if(NOT HYBRID3D_ENABLE_ONEDNN STREQUAL "OFF" AND NOT TARGET hybrid3d::dnnl)
   find_path(HYBRID3D_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
   find_library(HYBRID3D_DNNL_LIBRARY dnnl)
@@ -62,6 +89,9 @@ if(NOT HYBRID3D_ENABLE_ONEDNN STREQUAL "OFF" AND NOT TARGET hybrid3d::dnnl)
 endif()
 if(NOT HYBRID3D_ENABLE_ONEDNN STREQUAL "OFF" AND TARGET hybrid3d::dnnl)
   set(HYBRID3D_ENABLE_ONEDNN ON)
+  # What hybrid3dConfig.cmake records for consumers.
+  get_target_property(HYBRID3D_DNNL_INCLUDE hybrid3d::dnnl INTERFACE_INCLUDE_DIRECTORIES)
+  get_target_property(HYBRID3D_DNNL_LINK hybrid3d::dnnl INTERFACE_LINK_LIBRARIES)
 else()
   set(HYBRID3D_ENABLE_ONEDNN OFF)
 endif()
@@ -137,7 +167,7 @@ endif()
 # Teuchos (input decks) only where the deck front end is built; it is never a dependency of
 # the core library. Debian's TriBITS export gives library names and an include variable.
 if(HYBRID3D_ENABLE_DECKS AND NOT TARGET hybrid3d::teuchos)
-  find_package(Teuchos REQUIRED)
+  hybrid3d_find_built_with(Teuchos)
   add_library(hybrid3d::teuchos INTERFACE IMPORTED)
   set_target_properties(hybrid3d::teuchos PROPERTIES
     INTERFACE_INCLUDE_DIRECTORIES "${Teuchos_INCLUDE_DIRS}"
