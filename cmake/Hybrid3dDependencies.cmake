@@ -168,6 +168,9 @@ endif()
 # the core library. Debian's TriBITS export gives library names and an include variable.
 if(HYBRID3D_ENABLE_DECKS AND NOT TARGET hybrid3d::teuchos)
   hybrid3d_find_built_with(Teuchos)
+  # Debian's Teuchos brings Debian's Kokkos 3.4: refuse it beside another Kokkos.
+  include("${CMAKE_CURRENT_LIST_DIR}/Hybrid3dTeuchosKokkos.cmake")
+  hybrid3d_refuse_teuchos_kokkos_mix(KOKKOS_LIBS Kokkos::kokkos TEUCHOS_LIBS ${Teuchos_LIBRARIES})
   add_library(hybrid3d::teuchos INTERFACE IMPORTED)
   set_target_properties(hybrid3d::teuchos PROPERTIES
     INTERFACE_INCLUDE_DIRECTORIES "${Teuchos_INCLUDE_DIRS}"
