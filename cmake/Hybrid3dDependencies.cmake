@@ -21,13 +21,17 @@ macro(hybrid3d_find_built_with pkg)
                           "but this project uses ${pkg} from ${${pkg}_DIR}; use the same one")
     endif()
   else()
-    find_package(${pkg} REQUIRED)
+    find_package(${pkg} REQUIRED ${ARGN})
   endif()
 endmacro()
 
 find_package(MPI REQUIRED COMPONENTS C CXX)
 hybrid3d_find_built_with(Kokkos)
-hybrid3d_find_built_with(KokkosKernels)
+# Kokkos-Kernels beside the Kokkos found (one prefix, as build-kokkos4.sh and most installs
+# make them) before the system's: -DKokkos_ROOT alone must not pair Kokkos 4 with Debian's 3.4
+# Kokkos-Kernels.
+hybrid3d_find_built_with(KokkosKernels HINTS "${Kokkos_DIR}/..")
+include("${CMAKE_CURRENT_LIST_DIR}/Hybrid3dKokkosRequirements.cmake")
 
 # Debian's Trilinos exports Kokkos::kokkos with the include directory "/usr/lib/include", which
 # does not exist (CMake then refuses to generate), and without /usr/include/trilinos, where the
