@@ -81,11 +81,10 @@ function(hybrid3d_refuse_teuchos_kokkos_mix)
   if(_foreign)
     string(JOIN ", " _f ${_foreign})
     string(JOIN ", " _o ${_ours})
-    set(_message "hybrid3d: Teuchos (${Teuchos_DIR}) links another Kokkos (${_f}) than "
-                 "hybrid3d's (${_o}, Kokkos_DIR=${Kokkos_DIR}); two Kokkos runtimes in one "
-                 "program clash. Use a Teuchos from a Trilinos built with this Kokkos "
-                 "(-DTeuchos_ROOT=...) or configure with -DHYBRID3D_ENABLE_DECKS=OFF.")
-    string(JOIN "" _message ${_message})
+    string(CONCAT _message "hybrid3d: Teuchos (${Teuchos_DIR}) links another Kokkos (${_f}) "
+                  "than hybrid3d's (${_o}, Kokkos_DIR=${Kokkos_DIR}): two Kokkos runtimes in "
+                  "one program clash. Use a Teuchos from a Trilinos built with this Kokkos "
+                  "(-DTeuchos_ROOT=...) or configure with -DHYBRID3D_ENABLE_DECKS=OFF.")
   endif()
   if(A_RESULT)
     set(${A_RESULT} "${_message}" PARENT_SCOPE)
