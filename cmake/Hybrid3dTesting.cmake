@@ -2,8 +2,10 @@
 # [RANKS 1 2 4 8] [ARGS ...] [TIMEOUT s]) adds NAME.npN running `mpiexec -n N TARGET ARGS`.
 # Oversubscription lets 8 ranks run on 2 cores; the environment lets OpenMPI run as root and
 # keeps OpenBLAS to one thread per rank so ranks and BLAS threads do not fight over cores.
+# --bind-to none: OpenMPI binds each rank to one core when it starts 2 ranks or fewer, which
+# would run all OpenMP threads of a rank (OMP_NUM_THREADS) on that core, one at a time.
 set(HYBRID3D_TEST_RANKS 1 2 4 8 CACHE STRING "Rank counts at which MPI tests are registered")
-set(HYBRID3D_MPIEXEC_EXTRA_FLAGS "--oversubscribe" CACHE STRING
+set(HYBRID3D_MPIEXEC_EXTRA_FLAGS "--oversubscribe --bind-to none" CACHE STRING
     "Flags for mpiexec in tests (OpenMPI needs --oversubscribe for more ranks than cores)")
 set(HYBRID3D_TEST_ENVIRONMENT
     "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1"
