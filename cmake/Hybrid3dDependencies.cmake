@@ -66,13 +66,20 @@ endif()
 # header and library: Debian's dnnl CMake package demands OpenCL's development files (its GPU
 # runtime), which the CPU engine never uses.
 # HYBRID3D_ENABLE_ONEDNN: AUTO takes it when found; ON requires it; the result is ON or OFF.
-# HYBRID3D_BUILT_WITH_DNNL_*: an installed hybrid3d's engine, with the libraries it was built with.
-if(NOT HYBRID3D_ENABLE_ONEDNN STREQUAL "OFF" AND NOT TARGET hybrid3d::dnnl
-   AND DEFINED HYBRID3D_BUILT_WITH_DNNL_LINK)
-  add_library(hybrid3d::dnnl INTERFACE IMPORTED)
-  set_target_properties(hybrid3d::dnnl PROPERTIES
-    INTERFACE_INCLUDE_DIRECTORIES "${HYBRID3D_BUILT_WITH_DNNL_INCLUDE_DIR}"
-    INTERFACE_LINK_LIBRARIES "${HYBRID3D_BUILT_WITH_DNNL_LINK}")
+# An installed hybrid3d's convolution engine library exactly as it was linked
+# (HYBRID3D_BUILT_WITH_<ENGINE>_INCLUDE_DIR / _LINK, set by hybrid3dConfig.cmake), instead of
+# searching again: the consumer's paths may hold another oneDNN or cuDNN.
+macro(hybrid3d_engine_as_built target engine)
+  if(DEFINED HYBRID3D_BUILT_WITH_${engine}_LINK AND NOT TARGET ${target})
+    add_library(${target} INTERFACE IMPORTED)
+    set_target_properties(${target} PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${HYBRID3D_BUILT_WITH_${engine}_INCLUDE_DIR}"
+      INTERFACE_LINK_LIBRARIES "${HYBRID3D_BUILT_WITH_${engine}_LINK}")
+  endif()
+endmacro()
+
+if(NOT HYBRID3D_ENABLE_ONEDNN STREQUAL "OFF")
+  hybrid3d_engine_as_built(hybrid3d::dnnl DNNL)
 endif()
 if(NOT HYBRID3D_ENABLE_ONEDNN STREQUAL "OFF" AND NOT TARGET hybrid3d::dnnl)
   find_path(HYBRID3D_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
@@ -106,6 +113,9 @@ endif()
 # NVIDIA's packages and ours put it; found by header and library (cuDNN ships no CMake package).
 # HYBRID3D_ENABLE_CUDNN: AUTO takes it when both are there; ON requires them; the result is ON
 # or OFF.
+if(NOT HYBRID3D_ENABLE_CUDNN STREQUAL "OFF" AND Kokkos_ENABLE_CUDA)
+  hybrid3d_engine_as_built(hybrid3d::cudnn CUDNN)
+endif()
 if(NOT HYBRID3D_ENABLE_CUDNN STREQUAL "OFF" AND Kokkos_ENABLE_CUDA AND NOT TARGET hybrid3d::cudnn)
   set(_h3d_cuda_home "$ENV{CUDA_HOME}")
   if(NOT _h3d_cuda_home)
