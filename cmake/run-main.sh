@@ -6,5 +6,4 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup-debian.sh"
 mkdir -p hybrid3d_demo
 cd hybrid3d_demo
-export OPENBLAS_NUM_THREADS=1  # one rank per core: BLAS threads would fight the ranks
 mpirun -n 2 --oversubscribe "$BUILD_DIR/bin/hybrid3d" train "$HYBRID3D_ROOT/inputs/cosmoflow_demo.xml" "$@"

@@ -3,12 +3,12 @@
 // without them (DESIGN.md section 10: libblas.so.3 is a Debian alternative that may be the
 // reference BLAS or OpenBLAS, and OPENBLAS_CORETYPE may be set by the machine).
 
-#include <dlfcn.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+
+#include <hybrid3d/layers/HostBlas.hpp>
 
 namespace hybrid3d::bench {
 
@@ -28,19 +28,14 @@ inline std::string loadedBlas() {
   return found.empty() ? "(no BLAS library mapped)" : found;
 }
 
+// Prints the BLAS (after making its threads follow Kokkos, as the layers do: a comparison
+// GEMM must run on the cores the layers run on) and the OpenBLAS environment.
 inline void printBlasInfo() {
+  hostBlasThreadsFollowKokkos();
   const std::string lib = loadedBlas();
-  std::printf("BLAS library: %s -> %s\n", lib.c_str(),
-              lib.find("openblas") != std::string::npos ? "OpenBLAS" : "NOT OpenBLAS (reference?)");
-  using ConfigFn = char* (*)();
-  using CoreFn = char* (*)();
-  using ThreadsFn = int (*)();
-  if (auto config = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
-    std::printf("OpenBLAS config: %s\n", config());
-  if (auto core = reinterpret_cast<CoreFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename")))
-    std::printf("OpenBLAS core: %s\n", core());
-  if (auto threads = reinterpret_cast<ThreadsFn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
-    std::printf("OpenBLAS threads: %d\n", threads());
+  std::printf("BLAS libraries mapped: %s%s\n", lib.c_str(),
+              lib.find("openblas") != std::string::npos ? "" : " (NOT OpenBLAS: reference?)");
+  std::printf("host GEMM: %s\n", hostBlasDescription().c_str());
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   const char* nthreads = std::getenv("OPENBLAS_NUM_THREADS");
   std::printf("OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%s\n", coretype ? coretype : "(unset)",

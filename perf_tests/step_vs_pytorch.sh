@@ -6,8 +6,8 @@
 #                                 [--coretypes "unset Haswell SkylakeX Zen"]
 #
 # Builds nothing. hybrid3d: BUILD_DIR/bin/bench_train_step on RANKS MPI ranks (one per core),
-# with the environment as it is (OPENBLAS_CORETYPE untouched; OPENBLAS_NUM_THREADS=1 where it
-# is unset, as every benchmark here runs). PyTorch (Debian's python3-torch, optional: skipped
+# with the environment as it is (OPENBLAS_CORETYPE and OPENBLAS_NUM_THREADS untouched: the
+# layers make the host BLAS use Kokkos's thread count, layers/HostBlas.hpp). PyTorch (Debian's python3-torch, optional: skipped
 # with a note when /usr/bin/python3 cannot import torch): perf_tests/step/pytorch_step.py with
 # RANKS threads, tcmalloc preloaded, OMP_WAIT_POLICY=PASSIVE, OPENBLAS_NUM_THREADS=RANKS, once
 # per OpenBLAS core type of the list ("unset" = the variable removed), keeping the fastest per
@@ -42,7 +42,6 @@ trap 'rm -rf "$out"' EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "== load average at start: $(load) on $(nproc) cores (a shared machine makes every number slower)"
 echo "== hybrid3d: mpirun -n $ranks $bench ${args[*]:-}"
-export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   mpirun -n "$ranks" "$bench" "${args[@]}" | tee "$out/hybrid3d.txt"
 

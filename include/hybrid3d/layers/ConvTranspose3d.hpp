@@ -24,6 +24,7 @@
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/Window.hpp>
@@ -83,6 +84,8 @@ public:
   }
 
   Index rowsPerChunk() const { return rowsPerChunk_; }
+  // Which implementation runs the passes (for the start-up report).
+  std::string engineDescription() const { return gemmDescription<MemorySpace>(); }
 
 private:
   using Matrix = Impl::Matrix<T, MemorySpace>;

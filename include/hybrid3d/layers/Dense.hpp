@@ -11,6 +11,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
@@ -40,6 +41,8 @@ public:
   GhostWidths inputGhosts() const { return {}; }
   std::vector<Parameter<T, MemorySpace>> parameters() const;  // weight [out, in], bias [out]
   const Parameter<T, MemorySpace>& weight() const { return weight_; }
+  // Which implementation runs the passes (for the start-up report).
+  std::string engineDescription() const { return gemmDescription<MemorySpace>(); }
   const Parameter<T, MemorySpace>& bias() const { return bias_; }  // empty without bias
 
   // y [N, out] := x W^T + b.

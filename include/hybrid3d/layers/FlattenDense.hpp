@@ -19,6 +19,7 @@
 #include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
@@ -54,6 +55,8 @@ public:
   GhostWidths inputGhosts() const { return {}; }
   std::vector<Parameter<T, MemorySpace>> parameters() const;  // weight [out, in], bias [out]
   const Parameter<T, MemorySpace>& weight() const { return weight_; }
+  // Which implementation runs the passes (for the start-up report).
+  std::string engineDescription() const { return gemmDescription<MemorySpace>(); }
   const Parameter<T, MemorySpace>& bias() const { return bias_; }
 
   // y [N, out] := flatten(x) W^T + b, the same on every rank of the spatial group

@@ -6,6 +6,7 @@
 #include <KokkosBlas3_gemm.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/impl/CudnnConvolution.hpp>
 #include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
 
@@ -37,6 +38,7 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
       backwardWeightsRegion_("hybrid3d::Conv3d::backwardWeights " + name),
       options_(options),
       inShape_(input) {
+  hostBlasThreadsFollowKokkos();
   const int k = options.kernel, s = options.stride, p = options.padding;
   const std::string where =
       Impl::concat("input ", input.batch, "x", input.channels, "x", toString(input.extents),
@@ -127,7 +129,7 @@ void Conv3d<T, M>::checkTensor(const tensor_type& t, const char* what, const Ten
 
 template <class T, class M>
 std::string Conv3d<T, M>::engineDescription() const {
-  return vendor_ ? vendor_->describe() : std::string("kokkos (im2col + KokkosBlas::gemm)");
+  return vendor_ ? vendor_->describe() : "kokkos (im2col + " + gemmDescription<M>() + ")";
 }
 
 template <class T, class M>

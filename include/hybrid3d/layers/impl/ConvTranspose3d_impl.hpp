@@ -6,6 +6,7 @@
 #include <KokkosBlas3_gemm.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/HostBlas.hpp>
 
 namespace hybrid3d {
 
@@ -18,6 +19,7 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
       backwardWeightsRegion_("hybrid3d::ConvTranspose3d::backwardWeights " + name),
       options_(options),
       inShape_(input) {
+  hostBlasThreadsFollowKokkos();
   const int k = options.kernel;
   const std::string where =
       Impl::concat("input ", input.batch, "x", input.channels, "x", toString(input.extents),

@@ -7,6 +7,7 @@ template <class T, class M>
 Dense<T, M>::Dense(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
                    const Options& options)
     : name_(name), input_(input) {
+  hostBlasThreadsFollowKokkos();
   in_ = Index(input.channels) * input.extents[0] * input.extents[1] * input.extents[2];
   out_ = options.outFeatures;
   if (input.batch < 0 || in_ <= 0 || out_ <= 0)

@@ -9,6 +9,7 @@ FlattenDense<T, M>::FlattenDense(const ProcessGrid& grid, const std::string& nam
                                  const TensorShape& input, const Options& options)
     : name_(name), input_(input), decomposition_(input.extents, grid.dims()),
       owned_(decomposition_.ownedBox(grid.coords())) {
+  hostBlasThreadsFollowKokkos();
   const Index3& e = input.extents;
   in_ = Index(input.channels) * e[0] * e[1] * e[2];
   out_ = options.outFeatures;
