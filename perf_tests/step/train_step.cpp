@@ -54,7 +54,6 @@
 #include <hybrid3d/comm/GradientReducer.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
-#include <hybrid3d/core/VendorCall.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/MseLoss.hpp>
 #include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
@@ -100,9 +99,14 @@ void onDeallocate(const Kokkos_Profiling_SpaceHandle, const char* label, const v
 
 // Bytes the C allocator has handed out and not taken back (heap and mmapped blocks): Kokkos's
 // host allocations, oneDNN's workspace, MPI's buffers, everything.
+// (glibc before 2.33 has only mallinfo, whose int fields wrap above 2 GiB.)
 std::int64_t allocatorBytes() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
   const struct mallinfo2 m = mallinfo2();
-  return static_cast<std::int64_t>(m.uordblks + m.hblkhd);
+#else
+  const struct mallinfo m = mallinfo();
+#endif
+  return static_cast<std::int64_t>(m.uordblks) + static_cast<std::int64_t>(m.hblkhd);
 }
 
 long long minorFaults() {
