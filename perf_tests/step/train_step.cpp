@@ -8,18 +8,24 @@
 // times (hybrid3d::PhaseTimers, as the trainer's progress line), and what a step costs beyond time:
 //   - Kokkos allocations (Kokkos Tools allocate-data callback), C++ operator new calls and
 //     minor page faults (getrusage ru_minflt) of every step after the first: the design says
-//     zero allocation and no first touch inside the step loop (DESIGN.md sections 9 and 10);
+//     zero allocation and no first touch inside the step loop (DESIGN.md sections 9 and 10).
+//     operator new is split as AllocationCounter.hpp does: kernel-label strings, the rest of
+//     ours, and oneDNN's own inside its calls (not ours to remove);
 //   - the convolutions' FLOPs per step (Graph::stepFlops, all ranks) and the rate they imply,
 //     as a share of the FP32 FMA peak of the cores used, measured in the same run
 //     (perf_tests/FmaPeak.hpp): how close to the machine's limit the step is;
-//   - memory per rank: peak RSS above the RSS measured just before the model was built, and
-//     the bytes Kokkos holds after set-up and at its peak.
+//   - memory per rank: peak RSS above the RSS measured just before the model was built, the
+//     bytes Kokkos holds after set-up and at its peak, and the bytes the C allocator hands out
+//     (mallinfo2, at the end of set-up and of the steps). With --memory, every rank's figures
+//     beside what its model predicts (model/GraphMemory.hpp: activations, their gradients,
+//     parameters, the convolution workspace), the largest Kokkos allocations by label, and the
+//     same configuration on one rank (rank 0 alone, after the others) for the ratio to 1 rank.
 // The BLAS library libblas.so.3 resolved to and OPENBLAS_CORETYPE (unset is a value) come
 // first: the numbers mean little without them. One line per configuration starts with RESULT
 // for scripts (perf_tests/step_vs_pytorch.sh).
 //
 // Usage: mpirun -n P bench_train_step [--model cosmoflow|unet3d] [--size S] [--steps N]
-//          [--warmup W] [--grid DxHxW|auto] [--with-unet64] [--no-hooks] [--regions]
+//          [--warmup W] [--grid DxHxW|auto] [--with-unet64] [--no-hooks] [--regions] [--memory]
 // Without --model: CosmoFlow at 32, 64, 128 and the U-Net at 32 (and 64 with --with-unet64:
 // tens of seconds per step on 2 cores). --model without --size runs that model's default sizes.
 // --grid: the spatial grid of one sample; the world holds world / P data-parallel groups, each
@@ -27,16 +33,16 @@
 // as the trainer's "auto" does. --regions: time per node and per layer pass of rank 0
 // (RegionProfile.hpp), inclusive, over the timed steps.
 #include <malloc.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <new>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -51,35 +57,16 @@
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/MseLoss.hpp>
 #include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
+#include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Models.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
 
+#include "AllocationCounter.hpp"
 #include "BlasInfo.hpp"
 #include "FmaPeak.hpp"
 #include "RegionProfile.hpp"
 
 // ---- counters ---------------------------------------------------------------------------------
-// Every plain C++ heap allocation of the process (libraries included) goes through these; the
-// library's operator delete frees them (it calls free).
-namespace {
-std::atomic<long long> newCalls{0};
-}  // namespace
-
-// nvcc's device pass would take these replacements for __host__ __device__ functions and
-// refuses a throw there; they count host allocations, so only the host pass compiles them.
-#if !defined(__CUDA_ARCH__)
-void* operator new(std::size_t n) {
-  newCalls.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-  newCalls.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-#endif
-
 namespace {
 
 using namespace hybrid3d;
@@ -91,16 +78,35 @@ using Exec = DefaultExecutionSpace;
 struct KokkosCounts {
   long long allocations = 0;
   std::int64_t liveBytes = 0, peakBytes = 0;
+  // --memory: live bytes per label while the model is set up (the map allocates: never on
+  // during the counted steps).
+  std::map<std::string, std::int64_t>* byLabel = nullptr;
 };
 KokkosCounts kokkos;
 
-void onAllocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, const std::uint64_t size) {
+void onAllocate(const Kokkos_Profiling_SpaceHandle, const char* label, const void*,
+                const std::uint64_t size) {
   ++kokkos.allocations;
   kokkos.liveBytes += static_cast<std::int64_t>(size);
   kokkos.peakBytes = std::max(kokkos.peakBytes, kokkos.liveBytes);
+  if (kokkos.byLabel) (*kokkos.byLabel)[label] += static_cast<std::int64_t>(size);
 }
-void onDeallocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, const std::uint64_t size) {
+void onDeallocate(const Kokkos_Profiling_SpaceHandle, const char* label, const void*,
+                  const std::uint64_t size) {
   kokkos.liveBytes -= static_cast<std::int64_t>(size);
+  if (kokkos.byLabel) (*kokkos.byLabel)[label] -= static_cast<std::int64_t>(size);
+}
+
+// Bytes the C allocator has handed out and not taken back (heap and mmapped blocks): Kokkos's
+// host allocations, oneDNN's workspace, MPI's buffers, everything.
+// (glibc before 2.33 has only mallinfo, whose int fields wrap above 2 GiB.)
+std::int64_t allocatorBytes() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+  const struct mallinfo2 m = mallinfo2();
+#else
+  const struct mallinfo m = mallinfo();
+#endif
+  return static_cast<std::int64_t>(m.uordblks) + static_cast<std::int64_t>(m.hblkhd);
 }
 
 long long minorFaults() {
@@ -137,6 +143,7 @@ struct Options {
   std::string grid = "auto";
   bool hooks = true;
   bool regions = false;
+  bool memory = false;
   double peakGflops = 0;  // FP32 FMA peak of one core, measured at start (rank 0's core)
 };
 
@@ -217,12 +224,35 @@ long long maxOver(MPI_Comm comm, long long v) {
   return v;
 }
 
-void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
+// One rank's memory in one configuration, in bytes: what its model predicts and what was
+// measured (peak RSS and the allocators' counts above the baseline taken before set-up).
+struct MemoryRow {
+  double activations, activationGradients, parameters, workspace, predicted;
+  double kokkosPeak, allocatorSetup, allocatorSteps, peakRss;
+};
+constexpr int memoryFields = sizeof(MemoryRow) / sizeof(double);
+
+void printLargestAllocations(const std::map<std::string, std::int64_t>& labels, int count) {
+  std::vector<std::pair<std::int64_t, std::string>> sorted;
+  for (const auto& [label, bytes] : labels)
+    if (bytes > 0) sorted.push_back({bytes, label});
+  std::sort(sorted.rbegin(), sorted.rend());
+  std::printf("  largest Kokkos allocations of rank 0 after set-up (MiB):");
+  for (int i = 0; i < count && i < int(sorted.size()); ++i)
+    std::printf("%s %s %.2f", i ? "," : "", sorted[i].second.c_str(), sorted[i].first / 1048576.0);
+  std::printf("\n");
+}
+
+// Runs one configuration on `world` (grid: opt.grid, or `gridSpec` when given) and returns this
+// rank's memory figures.
+MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S,
+              const std::string& gridSpec = "") {
   int rank, size;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
   const bool root = rank == 0;
-  const Int3 dims = opt.grid == "auto" ? autoSpatialGrid(size, {S, S, S}) : parseGridSpec(opt.grid);
+  const std::string spec = gridSpec.empty() ? opt.grid : gridSpec;
+  const Int3 dims = spec == "auto" ? autoSpatialGrid(size, {S, S, S}) : parseGridSpec(spec);
   const ProcessGrid grid(world, dims);
   const std::string name = arch + " S=" + std::to_string(S);
 
@@ -233,29 +263,39 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
   malloc_trim(0);
   const bool hwmReset = resetPeakRss();
   const long long rssBefore = statusKiB("VmRSS");
-  const std::int64_t kokkosBefore = kokkos.liveBytes;
+  const std::int64_t kokkosBefore = kokkos.liveBytes, allocatorBefore = allocatorBytes();
   kokkos.peakBytes = kokkos.liveBytes;
 
+  std::map<std::string, std::int64_t> labels;
+  if (opt.memory && root) kokkos.byLabel = &labels;
   double t0 = MPI_Wtime();
   Setup s = build(grid, arch, S);
+  kokkos.byLabel = nullptr;
   MPI_Barrier(world);
   const double setupSeconds = MPI_Wtime() - t0;
   const std::int64_t kokkosSetup = kokkos.liveBytes - kokkosBefore;
+  const std::int64_t allocatorSetup = allocatorBytes() - allocatorBefore;
+  std::int64_t allocatorSteps = 0;  // the most over the ends of the steps
 
   const double lr = 1e-4;
   const int total = opt.warmup + opt.steps;
   std::vector<double> ms, computeMs, haloMs, reduceMs;
-  std::vector<long long> allocs, news, faults;  // per step after the first, max over ranks
+  // Per step after the first, max over ranks: Kokkos allocations, label strings, our other
+  // operator new calls, oneDNN's, minor page faults.
+  std::vector<long long> allocs, labelNews, news, vendorNews, faults;
   double firstStepMs = 0, lastLoss = 0;
   for (int i = 0; i < total; ++i) {
     MPI_Barrier(world);
     PhaseTimers::global().reset();
-    const long long a0 = kokkos.allocations, n0 = newCalls.load(), f0 = minorFaults();
+    const long long a0 = kokkos.allocations, f0 = minorFaults();
+    const bench::AllocationCounts n0 = bench::allocationCounts();
     if (opt.regions) bench::RegionProfile::record(i >= opt.warmup);
     const double start = MPI_Wtime();
     lastLoss = stepOnce(grid, s, i, lr);
     const double dt = MPI_Wtime() - start;
-    const long long a = kokkos.allocations - a0, n = newCalls.load() - n0, f = minorFaults() - f0;
+    const long long a = kokkos.allocations - a0, f = minorFaults() - f0;
+    const bench::AllocationCounts n = bench::allocationCounts() - n0;
+    allocatorSteps = std::max(allocatorSteps, allocatorBytes() - allocatorBefore);
     // The slowest rank's time and split of this step (compute = the rest of its time).
     const double mine[4] = {dt, std::max(0.0, dt - PhaseTimers::global().halo - PhaseTimers::global().allreduce),
                             PhaseTimers::global().halo, PhaseTimers::global().allreduce};
@@ -265,13 +305,15 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
     for (std::size_t r = 1; r < std::size_t(size); ++r)
       if (all[4 * r] > all[4 * slowest]) slowest = r;
     const double* t = &all[4 * slowest];
-    long long c[3] = {a, n, f};
-    MPI_Allreduce(MPI_IN_PLACE, c, 3, MPI_LONG_LONG, MPI_MAX, world);
+    long long c[5] = {a, n.labels, n.unexplained(), n.vendor, f};
+    MPI_Allreduce(MPI_IN_PLACE, c, 5, MPI_LONG_LONG, MPI_MAX, world);
     if (i == 0) firstStepMs = 1e3 * t[0];
     if (i > 0) {
       allocs.push_back(c[0]);
-      news.push_back(c[1]);
-      faults.push_back(c[2]);
+      labelNews.push_back(c[1]);
+      news.push_back(c[2]);
+      vendorNews.push_back(c[3]);
+      faults.push_back(c[4]);
     }
     if (i >= opt.warmup) {
       ms.push_back(1e3 * t[0]);
@@ -295,10 +337,13 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
   const long long peakAbove = maxOver(world, peakKiB - rssBefore);
   const long long kokkosSetupMax = maxOver(world, kokkosSetup);
   const long long kokkosPeakMax = maxOver(world, kokkos.peakBytes - kokkosBefore);
-  long long sumAllocs = 0, sumNews = 0, sumFaults = 0;
+  const long long allocatorStepsMax = maxOver(world, allocatorSteps);
+  long long sumAllocs = 0, sumLabelNews = 0, sumNews = 0, sumVendorNews = 0, sumFaults = 0;
   for (std::size_t i = 0; i < allocs.size(); ++i) {
     sumAllocs += allocs[i];
+    sumLabelNews += labelNews[i];
     sumNews += news[i];
+    sumVendorNews += vendorNews[i];
     sumFaults += faults[i];
   }
   std::vector<double> sorted = ms;
@@ -316,24 +361,90 @@ void run(MPI_Comm world, const Options& opt, const std::string& arch, int S) {
                 "GFLOP/s = %.1f%% of the FP32 FMA peak of %d cores (%.1f GFLOP/s each)\n",
                 stepGflop, rate, 100.0 * rate / peak, size, opt.peakGflops);
     std::printf("  per step after the first (max over ranks): Kokkos allocations [%s]  operator "
-                "new [%s]  minor page faults [%s]\n",
-                join(allocs).c_str(), join(news).c_str(), join(faults).c_str());
+                "new: kernel-label strings [%s], other [%s], inside oneDNN's own calls (not ours) "
+                "[%s]  minor page faults [%s]\n",
+                join(allocs).c_str(), join(labelNews).c_str(), join(news).c_str(),
+                join(vendorNews).c_str(), join(faults).c_str());
     std::printf("  memory per rank (max over ranks): peak RSS %.1f MiB above the %s baseline, "
-                "Kokkos bytes %.1f MiB after set-up, %.1f MiB at peak\n",
+                "Kokkos bytes %.1f MiB after set-up, %.1f MiB at peak, C allocator %.1f MiB "
+                "after the steps\n",
                 double(peakAbove) / 1024.0, hwmReset ? "pre-set-up" : "process-start (VmHWM reset refused)",
-                double(kokkosSetupMax) * mib, double(kokkosPeakMax) * mib);
+                double(kokkosSetupMax) * mib, double(kokkosPeakMax) * mib,
+                double(allocatorStepsMax) * mib);
     std::printf("RESULT model=%s size=%d grid=%s groups=%d median_ms=%.3f min_ms=%.3f max_ms=%.3f "
                 "compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f kokkos_allocs_after_first=%lld "
-                "new_after_first=%lld minflt_after_first=%lld peak_rss_mib=%.1f kokkos_mib=%.1f "
-                "step_gflop=%.3f core_peak_gflops=%.1f\n",
+                "label_new_after_first=%lld new_after_first=%lld onednn_new_after_first=%lld "
+                "minflt_after_first=%lld "
+                "peak_rss_mib=%.1f kokkos_mib=%.1f step_gflop=%.3f core_peak_gflops=%.1f\n",
                 arch.c_str(), S, toString(dims).c_str(), grid.numGroups(), median(ms),
                 sorted.front(), sorted.back(), median(computeMs), median(haloMs), median(reduceMs),
-                sumAllocs, sumNews, sumFaults, double(peakAbove) / 1024.0, double(kokkosSetupMax) * mib,
+                sumAllocs, sumLabelNews, sumNews, sumVendorNews, sumFaults, double(peakAbove) / 1024.0,
+                double(kokkosSetupMax) * mib,
                 stepGflop, opt.peakGflops);
     if (opt.regions) bench::RegionProfile::print(opt.steps, median(ms));
+    if (opt.memory) printLargestAllocations(labels, 12);
     std::fflush(stdout);
   }
   if (opt.regions) bench::RegionProfile::clear();
+  const GraphMemory predicted = s.model.graph->memory();
+  return {double(predicted.activations), double(predicted.activationGradients),
+          double(predicted.parameters), double(predicted.workspace), double(predicted.total()),
+          double(kokkos.peakBytes - kokkosBefore), double(allocatorSetup), double(allocatorSteps),
+          1024.0 * double(peakKiB - rssBefore)};
+}
+
+// --memory: the configuration once more on rank 0 alone (the others wait without spinning on
+// the cores), then every rank's figures beside the 1-rank ones.
+void compareWithOneRank(MPI_Comm world, const Options& opt, const std::string& arch, int S,
+                        const MemoryRow& mine) {
+  int rank, size;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &size);
+  MemoryRow one = mine;
+  if (size > 1) {
+    if (rank == 0) {
+      std::printf("  the same on 1 rank (rank 0 alone), for the ratio:\n");
+      std::fflush(stdout);
+      one = run(MPI_COMM_SELF, opt, arch, S, "1x1x1");
+      Impl::HostWorkspace::instance().release();
+    }
+    MPI_Request done;
+    MPI_Ibarrier(world, &done);
+    for (int finished = 0; !finished; MPI_Test(&done, &finished, MPI_STATUS_IGNORE))
+      if (rank != 0) usleep(20000);
+    MPI_Bcast(&one, memoryFields, MPI_DOUBLE, 0, world);
+  }
+  std::vector<MemoryRow> rows(static_cast<std::size_t>(size));
+  MPI_Gather(&mine, memoryFields, MPI_DOUBLE, rows.data(), memoryFields, MPI_DOUBLE, 0, world);
+  if (rank != 0) return;
+  const double mib = 1.0 / (1 << 20);
+  std::printf("  memory per rank (MiB): predicted by the model = activations + their gradients + "
+              "parameters (values, gradients) + convolution workspace; measured above the "
+              "pre-set-up baseline: Kokkos peak, C allocator after set-up / after the steps, "
+              "peak RSS; ratio = peak RSS / the 1-rank peak RSS\n");
+  auto line = [&](const char* who, const MemoryRow& r) {
+    std::printf("  %-6s predicted %7.1f = %7.1f + %7.1f + %6.1f + %6.1f | Kokkos %7.1f  allocator "
+                "%7.1f / %7.1f  peak RSS %7.1f | ratio %.3f (predicted %.3f)\n",
+                who, r.predicted * mib, r.activations * mib, r.activationGradients * mib,
+                r.parameters * mib, r.workspace * mib, r.kokkosPeak * mib, r.allocatorSetup * mib,
+                r.allocatorSteps * mib, r.peakRss * mib, r.peakRss / one.peakRss,
+                r.predicted / one.predicted);
+  };
+  line("1 rank", one);
+  for (int r = 0; r < size; ++r) line(("rank " + std::to_string(r)).c_str(), rows[std::size_t(r)]);
+  double worst = 0;
+  for (const MemoryRow& r : rows) worst = std::max(worst, r.peakRss);
+  // Parameters (values and gradients) are replicated on every rank: even with everything else
+  // divided exactly over the ranks, no halos, the ratio cannot go below this.
+  const double floor = (one.parameters + (one.predicted - one.parameters) / size) / one.predicted;
+  std::printf("  replicated parameters: %.1f MiB on every rank; with all else divided by %d "
+              "ranks and no halos the predicted ratio would be %.3f\n",
+              one.parameters * mib, size, floor);
+  std::printf("MEMORY model=%s size=%d ranks=%d one_rank_peak_rss_mib=%.1f max_peak_rss_mib=%.1f "
+              "ratio=%.4f one_rank_predicted_mib=%.1f predicted_mib=%.1f\n",
+              arch.c_str(), S, size, one.peakRss * mib, worst * mib, worst / one.peakRss,
+              one.predicted * mib, rows[0].predicted * mib);
+  std::fflush(stdout);
 }
 
 Options parse(int argc, char** argv) {
@@ -355,9 +466,10 @@ Options parse(int argc, char** argv) {
     else if (a == "--with-unet64") unet64 = true;
     else if (a == "--no-hooks") o.hooks = false;
     else if (a == "--regions") o.regions = true;
+    else if (a == "--memory") o.memory = true;
     else fail("unknown option ", a,
               " (--model cosmoflow|unet3d --size S --steps N --warmup W --grid DxHxW|auto "
-              "--with-unet64 --no-hooks --regions)");
+              "--with-unet64 --no-hooks --regions --memory)");
   }
   if (o.steps < 1 || o.warmup < 1) fail("--steps and --warmup must be >= 1");
   auto add = [&](const std::string& m, std::vector<int> sizes) {
@@ -399,9 +511,18 @@ int main(int argc, char** argv) {
         if (!opt.hooks) std::printf("(--no-hooks: Kokkos allocations are not counted)\n");
         if (opt.regions)
           std::printf("(--regions: the region profiler's own operator new calls are counted)\n");
+        if (opt.memory)
+          std::printf("(--memory: rank 0 runs each configuration once more alone, for the "
+                      "ratio to 1 rank)\n");
         std::fflush(stdout);
       }
-      for (const auto& [arch, S] : opt.configs) run(MPI_COMM_WORLD, opt, arch, S);
+      if (opt.memory && !opt.hooks) fail("--memory needs the Kokkos hooks (drop --no-hooks)");
+      for (const auto& [arch, S] : opt.configs) {
+        const MemoryRow mine = run(MPI_COMM_WORLD, opt, arch, S);
+        // The next configuration starts from nothing: the convolutions of this one are gone.
+        Impl::HostWorkspace::instance().release();
+        if (opt.memory) compareWithOneRank(MPI_COMM_WORLD, opt, arch, S, mine);
+      }
     } catch (const std::exception& e) {
       if (rank == 0) std::fprintf(stderr, "bench_train_step: %s\n", e.what());
       rc = 1;

@@ -142,9 +142,9 @@ const HostBatch& BatchLoader::next() {
   fill_ = 1 - fill_;
   if (prefetcher_) {
     HostBatch& ahead = buffers_[fill_];
-    const int e = nextEpoch_;
-    const Index b = nextBatch_;
-    prefetcher_->submit([this, &ahead, e, b] { load(ahead, e, b); });
+    aheadEpoch_ = nextEpoch_;  // read by the worker after submit's lock
+    aheadBatch_ = nextBatch_;
+    prefetcher_->submit([this, &ahead] { load(ahead, aheadEpoch_, aheadBatch_); });
   }
   return ready;
 }

@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <unordered_map>
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/VendorCall.hpp>
+#include <hybrid3d/layers/impl/HostWorkspace.hpp>
 
 namespace hybrid3d::Impl {
 namespace {
@@ -18,33 +19,22 @@ namespace {
 using dnnl::memory;
 using Dims = memory::dims;
 
-// One host buffer for the blocked copies and scratchpads of every oneDNN convolution of the
-// process. Convolutions run one at a time, so it holds the largest single pass. It grows only
-// while layers are set up, and its pages are touched then: first touch of fresh pages costs
-// more than the arithmetic on these machines (DESIGN.md section 10).
-class SharedWorkspace {
+// The arguments of one primitive call, in the C API's plain array: oneDNN's C++ execute()
+// takes a std::unordered_map and copies it into a std::vector on every call, heap allocations
+// in every pass of every step. What oneDNN allocates inside the call is its own
+// (core/VendorCall.hpp marks it for the allocation counters).
+class ExecArgs {
 public:
-  static SharedWorkspace& instance() {
-    static SharedWorkspace w;
-    return w;
+  void add(int key, const memory& m) { args_[n_++] = {key, m.get()}; }
+  void execute(const dnnl::primitive& p, const dnnl::stream& stream, const char* what) const {
+    VendorCallScope vendor;
+    if (dnnl_primitive_execute(p.get(), stream.get(), n_, args_) != dnnl_success)
+      fail("onednn convolution: ", what, " failed");
   }
-  void reserve(std::size_t bytes) {
-    if (bytes <= size_) return;
-    const std::size_t rounded = (bytes + 4095) / 4096 * 4096;
-    void* p = std::aligned_alloc(4096, rounded);
-    if (!p) fail("onednn convolution: cannot allocate a ", rounded >> 20, " MiB workspace");
-    std::memset(p, 0, rounded);
-    std::free(data_);
-    data_ = static_cast<char*>(p);
-    size_ = rounded;
-  }
-  char* data() const { return data_; }
 
 private:
-  SharedWorkspace() = default;
-  ~SharedWorkspace() { std::free(data_); }
-  char* data_ = nullptr;
-  std::size_t size_ = 0;
+  dnnl_exec_arg_t args_[6] = {};
+  int n_ = 0;
 };
 
 // oneDNN threads through OpenMP. With one rank per core (the Serial backend) it must use one
@@ -52,12 +42,18 @@ private:
 void useHostThreads() { omp_set_num_threads(Kokkos::DefaultHostExecutionSpace().concurrency()); }
 
 // A window of a ghosted NCDHW local array as a strided oneDNN memory descriptor, and where it
-// starts. `extents` are the window's spatial extents, `at` its first local index.
+// starts. `extents` are the window's spatial extents, `at` its first local index. Built through
+// the C API from plain arrays: memory::desc's C++ constructor takes std::vectors, two heap
+// allocations per operand per pass.
 memory::desc windowDesc(const DistTensor<float, Kokkos::HostSpace>& t, const Index3& extents) {
   const auto& v = t.view();
   const Index w = Index(v.extent(4)), hw = Index(v.extent(3)) * w, dhw = Index(v.extent(2)) * hw;
-  const Dims dims{Index(v.extent(0)), Index(v.extent(1)), extents[0], extents[1], extents[2]};
-  return memory::desc(dims, memory::data_type::f32, Dims{Index(v.extent(1)) * dhw, dhw, hw, w, 1});
+  const dnnl_dims_t dims{Index(v.extent(0)), Index(v.extent(1)), extents[0], extents[1], extents[2]};
+  const dnnl_dims_t strides{Index(v.extent(1)) * dhw, dhw, hw, w, 1};
+  dnnl_memory_desc_t d;
+  if (dnnl_memory_desc_init_by_strides(&d, 5, dims, dnnl_f32, strides) != dnnl_success)
+    fail("onednn convolution: cannot describe a ", toString(extents), " window");
+  return memory::desc(d);
 }
 float* windowStart(const DistTensor<float, Kokkos::HostSpace>& t, const Index3& at) {
   const auto& v = t.view();
@@ -82,7 +78,6 @@ struct Operand {
   memory::desc user;        // the user layout the reorder below was built for
   memory userMem, innerMem;
   dnnl::reorder copy;       // user -> inner (In) or inner -> user (Out, Accumulate)
-  std::unordered_map<int, memory> copyArgs;
   bool direct = false;      // the primitive reads or writes the user array itself
 
   // The memory the primitive executes on.
@@ -166,7 +161,6 @@ struct OneDnnConvolution::Primitives {
   Operand wgtSrc, wgtDiffDst, wgtDiffWeights, wgtDiffBias;
   std::size_t fwdScratch = 0, bwdScratch = 0, wgtScratch = 0;
   memory fwdScratchMem, bwdScratchMem, wgtScratchMem;
-  std::unordered_map<int, memory> fwdArgs, bwdArgs, wgtArgs;
 
   // Lays a pass's operand copies and scratchpad out one after another in the shared workspace;
   // returns the pass's size.
@@ -200,15 +194,18 @@ struct OneDnnConvolution::Primitives {
         const bool in = op.flow == Flow::In;
         op.copy = dnnl::reorder(dnnl::reorder::primitive_desc(
             engine, in ? user : op.inner, engine, in ? op.inner : user, attr));
-        op.copyArgs = {{DNNL_ARG_FROM, in ? op.userMem : op.innerMem},
-                       {DNNL_ARG_TO, in ? op.innerMem : op.userMem}};
       }
     }
     op.userMem.set_data_handle(data);
     op.innerMem.set_data_handle(workspace + op.offset);
   }
   void copy(Operand& op) {
-    if (!op.direct) op.copy.execute(stream, op.copyArgs);
+    if (op.direct) return;
+    const bool in = op.flow == Flow::In;
+    ExecArgs args;
+    args.add(DNNL_ARG_FROM, in ? op.userMem : op.innerMem);
+    args.add(DNNL_ARG_TO, in ? op.innerMem : op.userMem);
+    args.execute(op.copy, stream, "a reorder");
   }
 };
 
@@ -264,7 +261,7 @@ OneDnnConvolution::OneDnnConvolution(const LocalConvProblem& problem)
     need = std::max(need, Primitives::layOut({&P.wgtSrc, &P.wgtDiffDst, &P.wgtDiffWeights,
                                               &P.wgtDiffBias},
                                              wgt.scratchpad_desc().get_size(), P.wgtScratch));
-    SharedWorkspace::instance().reserve(need);
+    HostWorkspace::instance().reserve(need);
     P.fwdScratchMem = memory(fwd.scratchpad_desc(), P.engine, nullptr);
     P.bwdScratchMem = memory(bwd.scratchpad_desc(), P.engine, nullptr);
     P.wgtScratchMem = memory(wgt.scratchpad_desc(), P.engine, nullptr);
@@ -288,7 +285,7 @@ void OneDnnConvolution::forward(const execution_space& exec, const tensor_type& 
   useHostThreads();
   auto& P = *p_;
   const auto& q = problem_;
-  char* ws = SharedWorkspace::instance().data();
+  char* ws = HostWorkspace::instance().data();
   const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
   P.bind(P.fwdSrc, windowDesc(x, window), windowStart(x, q.inOffset), ws);
   P.bind(P.fwdWeights, P.userWeights, w.data(), ws);
@@ -298,13 +295,13 @@ void OneDnnConvolution::forward(const execution_space& exec, const tensor_type& 
   P.copy(P.fwdSrc);
   P.copy(P.fwdWeights);
   if (q.bias) P.copy(P.fwdBias);
-  auto& args = P.fwdArgs;
-  args[DNNL_ARG_SRC] = P.fwdSrc.arg();
-  args[DNNL_ARG_WEIGHTS] = P.fwdWeights.arg();
-  args[DNNL_ARG_DST] = P.fwdDst.arg();
-  args[DNNL_ARG_SCRATCHPAD] = P.fwdScratchMem;
-  if (q.bias) args[DNNL_ARG_BIAS] = P.fwdBias.arg();
-  P.forward.execute(P.stream, args);
+  ExecArgs args;
+  args.add(DNNL_ARG_SRC, P.fwdSrc.arg());
+  args.add(DNNL_ARG_WEIGHTS, P.fwdWeights.arg());
+  args.add(DNNL_ARG_DST, P.fwdDst.arg());
+  args.add(DNNL_ARG_SCRATCHPAD, P.fwdScratchMem);
+  if (q.bias) args.add(DNNL_ARG_BIAS, P.fwdBias.arg());
+  args.execute(P.forward, P.stream, "forward");
   P.copy(P.fwdDst);
   P.stream.wait();
 }
@@ -321,19 +318,19 @@ void OneDnnConvolution::backwardData(const execution_space& exec, const values_t
   if (q.emptyOutput()) return;
   useHostThreads();
   auto& P = *p_;
-  char* ws = SharedWorkspace::instance().data();
+  char* ws = HostWorkspace::instance().data();
   P.bind(P.bwdDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, lowGhosts(dy.ghosts())), ws);
   P.bind(P.bwdWeights, P.userWeights, w.data(), ws);
   P.bind(P.bwdDiffSrc, windowDesc(dx, window), windowStart(dx, q.inOffset), ws);
   P.bwdScratchMem.set_data_handle(ws + P.bwdScratch);
   P.copy(P.bwdDiffDst);
   P.copy(P.bwdWeights);
-  auto& args = P.bwdArgs;
-  args[DNNL_ARG_DIFF_DST] = P.bwdDiffDst.arg();
-  args[DNNL_ARG_WEIGHTS] = P.bwdWeights.arg();
-  args[DNNL_ARG_DIFF_SRC] = P.bwdDiffSrc.arg();
-  args[DNNL_ARG_SCRATCHPAD] = P.bwdScratchMem;
-  P.backwardData.execute(P.stream, args);
+  ExecArgs args;
+  args.add(DNNL_ARG_DIFF_DST, P.bwdDiffDst.arg());
+  args.add(DNNL_ARG_WEIGHTS, P.bwdWeights.arg());
+  args.add(DNNL_ARG_DIFF_SRC, P.bwdDiffSrc.arg());
+  args.add(DNNL_ARG_SCRATCHPAD, P.bwdScratchMem);
+  args.execute(P.backwardData, P.stream, "backward-data");
   P.copy(P.bwdDiffSrc);
   P.stream.wait();
 }
@@ -346,7 +343,7 @@ void OneDnnConvolution::backwardWeights(const execution_space& exec, const tenso
   useHostThreads();
   auto& P = *p_;
   const auto& q = problem_;
-  char* ws = SharedWorkspace::instance().data();
+  char* ws = HostWorkspace::instance().data();
   const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
   P.bind(P.wgtSrc, windowDesc(x, window), windowStart(x, q.inOffset), ws);
   P.bind(P.wgtDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, lowGhosts(dy.ghosts())), ws);
@@ -355,13 +352,13 @@ void OneDnnConvolution::backwardWeights(const execution_space& exec, const tenso
   P.wgtScratchMem.set_data_handle(ws + P.wgtScratch);
   P.copy(P.wgtSrc);
   P.copy(P.wgtDiffDst);
-  auto& args = P.wgtArgs;
-  args[DNNL_ARG_SRC] = P.wgtSrc.arg();
-  args[DNNL_ARG_DIFF_DST] = P.wgtDiffDst.arg();
-  args[DNNL_ARG_DIFF_WEIGHTS] = P.wgtDiffWeights.arg();
-  if (q.bias) args[DNNL_ARG_DIFF_BIAS] = P.wgtDiffBias.arg();
-  args[DNNL_ARG_SCRATCHPAD] = P.wgtScratchMem;
-  P.backwardWeights.execute(P.stream, args);
+  ExecArgs args;
+  args.add(DNNL_ARG_SRC, P.wgtSrc.arg());
+  args.add(DNNL_ARG_DIFF_DST, P.wgtDiffDst.arg());
+  args.add(DNNL_ARG_DIFF_WEIGHTS, P.wgtDiffWeights.arg());
+  if (q.bias) args.add(DNNL_ARG_DIFF_BIAS, P.wgtDiffBias.arg());
+  args.add(DNNL_ARG_SCRATCHPAD, P.wgtScratchMem);
+  args.execute(P.backwardWeights, P.stream, "backward-weights");
   P.copy(P.wgtDiffWeights);  // dw += the pass's result
   if (q.bias) P.copy(P.wgtDiffBias);
   P.stream.wait();

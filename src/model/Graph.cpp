@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <string>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Graph.hpp>
 
 namespace hybrid3d {
@@ -14,9 +16,12 @@ template <class T, class M>
 void addOwned(const typename M::execution_space& exec, const EdgeTensor<T, M>& src,
               const EdgeTensor<T, M>& dst) {
   using Exec = typename M::execution_space;
+  // Kokkos takes labels as std::string: one built from a literal per launch is a heap
+  // allocation per launch, so the label is made once.
+  static const std::string sumGradientsLabel = "hybrid3d::Graph::sumGradients";
   if (!src.isVolume()) {
     const auto s = src.features, d = dst.features;
-    Kokkos::parallel_for("hybrid3d::Graph::sumGradients",
+    Kokkos::parallel_for(sumGradientsLabel,
                          Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(
                              exec, {0, 0}, {Index(s.extent(0)), Index(s.extent(1))}),
                          KOKKOS_LAMBDA(const Index n, const Index f) { d(n, f) += s(n, f); });
@@ -31,11 +36,27 @@ void addOwned(const typename M::execution_space& exec, const EdgeTensor<T, M>& s
   using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
   if (a.owned().empty()) return;
   Kokkos::parallel_for(
-      "hybrid3d::Graph::sumGradients",
+      sumGradientsLabel,
       Policy(exec, {0, 0, 0, 0, 0}, {Index(a.batch()), Index(a.channels()), e[0], e[1], e[2]}),
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index y, const Index x) {
         d(n, c, da + z, db + y, dc + x) += s(n, c, sa + z, sb + y, sc + x);
       });
+}
+
+// grad := 0 (Kokkos::deep_copy builds its own kernel label, a heap allocation, per call).
+template <class T, class M>
+void zeroGradient(const typename M::execution_space& exec, const Kokkos::View<T*, M>& grad) {
+  using Exec = typename M::execution_space;
+  static const std::string label = "hybrid3d::Graph::zeroGradients";
+  Kokkos::parallel_for(label,
+                       Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, Index(grad.size())),
+                       KOKKOS_LAMBDA(const Index i) { grad(i) = T(0); });
+}
+
+// Bytes of an edge tensor's allocation (ghosts included).
+template <class T, class M>
+std::size_t edgeBytes(const EdgeTensor<T, M>& v) {
+  return sizeof(T) * (v.isVolume() ? v.volume.view().size() : v.features.size());
 }
 
 }  // namespace Impl
@@ -94,27 +115,36 @@ void Graph<T, M>::finalize() {
     return g;
   };
   input_ = allocate("input", inputShape_, true, ghostsFor(inputConsumers_, "input"));
+  memory_.activations += Impl::edgeBytes(input_);
   for (Entry& e : nodes_) {
     const std::string& name = e.node->name();
     const TensorShape s = e.node->outputShape();
     const bool volume = e.node->producesVolume();
     e.output = allocate(name, s, volume, ghostsFor(e.consumers, name));
+    memory_.activations += Impl::edgeBytes(e.output);
     e.forwardRegion = "hybrid3d::node::forward " + name;
     e.backwardRegion = "hybrid3d::node::backward " + name;
     // One gradient per consumer, laid out as that consumer writes it (its input ghosts).
-    for (const Edge& c : e.consumers)
+    for (const Edge& c : e.consumers) {
       e.edgeGradients.push_back(allocate(name + " gradient from " + nodes_[c.consumer].node->name(),
                                          s, volume, nodes_[c.consumer].node->inputGhosts(c.slot)));
+      memory_.activationGradients += Impl::edgeBytes(e.edgeGradients.back());
+    }
+    in_.reserve(std::max(in_.capacity(), e.inputs.size()));
+    dIn_.reserve(std::max(dIn_.capacity(), e.inputs.size()));
   }
   Entry& last = nodes_.back();
   if (!last.consumers.empty()) fail("model: the last layer '", last.node->name(), "' feeds others");
   outputGradient_ = allocate(last.node->name() + " gradient", last.node->outputShape(),
                              last.node->producesVolume(), {});
+  memory_.activationGradients += Impl::edgeBytes(outputGradient_);
   // The parameter gradients, listed once: zeroGradients runs every step and must not build
   // the nodes' parameter lists (allocations) each time.
   for (const Entry& e : nodes_)
-    for (const auto& p : e.node->parameters())
+    for (const auto& p : e.node->parameters()) {
       if (p.grad.size()) gradients_.push_back(p.grad);
+      memory_.parameters += sizeof(T) * (p.value.size() + p.grad.size());
+    }
   finalized_ = true;
 }
 
@@ -135,12 +165,11 @@ const typename Graph<T, M>::value_type& Graph<T, M>::gradientFor(int producer, i
 template <class T, class M>
 void Graph<T, M>::forward(const execution_space& exec) {
   if (!finalized_) fail("model: forward() before finalize()");
-  std::vector<const value_type*> in;
   for (Entry& e : nodes_) {
-    in.clear();
-    for (int p : e.inputs) in.push_back(p == Input ? &input_ : &nodes_[p].output);
+    in_.clear();
+    for (int p : e.inputs) in_.push_back(p == Input ? &input_ : &nodes_[p].output);
     Kokkos::Profiling::pushRegion(e.forwardRegion);
-    e.node->forward(exec, in, e.output);
+    e.node->forward(exec, in_, e.output);
     Kokkos::Profiling::popRegion();
   }
 }
@@ -148,7 +177,6 @@ void Graph<T, M>::forward(const execution_space& exec) {
 template <class T, class M>
 void Graph<T, M>::backward(const execution_space& exec, GradientReducer<T, M>* reducer) {
   if (!finalized_) fail("model: backward() before finalize()");
-  std::vector<const value_type*> in, dIn;
   for (int id = static_cast<int>(nodes_.size()) - 1; id >= 0; --id) {
     Entry& e = nodes_[id];
     // Every consumer has run (they come later); sum their gradients into the first one's.
@@ -159,14 +187,14 @@ void Graph<T, M>::backward(const execution_space& exec, GradientReducer<T, M>* r
       for (std::size_t i = 1; i < e.edgeGradients.size(); ++i)
         Impl::addOwned<T, M>(exec, e.edgeGradients[i], e.edgeGradients[0]);
     }
-    in.clear();
-    dIn.clear();
+    in_.clear();
+    dIn_.clear();
     for (std::size_t slot = 0; slot < e.inputs.size(); ++slot) {
       const int p = e.inputs[slot];
-      in.push_back(p == Input ? &input_ : &nodes_[p].output);
-      dIn.push_back(p == Input ? nullptr : &gradientFor(p, id, slot));  // no gradient for data
+      in_.push_back(p == Input ? &input_ : &nodes_[p].output);
+      dIn_.push_back(p == Input ? nullptr : &gradientFor(p, id, slot));  // no gradient for data
     }
-    e.node->backward(exec, in, e.output, *dOut, dIn);
+    e.node->backward(exec, in_, e.output, *dOut, dIn_);
     Kokkos::Profiling::popRegion();
     if (reducer) reducer->start(static_cast<std::size_t>(id));
   }
@@ -189,7 +217,14 @@ double Graph<T, M>::stepFlops() const {
 
 template <class T, class M>
 void Graph<T, M>::zeroGradients(const execution_space& exec) {
-  for (const auto& grad : gradients_) Kokkos::deep_copy(exec, grad, T(0));
+  for (const auto& grad : gradients_) Impl::zeroGradient<T, M>(exec, grad);
+}
+
+template <class T, class M>
+GraphMemory Graph<T, M>::memory() const {
+  GraphMemory m = memory_;
+  m.workspace = Impl::HostWorkspace::instance().bytes();
+  return m;
 }
 
 template <class T, class M>

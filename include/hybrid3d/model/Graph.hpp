@@ -15,6 +15,7 @@
 
 #include <hybrid3d/comm/GradientReducer.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/model/GraphMemory.hpp>
 #include <hybrid3d/model/Node.hpp>
 #include <hybrid3d/optim/Optimizer.hpp>
 
@@ -62,6 +63,9 @@ public:
   // the convolutions must compute, backward-data skipped where a node reads the model input.
   double stepFlops() const;
 
+  // What this rank's graph holds (after finalize()); the workspace as reserved so far.
+  GraphMemory memory() const;
+
   std::vector<NamedParameter<T, MemorySpace>> parameters() const;
   std::vector<NamedParameter<T, MemorySpace>> buffers() const;
   // Gradients of node i's parameters at index i: what GradientReducer takes.
@@ -95,6 +99,10 @@ private:
   std::vector<Edge> inputConsumers_;
   value_type input_, outputGradient_;
   std::vector<Kokkos::View<T*, MemorySpace>> gradients_;  // every parameter's, for zeroGradients
+  GraphMemory memory_;  // activations, their gradients and the parameters, set by finalize()
+  // The argument lists forward() and backward() hand each node, sized once by finalize(): a
+  // step allocates nothing.
+  std::vector<const value_type*> in_, dIn_;
   bool finalized_ = false;
 };
 

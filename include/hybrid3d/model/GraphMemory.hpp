@@ -1,0 +1,20 @@
+#pragma once
+// What one rank's model holds, by kind, as the graph predicts it from the sizes it allocates:
+// bench_train_step prints it beside the allocator's count and the peak RSS, so that where the
+// memory of a rank goes is a figure, not a guess. Activations and their gradients carry their
+// ghost cells; parameters are replicated on every rank (values and gradients).
+
+#include <cstddef>
+
+namespace hybrid3d {
+
+struct GraphMemory {
+  std::size_t activations = 0;          // every node's output and the model input
+  std::size_t activationGradients = 0;  // one per consumer edge, plus dL/d(output)
+  std::size_t parameters = 0;           // values and gradients
+  std::size_t workspace = 0;            // the vendor convolutions' shared host workspace
+
+  std::size_t total() const { return activations + activationGradients + parameters + workspace; }
+};
+
+}  // namespace hybrid3d

@@ -1,0 +1,134 @@
+// No allocation inside the training loop (DESIGN.md sections 9 and 10: first touch of fresh
+// pages costs more than the arithmetic on these machines). Trainer::step() on small CosmoFlow
+// and U-Net runs, read from sample files as in training: every step after the first must make
+// no Kokkos allocation and no C++ heap allocation of ours.
+//
+// What is not ours is counted apart (perf_tests/step/AllocationCounter.hpp) and printed:
+// operator new inside oneDNN's own primitive execute (it builds its own argument map every
+// call; we pass it a plain array) and the kernel-label strings Kokkos builds from literals at
+// each launch in layer code (tiny, freed at once; removed where a label is made once).
+// The data loader's prefetch thread, which opens and reads the next batch's files while the
+// step computes, is counted apart and printed too. Aligned operator new and C malloc (HDF5,
+// MPI) are not counted.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <hybrid3d/io/generate/SampleWriter.hpp>
+#include <hybrid3d/train/Trainer.hpp>
+
+#include "AllocationCounter.hpp"
+#include "GridCases.hpp"
+
+namespace hybrid3d::test {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int S = 16;
+
+long long kokkosAllocations = 0;
+void onAllocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, const std::uint64_t) {
+  ++kokkosAllocations;
+}
+
+std::string scratch(const std::string& name) {
+  const std::string dir = "step_allocation_test_np" + std::to_string(worldSize()) + "/" + name;
+  if (worldRank() == 0) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return dir;
+}
+
+// Noise samples: CosmoFlow's /full and /unitPar, or the U-Net's /volume and /segmentation.
+std::vector<std::string> writeSamples(const std::string& dir, bool segmentation, int count) {
+  std::vector<std::string> files;
+  for (int s = 0; s < count; ++s) files.push_back(dir + "/sample_" + std::to_string(s) + ".h5");
+  if (worldRank() == 0) {
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<float> u(-1, 1);
+    const int channels = segmentation ? 1 : 4;
+    for (const std::string& f : files) {
+      std::vector<float> volume(std::size_t(channels) * S * S * S);
+      for (float& v : volume) v = u(rng);
+      io::generate::SampleWriter w(MPI_COMM_SELF, f);
+      if (segmentation) {
+        std::vector<int> labels(volume.size());
+        for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = volume[i] < -0.3f ? 0 : volume[i] < 0.3f ? 1 : 2;
+        w.writeWhole<float>("/volume", {1, S, S, S}, volume.data());
+        w.writeWhole<int>("/segmentation", {S, S, S}, labels.data());
+      } else {
+        const float targets[4] = {u(rng), u(rng), u(rng), u(rng)};
+        w.writeWhole<float>("/full", {4, S, S, S}, volume.data());
+        w.writeWhole<float>("/unitPar", {4}, targets);
+      }
+      w.commit();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return files;
+}
+
+// Runs `steps` training steps and checks every one after the first on every rank.
+void expectNoAllocationAfterTheFirstStep(const std::string& architecture, const std::string& optimizer) {
+  const bool segmentation = architecture == "unet3d";
+  const std::string dir = scratch(architecture + "_" + optimizer);
+  TrainConfig c;
+  c.model.architecture = architecture;
+  c.model.inputWidth = S;
+  c.model.seed = 2;
+  c.data.trainFiles = writeSamples(dir, segmentation, 8);
+  c.data.train = "unused";
+  c.globalBatch = 2;
+  c.epochs = 100;
+  c.optimizer = optimizer;
+  c.outputDir = dir;
+  c.printEvery = 1000000;
+  // One sample per group where the world splits into two groups, the rest spatial.
+  const int groups = worldSize() % 2 == 0 ? 2 : 1;
+  ProcessGrid grid(MPI_COMM_WORLD, autoSpatialGrid(worldSize() / groups, {S, S, S}));
+  Trainer<float> trainer(grid, c);
+
+  Kokkos::Tools::Experimental::set_allocate_data_callback(onAllocate);
+  trainer.step();  // the first step may allocate (lazy set-up in libraries)
+  constexpr int steps = 4;
+  // Not ours, printed: kernel-label strings, inside oneDNN, on the loader's thread.
+  long long worst[3] = {0, 0, 0};
+  for (int s = 0; s < steps; ++s) {
+    const long long k0 = kokkosAllocations;
+    const bench::AllocationCounts n0 = bench::allocationCounts();
+    trainer.step();
+    const bench::AllocationCounts n = bench::allocationCounts() - n0;
+    long long got[5] = {kokkosAllocations - k0, n.unexplained(), n.labels, n.vendor, n.otherThreads};
+    MPI_Allreduce(MPI_IN_PLACE, got, 5, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_EQ(got[0], 0) << architecture << ": Kokkos allocations in step " << s + 2;
+    EXPECT_EQ(got[1], 0) << architecture << ": operator new calls of ours in step " << s + 2
+                         << " (beside " << got[2] << " kernel-label strings and " << got[3]
+                         << " inside oneDNN)";
+    for (int i = 0; i < 3; ++i) worst[i] = std::max(worst[i], got[2 + i]);
+  }
+  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+  if (worldRank() == 0)
+    std::printf("%s, %s, grid %s x %d groups: per step, not counted against the step: %lld "
+                "kernel-label strings, %lld operator new inside oneDNN, %lld on the loader's "
+                "thread\n",
+                architecture.c_str(), optimizer.c_str(), toString(grid.dims()).c_str(),
+                grid.numGroups(), worst[0], worst[1], worst[2]);
+}
+
+TEST(StepAllocation, CosmoFlowStepAllocatesNothingAfterTheFirst) {
+  expectNoAllocationAfterTheFirstStep("cosmoflow", "sgd");
+}
+
+TEST(StepAllocation, UNetStepWithAdamAllocatesNothingAfterTheFirst) {
+  expectNoAllocationAfterTheFirstStep("unet3d", "adam");
+}
+
+}  // namespace
+}  // namespace hybrid3d::test
