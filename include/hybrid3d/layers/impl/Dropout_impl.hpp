@@ -66,18 +66,20 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   const std::int64_t first = firstSample_;
   const T scale = T(1.0 / options_.keep);
   const Index3& e = x.globalExtents();
-  const Index D = e[0], H = e[1], W = e[2];
+  const Index D = e[0], H = e[1];
   const Index3& lo = x.owned().lo;
   const Index d0 = lo[0], h0 = lo[1], w0 = lo[2];
-  // Per row: the sample's half of the hash.
+  // Per row: its key (two splitmix64); per cell: one 32-bit hash of its global column.
   Impl::forEachRowCell(
       label, exec, rows,
-      KOKKOS_LAMBDA(const Index n, Index, Index, Index) { return mask.sampleKey(first + n); },
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy) {
+        return mask.rowKey(first + n, (c * D + d0 + z) * H + h0 + yy);
+      },
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx,
-                    const std::uint64_t key) {
-        const Index element = ((c * D + d0 + z) * H + h0 + yy) * W + w0 + xx;
+                    const Impl::DropoutRowKey key) {
         const T v = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
-        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = mask.keptAt(key, element) ? v * scale : T(0);
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
+            mask.kept(key, std::uint32_t(w0 + xx)) ? v * scale : T(0);
       });
 }
 
@@ -98,9 +100,9 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   const T scale = T(1.0 / options_.keep);
   Impl::forEachRowCell(
       label, exec, rows,
-      KOKKOS_LAMBDA(const Index n, Index, Index, Index) { return mask.sampleKey(first + n); },
-      KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f, const std::uint64_t key) {
-        yv(n, f) = mask.keptAt(key, f) ? xv(n, f) * scale : T(0);
+      KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
+        // Feature f is row f, column 0: a 64-bit key per element, but these views are small.
+        yv(n, f) = mask.kept(mask.rowKey(first + n, f), 0) ? xv(n, f) * scale : T(0);
       });
 }
 
