@@ -9,10 +9,13 @@
 // own cells, whatever the grid.
 //
 // The hash is split so that the per-element part vectorises: a 64-bit key per (sample, row)
-// (splitmix64, once per row of cells), and per element one round of Wellons' 32-bit lowbias32
-// on w ^ key: 32-bit multiplies, which SSE2, AVX and GPUs all do per lane. (One chained 64-bit
-// splitmix64 per element ran at 0.07 of the copy bandwidth; 64-bit lanes do not vectorise on
-// SSE2.)
+// (splitmix64, once per row of cells), and per element a 16-bit xor-shift-multiply hash of the
+// column (a bijection on 16 bits, constants from C. Wellons' hash-prospector) between the two
+// halves of the key: 16-bit multiplies, which SSE2 does eight to a register (it has no 32-bit
+// lane multiply, and no 64-bit one at all). So the global width W is at most 2^16 (the
+// constructor refuses more) and keep is resolved to 2^-16. (One chained 64-bit splitmix64 per
+// element ran at 0.07 of the copy bandwidth here, a 32-bit lowbias32 per element at 0.3, this
+// one at 0.4-0.58.)
 //
 // Training scales kept elements by 1/keep (inverted dropout, as PyTorch); inference and keep = 1
 // are the identity. Before each training step call setStep(step, firstGlobalSample), where
@@ -42,16 +45,6 @@ KOKKOS_INLINE_FUNCTION std::uint64_t splitmix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-// 32-bit finaliser (C. Wellons' "lowbias32"): a bijection on 32 bits with good avalanche.
-KOKKOS_INLINE_FUNCTION std::uint32_t lowbias32(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-
 // The two 32-bit halves of a row's 64-bit key.
 struct DropoutRowKey {
   std::uint32_t low, high;
@@ -59,16 +52,16 @@ struct DropoutRowKey {
 
 // The dropout decision for one element: a pure function of its keys, so any rank can compute
 // any element's bit. `prefix` already mixes (seed, layer, step). The element is kept iff
-// u = (h >> 8) * 2^-24 < keep (24 random bits -> [0, 1)), tested in integers as
-// (h >> 8) < threshold = ceil(keep * 2^24): the same decision, since both sides only scale by a
-// power of two, without a conversion per element. 2^24 fits a signed 32-bit lane, so the
-// comparison vectorises without an unsigned bias.
+// u = h * 2^-16 < keep (16 random bits -> [0, 1)), tested in integers as
+// h < threshold = ceil(keep * 2^16): the same decision, without a conversion per element.
 struct DropoutMask {
+  static constexpr std::int64_t kMaxWidth = std::int64_t(1) << 16;  // columns of a 16-bit hash
+
   std::uint64_t prefix = 0;
-  std::int32_t threshold = std::int32_t(1) << 24;  // keep = 1
+  std::int32_t threshold = std::int32_t(1) << 16;  // keep = 1
 
   static std::int32_t thresholdOf(double keep) {
-    return static_cast<std::int32_t>(std::ceil(std::ldexp(keep, 24)));
+    return static_cast<std::int32_t>(std::ceil(std::ldexp(keep, 16)));
   }
   // The key of a global row of `sample`; once per row of cells.
   KOKKOS_INLINE_FUNCTION DropoutRowKey rowKey(std::int64_t sample, std::int64_t row) const {
@@ -76,10 +69,16 @@ struct DropoutMask {
         splitmix64(splitmix64(prefix ^ std::uint64_t(sample)) ^ std::uint64_t(row));
     return {std::uint32_t(k), std::uint32_t(k >> 32)};
   }
-  // The decision for the element in global column w of the row with key `key`.
+  // The decision for the element in global column w (< kMaxWidth) of the row with key `key`.
   KOKKOS_INLINE_FUNCTION bool kept(const DropoutRowKey& key, std::uint32_t w) const {
-    const std::uint32_t h = lowbias32(w ^ key.low) ^ key.high;
-    return std::int32_t(h >> 8) < threshold;
+    std::uint16_t h = std::uint16_t(w) ^ std::uint16_t(key.low);
+    h ^= h >> 8;
+    h = std::uint16_t(h * 0x88b5u);
+    h ^= h >> 7;
+    h = std::uint16_t(h * 0xdb2du);
+    h ^= h >> 9;
+    h ^= std::uint16_t(key.high);
+    return std::int32_t(h) < threshold;
   }
 };
 

@@ -13,6 +13,9 @@ Dropout<T, M>::Dropout(const ProcessGrid& grid, const std::string& name,
   if (input.batch < 0 || input.channels < 0)
     fail(name, ": Dropout input has negative batch ", input.batch, " or channels ",
          input.channels);
+  if (input.extents[2] > Impl::DropoutMask::kMaxWidth)
+    fail(name, ": Dropout input width ", input.extents[2], " exceeds ",
+         Impl::DropoutMask::kMaxWidth, " (the mask hashes a row's columns in 16 bits)");
   // FNV-1a of the name: a layer id every rank and every grid agrees on.
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
@@ -69,7 +72,7 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   const Index D = e[0], H = e[1];
   const Index3& lo = x.owned().lo;
   const Index d0 = lo[0], h0 = lo[1], w0 = lo[2];
-  // Per row: its key (two splitmix64); per cell: one 32-bit hash of its global column.
+  // Per row: its key (two splitmix64); per cell: a 16-bit hash of its global column.
   Impl::forEachRowCell(
       label, exec, rows,
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy) {
