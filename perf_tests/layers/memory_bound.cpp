@@ -1,5 +1,6 @@
-// bench_memory_bound: the memory-bound layer kernels (activations, pooling, batch norm, dropout,
-// concat) against the copy bandwidth measured in the same run. Each kernel's figure is the
+// bench_memory_bound: the memory-bound kernels (activations, pooling, batch norm, dropout,
+// concat, halo pack/unpack, optimiser updates) against the copy bandwidth measured in the same
+// run. Each kernel's figure is the
 // bytes it must move (read + write, stated per kernel below) divided by its time; the last
 // column is that bandwidth over the copy bandwidth of the same size, the figure issue 8 asks
 // to be at least 0.5.
@@ -18,7 +19,11 @@
 //
 // Shapes: CosmoFlow's conv1 output (16 x 128^3) and conv2 output (32 x 64^3), float, batch 1,
 // one rank (ProcessGrid over MPI_COMM_SELF), tensors with ghost width 1 as the graph allocates
-// them.
+// them. The halo's pack and unpack kernels (Impl::applyBox, what Halo::gather and scatterAdd
+// run per neighbour) are timed on the faces a 2-way split along D, H or W exchanges, each
+// against a copy of the face's own size (a face fits in the caches an activation does not).
+// The optimisers update CosmoFlow's parameters (S = 128, about 9.4 M), against a copy of that
+// size.
 //
 // Usage: bench_memory_bound [--reps 20] [--only SUBSTRING]
 #include <time.h>
@@ -43,6 +48,9 @@
 #include <hybrid3d/layers/Concat.hpp>
 #include <hybrid3d/layers/Dropout.hpp>
 #include <hybrid3d/layers/MaxPool3d.hpp>
+#include <hybrid3d/comm/Halo.hpp>
+#include <hybrid3d/optim/Adam.hpp>
+#include <hybrid3d/optim/Sgd.hpp>
 
 namespace {
 
@@ -280,9 +288,81 @@ int main(int argc, char** argv) {
       }
     }
 
+    // Halo faces: the cells one neighbour receives across a D, H or W cut of the 16 x 128^3
+    // activation (ghost width 1). Pack reads the owned face and writes the buffer, unpack reads
+    // the buffer and writes the ghost face: 2 x face bytes each.
+    {
+      const Size& s = sizes[0];
+      const TensorShape shape{N, s.channels, {s.extent, s.extent, s.extent}};
+      const BlockDecomposition dec(shape.extents, grid.dims());
+      auto t = std::make_shared<Tensor>(tensor("halo t", N, s.channels, dec, at, g1));
+      fillRandom(*t, 11);
+      const Index e = s.extent;
+      const Index faceCells = Index(N) * s.channels * e * e;
+      copies.push_back(std::make_unique<CopyKernel>(faceCells));
+      const CopyKernel* copy = copies.back().get();
+      auto buf = std::make_shared<Flat>("halo buffer", faceCells);
+      const DefaultExecutionSpace exec;
+      const double bytes = 2.0 * double(faceCells) * sizeof(T);
+      struct Face {
+        const char* name;
+        Index3 owned, ghost, ext;  // first owned face cell, first ghost cell, extents
+      };
+      const Face faces[3] = {{"D face", {e, 1, 1}, {e + 1, 1, 1}, {1, e, e}},
+                             {"H face", {1, e, 1}, {1, e + 1, 1}, {e, 1, e}},
+                             {"W face", {1, 1, e}, {1, 1, e + 1}, {e, e, 1}}};
+      for (const Face& f : faces) {
+        const std::string shapeName = std::string(f.name);
+        cases.push_back({"Halo pack", shapeName, bytes, copy, [=] {
+                           Impl::applyBox<Impl::BoxOp::Pack>("hybrid3d::bench::pack", exec,
+                                                             t->view(), *buf, 0, f.owned, f.ext);
+                         }});
+        cases.push_back({"Halo unpack", shapeName, bytes, copy, [=] {
+                           Impl::applyBox<Impl::BoxOp::Unpack>("hybrid3d::bench::unpack", exec,
+                                                               t->view(), *buf, 0, f.ghost, f.ext);
+                         }});
+      }
+    }
+    // Optimisers on CosmoFlow's parameters at S = 128 (conv weights without bias, fc weights
+    // and biases). SGD with momentum reads p, g, the momentum and writes p and the momentum:
+    // 5 x the parameter bytes; Adam reads p, g, m, v and writes p, m, v: 7 x.
+    {
+      using Named = NamedParameter<T>;
+      std::vector<Named> params;
+      const Index convs[7][2] = {{4, 16},    {16, 32},   {32, 64},  {64, 128},
+                                 {128, 256}, {256, 256}, {256, 256}};
+      Index count = 0;
+      auto add = [&](const std::string& layer, const std::string& name,
+                     const std::vector<Index>& shape) {
+        params.push_back({layer, createParameter<T>(layer, name, shape)});
+        Kokkos::deep_copy(params.back().param.grad, T(0.01));
+        count += Index(params.back().param.value.size());
+      };
+      for (int l = 0; l < 7; ++l)
+        add("conv" + std::to_string(l + 1), "weight", {convs[l][1], convs[l][0], 3, 3, 3});
+      const Index fcs[3][2] = {{2048, 2048}, {2048, 256}, {256, 4}};
+      for (int l = 0; l < 3; ++l) {
+        add("fc" + std::to_string(l + 1), "weight", {fcs[l][1], fcs[l][0]});
+        add("fc" + std::to_string(l + 1), "bias", {fcs[l][1]});
+      }
+      copies.push_back(std::make_unique<CopyKernel>(count));
+      const CopyKernel* copy = copies.back().get();
+      const DefaultExecutionSpace exec;
+      const double bytes = double(count) * sizeof(T);
+      const std::string shapeName = std::to_string(count / 1000) + "k";
+      SgdOptions so;
+      so.momentum = 0.9;
+      auto sgd = std::make_shared<Sgd<T>>(params, so);
+      sgd->step(exec, 1e-3);  // past the first step: the momentum buffer is read from then on
+      cases.push_back({"Sgd::step (momentum)", shapeName, 5 * bytes, copy,
+                       [=] { sgd->step(exec, 1e-3); }});
+      auto adam = std::make_shared<Adam<T>>(params, AdamOptions{});
+      cases.push_back({"Adam::step", shapeName, 7 * bytes, copy, [=] { adam->step(exec, 1e-3); }});
+    }
+
     std::printf("Memory-bound kernels, float, batch 1, 1 rank, Kokkos %s; median of %d reps "
-                "after 1 warm-up; copy = Kokkos copy kernel of one activation, timed before each "
-                "kernel rep; ms, GB/s and ratio from process CPU time, wall = the ratio from "
+                "after 1 warm-up; copy = Kokkos copy kernel of one activation (halo faces and "
+                "optimisers: of their own size), timed before each kernel rep; ms, GB/s and ratio from process CPU time, wall = the ratio from "
                 "wall-clock time\n",
                 DefaultExecutionSpace::name(), reps);
     std::printf("%-26s %-9s %9s %8s %8s %8s %8s %9s %6s %6s\n", "kernel", "shape", "MB moved",

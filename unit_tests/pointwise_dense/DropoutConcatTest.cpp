@@ -127,6 +127,18 @@ TEST(Dropout, RefusesKeepProbabilityOutsideZeroOne) {
   }
 }
 
+// The mask hashes a row's global columns in 16 bits: a wider volume would repeat it along W.
+TEST(Dropout, RefusesWidthAbove65536) {
+  Dropout<double> widest(selfGrid(), "d", {1, 1, {1, 1, 65536}}, {0.5, 0});
+  try {
+    Dropout<double> layer(selfGrid(), "wide_dropout", {1, 1, {1, 1, 65537}}, {0.5, 0});
+    ADD_FAILURE() << "width 65537 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("wide_dropout"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("65537"), std::string::npos) << e.what();
+  }
+}
+
 // y = [a, b] on channels and da, db = the matching channels of dy, with different ghosts on
 // every tensor; checked against the global arrays directly.
 TEST(Concat, ConcatenatesChannelsOnEveryGrid) {

@@ -13,6 +13,9 @@ Dropout<T, M>::Dropout(const ProcessGrid& grid, const std::string& name,
   if (input.batch < 0 || input.channels < 0)
     fail(name, ": Dropout input has negative batch ", input.batch, " or channels ",
          input.channels);
+  if (input.extents[2] > Impl::DropoutMask::kMaxWidth)
+    fail(name, ": Dropout input width ", input.extents[2], " exceeds ",
+         Impl::DropoutMask::kMaxWidth, " (the mask hashes a row's columns in 16 bits)");
   // FNV-1a of the name: a layer id every rank and every grid agrees on.
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
@@ -66,18 +69,20 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   const std::int64_t first = firstSample_;
   const T scale = T(1.0 / options_.keep);
   const Index3& e = x.globalExtents();
-  const Index D = e[0], H = e[1], W = e[2];
+  const Index D = e[0], H = e[1];
   const Index3& lo = x.owned().lo;
   const Index d0 = lo[0], h0 = lo[1], w0 = lo[2];
-  // Per row: the sample's half of the hash.
+  // Per row: its key (two splitmix64); per cell: a 16-bit hash of its global column.
   Impl::forEachRowCell(
       label, exec, rows,
-      KOKKOS_LAMBDA(const Index n, Index, Index, Index) { return mask.sampleKey(first + n); },
+      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy) {
+        return mask.rowKey(first + n, (c * D + d0 + z) * H + h0 + yy);
+      },
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx,
-                    const std::uint64_t key) {
-        const Index element = ((c * D + d0 + z) * H + h0 + yy) * W + w0 + xx;
+                    const Impl::DropoutRowKey key) {
         const T v = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
-        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = mask.keptAt(key, element) ? v * scale : T(0);
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
+            mask.kept(key, std::uint32_t(w0 + xx)) ? v * scale : T(0);
       });
 }
 
@@ -98,9 +103,9 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   const T scale = T(1.0 / options_.keep);
   Impl::forEachRowCell(
       label, exec, rows,
-      KOKKOS_LAMBDA(const Index n, Index, Index, Index) { return mask.sampleKey(first + n); },
-      KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f, const std::uint64_t key) {
-        yv(n, f) = mask.keptAt(key, f) ? xv(n, f) * scale : T(0);
+      KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
+        // Feature f is row f, column 0: a 64-bit key per element, but these views are small.
+        yv(n, f) = mask.kept(mask.rowKey(first + n, f), 0) ? xv(n, f) * scale : T(0);
       });
 }
 

@@ -67,17 +67,22 @@ using RowPolicy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<Index>>;
 // One team per plane of `rows`, with vector lanes for a row: the smallest power of two that
 // covers it, capped at the backend's maximum (a warp on CUDA; host backends run the row as one
 // loop), and the team size Kokkos recommends for `kernel` with that vector length.
+// `threadScratch`: bytes of level-0 scratch per team thread (a row buffer its lanes share),
+// set before asking for the team size so that the recommendation fits it.
 template <class ExecSpace, class Kernel, class Tag>
 RowPolicy<ExecSpace> rowPolicy(const ExecSpace& exec, const OwnedRows& rows, const Kernel& kernel,
-                               const Tag& tag) {
+                               const Tag& tag, std::size_t threadScratch = 0) {
   if (rows.planes > Index(std::numeric_limits<int>::max()))
     fail("hybrid3d: ", rows.planes, " planes of cells exceed a Kokkos league");
   const int max = RowPolicy<ExecSpace>::vector_length_max();
   int vector = 1;
   while (vector < max && vector < rows.width) vector *= 2;
-  const int team = RowPolicy<ExecSpace>(exec, 1, Kokkos::AUTO, vector)
-                       .team_size_recommended(kernel, tag);
-  return RowPolicy<ExecSpace>(exec, int(rows.planes), team, vector);
+  auto probe = RowPolicy<ExecSpace>(exec, 1, Kokkos::AUTO, vector);
+  if (threadScratch > 0) probe.set_scratch_size(0, Kokkos::PerThread(threadScratch));
+  const int team = probe.team_size_recommended(kernel, tag);
+  auto policy = RowPolicy<ExecSpace>(exec, int(rows.planes), team, vector);
+  if (threadScratch > 0) policy.set_scratch_size(0, Kokkos::PerThread(threadScratch));
+  return policy;
 }
 
 // body(n, c, z, y, x) for every cell of `rows`: one team per plane, its rows over the team's
