@@ -64,6 +64,10 @@ constexpr bool cudnnCanRun() {
 #endif
 }
 
+// Whether a Conv3d overlaps its halo exchanges with computation unless told otherwise
+// (Conv3d::Options::overlap, ModelOptions::convOverlap).
+constexpr bool convOverlapByDefault = true;
+
 // Below this many output voxels per sample on a rank, oneDNN's fixed costs per pass (layout
 // reorders, dispatch) outweigh its faster arithmetic: bench_conv_layers measured it 2-3x
 // slower than the kokkos engine on 2^3 boxes, even with 4^3 and faster from 4^3 up.
