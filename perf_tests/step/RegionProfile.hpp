@@ -1,11 +1,12 @@
 #pragma once
 // Time per Kokkos profiling region (wall clock, and the CPU time of the calling thread, which
 // other processes on a busy machine distort far less; MPI waits poll, so they count as CPU
-// time too), measured in-process through the Kokkos Tools region callbacks: where a training step spends its time, node by node (model/Graph pushes
-// "hybrid3d::node::forward NAME" and "...backward NAME" around every node) and inside a node
-// (Conv3d passes, halo gathers and scatters push their own). Times are inclusive (a node's
-// time contains its halo). Recording allocates (a map keyed by name), so it stays off while
-// allocations are being counted; turn it on for the steps to be profiled only.
+// time too), measured in-process through the Kokkos Tools region callbacks: where a training
+// step spends its time, node by node (model/Graph pushes "hybrid3d::node::forward NAME" and
+// "...backward NAME" around every node) and inside a node (Conv3d passes, halo gathers and
+// scatters push their own). Times are inclusive (a node's time contains its halo). Recording
+// allocates (a map keyed by name), so it stays off while allocations are being counted; turn
+// it on for the steps to be profiled only.
 
 #include <time.h>
 
