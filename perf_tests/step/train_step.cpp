@@ -26,12 +26,15 @@
 //
 // Usage: mpirun -n P bench_train_step [--model cosmoflow|unet3d] [--size S] [--steps N]
 //          [--warmup W] [--grid DxHxW|auto] [--with-unet64] [--no-hooks] [--regions] [--memory]
+//          [--overlap on|off] [--engine auto|kokkos|onednn|cudnn]
 // Without --model: CosmoFlow at 32, 64, 128 and the U-Net at 32 (and 64 with --with-unet64:
 // tens of seconds per step on 2 cores). --model without --size runs that model's default sizes.
 // --grid: the spatial grid of one sample; the world holds world / P data-parallel groups, each
 // with one sample (global mini-batch = groups). Default: all ranks on one sample, shape chosen
 // as the trainer's "auto" does. --regions: time per node and per layer pass of rank 0
-// (RegionProfile.hpp), inclusive, over the timed steps.
+// (RegionProfile.hpp), inclusive, over the timed steps. --overlap: the convolutions' halo/compute
+// overlap (Conv3d::Options::overlap; default convOverlapByDefault). --engine: every convolution's
+// engine (default auto).
 #include <malloc.h>
 #include <unistd.h>
 #include <sys/resource.h>
@@ -144,6 +147,8 @@ struct Options {
   bool hooks = true;
   bool regions = false;
   bool memory = false;
+  bool overlap = convOverlapByDefault;  // Conv3d halo/compute overlap
+  ConvEngine engine = ConvEngine::Auto;
   double peakGflops = 0;  // FP32 FMA peak of one core, measured at start (rank 0's core)
 };
 
@@ -159,9 +164,11 @@ struct Setup {
   DistTensor<int> labels;
 };
 
-Setup build(const ProcessGrid& grid, const std::string& arch, int S) {
+Setup build(const ProcessGrid& grid, const std::string& arch, int S, const Options& opt) {
   Setup s;
   ModelOptions mo;
+  mo.convOverlap = opt.overlap;
+  mo.convEngine = opt.engine;
   mo.architecture = arch;
   mo.inputWidth = S;
   mo.batch = 1;
@@ -269,7 +276,7 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
   std::map<std::string, std::int64_t> labels;
   if (opt.memory && root) kokkos.byLabel = &labels;
   double t0 = MPI_Wtime();
-  Setup s = build(grid, arch, S);
+  Setup s = build(grid, arch, S, opt);
   kokkos.byLabel = nullptr;
   MPI_Barrier(world);
   const double setupSeconds = MPI_Wtime() - t0;
@@ -350,9 +357,10 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
   std::sort(sorted.begin(), sorted.end());
   if (root) {
     const double mib = 1.0 / (1 << 20);
-    std::printf("%-16s grid %s x %d group(s): median %.1f ms  min %.1f  max %.1f per step (%d steps "
+    std::printf("%-16s grid %s x %d group(s), overlap %s: median %.1f ms  min %.1f  max %.1f per step (%d steps "
                 "after %d warm-up) | compute %.1f  halo %.1f  allreduce %.1f ms (medians, slowest rank)\n",
-                name.c_str(), toString(dims).c_str(), grid.numGroups(), median(ms), sorted.front(),
+                name.c_str(), toString(dims).c_str(), grid.numGroups(), opt.overlap ? "on" : "off",
+                median(ms), sorted.front(),
                 sorted.back(), opt.steps, opt.warmup, median(computeMs), median(haloMs),
                 median(reduceMs));
     std::printf("  set-up %.2f s, first step %.1f ms, loss after %d steps %.6g\n", setupSeconds,
@@ -371,12 +379,13 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
                 double(peakAbove) / 1024.0, hwmReset ? "pre-set-up" : "process-start (VmHWM reset refused)",
                 double(kokkosSetupMax) * mib, double(kokkosPeakMax) * mib,
                 double(allocatorStepsMax) * mib);
-    std::printf("RESULT model=%s size=%d grid=%s groups=%d median_ms=%.3f min_ms=%.3f max_ms=%.3f "
-                "compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f kokkos_allocs_after_first=%lld "
-                "label_new_after_first=%lld new_after_first=%lld onednn_new_after_first=%lld "
-                "minflt_after_first=%lld "
+    std::printf("RESULT model=%s size=%d grid=%s groups=%d overlap=%d median_ms=%.3f min_ms=%.3f "
+                "max_ms=%.3f compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f "
+                "kokkos_allocs_after_first=%lld label_new_after_first=%lld new_after_first=%lld "
+                "onednn_new_after_first=%lld minflt_after_first=%lld "
                 "peak_rss_mib=%.1f kokkos_mib=%.1f step_gflop=%.3f core_peak_gflops=%.1f\n",
-                arch.c_str(), S, toString(dims).c_str(), grid.numGroups(), median(ms),
+                arch.c_str(), S, toString(dims).c_str(), grid.numGroups(), int(opt.overlap),
+                median(ms),
                 sorted.front(), sorted.back(), median(computeMs), median(haloMs), median(reduceMs),
                 sumAllocs, sumLabelNews, sumNews, sumVendorNews, sumFaults, double(peakAbove) / 1024.0,
                 double(kokkosSetupMax) * mib,
@@ -467,9 +476,15 @@ Options parse(int argc, char** argv) {
     else if (a == "--no-hooks") o.hooks = false;
     else if (a == "--regions") o.regions = true;
     else if (a == "--memory") o.memory = true;
+    else if (a == "--engine") o.engine = parseConvEngine(value());
+    else if (a == "--overlap") {
+      const std::string v = value();
+      if (v != "on" && v != "off") fail("--overlap takes on or off, not ", v);
+      o.overlap = v == "on";
+    }
     else fail("unknown option ", a,
               " (--model cosmoflow|unet3d --size S --steps N --warmup W --grid DxHxW|auto "
-              "--with-unet64 --no-hooks --regions --memory)");
+              "--with-unet64 --no-hooks --regions --memory --overlap on|off --engine E)");
   }
   if (o.steps < 1 || o.warmup < 1) fail("--steps and --warmup must be >= 1");
   auto add = [&](const std::string& m, std::vector<int> sizes) {

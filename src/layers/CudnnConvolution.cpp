@@ -119,7 +119,13 @@ T* windowStart(const DistTensor<T, Kokkos::CudaSpace>& t, const Index3& at) {
   const auto& v = t.view();
   return v.data() + (at[0] * Index(v.extent(3)) + at[1]) * Index(v.extent(4)) + at[2];
 }
-Index3 lowGhosts(const GhostWidths& g) { return {g.lo[0], g.lo[1], g.lo[2]}; }
+// Local index of the first voxel of the problem's output box in y or dy: the owned box starts
+// after the low ghosts, the problem's box (a part of it) outOffset further.
+template <class T>
+Index3 outputStart(const DistTensor<T, Kokkos::CudaSpace>& t, const LocalConvProblem& q) {
+  const GhostWidths& g = t.ghosts();
+  return {g.lo[0] + q.outOffset[0], g.lo[1] + q.outOffset[1], g.lo[2] + q.outOffset[2]};
+}
 
 // cuDNN indexes tensors with int: every extent and stride, and the span of elements a tensor
 // covers (the ghost cells between its rows included), must stay below 2^31.
@@ -367,7 +373,7 @@ void CudnnConvolution<T>::forward(const execution_space& exec, const tensor_type
   const cudnnHandle_t h = context.on(exec, q.layer);
   const T one = 1, zero = 0;
   const T* xw = windowStart(x, q.inOffset);
-  T* yw = windowStart(y, lowGhosts(y.ghosts()));
+  T* yw = windowStart(y, outputStart(y, q));
   for (Index n = 0; n < q.batch; n += p.samples) {
     T* yn = yw + n * l.out[0];
     check(cudnnConvolutionForward(h, &one, p.in, xw + n * l.in[0], S.filter, w.data(), S.conv,
@@ -385,8 +391,10 @@ void CudnnConvolution<T>::backwardData(const execution_space& exec, const values
                                        const tensor_type& dy, const tensor_type& dx) {
   const auto& q = problem_;
   // Cells of dx outside the input window receive nothing: zero them (all of dx when this rank
-  // has no output). cuDNN then writes the window (beta 0).
-  if (!q.windowIsWholeArray(dx.localExtents())) Kokkos::deep_copy(exec, dx.view(), T(0));
+  // has no output). cuDNN then writes the window (beta 0). A caller that sums several parts
+  // into dx (accumulateDx) has zeroed it: cuDNN adds (beta 1).
+  if (!q.accumulateDx && !q.windowIsWholeArray(dx.localExtents()))
+    Kokkos::deep_copy(exec, dx.view(), T(0));
   if (q.emptyOutput()) return;
   State& S = *s_;
   const Layouts l{stridesOf(dx), stridesOf(dy)};
@@ -395,12 +403,13 @@ void CudnnConvolution<T>::backwardData(const execution_space& exec, const values
   auto& context = CudnnContext::instance();
   const cudnnHandle_t h = context.on(exec, q.layer);
   const T one = 1, zero = 0;
-  const T* dyw = windowStart(dy, lowGhosts(dy.ghosts()));
+  const T& beta = q.accumulateDx ? one : zero;
+  const T* dyw = windowStart(dy, outputStart(dy, q));
   T* dxw = windowStart(dx, q.inOffset);
   for (Index n = 0; n < q.batch; n += p.samples)
     check(cudnnConvolutionBackwardData(h, &one, S.filter, w.data(), p.out, dyw + n * l.out[0],
                                        S.conv, cudnnConvolutionBwdDataAlgo_t(p.algorithm),
-                                       context.workspace(), p.workspace, &zero, p.in,
+                                       context.workspace(), p.workspace, &beta, p.in,
                                        dxw + n * l.in[0]),
           q.layer, "cudnnConvolutionBackwardData");
 }
@@ -419,7 +428,7 @@ void CudnnConvolution<T>::backwardWeights(const execution_space& exec, const ten
   const cudnnHandle_t h = context.on(exec, q.layer);
   const T one = 1;  // beta 1: dw and db accumulate, as the gradient contract asks
   const T* xw = windowStart(x, q.inOffset);
-  const T* dyw = windowStart(dy, lowGhosts(dy.ghosts()));
+  const T* dyw = windowStart(dy, outputStart(dy, q));
   for (Index n = 0; n < q.batch; n += p.samples) {
     const T* dyn = dyw + n * l.out[0];
     check(cudnnConvolutionBackwardFilter(h, &one, p.in, xw + n * l.in[0], p.out, dyn, S.conv,

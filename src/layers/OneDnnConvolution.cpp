@@ -59,7 +59,12 @@ float* windowStart(const DistTensor<float, Kokkos::HostSpace>& t, const Index3& 
   const auto& v = t.view();
   return v.data() + (at[0] * Index(v.extent(3)) + at[1]) * Index(v.extent(4)) + at[2];
 }
-Index3 lowGhosts(const GhostWidths& g) { return {g.lo[0], g.lo[1], g.lo[2]}; }
+// Local index of the first voxel of the problem's output box in y or dy: the owned box starts
+// after the low ghosts, the problem's box (a part of it) outOffset further.
+Index3 outputStart(const DistTensor<float, Kokkos::HostSpace>& t, const LocalConvProblem& q) {
+  const GhostWidths& g = t.ghosts();
+  return {g.lo[0] + q.outOffset[0], g.lo[1] + q.outOffset[1], g.lo[2] + q.outOffset[2]};
+}
 
 // How an operand reaches the primitive.
 enum class Flow {
@@ -247,7 +252,7 @@ OneDnnConvolution::OneDnnConvolution(const LocalConvProblem& problem)
     P.fwdDst = operand(Flow::Out, fwd.dst_desc());
     P.bwdDiffDst = operand(Flow::In, bwd.diff_dst_desc());
     P.bwdWeights = operand(Flow::In, bwd.weights_desc());
-    P.bwdDiffSrc = operand(Flow::Out, bwd.diff_src_desc());
+    P.bwdDiffSrc = operand(q.accumulateDx ? Flow::Accumulate : Flow::Out, bwd.diff_src_desc());
     P.wgtSrc = operand(Flow::In, wgt.src_desc());
     P.wgtDiffDst = operand(Flow::In, wgt.diff_dst_desc());
     P.wgtDiffWeights = operand(Flow::Accumulate, wgt.diff_weights_desc());
@@ -290,7 +295,7 @@ void OneDnnConvolution::forward(const execution_space& exec, const tensor_type& 
   P.bind(P.fwdSrc, windowDesc(x, window), windowStart(x, q.inOffset), ws);
   P.bind(P.fwdWeights, P.userWeights, w.data(), ws);
   if (q.bias) P.bind(P.fwdBias, P.userBias, bias.data(), ws);
-  P.bind(P.fwdDst, windowDesc(y, q.outExtents), windowStart(y, lowGhosts(y.ghosts())), ws);
+  P.bind(P.fwdDst, windowDesc(y, q.outExtents), windowStart(y, outputStart(y, q)), ws);
   P.fwdScratchMem.set_data_handle(ws + P.fwdScratch);
   P.copy(P.fwdSrc);
   P.copy(P.fwdWeights);
@@ -313,13 +318,14 @@ void OneDnnConvolution::backwardData(const execution_space& exec, const values_t
   const auto v = dx.view();
   const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
   // Cells of dx outside the input window receive nothing: zero them (all of dx when this rank
-  // has no output).
-  if (!q.windowIsWholeArray(dx.localExtents())) std::fill_n(v.data(), v.size(), 0.0f);
+  // has no output), unless the caller sums several parts into dx.
+  if (!q.accumulateDx && !q.windowIsWholeArray(dx.localExtents()))
+    std::fill_n(v.data(), v.size(), 0.0f);
   if (q.emptyOutput()) return;
   useHostThreads();
   auto& P = *p_;
   char* ws = HostWorkspace::instance().data();
-  P.bind(P.bwdDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, lowGhosts(dy.ghosts())), ws);
+  P.bind(P.bwdDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, outputStart(dy, q)), ws);
   P.bind(P.bwdWeights, P.userWeights, w.data(), ws);
   P.bind(P.bwdDiffSrc, windowDesc(dx, window), windowStart(dx, q.inOffset), ws);
   P.bwdScratchMem.set_data_handle(ws + P.bwdScratch);
@@ -346,7 +352,7 @@ void OneDnnConvolution::backwardWeights(const execution_space& exec, const tenso
   char* ws = HostWorkspace::instance().data();
   const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
   P.bind(P.wgtSrc, windowDesc(x, window), windowStart(x, q.inOffset), ws);
-  P.bind(P.wgtDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, lowGhosts(dy.ghosts())), ws);
+  P.bind(P.wgtDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, outputStart(dy, q)), ws);
   P.bind(P.wgtDiffWeights, P.userWeights, dw.data(), ws);
   if (q.bias) P.bind(P.wgtDiffBias, P.userBias, db.data(), ws);
   P.wgtScratchMem.set_data_handle(ws + P.wgtScratch);

@@ -95,7 +95,19 @@ public:
   // Adjoint of gather: add every in-domain ghost cell's value into the owned cell it mirrors
   // (on whichever rank owns it). Ghost values are left as they were; padding ghosts are
   // dropped (their adjoint is zero).
-  void scatterAdd(const execution_space& exec, const tensor_type& t);
+  void scatterAdd(const execution_space& exec, const tensor_type& t) {
+    scatterAddBegin(exec, t);
+    scatterAddEnd(exec, t);
+  }
+  // Split form: Begin packs the ghost cells and starts the exchange, so the caller may go on
+  // adding into owned cells (never into ghost cells) until End waits and adds what arrived.
+  void scatterAddBegin(const execution_space& exec, const tensor_type& t);
+  void scatterAddEnd(const execution_space& exec, const tensor_type& t);
+
+  // Lets MPI move a started exchange along (MPI_Test): Open MPI progresses non-blocking
+  // collectives only inside MPI calls, so a long computation between Begin and End calls this
+  // now and then. Cheap, and a no-op when nothing is in flight.
+  void progress();
 
   const HaloPlan& plan() const { return plan_; }
   // Bytes this rank sends (and, by symmetry of the global exchange, the world receives) per
@@ -133,6 +145,7 @@ private:
   buffer_type sendBuf_, recvBuf_;
   host_buffer_type sendHost_, recvHost_;
   MPI_Request request_ = MPI_REQUEST_NULL;
+  bool started_ = false;  // between exchange and finishExchange (progress may null request_)
   const void* paddingZeroed_ = nullptr;  // the data of the tensor whose padding holds zeros
 };
 

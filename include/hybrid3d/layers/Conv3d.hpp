@@ -16,6 +16,10 @@
 // the forward gather) sends ghost contributions to their owners. Backward-weights:
 // dW += dY col^T and db += dY 1 per chunk; x must still hold the ghosts forward gathered.
 //
+// With Options::overlap, forward computes the interior of the output box between the halo's
+// gatherBegin and gatherEnd and the shell around it afterwards, and backward-data the shell,
+// then the interior while the adjoint exchange travels (layers/impl/ConvSplit.hpp).
+//
 // That im2col path is the `kokkos` engine. Options::engine may hand the local box to a vendor
 // library instead (layers/ConvEngine.hpp: `onednn` for float on host memory); the halo gather,
 // the adjoint scatterAdd and the gradient contract stay the layer's, whatever the engine.
@@ -35,6 +39,7 @@
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/Window.hpp>
+#include <hybrid3d/layers/impl/ConvSplit.hpp>
 #include <hybrid3d/layers/impl/Im2col.hpp>
 #include <hybrid3d/layers/impl/LocalConvolution.hpp>
 
@@ -59,6 +64,11 @@ public:
     std::size_t workspaceBytes = std::size_t(64) << 20;
     // Who computes the local box; Auto takes the fastest engine built for T and MemorySpace.
     ConvEngine engine = ConvEngine::Auto;
+    // Overlap the halo exchanges with computation (layers/impl/ConvSplit.hpp): forward
+    // computes the interior of the output box while x's halo travels, then the shell;
+    // backward-data computes the shell, starts the adjoint exchange, then the interior. Off:
+    // exchange, then the whole box at once (one engine call per pass).
+    bool overlap = convOverlapByDefault;
   };
 
   // Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for an even or
@@ -105,7 +115,10 @@ public:
   }
 
   // Output rows (n, od, oh) per gemm chunk of the kokkos engine, for tests and benchmarks.
-  Index rowsPerChunk() const { return rowsPerChunk_; }
+  Index rowsPerChunk() const { return whole_.rowsPerChunk; }
+  // Whether this rank's passes overlap the halo exchange: asked for, and the output box has
+  // both an interior and a shell (not on 1 rank, nor on boxes too thin for an interior).
+  bool overlaps() const { return !shell_.empty(); }
   // The engine this layer runs (never Auto), and which implementation runs each pass.
   ConvEngine engine() const { return engine_; }
   std::string engineDescription() const;
@@ -117,6 +130,22 @@ private:
 
   void checkTensor(const tensor_type& t, const char* what, const TensorShape& shape,
                    const BlockDecomposition& dec, const GhostWidths* ghosts) const;
+  // One box of output voxels computed as a unit: the whole owned box, or with overlap the
+  // interior or one shell slab. Built once at set-up.
+  struct Part {
+    Impl::OutputPart box;
+    Impl::ConvGeometry geometry;   // the part's extents, and where its input window starts
+    Index rows = 0, rowsPerChunk = 1;  // the part's output rows N*OD*OH, rows per gemm chunk
+    std::unique_ptr<Impl::LocalConvolution<T, MemorySpace>> vendor;  // null: kokkos engine
+  };
+  Part makePart(const Impl::OutputPart& box, const Impl::LocalConvProblem& wholeProblem,
+                bool accumulateDx) const;
+  // y's cells of the part := conv(x) (+ bias).
+  void forwardPart(const execution_space& exec, const tensor_type& x, const tensor_type& y,
+                   const Part& part);
+  // dx += the part's adjoint (kokkos engine; a vendor part overwrites unless accumulateDx).
+  void backwardDataPart(const execution_space& exec, const tensor_type& dy,
+                        const tensor_type& dx, const Part& part);
   bool direct(const tensor_type& outputLike) const;  // the 1x1 path applies to this call
   Matrix weightMatrix() const;
   Matrix weightGradMatrix() const;
@@ -126,17 +155,20 @@ private:
   std::string name_;
   // Profiling region names, made once: "hybrid3d::Conv3d::forward <name>", backwardData, ...
   std::string forwardRegion_, backwardDataRegion_, backwardWeightsRegion_;
+  // Inside those, with overlap: "hybrid3d::Conv3d::forward::interior <name>", ...::shell.
+  std::string forwardInteriorRegion_, forwardShellRegion_;
+  std::string backwardDataInteriorRegion_, backwardDataShellRegion_;
   Options options_;
   TensorShape inShape_, outShape_;
   BlockDecomposition inDec_, outDec_;
   GhostWidths ghosts_;
   Box3 inOwned_, outOwned_;
-  Impl::ConvGeometry geometry_;
-  Index rows_ = 0, rowsPerChunk_ = 1;  // owned output rows N*OD*OH, rows per chunk
+  Impl::ConvGeometry geometry_;         // of the whole owned box
   bool pointwise_ = false;              // k = 1, s = 1, p = 0
   bool inputGhostsFilled_ = false;      // see setInputGhostsFilled
   ConvEngine engine_ = ConvEngine::Kokkos;
-  std::unique_ptr<Impl::LocalConvolution<T, MemorySpace>> vendor_;  // null: the kokkos engine
+  Part whole_;                          // the owned box (backward-weights, and no overlap)
+  std::vector<Part> interior_, shell_;  // with overlap: one interior part, the shell slabs
 
   Parameter<T, MemorySpace> weight_, bias_;
   // Workspaces of the kokkos engine (left empty for the others).

@@ -20,6 +20,7 @@ struct ModelOptions {
   bool batchNormPerGroup = false;          // statistics per spatial group, not global
   std::size_t convWorkspaceBytes = std::size_t(64) << 20;  // kokkos engine's im2col bound
   ConvEngine convEngine = ConvEngine::Auto;                 // every Conv3d's engine
+  bool convOverlap = convOverlapByDefault;                  // Conv3d's halo/compute overlap
 };
 
 enum class LossKind { MeanSquaredError, SoftmaxCrossEntropy };

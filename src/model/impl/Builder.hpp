@@ -35,6 +35,7 @@ public:
     c.bias = bias;
     c.workspaceBytes = o_.convWorkspaceBytes;
     c.engine = o_.convEngine;
+    c.overlap = o_.convOverlap;
     return add<Conv3d<T, M>, V, V>(in, name, c);
   }
   int up(const std::string& name, int in, int out) {

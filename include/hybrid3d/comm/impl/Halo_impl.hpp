@@ -132,7 +132,7 @@ void Halo<T, M>::gatherEnd(const execution_space& exec, const tensor_type& t) {
 }
 
 template <class T, class M>
-void Halo<T, M>::scatterAdd(const execution_space& exec, const tensor_type& t) {
+void Halo<T, M>::scatterAddBegin(const execution_space& exec, const tensor_type& t) {
   ScopedPhase timed(PhaseTimers::global().halo);
   Kokkos::Profiling::pushRegion(scatterRegion_);
   checkLayout(t);
@@ -141,10 +141,27 @@ void Halo<T, M>::scatterAdd(const execution_space& exec, const tensor_type& t) {
                                 "hybrid3d::Halo::scatterAdd::pack");
   exchange(reverse_, recvBuf_, recvHost_, recvCounts_, recvOffsets_, sendHost_, sendCounts_,
            sendOffsets_, sendBuf_, exec);
+  Kokkos::Profiling::popRegion();
+}
+
+template <class T, class M>
+void Halo<T, M>::scatterAddEnd(const execution_space& exec, const tensor_type& t) {
+  ScopedPhase timed(PhaseTimers::global().halo);
+  Kokkos::Profiling::pushRegion(scatterRegion_);
   finishExchange(sendHost_, sendBuf_, exec);
   applyBoxes<Impl::BoxOp::UnpackAdd>(exec, t, plan_.sends, sendBuf_, sendOffsets_,
                                      "hybrid3d::Halo::scatterAdd::unpack");
   Kokkos::Profiling::popRegion();
+}
+
+template <class T, class M>
+void Halo<T, M>::progress() {
+  if (request_ == MPI_REQUEST_NULL) return;
+  ScopedPhase timed(PhaseTimers::global().halo);
+  int done = 0;
+  // MPI_Test frees a completed request and sets it to MPI_REQUEST_NULL, which the Wait in
+  // finishExchange then returns from at once.
+  MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
 }
 
 template <class T, class M>
@@ -153,7 +170,8 @@ void Halo<T, M>::exchange(MPI_Comm comm, const buffer_type& from, const host_buf
                           const host_buffer_type& toHost, const std::vector<int>& toCounts,
                           const std::vector<int>& toOffsets, const buffer_type& to,
                           const execution_space& exec) {
-  if (request_ != MPI_REQUEST_NULL) fail(name_, ": halo exchange started twice");
+  if (started_) fail(name_, ": halo exchange started twice");
+  started_ = true;
   const T* sendPtr = from.data();
   T* recvPtr = to.data();
   if constexpr (Impl::stageThroughHost<M>()) {
@@ -173,7 +191,9 @@ void Halo<T, M>::exchange(MPI_Comm comm, const buffer_type& from, const host_buf
 template <class T, class M>
 void Halo<T, M>::finishExchange(const host_buffer_type& toHost, const buffer_type& to,
                                 const execution_space& exec) {
+  if (!started_) fail(name_, ": halo exchange finished without being started");
   MPI_Wait(&request_, MPI_STATUS_IGNORE);
+  started_ = false;
   if constexpr (Impl::stageThroughHost<M>()) Kokkos::deep_copy(exec, to, toHost);
 }
 

@@ -36,6 +36,10 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
       forwardRegion_("hybrid3d::Conv3d::forward " + name),
       backwardDataRegion_("hybrid3d::Conv3d::backwardData " + name),
       backwardWeightsRegion_("hybrid3d::Conv3d::backwardWeights " + name),
+      forwardInteriorRegion_("hybrid3d::Conv3d::forward::interior " + name),
+      forwardShellRegion_("hybrid3d::Conv3d::forward::shell " + name),
+      backwardDataInteriorRegion_("hybrid3d::Conv3d::backwardData::interior " + name),
+      backwardDataShellRegion_("hybrid3d::Conv3d::backwardData::shell " + name),
       options_(options),
       inShape_(input) {
   hostBlasThreadsFollowKokkos();
@@ -75,44 +79,88 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
     for (int d = 0; d < 3; ++d)
       g.inOffset[d] = outOwned_.lo[d] * s - p - inOwned_.lo[d] + ghosts_.lo[d];
   pointwise_ = k == 1 && s == 1 && p == 0;
-
-  const Index K = g.cin * g.taps();
-  rows_ = Index(input.batch) * g.od * g.oh;
-  rowsPerChunk_ = Impl::rowsPerChunk(Impl::chunkBytes<M>(options.workspaceBytes), sizeof(T),
-                                     K + g.cout, g.ow, rows_);
   engine_ = resolveConvEngine<T, M>(options.engine, name, g.od * g.oh * g.ow);
+
+  const TensorLayout inLayout(input.batch, input.channels, inDec_, grid.coords(), ghosts_);
+  Impl::LocalConvProblem problem;
+  problem.layer = name;
+  problem.batch = input.batch;
+  problem.cin = g.cin;
+  problem.cout = g.cout;
+  problem.kernel = k;
+  problem.stride = s;
+  problem.outExtents = {g.od, g.oh, g.ow};
+  problem.inOffset = {g.inOffset[0], g.inOffset[1], g.inOffset[2]};
+  problem.inLocalExtents = inLayout.localBox().extents();
+  problem.bias = options.bias;
+  whole_ = makePart({{0, 0, 0}, problem.outExtents}, problem, false);
+
+  // Overlap needs ghosts some neighbour fills (not the 1^3 path, not one rank alone) and an
+  // interior: input cells this rank holds before the exchange ends are its owned ones and the
+  // padding ghosts of sides at the domain boundary, which gatherBegin zeroes.
+  if (options.overlap && !ghosts_.none() && !pointwise_ && !inOwned_.empty()) {
+    Impl::ReadyInput ready;
+    for (int d = 0; d < 3; ++d) {
+      const Index owned = inOwned_.extent(d), lo = ghosts_.lo[d], hi = ghosts_.hi[d];
+      const bool lowRemote = lo > 0 && inOwned_.lo[d] > 0;
+      const bool highRemote = hi > 0 && inOwned_.hi[d] < input.extents[d];
+      ready.lo[d] = lowRemote ? lo : 0;
+      ready.hi[d] = highRemote ? lo + owned : lo + owned + hi;
+    }
+    const Impl::OutputSplit split =
+        Impl::splitOutputBox(problem.outExtents, problem.inOffset, k, s, ready);
+    if (!split.interior.empty() && !split.shell.empty()) {
+      interior_.push_back(makePart(split.interior, problem, true));
+      for (const auto& box : split.shell) shell_.push_back(makePart(box, problem, true));
+    }
+  }
+
   if (engine_ == ConvEngine::Kokkos) {
-    const Index columns = rowsPerChunk_ * g.ow;
+    // One workspace for every part's chunks: the widest chunk of any of them.
+    Index columns = whole_.rowsPerChunk * g.ow;
+    for (const auto* parts : {&interior_, &shell_})
+      for (const Part& part : *parts)
+        columns = std::max(columns, part.rowsPerChunk * part.geometry.ow);
+    const Index K = g.cin * g.taps();
     col_ = Kokkos::View<T*, M>(name + "/im2col", K * columns);
     out_ = Kokkos::View<T*, M>(name + "/chunk", g.cout * columns);
     // The 1^3 path sums the bias gradient over a whole sample's voxels at once.
     const Index onesLength = std::max(columns, pointwise_ ? g.od * g.oh * g.ow : Index(0));
     ones_ = Kokkos::View<T*, M>(name + "/ones", onesLength);
     Kokkos::deep_copy(ones_, T(1));
-  } else {
-    Impl::LocalConvProblem problem;
-    problem.layer = name;
-    problem.batch = input.batch;
-    problem.cin = g.cin;
-    problem.cout = g.cout;
-    problem.kernel = k;
-    problem.stride = s;
-    problem.outExtents = {g.od, g.oh, g.ow};
-    problem.inOffset = {g.inOffset[0], g.inOffset[1], g.inOffset[2]};
-    problem.inLocalExtents =
-        TensorLayout(input.batch, input.channels, inDec_, grid.coords(), ghosts_)
-            .localBox()
-            .extents();
-    problem.bias = options.bias;
-    vendor_ = Impl::createVendorConvolution<T, M>(engine_, problem);
   }
 
   weight_ = createParameter<T, M>(name, "weight", {g.cout, g.cin, k, k, k});
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {g.cout});
 
-  if (!ghosts_.none())
-    halo_ = createHalo<T, M>(
-        grid, TensorLayout(input.batch, input.channels, inDec_, grid.coords(), ghosts_), name);
+  if (!ghosts_.none()) halo_ = createHalo<T, M>(grid, inLayout, name);
+}
+
+template <class T, class M>
+typename Conv3d<T, M>::Part Conv3d<T, M>::makePart(const Impl::OutputPart& box,
+                                                   const Impl::LocalConvProblem& wholeProblem,
+                                                   bool accumulateDx) const {
+  Part part;
+  part.box = box;
+  auto& g = part.geometry;
+  g = geometry_;
+  g.od = box.extents[0];
+  g.oh = box.extents[1];
+  g.ow = box.extents[2];
+  for (int d = 0; d < 3; ++d) g.inOffset[d] += box.lo[d] * g.s;
+  part.rows = Index(inShape_.batch) * g.od * g.oh;
+  part.rowsPerChunk =
+      Impl::rowsPerChunk(Impl::chunkBytes<M>(options_.workspaceBytes), sizeof(T),
+                         g.cin * g.taps() + g.cout, g.ow, part.rows);
+  if (engine_ != ConvEngine::Kokkos) {
+    Impl::LocalConvProblem problem = wholeProblem;
+    problem.outExtents = box.extents;
+    problem.outOffset = box.lo;
+    problem.inOffset = {g.inOffset[0], g.inOffset[1], g.inOffset[2]};
+    problem.accumulateDx = accumulateDx;
+    part.vendor = Impl::createVendorConvolution<T, M>(engine_, problem);
+  }
+  return part;
 }
 
 template <class T, class M>
@@ -129,7 +177,11 @@ void Conv3d<T, M>::checkTensor(const tensor_type& t, const char* what, const Ten
 
 template <class T, class M>
 std::string Conv3d<T, M>::engineDescription() const {
-  return vendor_ ? vendor_->describe() : "kokkos (im2col + " + gemmDescription<M>() + ")";
+  const std::string what = whole_.vendor ? whole_.vendor->describe()
+                                         : "kokkos (im2col + " + gemmDescription<M>() + ")";
+  return overlaps() ? what + Impl::concat(", halo overlapped: interior + ", shell_.size(),
+                                          " shell slab(s)")
+                    : what;
 }
 
 template <class T, class M>
@@ -158,36 +210,87 @@ typename Conv3d<T, M>::Vector Conv3d<T, M>::biasGradVector() const {
 // kernels do when `exec` is that instance (the only one Kokkos 3.4 Serial has).
 
 template <class T, class M>
+void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x,
+                               const tensor_type& y, const Part& part) {
+  if (part.vendor) {
+    part.vendor->forward(exec, x, weight_.value, bias_.value, y);
+    return;
+  }
+  const auto& g = part.geometry;
+  const Index K = g.cin * g.taps();
+  const auto W = weightMatrix();
+  const Index3 ghosts = Impl::lowGhosts(y.ghosts());
+  const Index3 off{ghosts[0] + part.box.lo[0], ghosts[1] + part.box.lo[1],
+                   ghosts[2] + part.box.lo[2]};
+  for (Index r0 = 0; r0 < part.rows; r0 += part.rowsPerChunk) {
+    const Index nr = std::min(part.rowsPerChunk, part.rows - r0), cols = nr * g.ow;
+    Matrix col(col_.data(), K, cols), out(out_.data(), g.cout, cols);
+    Impl::im2col(exec, x.view(), col, g, r0, nr);
+    KokkosBlas::gemm("N", "N", T(1), W, col, T(0), out);
+    Impl::chunkToTensor("hybrid3d::Conv3d::forward", exec, out, y.view(), off, g, r0, nr,
+                        biasVector());
+    if (halo_) halo_->progress();  // an exchange in flight moves on between chunks
+  }
+}
+
+template <class T, class M>
+void Conv3d<T, M>::backwardDataPart(const execution_space& exec, const tensor_type& dy,
+                                    const tensor_type& dx, const Part& part) {
+  if (part.vendor) {
+    part.vendor->backwardData(exec, weight_.value, dy, dx);
+    return;
+  }
+  const auto& g = part.geometry;
+  const Index K = g.cin * g.taps();
+  const auto W = weightMatrix();
+  const Index3 ghosts = Impl::lowGhosts(dy.ghosts());
+  const Index3 off{ghosts[0] + part.box.lo[0], ghosts[1] + part.box.lo[1],
+                   ghosts[2] + part.box.lo[2]};
+  for (Index r0 = 0; r0 < part.rows; r0 += part.rowsPerChunk) {
+    const Index nr = std::min(part.rowsPerChunk, part.rows - r0), cols = nr * g.ow;
+    Matrix dcol(col_.data(), K, cols), dyc(out_.data(), g.cout, cols);
+    Impl::tensorToChunk("hybrid3d::Conv3d::backwardData::pack", exec, dy.view(), off, dyc, g,
+                        r0, nr);
+    KokkosBlas::gemm("T", "N", T(1), W, dyc, T(0), dcol);
+    Impl::col2imAdd(exec, dcol, dx.view(), g, r0, nr);
+    if (halo_) halo_->progress();
+  }
+}
+
+template <class T, class M>
 void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                            const tensor_type& y) {
   checkTensor(x, "input", inShape_, inDec_, &ghosts_);
   checkTensor(y, "output", outShape_, outDec_, nullptr);
   Kokkos::Profiling::pushRegion(forwardRegion_);
-  if (halo_ && !inputGhostsFilled_) halo_->gather(exec, x);
-  const auto& g = geometry_;
-  const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
-  const auto W = weightMatrix();
-  if (vendor_) {
-    vendor_->forward(exec, x, weight_.value, bias_.value, y);
-  } else if (direct(y)) {
-    // 1^3 kernel: x(n) is already the [Cin, V] column matrix and y(n) the [Cout, V] result.
-    for (int n = 0; n < inShape_.batch && V > 0; ++n) {
-      Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
-      Matrix yn(y.view().data() + n * g.cout * V, g.cout, V);
-      KokkosBlas::gemm("N", "N", T(1), W, xn, T(0), yn);
-      if (options_.bias)
-        Impl::chunkToTensor("hybrid3d::Conv3d::forward::bias", exec, yn, y.view(),
-                            Index3{0, 0, 0}, g, Index(n) * g.od * g.oh, g.od * g.oh,
-                            biasVector());
-    }
+  const bool gather = halo_ && !inputGhostsFilled_;
+  if (gather && overlaps()) {
+    halo_->gatherBegin(exec, x);
+    Kokkos::Profiling::pushRegion(forwardInteriorRegion_);
+    forwardPart(exec, x, y, interior_.front());
+    Kokkos::Profiling::popRegion();
+    halo_->gatherEnd(exec, x);
+    Kokkos::Profiling::pushRegion(forwardShellRegion_);
+    for (const Part& part : shell_) forwardPart(exec, x, y, part);
+    Kokkos::Profiling::popRegion();
   } else {
-    for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
-      const Index nr = std::min(rowsPerChunk_, rows_ - r0), cols = nr * g.ow;
-      Matrix col(col_.data(), K, cols), out(out_.data(), g.cout, cols);
-      Impl::im2col(exec, x.view(), col, g, r0, nr);
-      KokkosBlas::gemm("N", "N", T(1), W, col, T(0), out);
-      Impl::chunkToTensor("hybrid3d::Conv3d::forward", exec, out, y.view(),
-                          Impl::lowGhosts(y.ghosts()), g, r0, nr, biasVector());
+    if (gather) halo_->gather(exec, x);
+    const auto& g = geometry_;
+    const Index V = g.od * g.oh * g.ow;
+    if (!whole_.vendor && direct(y)) {
+      // 1^3 kernel: x(n) is already the [Cin, V] column matrix and y(n) the [Cout, V] result.
+      const auto W = weightMatrix();
+      for (int n = 0; n < inShape_.batch && V > 0; ++n) {
+        Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
+        Matrix yn(y.view().data() + n * g.cout * V, g.cout, V);
+        KokkosBlas::gemm("N", "N", T(1), W, xn, T(0), yn);
+        if (options_.bias)
+          Impl::chunkToTensor("hybrid3d::Conv3d::forward::bias", exec, yn, y.view(),
+                              Index3{0, 0, 0}, g, Index(n) * g.od * g.oh, g.od * g.oh,
+                              biasVector());
+      }
+    } else {
+      forwardPart(exec, x, y, whole_);
     }
   }
   Kokkos::Profiling::popRegion();
@@ -200,31 +303,38 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
   checkTensor(dx, "input gradient", inShape_, inDec_, &ghosts_);
   Kokkos::Profiling::pushRegion(backwardDataRegion_);
   const auto& g = geometry_;
-  const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
-  const auto W = weightMatrix();
-  if (vendor_) {
-    vendor_->backwardData(exec, weight_.value, dy, dx);
-  } else if (direct(dy)) {
-    for (int n = 0; n < inShape_.batch && V > 0; ++n) {
-      Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
-      Matrix dxn(dx.view().data() + n * g.cin * V, g.cin, V);
-      KokkosBlas::gemm("T", "N", T(1), W, dyn, T(0), dxn);
-    }
-  } else {
-    // col2im adds chunk by chunk into the whole ghosted array, ghosts included.
+  const Index V = g.od * g.oh * g.ow;
+  if (overlaps()) {
+    // Only the shell reaches dx's ghost cells: once it is summed, they travel to their owners
+    // while the interior adds into owned cells. Every part adds, so dx starts at zero.
     Kokkos::deep_copy(exec, dx.view(), T(0));
-    for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
-      const Index nr = std::min(rowsPerChunk_, rows_ - r0), cols = nr * g.ow;
-      Matrix dcol(col_.data(), K, cols), dyc(out_.data(), g.cout, cols);
-      Impl::tensorToChunk("hybrid3d::Conv3d::backwardData::pack", exec, dy.view(),
-                          Impl::lowGhosts(dy.ghosts()), dyc, g, r0, nr);
-      KokkosBlas::gemm("T", "N", T(1), W, dyc, T(0), dcol);
-      Impl::col2imAdd(exec, dcol, dx.view(), g, r0, nr);
+    Kokkos::Profiling::pushRegion(backwardDataShellRegion_);
+    for (const Part& part : shell_) backwardDataPart(exec, dy, dx, part);
+    Kokkos::Profiling::popRegion();
+    halo_->scatterAddBegin(exec, dx);
+    Kokkos::Profiling::pushRegion(backwardDataInteriorRegion_);
+    backwardDataPart(exec, dy, dx, interior_.front());
+    Kokkos::Profiling::popRegion();
+    halo_->scatterAddEnd(exec, dx);
+  } else {
+    if (whole_.vendor) {
+      whole_.vendor->backwardData(exec, weight_.value, dy, dx);
+    } else if (direct(dy)) {
+      const auto W = weightMatrix();
+      for (int n = 0; n < inShape_.batch && V > 0; ++n) {
+        Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
+        Matrix dxn(dx.view().data() + n * g.cin * V, g.cin, V);
+        KokkosBlas::gemm("T", "N", T(1), W, dyn, T(0), dxn);
+      }
+    } else {
+      // col2im adds chunk by chunk into the whole ghosted array, ghosts included.
+      Kokkos::deep_copy(exec, dx.view(), T(0));
+      backwardDataPart(exec, dy, dx, whole_);
     }
+    // Ghost cells hold contributions to voxels other ranks own (or to the zero padding). (The
+    // 1^3 path has no ghosts, hence no halo.)
+    if (halo_) halo_->scatterAdd(exec, dx);
   }
-  // Ghost cells hold contributions to voxels other ranks own (or to the zero padding). (The
-  // 1^3 path has no ghosts, hence no halo.)
-  if (halo_) halo_->scatterAdd(exec, dx);
   Kokkos::Profiling::popRegion();
 }
 
@@ -237,8 +347,8 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
   const auto& g = geometry_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto dW = weightGradMatrix();
-  if (vendor_) {
-    vendor_->backwardWeights(exec, x, dy, weight_.grad, bias_.grad);
+  if (whole_.vendor) {
+    whole_.vendor->backwardWeights(exec, x, dy, weight_.grad, bias_.grad);
   } else if (direct(dy)) {
     for (int n = 0; n < inShape_.batch && V > 0; ++n) {
       Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
@@ -248,8 +358,9 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
         KokkosBlas::gemv("N", T(1), dyn, Vector(ones_.data(), V), T(1), biasGradVector());
     }
   } else {
-    for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
-      const Index nr = std::min(rowsPerChunk_, rows_ - r0), cols = nr * g.ow;
+    const Index rows = whole_.rows, rowsPerChunk = whole_.rowsPerChunk;
+    for (Index r0 = 0; r0 < rows; r0 += rowsPerChunk) {
+      const Index nr = std::min(rowsPerChunk, rows - r0), cols = nr * g.ow;
       Matrix col(col_.data(), K, cols), dyc(out_.data(), g.cout, cols);
       Impl::im2col(exec, x.view(), col, g, r0, nr);
       Impl::tensorToChunk("hybrid3d::Conv3d::backwardWeights::pack", exec, dy.view(),

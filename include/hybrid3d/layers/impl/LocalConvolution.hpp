@@ -18,7 +18,10 @@ struct LocalConvProblem {
   Index batch = 0;         // local samples
   Index cin = 0, cout = 0;
   Index kernel = 1, stride = 1;
-  Index3 outExtents{0, 0, 0};  // this rank's owned output box
+  Index3 outExtents{0, 0, 0};  // the output box computed: this rank's owned box, or a part
+  // Where that box starts inside the owned output box (non-zero for the parts of a layer that
+  // overlaps its halo exchange, layers/impl/ConvSplit.hpp).
+  Index3 outOffset{0, 0, 0};
   // Local (ghosted) input index of the first tap of output voxel 0, per dimension; the input
   // window (out - 1) * stride + kernel starts there and lies inside the ghosted input array.
   Index3 inOffset{0, 0, 0};
@@ -26,6 +29,9 @@ struct LocalConvProblem {
   // ghosts): x and dx always have them, so an engine can fix its input layout at set-up.
   Index3 inLocalExtents{0, 0, 0};
   bool bias = false;
+  // Backward-data adds into dx instead of overwriting it (and zeroes nothing): the layer zeroes
+  // dx once and sums the parts' contributions, whose input windows overlap.
+  bool accumulateDx = false;
 
   Index windowExtent(int dim) const {
     return outExtents[dim] > 0 ? (outExtents[dim] - 1) * stride + kernel : 0;
@@ -52,11 +58,13 @@ public:
 
   // Which implementation runs each pass, for the start-up report.
   virtual std::string describe() const = 0;
-  // y's owned cells := conv(x's window) (+ bias). x's ghosts already hold the halo.
+  // The owned cells of the problem's output box in y := conv(x's window) (+ bias). The cells
+  // of x that window reads already hold their values (the halo, where it reaches them).
   virtual void forward(const execution_space& exec, const tensor_type& x, const values_type& w,
                        const values_type& bias, const tensor_type& y) = 0;
-  // dx's whole local array := the adjoint of forward applied to dy: cells outside the input
-  // window are zero, ghost cells hold contributions to voxels other ranks own.
+  // dx's whole local array := the adjoint of forward applied to dy's cells of the output box:
+  // cells outside the input window are zero, ghost cells hold contributions to voxels other
+  // ranks own. With accumulateDx: dx += that adjoint, on the input window only.
   virtual void backwardData(const execution_space& exec, const values_type& w,
                             const tensor_type& dy, const tensor_type& dx) = 0;
   // dw += dL/dw and, with a bias, db += dL/db from this rank's cells.
