@@ -13,6 +13,7 @@
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "../Command.hpp"
+#include "../Options.hpp"
 #include <hybrid3d/io/deck/TrainDeck.hpp>
 
 namespace hybrid3d::app {
@@ -80,7 +81,8 @@ int train(const DeckRun& r, const std::vector<std::string>& args) {
 
 int run(const std::vector<std::string>& args) {
   std::string deck, restart, signalAt;
-  long long maxSteps = -2;
+  long long maxSteps = -1;
+  bool maxStepsGiven = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) fail("train: ", args[i], " needs a value");
@@ -89,7 +91,7 @@ int run(const std::vector<std::string>& args) {
     if (args[i] == "--restart")
       restart = value();
     else if (args[i] == "--max-steps")
-      maxSteps = std::stoll(value());
+      maxSteps = integerOption("train", "--max-steps", value()), maxStepsGiven = true;
     else if (args[i] == "--test-signal-at")
       signalAt = value();
     else if (!args[i].empty() && args[i][0] == '-')
@@ -100,15 +102,20 @@ int run(const std::vector<std::string>& args) {
       fail("train: more than one deck given");
   }
   if (deck.empty()) fail("train: no deck given (hybrid3d train DECK.xml)");
+  if (maxSteps < -1)
+    fail("train: --max-steps ", maxSteps, " (give N >= 0, or -1: no limit)");
   int world;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   DeckRun r = readTrainDeck(deck, world);
   if (!restart.empty()) r.config.restartFrom = restart;
-  if (maxSteps >= -1) r.config.maxSteps = maxSteps;
+  if (maxStepsGiven) r.config.maxSteps = maxSteps;
   if (!signalAt.empty()) {  // STEPS[:RANK]
     const std::size_t colon = signalAt.find(':');
-    r.config.testSignalStep = std::stoll(signalAt.substr(0, colon));
-    r.config.testSignalRank = colon == std::string::npos ? 0 : std::stoi(signalAt.substr(colon + 1));
+    r.config.testSignalStep = integerOption("train", "--test-signal-at", signalAt.substr(0, colon));
+    r.config.testSignalRank = colon == std::string::npos
+                                  ? 0
+                                  : int(integerOption("train", "--test-signal-at",
+                                                      signalAt.substr(colon + 1)));
   }
   ensureGenerated(r);
   return r.precision == "double" ? train<double>(r, args) : train<float>(r, args);
