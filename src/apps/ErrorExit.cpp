@@ -47,10 +47,11 @@ ErrorExit::~ErrorExit() {
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-int ErrorExit::end(const std::string& command, const std::string& message) const {
+int ErrorExit::end(const std::string& command, const std::string& message,
+                   bool everyRankThrew) const {
   int rank;
   MPI_Comm_rank(comm_, &rank);
-  if (!everyRankArrives(comm_, waitSeconds)) {
+  if (!everyRankArrives(comm_, everyRankThrew ? waitSecondsForWorldError : waitSeconds)) {
     std::fprintf(stderr, "hybrid3d %s: error on rank %d: %s\n", command.c_str(), rank,
                  message.c_str());
     std::fflush(stderr);

@@ -64,9 +64,11 @@ int main(int argc, char** argv) {
       const std::string& name = request.command;
       try {
         code = hybrid3d::app::commands().at(name).run(args);
+      } catch (const hybrid3d::WorldError& e) {
+        code = errorExit.end(name, e.what(), /*everyRankThrew=*/true);
       } catch (const std::exception& e) {
         // One line and a clean exit when every rank failed; else this rank's line and abort.
-        code = errorExit.end(name, e.what());
+        code = errorExit.end(name, e.what(), /*everyRankThrew=*/false);
       }
     }
   }

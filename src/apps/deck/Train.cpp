@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/io/CollectiveVerdict.hpp>
 #include <hybrid3d/train/Preemption.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
@@ -79,7 +80,8 @@ int train(const DeckRun& r, const std::vector<std::string>& args) {
   return PreemptedExitStatus;
 }
 
-int run(const std::vector<std::string>& args) {
+// The run the options and the deck describe (every rank reads them alike).
+DeckRun readRun(const std::vector<std::string>& args) {
   std::string deck, restart, signalAt;
   long long maxSteps = -1;
   bool maxStepsGiven = false;
@@ -117,6 +119,13 @@ int run(const std::vector<std::string>& args) {
                                   : int(integerOption("train", "--test-signal-at",
                                                       signalAt.substr(colon + 1)));
   }
+  return r;
+}
+
+int run(const std::vector<std::string>& args) {
+  DeckRun r;
+  // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
+  io::collectively(MPI_COMM_WORLD, [&] { r = readRun(args); });
   ensureGenerated(r);
   return r.precision == "double" ? train<double>(r, args) : train<float>(r, args);
 }
