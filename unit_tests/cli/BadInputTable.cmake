@@ -14,6 +14,10 @@
 cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...)
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
 set(status_wrapper ${CMAKE_CURRENT_LIST_DIR}/record_exit_status.sh)
+# Open MPI's mpirun kills the other ranks once one exits non-zero, which can race a rank that
+# is about to exit by itself (and record it): let every rank end on its own. (mpirun then
+# exits 0 itself: the ranks' recorded statuses are what is checked.)
+set(ENV{OMPI_MCA_orte_abort_on_non_zero_status} 0)
 
 # The good setup, made once and copied into every case.
 set(good ${WORK}/good)
@@ -141,9 +145,6 @@ function(h3d_case name setup command expected)
   math(EXPR seconds "${t1} - ${t0}")
 
   set(problems "")
-  if(rc EQUAL 0)
-    string(APPEND problems "exit status 0; ")
-  endif()
   foreach(r RANGE 1 ${RANKS})
     math(EXPR rank "${r} - 1")
     if(NOT EXISTS ${dir}/status/rank${rank})
