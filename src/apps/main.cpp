@@ -1,7 +1,7 @@
 // The hybrid3d command: `mpirun -n N hybrid3d SUBCOMMAND ARGS...`.
 // Order of start-up: MPI, then the help and unknown-command answers (before Kokkos, which would
-// answer --help with its own option list), then Kokkos; a hybrid3d::Error from any rank ends the
-// run on every rank with the message and a non-zero exit, never a hang.
+// answer --help with its own option list), then Kokkos; an error on any rank ends the run on
+// every rank with one line and a non-zero exit, never a hang (ErrorExit.hpp).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -13,6 +13,7 @@
 #include <hybrid3d/core/Error.hpp>
 
 #include "Command.hpp"
+#include "ErrorExit.hpp"
 #include "Help.hpp"
 
 namespace {
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   int code = answerWithoutRunning(request, rank);
   if (code < 0) {
     code = 0;
+    const hybrid3d::app::ErrorExit errorExit;
     Kokkos::ScopeGuard kokkos(argc, argv);  // prints its option list for --kokkos-help
     if (request.kind == hybrid3d::app::Request::Kind::Run) {
       // Kokkos has removed its --kokkos-* options from argv: the command is argv[1].
@@ -62,12 +64,11 @@ int main(int argc, char** argv) {
       const std::string& name = request.command;
       try {
         code = hybrid3d::app::commands().at(name).run(args);
+      } catch (const hybrid3d::WorldError& e) {
+        code = errorExit.end(name, e.what(), /*everyRankThrew=*/true);
       } catch (const std::exception& e) {
-        // One line, from the rank that failed. A failure that struck some ranks only must not
-        // leave the others waiting in a collective: abort the whole job.
-        std::fprintf(stderr, "hybrid3d %s: error on rank %d: %s\n", name.c_str(), rank, e.what());
-        std::fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        // One line and a clean exit when every rank failed; else this rank's line and abort.
+        code = errorExit.end(name, e.what(), /*everyRankThrew=*/false);
       }
     }
   }

@@ -17,6 +17,10 @@ void agreeOnError(MPI_Comm comm, const std::string& localError) {
   std::vector<char> text(localError.begin(), localError.end());
   text.resize(static_cast<std::size_t>(length));
   MPI_Bcast(text.data(), length, MPI_CHAR, first, comm);
+  int size = 0, world = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  if (size == world) throw WorldError(std::string(text.begin(), text.end()));
   throw Error(std::string(text.begin(), text.end()));
 }
 

@@ -5,6 +5,7 @@
 #include <hybrid3d/io/SampleReader.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <sstream>
 #include <vector>
 
@@ -88,6 +89,23 @@ void readHyperslab(const std::string& path, const std::string& name, hid_t dset,
   if (status >= 0) status = H5Dread(dset, memType, memSpace, fileSpace, dxpl, buf);
   if (status < 0)
     fail(path, ": cannot read dataset '", name, "' (damaged or truncated file)");
+}
+
+// A value that would silently turn the loss into NaN: refused with its dataset and voxel.
+// `count` is the read's shape ([C,D,H,W] or [D,H,W,C]), `lo` the global voxel of its first.
+void checkFinite(const std::string& path, const std::string& name, const float* v,
+                 const std::vector<hsize_t>& count, const std::vector<hsize_t>& lo,
+                 bool channelsLast) {
+  std::size_t n = 1;
+  for (hsize_t c : count) n *= c;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isfinite(v[i])) continue;
+    std::vector<hsize_t> at(count.size());
+    for (std::size_t k = count.size(), rest = i; k-- > 0; rest /= count[k]) at[k] = rest % count[k];
+    const std::size_t c = channelsLast ? 3 : 0, d = channelsLast ? 0 : 1;
+    fail(path, ": dataset '", name, "' holds NaN or Inf (", v[i], " in channel ", at[c],
+         " at voxel (", lo[0] + at[d], ",", lo[1] + at[d + 1], ",", lo[2] + at[d + 2], "))");
+  }
 }
 
 double secondsSince(std::chrono::steady_clock::time_point t0) {
@@ -200,6 +218,9 @@ SampleFormat SampleReader::read(const std::string& path, void* input, int* label
       Handle d = f.openDataset(spec_.input);
       const hid_t mem = format.type == StoredType::Int16 ? H5T_NATIVE_INT16 : H5T_NATIVE_FLOAT;
       readHyperslab(path, spec_.input, d, start, count, r.empty(), mem, input, dxpl);
+      if (format.type == StoredType::Float32 && !r.empty())
+        checkFinite(path, spec_.input, static_cast<const float*>(input), count, lo,
+                    format.channelsLast);
       counters_.inputBytes += C * r.size() * format.elementSize();
     });
     if (!spec_.labels.empty())
@@ -211,6 +232,15 @@ SampleFormat SampleReader::read(const std::string& path, void* input, int* label
                       {hsize_t(o.lo[0]), hsize_t(o.lo[1]), hsize_t(o.lo[2])},
                       {hsize_t(o.extent(0)), hsize_t(o.extent(1)), hsize_t(o.extent(2))},
                       o.empty(), H5T_NATIVE_INT, labels, dxpl);
+        if (spec_.classes > 0)
+          for (Index i = 0; i < o.size(); ++i)
+            if (labels[i] < 0 || labels[i] >= spec_.classes) {
+              const Index w = i % o.extent(2), h = i / o.extent(2) % o.extent(1),
+                          dd = i / (o.extent(2) * o.extent(1));
+              fail(path, ": dataset '", spec_.labels, "' holds label ", labels[i], " at voxel (",
+                   o.lo[0] + dd, ",", o.lo[1] + h, ",", o.lo[2] + w, "); the model has classes 0..",
+                   spec_.classes - 1);
+            }
         counters_.labelBytes += o.size() * H5Tget_size(type);
       });
     if (!spec_.targets.empty())
@@ -219,6 +249,10 @@ SampleFormat SampleReader::read(const std::string& path, void* input, int* label
         Handle d = f.openDataset(spec_.targets);
         if (H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, targets) < 0)
           fail(path, ": cannot read dataset '", spec_.targets, "' (damaged or truncated file)");
+        for (int i = 0; i < spec_.numTargets; ++i)
+          if (!std::isfinite(targets[i]))
+            fail(path, ": dataset '", spec_.targets, "' holds NaN or Inf (", targets[i],
+                 " at element ", i, ")");
         counters_.targetBytes += spec_.numTargets * sizeof(float);
       });
   }

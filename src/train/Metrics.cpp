@@ -68,7 +68,7 @@ std::string EvalSummary::describe() const {
   return os.str();
 }
 
-MetricsCsv::MetricsCsv(const std::string& path, bool append, MPI_Comm comm) {
+MetricsCsv::MetricsCsv(const std::string& path, bool append, MPI_Comm comm) : path_(path) {
   int rank;
   MPI_Comm_rank(comm, &rank);
   int ok = 1;
@@ -76,12 +76,12 @@ MetricsCsv::MetricsCsv(const std::string& path, bool append, MPI_Comm comm) {
     // A restart into another output directory starts a new file, header first.
     std::error_code ec;
     append = append && std::filesystem::file_size(path, ec) > 0 && !ec;
-    file_ = std::fopen(path.c_str(), append ? "a" : "w");
+    // Opened for appending either way, which checks it can be written without emptying it: a
+    // new run truncates the file only at its first row, so a run that fails before its first
+    // step leaves the previous run's metrics as they were.
+    file_ = std::fopen(path.c_str(), "a");
     ok = file_ != nullptr;
-    if (file_ && !append)
-      std::fprintf(file_,
-                   "kind,step,epoch,loss,learning_rate,samples_per_second,compute_s,halo_s,"
-                   "allreduce_s,io_wait_s,mse,mae,accuracy,dice\n");
+    truncatePending_ = !append;
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
   if (!ok) fail(path, ": cannot open the metrics file for writing");
@@ -91,9 +91,20 @@ MetricsCsv::~MetricsCsv() {
   if (file_) std::fclose(file_);
 }
 
+void MetricsCsv::startNewFile() {
+  if (!truncatePending_) return;
+  truncatePending_ = false;
+  file_ = std::freopen(path_.c_str(), "w", file_);
+  if (!file_) fail(path_, ": cannot open the metrics file for writing");
+  std::fprintf(file_,
+               "kind,step,epoch,loss,learning_rate,samples_per_second,compute_s,halo_s,"
+               "allreduce_s,io_wait_s,mse,mae,accuracy,dice\n");
+}
+
 void MetricsCsv::row(long long step, int epoch, double loss, double rate, double sps,
                      double compute, double halo, double allreduce, double io) {
   if (!file_) return;
+  startNewFile();
   std::fprintf(file_, "train,%lld,%d,%.9g,%.6g,%.4g,%.6f,%.6f,%.6f,%.6f,,,,\n", step, epoch, loss,
                rate, sps, compute, halo, allreduce, io);
   std::fflush(file_);
@@ -101,6 +112,7 @@ void MetricsCsv::row(long long step, int epoch, double loss, double rate, double
 
 void MetricsCsv::validation(long long step, int epoch, const EvalSummary& v) {
   if (!file_ || !v.present) return;
+  startNewFile();
   std::string dice;
   for (std::size_t c = 0; c < v.dice.size(); ++c) dice += (c ? "/" : "") + std::to_string(v.dice[c]);
   std::fprintf(file_, "validation,%lld,%d,%.9g,,,,,,,%.9g,%.9g,%.9g,%s\n", step, epoch, v.loss,

@@ -173,7 +173,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   const Index3 extents = graph.inputShape().extents;
   const bool segmentation = model_.loss == LossKind::SoftmaxCrossEntropy;
   const io::SampleSpec spec = segmentation
-                                  ? io::SampleSpec::segmentation(model_.inputChannels, extents)
+                                  ? io::SampleSpec::segmentation(model_.inputChannels, extents, model_.outputs)
                                   : io::SampleSpec::cosmology(model_.inputChannels, extents);
   const io::Subvolume sub = io::Subvolume::of(graph.input().volume);
   if (config.validationBatch < 0)

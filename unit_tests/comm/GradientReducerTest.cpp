@@ -34,5 +34,36 @@ TEST(GradientReducer, EveryGradientEndsAsTheWorldSumWhateverTheStartOrder) {
     }
 }
 
+// An error on one rank after it started a reduction destroys its reducer while the exception
+// unwinds. The destructor must not wait for the peers: here they join only once the failing
+// rank is back from its error (as in a run, where they wait in some other collective). Without
+// core/Unwinding.hpp's rule the failing rank blocks in ~GradientReducer and the test hangs.
+TEST(GradientReducer, DestroyedByAnErrorItDoesNotWaitForThePeers) {
+  const int rank = worldRank(), size = worldSize(), failing = 0;
+  using V = Kokkos::View<double*, DefaultMemorySpace>;
+  std::vector<std::vector<V>> layers = {{V("g", 4)}};
+  Kokkos::deep_copy(layers[0][0], 1.0);
+  bool cameBack = false;
+  try {
+    GradientReducer<double> reducer(MPI_COMM_WORLD, layers);
+    if (rank == failing) {
+      reducer.start(0);
+      throw Error("injected error on one rank");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // until the failing rank is back from its error
+    reducer.start(0);             // then join its abandoned reduction
+    reducer.finish();
+  } catch (const Error&) {
+    cameBack = true;
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // the abandoned reduction progresses here, on kept buffers
+  EXPECT_EQ(cameBack, rank == failing);
+  if (rank != failing) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), layers[0][0]);
+    for (std::size_t i = 0; i < h.size(); ++i) EXPECT_EQ(h(i), double(size));
+  }
+}
+
 }  // namespace
 }  // namespace hybrid3d::test

@@ -66,6 +66,16 @@ TEST(Deck, EveryBadInputNamesTheFileAndTheKey) {
       {deck(model + R"x(</ParameterList><ParameterList name="Trainig"/>)x"),
        "run.xml: unknown section 'Trainig'"},
       {"<ParameterList name=\"x\"><Parameter name=", "run.xml: not a valid XML parameter list"},
+      // Teuchos would keep one of two same-named entries, and read "sixty" as 0.
+      {deck(model + R"x(<Parameter name="input width" type="int" value="64"/>
+                        <Parameter name="input width" type="int" value="32"/></ParameterList>)x"),
+       "run.xml: key 'Model/input width' is given twice"},
+      {deck(model + R"x(</ParameterList><ParameterList name="Model"></ParameterList>)x"),
+       "run.xml: section 'Model' is given twice"},
+      {deck(model + R"x(<Parameter name="input width" type="int" value="sixty"/></ParameterList>)x"),
+       "run.xml: key 'Model/input width' = \"sixty\" is not a number of type int"},
+      {deck(model + R"x(</ParameterList><ParameterList name="Training"><Parameter name="learning rate" type="double" value="1e-3x"/></ParameterList>)x"),
+       "run.xml: key 'Training/learning rate' = \"1e-3x\" is not a number of type double"},
   };
   for (const Case& c : cases) {
     const std::string m = errorOf(c.xml);

@@ -74,5 +74,23 @@ TEST(PoolAndBatchNorm, FloatAgreesWithDoubleOnEveryGrid) {
   });
 }
 
+// Inputs of mean 1e3 and spread 1 (uniform in (999, 1001)): the case the shifted double sums
+// exist for (BatchNorm3d_impl.hpp). Plain one-pass float sums lose the variance there
+// (E[x^2] ~ 1e6 at float's relative 6e-8 is +-0.06 against a variance of 0.33). x is rounded
+// to float for both layers, so only their arithmetic differs; two steps: the first with the
+// running mean as shift K = 0, the second with K = 100.
+TEST(PoolAndBatchNorm, FloatBatchNormKeepsItsDigitsAtALargeMean) {
+  forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase&) {
+    const TensorShape s{2, 3, {7, 6, 9}};
+    const auto x = convert<double>(
+        convert<float>(randomGlobal<double>("x", 2, 3, s.extents, 83 + grid.group(), 999, 1001)));
+    const auto dy = randomGlobal<double>("dy", 2, 3, s.extents, 93 + grid.group());
+    BatchNorm3d<float> f(grid, "bn", s, {});
+    BatchNorm3d<double> d(grid, "bn", s, {});
+    for (const char* step : {"step 1 (shift 0)", "step 2 (shift 100)"})
+      expectClose(runLayer(f, grid, x, dy), runLayer(d, grid, x, dy), 2e-4, step);
+  });
+}
+
 }  // namespace
 }  // namespace hybrid3d::test

@@ -384,6 +384,27 @@ TEST(Trainer, GroupBatchNormStatisticsAreAveragedIntoCheckpointsSoARestartIsExac
 
 TEST(Trainer, NanLossStopsEveryRankWithTheStep) {
   const std::string dir = scratch("nan");
+  TrainConfig c = smallConfig(dir, writeSamples(dir, 4, 5));
+  c.schedule.baseRate = 1e30;  // the first update blows the weights up: step 1's loss is not finite
+  ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
+  Trainer<float> t(grid, c);
+  t.step();
+  bool threw = false;
+  try {
+    t.step();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    threw = what.find("training: the loss is ") != std::string::npos &&
+            what.find(" at step 1") != std::string::npos;
+    EXPECT_TRUE(threw) << what;
+  }
+  EXPECT_TRUE(allTrue(threw));
+}
+
+// A NaN in a sample's input is refused when the sample is read, naming the file, on every
+// rank (before the reader checked, it surfaced only as a NaN loss).
+TEST(Trainer, NanInASampleStopsEveryRankNamingTheFile) {
+  const std::string dir = scratch("nansample");
   const auto train = writeSamples(dir, 4, 5, true);
   TrainConfig c = smallConfig(dir, train);
   ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
@@ -392,8 +413,10 @@ TEST(Trainer, NanLossStopsEveryRankWithTheStep) {
   try {
     t.step();
   } catch (const Error& e) {
-    threw = std::string(e.what()).find("the loss is nan at step 0") != std::string::npos;
-    EXPECT_TRUE(threw) << e.what();
+    const std::string what = e.what();
+    threw = what.find("sample_") != std::string::npos &&
+            what.find(": dataset '/full' holds NaN or Inf") != std::string::npos;
+    EXPECT_TRUE(threw) << what;
   }
   EXPECT_TRUE(allTrue(threw));
 }
@@ -420,21 +443,35 @@ TEST(Trainer, RefusesLog1pOfTheDataForAModelThatTakesItItself) {
   EXPECT_TRUE(threw);
 }
 
+// The global mini-batch is split evenly over the G data-parallel groups (here G = the world,
+// one rank per sample): a mini-batch that is not a positive multiple of G is refused on every
+// rank with a message naming both, one that is is accepted. At one rank (G = 1) only the
+// non-positive mini-batch can be refused.
 TEST(Trainer, MiniBatchMustSplitOverTheGroups) {
+  const int G = worldSize();
   const std::string dir = scratch("batch");
-  const auto train = writeSamples(dir, 4, 6);
-  TrainConfig c = smallConfig(dir, train);
-  c.globalBatch = 3;
-  if (worldSize() % 2 != 0) return;
-  ProcessGrid grid(MPI_COMM_WORLD, {worldSize() / 2, 1, 1});  // G = 2
-  try {
-    Trainer<float> t(grid, c);
-    ADD_FAILURE() << "accepted mini-batch 3 over 2 groups";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("mini-batch 3 is not a positive multiple of the 2"),
+  TrainConfig c = smallConfig(dir, writeSamples(dir, std::max(4, G), 6));
+  const ProcessGrid grid(MPI_COMM_WORLD, {1, 1, 1});
+  ASSERT_EQ(grid.numGroups(), G);
+  auto refusal = [&](int batch) -> std::string {
+    c.globalBatch = batch;
+    try {
+      Trainer<float> t(grid, c);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  std::vector<int> refused = {0, -G};
+  if (G > 1) refused.push_back(G + 1);
+  for (int batch : refused) {
+    const std::string why = refusal(batch);
+    EXPECT_NE(why.find("mini-batch " + std::to_string(batch) + " is not a positive multiple of the " +
+                       std::to_string(G) + " data-parallel groups"),
               std::string::npos)
-        << e.what();
+        << "mini-batch " << batch << " over " << G << " groups: '" << why << "'";
   }
+  EXPECT_EQ(refusal(G), "") << "mini-batch " << G << " over " << G << " groups was refused";
 }
 
 // Names of the Kokkos profiling regions entered while recording (the halos push theirs).

@@ -18,6 +18,7 @@
 #include <hybrid3d/comm/MpiTypes.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/core/Unwinding.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 
 namespace hybrid3d {
@@ -45,6 +46,12 @@ public:
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
+    if (unwinding() && pending()) {
+      // An error on this rank: the others may never join the reductions, so do not wait for
+      // them (core/Unwinding.hpp). The communicator is left to the process's end as well.
+      keepForAbandonedOperation(std::move(layers_), std::move(host_));
+      return;
+    }
     finish();
     MPI_Comm_free(&comm_);
   }
@@ -85,6 +92,12 @@ public:
   }
 
 private:
+  bool pending() const {
+    for (const auto& reqs : requests_)
+      if (!reqs.empty()) return true;
+    return false;
+  }
+
   using host_view = Kokkos::View<T*, Kokkos::HostSpace>;
   static constexpr bool stage =
       !HYBRID3D_ENABLE_GPU_AWARE_MPI &&

@@ -14,6 +14,13 @@ public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
+// An Error thrown by every rank of MPI_COMM_WORLD together, with the same message (agreed by
+// io::agreeOnError over the world): main can wait for all ranks to end the run cleanly.
+class WorldError : public Error {
+public:
+  using Error::Error;
+};
+
 namespace Impl {
 template <class... Args>
 std::string concat(const Args&... args) {

@@ -16,7 +16,8 @@
 namespace hybrid3d::io {
 
 // Collective over `comm`. Throws hybrid3d::Error on every rank of `comm`, with the message of
-// the lowest-ranked caller whose `localError` is non-empty, when any is; returns otherwise.
+// the lowest-ranked caller whose `localError` is non-empty, when any is (a WorldError when
+// `comm` spans the world); returns otherwise.
 void agreeOnError(MPI_Comm comm, const std::string& localError);
 
 // Runs `step` on this rank, catching hybrid3d::Error (other exceptions are not data errors and

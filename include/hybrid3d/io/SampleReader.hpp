@@ -52,12 +52,13 @@ struct SampleSpec {
   std::string labels;                // "/segmentation" [D,H,W] integer, or "" for none
   std::string targets = "/unitPar";  // [numTargets] float, or "" for none
   int numTargets = 4;
+  int classes = 0;                   // labels must lie in [0, classes) (0: not checked)
 
   static SampleSpec cosmology(int channels, const Index3& extents) {
     return {"/full", channels, extents, "", "/unitPar", 4};
   }
-  static SampleSpec segmentation(int channels, const Index3& extents) {
-    return {"/volume", channels, extents, "/segmentation", "", 0};
+  static SampleSpec segmentation(int channels, const Index3& extents, int classes = 0) {
+    return {"/volume", channels, extents, "/segmentation", "", 0, classes};
   }
 };
 

@@ -47,7 +47,7 @@ struct EpochSummary {
 };
 
 // The metrics CSV: opened (appending to a non-empty file when restarting, else new with its
-// header) and written by rank 0 only.
+// header, replacing an old file only when the first row is written) by rank 0 only.
 class MetricsCsv {
 public:
   MetricsCsv(const std::string& path, bool append, MPI_Comm comm);
@@ -57,7 +57,11 @@ public:
   void validation(long long step, int epoch, const EvalSummary& v);
 
 private:
+  void startNewFile();  // a new run's first row: truncate, header
+
+  std::string path_;
   std::FILE* file_ = nullptr;
+  bool truncatePending_ = false;
 };
 
 }  // namespace hybrid3d

@@ -4,6 +4,7 @@
 // /grads/<layer>/<param> (PyTorch shapes, float64): how users compare with other frameworks.
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/io/CollectiveVerdict.hpp>
 #include <hybrid3d/io/Checkpoint.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
@@ -54,7 +55,13 @@ void report(const DeckRun& r, const std::string& weights, const std::string& out
   io::writeArrays(out, grid.worldComm(), arrays);
 }
 
-int run(const std::vector<std::string>& args) {
+struct Request {
+  DeckRun run;
+  std::string weights, out;
+};
+
+// What the options and the deck ask for (every rank reads them alike).
+Request readRequest(const std::vector<std::string>& args) {
   std::string deck, weights, out;
   std::vector<std::string> samples;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -84,10 +91,17 @@ int run(const std::vector<std::string>& args) {
   r.config.data.prefetch = false;
   r.config.globalBatch = static_cast<int>(samples.size());
   r.config.restartFrom.clear();
-  if (r.precision == "double")
-    report<double>(r, weights, out);
+  return {r, weights, out};
+}
+
+int run(const std::vector<std::string>& args) {
+  Request q;
+  // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
+  io::collectively(MPI_COMM_WORLD, [&] { q = readRequest(args); });
+  if (q.run.precision == "double")
+    report<double>(q.run, q.weights, q.out);
   else
-    report<float>(r, weights, out);
+    report<float>(q.run, q.weights, q.out);
   return 0;
 }
 

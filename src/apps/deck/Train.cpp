@@ -9,10 +9,12 @@
 #include <filesystem>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/io/CollectiveVerdict.hpp>
 #include <hybrid3d/train/Preemption.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "../Command.hpp"
+#include "../Options.hpp"
 #include <hybrid3d/io/deck/TrainDeck.hpp>
 
 namespace hybrid3d::app {
@@ -78,9 +80,11 @@ int train(const DeckRun& r, const std::vector<std::string>& args) {
   return PreemptedExitStatus;
 }
 
-int run(const std::vector<std::string>& args) {
+// The run the options and the deck describe (every rank reads them alike).
+DeckRun readRun(const std::vector<std::string>& args) {
   std::string deck, restart, signalAt;
-  long long maxSteps = -2;
+  long long maxSteps = -1;
+  bool maxStepsGiven = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) fail("train: ", args[i], " needs a value");
@@ -89,7 +93,7 @@ int run(const std::vector<std::string>& args) {
     if (args[i] == "--restart")
       restart = value();
     else if (args[i] == "--max-steps")
-      maxSteps = std::stoll(value());
+      maxSteps = integerOption("train", "--max-steps", value()), maxStepsGiven = true;
     else if (args[i] == "--test-signal-at")
       signalAt = value();
     else if (!args[i].empty() && args[i][0] == '-')
@@ -100,16 +104,28 @@ int run(const std::vector<std::string>& args) {
       fail("train: more than one deck given");
   }
   if (deck.empty()) fail("train: no deck given (hybrid3d train DECK.xml)");
+  if (maxSteps < -1)
+    fail("train: --max-steps ", maxSteps, " (give N >= 0, or -1: no limit)");
   int world;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   DeckRun r = readTrainDeck(deck, world);
   if (!restart.empty()) r.config.restartFrom = restart;
-  if (maxSteps >= -1) r.config.maxSteps = maxSteps;
+  if (maxStepsGiven) r.config.maxSteps = maxSteps;
   if (!signalAt.empty()) {  // STEPS[:RANK]
     const std::size_t colon = signalAt.find(':');
-    r.config.testSignalStep = std::stoll(signalAt.substr(0, colon));
-    r.config.testSignalRank = colon == std::string::npos ? 0 : std::stoi(signalAt.substr(colon + 1));
+    r.config.testSignalStep = integerOption("train", "--test-signal-at", signalAt.substr(0, colon));
+    r.config.testSignalRank = colon == std::string::npos
+                                  ? 0
+                                  : int(integerOption("train", "--test-signal-at",
+                                                      signalAt.substr(colon + 1)));
   }
+  return r;
+}
+
+int run(const std::vector<std::string>& args) {
+  DeckRun r;
+  // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
+  io::collectively(MPI_COMM_WORLD, [&] { r = readRun(args); });
   ensureGenerated(r);
   return r.precision == "double" ? train<double>(r, args) : train<float>(r, args);
 }

@@ -2,11 +2,15 @@
 #include <hybrid3d/io/deck/Deck.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <Teuchos_Array.hpp>
 #include <Teuchos_ParameterList.hpp>
+#include <Teuchos_StringInputSource.hpp>
+#include <Teuchos_XMLObject.hpp>
 #include <Teuchos_XMLParameterListCoreHelpers.hpp>
 
 namespace hybrid3d::io {
@@ -44,6 +48,39 @@ void checkRange(const std::string& file, const DeckKey& k, double v) {
   if (!std::isfinite(v) || v < k.min || v > k.max)
     fail(file, ": key '", k.path, "' = ", number(v), " is outside [", number(k.min), ", ",
          number(k.max), "]");
+}
+
+// Whether `text` is one number of the XML type `type` ("int", "double"), as a whole.
+bool isNumber(const std::string& type, const std::string& text) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  if (type == "int") std::strtol(text.c_str(), &end, 10);
+  else std::strtod(text.c_str(), &end);
+  return *end == '\0';
+}
+
+// What Teuchos lets pass without a word, found in the XML itself: two entries of the same name
+// (Teuchos keeps one: a deck setting 'Training/epochs' twice would run with either), and a
+// number that is not one (Teuchos reads value="two" of type int as 0).
+void checkXml(const Teuchos::XMLObject& list, const std::string& prefix,
+              const std::string& file) {
+  std::set<std::string> seen;
+  for (int i = 0; i < list.numChildren(); ++i) {
+    const Teuchos::XMLObject& child = list.getChild(i);
+    const bool sublist = child.getTag() == "ParameterList";
+    if ((!sublist && child.getTag() != "Parameter") || !child.hasAttribute("name")) continue;
+    const std::string path = prefix + child.getRequired("name");
+    if (!seen.insert(path).second)
+      fail(file, ": ", sublist ? "section '" : "key '", path, "' is given twice");
+    if (sublist) {
+      checkXml(child, path + "/", file);
+    } else if (child.hasAttribute("type") && child.hasAttribute("value")) {
+      const std::string& type = child.getRequired("type");
+      const std::string& value = child.getRequired("value");
+      if ((type == "int" || type == "double") && !isNumber(type, value))
+        fail(file, ": key '", path, "' = \"", value, "\" is not a number of type ", type);
+    }
+  }
 }
 
 // Walks the user's list: every entry must be in the schema with the right type and range.
@@ -136,7 +173,10 @@ Deck Deck::fromString(const std::string& xml, const std::vector<DeckKey>& schema
   for (const DeckKey& k : schema) d.schema_[k.path] = k;
   Teuchos::RCP<Teuchos::ParameterList> list;
   try {
+    checkXml(Teuchos::StringInputSource(xml).getObject(), "", name);
     list = Teuchos::getParametersFromXmlString(xml);
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     fail(name, ": not a valid XML parameter list: ", lastLine(e.what()));
   }

@@ -5,6 +5,7 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/core/Unwinding.hpp>
 
 namespace hybrid3d {
 
@@ -77,6 +78,14 @@ Halo<T, M>::~Halo() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
+  if (request_ != MPI_REQUEST_NULL && unwinding()) {
+    // An error on this rank: the neighbours may never join, so do not wait (core/Unwinding.hpp).
+    keepForAbandonedOperation(std::move(sendBuf_), std::move(recvBuf_), std::move(sendHost_),
+                              std::move(recvHost_), std::move(sendCounts_),
+                              std::move(sendOffsets_), std::move(recvCounts_),
+                              std::move(recvOffsets_));
+    return;
+  }
   if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
   if (forward_ != MPI_COMM_NULL) MPI_Comm_free(&forward_);
   if (reverse_ != MPI_COMM_NULL) MPI_Comm_free(&reverse_);

@@ -2,9 +2,10 @@
 // Input decks: a Teuchos ParameterList in XML, every key validated against a schema.
 //
 // The schema lists every key the program understands with its type, default or requiredness,
-// and range or choices. Reading a deck rejects an unknown key (often a typo), a value of the
-// wrong type and a value out of range with one line naming the file and the key, so a
-// 2048-rank job fails at start-up rather than after hours in the queue. The interface is
+// and range or choices. Reading a deck rejects an unknown key (often a typo), a key or section
+// given twice (Teuchos itself would keep one silently), a value of the wrong type and a value
+// out of range with one line naming the file and the key, so a 2048-rank job fails at start-up
+// rather than after hours in the queue. The interface is
 // Teuchos-free: only the implementation (library hybrid3d_deck) links Teuchos, which keeps
 // Teuchos, and the Kokkos it was built with, out of the core library (DESIGN.md section 10).
 

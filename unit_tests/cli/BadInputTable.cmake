@@ -1,0 +1,222 @@
+# Runs every case of bad_inputs.table on RANKS ranks. Each case starts from a good setup in a
+# directory of its own (a 16^3 cosmology dataset, a segmentation dataset, a deck that trains,
+# the checkpoint of a finished run), spoils one thing as the table says, runs the command and
+# checks what a user must see:
+#  - a non-zero exit status on every rank, each rank ending by itself (no MPI_Abort);
+#  - exactly one line on stderr, holding the table's fragment (the culprit: file, key, option);
+#  - within 30 s (a hang would be caught by the test's timeout anyway);
+#  - every file that was there before unchanged (nothing written over a good checkpoint).
+# What each case printed goes to ${WORK}/report.txt (and the test log).
+#
+# Table rows: NAME | RANKS | SETUP | COMMAND | EXPECTED. RANKS: the rank counts the case
+# applies to ("1,2"). SETUP: actions joined by " && " (see h3d_setup below), or "-". In SETUP,
+# COMMAND and EXPECTED, {case} is the case's directory.
+cmake_policy(SET CMP0057 NEW)  # if(... IN_LIST ...)
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+set(status_wrapper ${CMAKE_CURRENT_LIST_DIR}/record_exit_status.sh)
+# Open MPI's mpirun kills the other ranks once one exits non-zero, which can race a rank that
+# is about to exit by itself (and record it): let every rank end on its own. (mpirun then
+# exits 0 itself: the ranks' recorded statuses are what is checked.)
+set(ENV{OMPI_MCA_orte_abort_on_non_zero_status} 0)
+
+# The good setup, made once and copied into every case.
+set(good ${WORK}/good)
+file(MAKE_DIRECTORY ${good})
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} generate cosmology --out ${good}/data --size 16
+        --train 4 --validation 0 --test 0 --seed 3)
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} generate segmentation --out ${good}/seg --size 16
+        --train 2 --validation 0 --test 0 --seed 3)
+# The deck refers to the case directory through @CASE@ (made per case below).
+file(WRITE ${good}/deck.xml.in "<ParameterList name=\"hybrid3d\">
+  <ParameterList name=\"Model\">
+    <Parameter name=\"architecture\" type=\"string\" value=\"cosmoflow\"/>
+    <Parameter name=\"input width\" type=\"int\" value=\"16\"/>
+  </ParameterList>
+  <ParameterList name=\"Data\">
+    <Parameter name=\"train\" type=\"string\" value=\"@CASE@/data/train\"/>
+    <Parameter name=\"log1p\" type=\"bool\" value=\"true\"/>
+  </ParameterList>
+  <ParameterList name=\"Training\">
+    <Parameter name=\"mini-batch\" type=\"int\" value=\"2\"/>
+    <Parameter name=\"epochs\" type=\"int\" value=\"1\"/>
+    <Parameter name=\"output directory\" type=\"string\" value=\"@CASE@/run\"/>
+  </ParameterList>
+</ParameterList>
+")
+set(CASE ${good})
+configure_file(${good}/deck.xml.in ${good}/deck.xml @ONLY)
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} train ${good}/deck.xml)
+
+# One setup action, in the case directory `dir`:
+#   deck OLD => NEW            replace text in deck.xml (it must be there)
+#   spoil SRC DST OP...        DST = SRC spoilt by make_bad_file (OP: drop, set, retype, reshape)
+#   truncate SRC DST BYTES     DST = the first BYTES bytes of SRC
+#   text PATH WORDS...         PATH holds WORDS, one a line (not HDF5; or a list file)
+#   remove PATH | mkdir PATH | link PATH TARGET (a symbolic link, TARGET need not exist)
+function(h3d_setup dir action)
+  string(REGEX MATCH "^([a-z]+) (.*)$" m "${action}")
+  set(verb ${CMAKE_MATCH_1})
+  set(rest "${CMAKE_MATCH_2}")
+  if(verb STREQUAL "deck")
+    string(FIND "${rest}" " =>" at)
+    string(SUBSTRING "${rest}" 0 ${at} old)
+    math(EXPR from "${at} + 3")
+    string(SUBSTRING "${rest}" ${from} -1 new)
+    string(STRIP "${new}" new)
+    file(READ ${dir}/deck.xml deck)
+    string(FIND "${deck}" "${old}" found)
+    if(found EQUAL -1)
+      message(FATAL_ERROR "table: '${old}' is not in the deck")
+    endif()
+    string(REPLACE "${old}" "${new}" deck "${deck}")
+    file(WRITE ${dir}/deck.xml "${deck}")
+    return()
+  endif()
+  separate_arguments(args UNIX_COMMAND "${rest}")
+  list(POP_FRONT args first)
+  if(verb STREQUAL "spoil")
+    list(POP_FRONT args second)
+    file(REMOVE ${dir}/${second})
+    h3d_run(TRUE out ${MAKE_BAD_FILE} ${dir}/${first} ${dir}/${second} ${args})
+  elseif(verb STREQUAL "truncate")
+    list(GET args 0 second)
+    list(GET args 1 n)
+    file(REMOVE ${dir}/${second})
+    execute_process(COMMAND head -c ${n} ${dir}/${first} OUTPUT_FILE ${dir}/${second})
+  elseif(verb STREQUAL "text")
+    file(REMOVE ${dir}/${first})
+    string(JOIN "\n" words ${args})
+    file(WRITE ${dir}/${first} "${words}\n")
+  elseif(verb STREQUAL "remove")
+    file(REMOVE_RECURSE ${dir}/${first})
+  elseif(verb STREQUAL "mkdir")
+    file(MAKE_DIRECTORY ${dir}/${first})
+  elseif(verb STREQUAL "link")
+    file(REMOVE ${dir}/${first})
+    file(CREATE_LINK ${args} ${dir}/${first} SYMBOLIC)
+  else()
+    message(FATAL_ERROR "table: unknown setup action '${action}'")
+  endif()
+endfunction()
+
+# Every file under `dir` with its SHA-256, as a list of "path=hash".
+function(h3d_fingerprint dir out_var)
+  file(GLOB_RECURSE files LIST_DIRECTORIES false ${dir}/*)
+  set(prints "")
+  foreach(f IN LISTS files)
+    if(NOT IS_SYMLINK ${f} AND EXISTS ${f} AND NOT f MATCHES "/status/")
+      file(SHA256 ${f} hash)
+      list(APPEND prints "${f}=${hash}")
+    endif()
+  endforeach()
+  set(${out_var} "${prints}" PARENT_SCOPE)
+endfunction()
+
+function(h3d_case name setup command expected)
+  set(dir ${WORK}/${name})
+  file(REMOVE_RECURSE ${dir})
+  file(MAKE_DIRECTORY ${dir}/status)
+  file(COPY ${good}/data ${good}/seg DESTINATION ${dir})
+  file(COPY ${good}/run/metrics.csv DESTINATION ${dir}/run)
+  # The checkpoint (46 MB) is a hard link: a program that replaced it (write and rename) would
+  # change what the case's path holds, which the fingerprint catches.
+  file(CREATE_LINK ${good}/run/checkpoint.h5 ${dir}/run/checkpoint.h5)
+  set(CASE ${dir})
+  configure_file(${good}/deck.xml.in ${dir}/deck.xml @ONLY)
+  string(REPLACE "{case}" "${dir}" setup "${setup}")
+  string(REPLACE "{case}" "${dir}" command "${command}")
+  string(REPLACE "{case}" "${dir}" expected "${expected}")
+  if(NOT setup STREQUAL "-")
+    string(REPLACE " && " "\n" actions "${setup}")
+    string(REPLACE ";" "\\;" actions "${actions}")
+    string(REPLACE "\n" ";" actions "${actions}")
+    foreach(action IN LISTS actions)
+      h3d_setup(${dir} "${action}")
+    endforeach()
+  endif()
+  h3d_fingerprint(${dir} before)
+
+  separate_arguments(args UNIX_COMMAND "${command}")
+  string(TIMESTAMP t0 "%s")
+  execute_process(COMMAND ${MPIEXEC} -q -n ${RANKS} --oversubscribe bash ${status_wrapper}
+                          ${dir}/status ${HYBRID3D} ${args}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  string(TIMESTAMP t1 "%s")
+  math(EXPR seconds "${t1} - ${t0}")
+
+  set(problems "")
+  foreach(r RANGE 1 ${RANKS})
+    math(EXPR rank "${r} - 1")
+    if(NOT EXISTS ${dir}/status/rank${rank})
+      string(APPEND problems "rank ${rank} did not exit by itself; ")
+    else()
+      file(READ ${dir}/status/rank${rank} s)
+      string(STRIP "${s}" s)
+      if(s STREQUAL "0")
+        string(APPEND problems "rank ${rank} exited 0; ")
+      endif()
+    endif()
+  endforeach()
+  string(STRIP "${err}" line)
+  string(FIND "${line}" "\n" nl)
+  if(line STREQUAL "" OR NOT nl EQUAL -1)
+    string(APPEND problems "not exactly one line on stderr; ")
+  endif()
+  string(FIND "${line}" "${expected}" at)
+  if(at EQUAL -1)
+    string(APPEND problems "no '${expected}' in it; ")
+  endif()
+  if(seconds GREATER 30)
+    string(APPEND problems "took ${seconds} s; ")
+  endif()
+  h3d_fingerprint(${dir} after)
+  foreach(print IN LISTS before)
+    if(NOT print IN_LIST after)
+      string(REGEX REPLACE "=.*" "" changed "${print}")
+      string(APPEND problems "${changed} changed or went; ")
+    endif()
+  endforeach()
+  string(REPLACE "${dir}/" "" shown "${line}")
+  file(APPEND ${WORK}/report.txt "${name} (${RANKS} ranks, ${seconds} s): ${shown}\n")
+  if(problems STREQUAL "")
+    message(STATUS "ok   ${name}: ${shown}")
+  else()
+    message(STATUS "FAIL ${name}: ${problems}\n  status ${rc}, stderr:\n${err}\n  stdout:\n${out}")
+    set(failures "${failures} ${name}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+file(REMOVE ${WORK}/report.txt)
+set(failures "")
+set(count 0)
+file(READ ${TABLE} table)
+while(NOT table STREQUAL "")
+  string(FIND "${table}" "\n" nl)
+  if(nl EQUAL -1)
+    set(line "${table}")
+    set(table "")
+  else()
+    string(SUBSTRING "${table}" 0 ${nl} line)
+    math(EXPR next "${nl} + 1")
+    string(SUBSTRING "${table}" ${next} -1 table)
+  endif()
+  if(line MATCHES "^[ \t]*(#|$)")
+    continue()
+  endif()
+  if(NOT line MATCHES "^([^|]*)\\|([^|]*)\\|([^|]*)\\|([^|]*)\\|(.*)$")
+    message(FATAL_ERROR "table: not NAME | RANKS | SETUP | COMMAND | EXPECTED: ${line}")
+  endif()
+  foreach(i 1 2 3 4 5)
+    string(STRIP "${CMAKE_MATCH_${i}}" field${i})
+  endforeach()
+  string(REPLACE "," ";" ranks "${field2}")
+  if(NOT RANKS IN_LIST ranks OR (DEFINED ONLY AND NOT field1 MATCHES "${ONLY}"))
+    continue()  # ONLY: a regular expression, to run some rows by hand
+  endif()
+  math(EXPR count "${count} + 1")
+  h3d_case("${field1}" "${field3}" "${field4}" "${field5}")
+endwhile()
+if(NOT failures STREQUAL "")
+  message(FATAL_ERROR "${count} bad inputs on ${RANKS} ranks; misbehaved:${failures}")
+endif()
+message(STATUS "${count} bad inputs on ${RANKS} ranks: each stopped every rank with its one line")
