@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 
@@ -37,7 +38,8 @@ void Adam<T, M>::step(const execution_space& exec, double lr) {
     auto m = m_[i];
     auto v = v_[i];
     Kokkos::parallel_for(
-        "hybrid3d::Adam::step", Kokkos::RangePolicy<execution_space>(exec, 0, p.size()),
+        Impl::kernelLabel("hybrid3d::Adam::step"),
+        Kokkos::RangePolicy<execution_space>(exec, 0, p.size()),
         KOKKOS_LAMBDA(const std::size_t j) {
           T d = g(j);
           if (decoupled)

@@ -1,4 +1,5 @@
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
 
 namespace hybrid3d {
@@ -31,7 +32,8 @@ void Sgd<T, M>::step(const execution_space& exec, double lr) {
     auto g = params_[i].param.grad;
     auto b = momentum ? momentum_[i] : state_view();
     Kokkos::parallel_for(
-        "hybrid3d::Sgd::step", Kokkos::RangePolicy<execution_space>(exec, 0, p.size()),
+        Impl::kernelLabel("hybrid3d::Sgd::step"),
+        Kokkos::RangePolicy<execution_space>(exec, 0, p.size()),
         KOKKOS_LAMBDA(const std::size_t j) {
           T d = g(j) + wd * p(j);
           if (momentum) {

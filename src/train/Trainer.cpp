@@ -8,9 +8,11 @@
 
 #include <hybrid3d/comm/MpiTypes.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
 #include <hybrid3d/io/Checkpoint.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
 #include <hybrid3d/train/Preemption.hpp>
@@ -85,7 +87,7 @@ void countSegmentation(const typename M::execution_space& exec, const DistTensor
     using Policy = Kokkos::MDRangePolicy<typename M::execution_space, Kokkos::Rank<4>,
                                          Kokkos::IndexType<Index>>;
     Kokkos::parallel_reduce(
-        "hybrid3d::Trainer::countSegmentation",
+        Impl::kernelLabel("hybrid3d::Trainer::countSegmentation"),
         Policy(exec, {0, 0, 0, 0}, {Index(real), e[0], e[1], e[2]}),
         KOKKOS_LAMBDA(const Index n, const Index d, const Index h, const Index w, double& ce) {
           int best = 0;
@@ -333,7 +335,7 @@ void Trainer<T, M>::loadSlots(Data& d, const io::HostBatch& batch, int first, in
   }
   if (d.labels.view().size()) {
     const auto& v = d.labels.view();
-    Kokkos::deep_copy(exec, v, 0);
+    Impl::zeroFill(exec, v);
     if (real > 0) {
       Kokkos::View<const int*****, Kokkos::LayoutRight, Kokkos::HostSpace,
                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>

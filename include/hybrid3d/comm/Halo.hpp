@@ -16,6 +16,7 @@
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
@@ -32,7 +33,7 @@ enum class BoxOp { Pack, Unpack, UnpackAdd, Zero };
 // at `offset`, in (n, c, d, h, w) order, or set them to zero. `lo` is in local array indices.
 // A 5-D MDRange keeps the index arithmetic to multiply-adds (no per-element division).
 template <BoxOp Op, class ExecSpace, class View5, class Buffer>
-void applyBox(const std::string& label, const ExecSpace& exec, const View5& v, const Buffer& buf,
+void applyBox(std::string_view label, const ExecSpace& exec, const View5& v, const Buffer& buf,
               Index offset, const Index3& lo, const Index3& ext) {
   const Index N = static_cast<Index>(v.extent(0)), C = static_cast<Index>(v.extent(1));
   const Index e0 = ext[0], e1 = ext[1], e2 = ext[2];
@@ -46,7 +47,7 @@ void applyBox(const std::string& label, const ExecSpace& exec, const View5& v, c
   const Policy policy = host ? Policy(exec, {0, 0, 0, 0, 0}, {N, C, e0, e1, e2}, {1, 1, 1, e1, e2})
                              : Policy(exec, {0, 0, 0, 0, 0}, {N, C, e0, e1, e2});
   Kokkos::parallel_for(
-      label, policy,
+      Impl::kernelLabel(label), policy,
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index y, const Index x) {
         const Index i = offset + (((n * C + c) * e0 + z) * e1 + y) * e2 + x;
         auto& cell = v(n, c, l0 + z, l1 + y, l2 + x);
@@ -129,7 +130,7 @@ private:
   template <Impl::BoxOp Op>
   void applyBoxes(const execution_space& exec, const tensor_type& t,
                   const std::vector<HaloBox>& boxes, const buffer_type& buf,
-                  const std::vector<int>& offsets, const std::string& label);
+                  const std::vector<int>& offsets, std::string_view label);
 
   std::string name_;
   std::string gatherRegion_, scatterRegion_;  // profile region names, built once

@@ -11,6 +11,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
@@ -53,7 +54,7 @@ void convertSubvolume(const typename M::execution_space& exec, const SampleForma
   const Index W = local.extent(2);
   using Policy = Kokkos::MDRangePolicy<execution_space, Kokkos::Rank<3>, Kokkos::IndexType<Index>>;
   Kokkos::parallel_for(
-      "hybrid3d::Preprocess::apply",
+      hybrid3d::Impl::kernelLabel("hybrid3d::Preprocess::apply"),
       Policy(exec, {0, 0, 0}, {C, local.extent(0), local.extent(1)}),
       KOKKOS_LAMBDA(Index c, Index d, Index h) {
         const Index rd = d - r0, rh = h - r1;

@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
@@ -72,13 +73,14 @@ double MseLoss<T, M>::forward(const execution_space& exec, const feature_type& p
   const Index F = features_;
   double sum = 0;
   Kokkos::parallel_reduce(
-      "hybrid3d::MseLoss::forward", Impl::CellPolicy<execution_space>(exec, 0, batch_ * F),
+      Impl::kernelLabel("hybrid3d::MseLoss::forward"),
+      Impl::CellPolicy<execution_space>(exec, 0, batch_ * F),
       KOKKOS_LAMBDA(const Index i, double& s) {
         const double d = double(p(i / F, i % F)) - double(t(i / F, i % F));
         s += d * d;
       },
       sum);
-  Kokkos::Profiling::pushRegion("hybrid3d::MseLoss::allreduce");
+  Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::MseLoss::allreduce"));
   MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, data_.get());
   Kokkos::Profiling::popRegion();
   return sum / count_;
@@ -94,7 +96,8 @@ void MseLoss<T, M>::backward(const execution_space& exec, const feature_type& pr
   const Index F = features_;
   const T scale = T(2.0 / count_);
   Kokkos::parallel_for(
-      "hybrid3d::MseLoss::backward", Impl::CellPolicy<execution_space>(exec, 0, batch_ * F),
+      Impl::kernelLabel("hybrid3d::MseLoss::backward"),
+      Impl::CellPolicy<execution_space>(exec, 0, batch_ * F),
       KOKKOS_LAMBDA(const Index i) {
         const Index n = i / F, f = i % F;
         g(n, f) = scale * (p(n, f) - t(n, f));

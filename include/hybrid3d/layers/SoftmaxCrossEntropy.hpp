@@ -15,6 +15,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -102,7 +103,7 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
   const int C = shape_.channels;
   const T invCount = T(1.0 / count_);
   const auto bad = badLabels_;
-  Kokkos::deep_copy(exec, bad, 0);
+  Impl::zeroFill(exec, bad);
   const double sum = Impl::sumOverRowCells(
       "hybrid3d::SoftmaxCrossEntropy::evaluate", exec, voxels,
       KOKKOS_LAMBDA(const Index n, Index, const Index z, const Index y, const Index w, double& s) {
@@ -129,7 +130,7 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
   Kokkos::deep_copy(exec, badCount, bad);
   exec.fence();
   double totals[2] = {sum, double(badCount)};
-  Kokkos::Profiling::pushRegion("hybrid3d::SoftmaxCrossEntropy::allreduce");
+  Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::SoftmaxCrossEntropy::allreduce"));
   MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_DOUBLE, MPI_SUM, world_.get());
   Kokkos::Profiling::popRegion();
   if (totals[1] > 0)

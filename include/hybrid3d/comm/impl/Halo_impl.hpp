@@ -102,7 +102,7 @@ template <class T, class M>
 template <Impl::BoxOp Op>
 void Halo<T, M>::applyBoxes(const execution_space& exec, const tensor_type& t,
                             const std::vector<HaloBox>& boxes, const buffer_type& buf,
-                            const std::vector<int>& offsets, const std::string& label) {
+                            const std::vector<int>& offsets, std::string_view label) {
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     const Box3& b = boxes[i].box;
     const Index3 lo{t.localIndex(0, b.lo[0]), t.localIndex(1, b.lo[1]), t.localIndex(2, b.lo[2])};

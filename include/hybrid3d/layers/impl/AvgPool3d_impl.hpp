@@ -2,6 +2,8 @@
 // Definitions of AvgPool3d's members (included by AvgPool3d.hpp; explicit instantiations in
 // src/layers/AvgPool3d.cpp).
 
+#include <hybrid3d/core/KernelLabel.hpp>
+
 namespace hybrid3d {
 
 namespace Impl {
@@ -80,7 +82,7 @@ void avgPoolForwardRowSums(const ExecSpace& exec, const OwnedRows& rows, const P
     });
   };
   Kokkos::parallel_for(
-      "hybrid3d::AvgPool3d::forward",
+      Impl::kernelLabel("hybrid3d::AvgPool3d::forward"),
       rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag(), Scratch::shmem_size(columns)),
       kernel);
 }
@@ -202,7 +204,7 @@ void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<in
     });
   };
   Kokkos::parallel_for(
-      "hybrid3d::AvgPool3d::backwardData",
+      Impl::kernelLabel("hybrid3d::AvgPool3d::backwardData"),
       rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag(), Scratch::shmem_size(entries)),
       kernel);
 }

@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
@@ -118,7 +119,7 @@ namespace Impl {
 // (n, d, h, w) running over N samples times the owned box of extents `e` (0-based).
 // partial [C, N*e[0], 2] is the workspace of the sums per (n, d) slab.
 template <class ExecSpace, class M, class CellPair>
-void batchNormChannelSums(const ExecSpace& exec, const std::string& label, Index N, Index C,
+void batchNormChannelSums(const ExecSpace& exec, std::string_view label, Index N, Index C,
                           const Index3& e, const Kokkos::View<double***, M>& partial,
                           const Kokkos::View<double*, M>& sums, const CellPair& cell) {
   const Index D = e[0], H = e[1], W = e[2];
@@ -134,7 +135,8 @@ void batchNormChannelSums(const ExecSpace& exec, const std::string& label, Index
     using Policy = Kokkos::TeamPolicy<ExecSpace>;
     using Member = typename Policy::member_type;
     Kokkos::parallel_for(
-        label + "::slabs", Policy(exec, static_cast<int>(N * C * D), Kokkos::AUTO, Kokkos::AUTO),
+        Impl::kernelLabel(label, "::slabs"),
+        Policy(exec, static_cast<int>(N * C * D), Kokkos::AUTO, Kokkos::AUTO),
         KOKKOS_LAMBDA(const Member& team) {
           const Index slab = team.league_rank();
           const Index d = slab % D, c = (slab / D) % C, n = slab / (D * C);
@@ -166,7 +168,7 @@ void batchNormChannelSums(const ExecSpace& exec, const std::string& label, Index
   }
   const Index slabs = N * D;
   Kokkos::parallel_for(
-      label + "::channels", Kokkos::RangePolicy<ExecSpace>(exec, 0, C),
+      Impl::kernelLabel(label, "::channels"), Kokkos::RangePolicy<ExecSpace>(exec, 0, C),
       KOKKOS_LAMBDA(const int c) {
         double a = 0, b = 0;
         for (Index j = 0; j < slabs; ++j) {
@@ -207,7 +209,8 @@ void batchNormAddParameterGrads(const ExecSpace& exec, const Kokkos::View<double
   using T = typename GradView::non_const_value_type;
   const Index C = static_cast<Index>(dgamma.extent(0));
   Kokkos::parallel_for(
-      "hybrid3d::BatchNorm3d::backwardWeights", Kokkos::RangePolicy<ExecSpace>(exec, 0, C),
+      Impl::kernelLabel("hybrid3d::BatchNorm3d::backwardWeights"),
+      Kokkos::RangePolicy<ExecSpace>(exec, 0, C),
       KOKKOS_LAMBDA(const int c) {
         dgamma(c) += T(sums(C + c));
         dbeta(c) += T(sums(c));
@@ -356,13 +359,14 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
                                      double(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - double(rm(c));
                                  return Impl::SumPair(v, v * v);
                                });
-    Kokkos::Profiling::pushRegion("hybrid3d::BatchNorm3d::forward::allreduce");
+    Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::allreduce"));
     allreduceSum(sums_, comm_);
     Kokkos::Profiling::popRegion();
     const auto sums = sums_;
     const double n = count_, momentum = options_.momentum;
     Kokkos::parallel_for(
-        "hybrid3d::BatchNorm3d::forward::finalize", Kokkos::RangePolicy<execution_space>(exec, 0, C),
+        Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::finalize"),
+        Kokkos::RangePolicy<execution_space>(exec, 0, C),
         KOKKOS_LAMBDA(const int c) {
           const double shift = rm(c), m1 = sums(c) / n;
           const double mu = shift + m1;
@@ -376,7 +380,7 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
         });
   } else {
     Kokkos::parallel_for(
-        "hybrid3d::BatchNorm3d::forward::runningStatistics",
+        Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::runningStatistics"),
         Kokkos::RangePolicy<execution_space>(exec, 0, C), KOKKOS_LAMBDA(const int c) {
           mean(c) = rm(c);
           invstd(c) = Impl::rsqrt(double(rv(c)) + eps);
@@ -444,7 +448,7 @@ void BatchNorm3d<T, M>::backwardData(const execution_space& exec, const tensor_t
   if (!haveForward_) fail(label_, ": backwardData called before forward");
   if (forwardTraining_) {
     gradientSums(exec, savedX_, dy);
-    Kokkos::Profiling::pushRegion("hybrid3d::BatchNorm3d::backward::allreduce");
+    Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::BatchNorm3d::backward::allreduce"));
     allreduceSum(sums_, comm_);
     Kokkos::Profiling::popRegion();
   }
@@ -469,7 +473,7 @@ void BatchNorm3d<T, M>::backward(const execution_space& exec, const tensor_type&
   addParameterGrads(exec);
   if (!wantDx) return;
   if (forwardTraining_) {
-    Kokkos::Profiling::pushRegion("hybrid3d::BatchNorm3d::backward::allreduce");
+    Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::BatchNorm3d::backward::allreduce"));
     allreduceSum(sums_, comm_);
     Kokkos::Profiling::popRegion();
   }

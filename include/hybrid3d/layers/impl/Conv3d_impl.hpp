@@ -7,6 +7,7 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/layers/impl/CudnnConvolution.hpp>
 #include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
 
@@ -307,7 +308,7 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
   if (overlaps()) {
     // Only the shell reaches dx's ghost cells: once it is summed, they travel to their owners
     // while the interior adds into owned cells. Every part adds, so dx starts at zero.
-    Kokkos::deep_copy(exec, dx.view(), T(0));
+    Impl::zeroFill(exec, dx.view());
     Kokkos::Profiling::pushRegion(backwardDataShellRegion_);
     for (const Part& part : shell_) backwardDataPart(exec, dy, dx, part);
     Kokkos::Profiling::popRegion();
@@ -328,7 +329,7 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
       }
     } else {
       // col2im adds chunk by chunk into the whole ghosted array, ghosts included.
-      Kokkos::deep_copy(exec, dx.view(), T(0));
+      Impl::zeroFill(exec, dx.view());
       backwardDataPart(exec, dy, dx, whole_);
     }
     // Ghost cells hold contributions to voxels other ranks own (or to the zero padding). (The

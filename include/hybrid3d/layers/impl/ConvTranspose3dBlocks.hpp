@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Types.hpp>
 
 namespace hybrid3d::Impl {
@@ -41,7 +42,7 @@ void blocksToTensor(const Exec& exec, const BlockView& blocks, const YView& y, c
   const Index y0 = off[0], y1 = off[1], y2 = off[2];
   const bool hasBias = bias.data() != nullptr;
   Kokkos::parallel_for(
-      "hybrid3d::ConvTranspose3d::forward",
+      Impl::kernelLabel("hybrid3d::ConvTranspose3d::forward"),
       Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, g.cout * nrows * k * k),
       KOKKOS_LAMBDA(const Index i) {
         Index t = i;
@@ -65,7 +66,7 @@ void blocksToTensor(const Exec& exec, const BlockView& blocks, const YView& y, c
 
 // blocks(r, column) = dy(n, co, output voxel) where this rank owns that voxel, else 0.
 template <class Exec, class DyView, class BlockView>
-void tensorToBlocks(const std::string& label, const Exec& exec, const DyView& dy,
+void tensorToBlocks(std::string_view label, const Exec& exec, const DyView& dy,
                     const Index3& off, const BlockView& blocks, const BlockGeometry& g,
                     Index firstRow, Index nrows) {
   using T = typename BlockView::non_const_value_type;
@@ -75,7 +76,7 @@ void tensorToBlocks(const std::string& label, const Exec& exec, const DyView& dy
   const Index hi0 = g.outHi[0], hi1 = g.outHi[1], hi2 = g.outHi[2];
   const Index y0 = off[0], y1 = off[1], y2 = off[2];
   Kokkos::parallel_for(
-      label,
+      Impl::kernelLabel(label),
       Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, g.cout * nrows * k * k),
       KOKKOS_LAMBDA(const Index i) {
         Index t = i;
@@ -105,7 +106,7 @@ void tensorToBlocks(const std::string& label, const Exec& exec, const DyView& dy
 template <class Exec, class PerTapView, class BiasView>
 void foldTaps(const Exec& exec, const PerTapView& perTap, const BiasView& bias, Index taps) {
   Kokkos::parallel_for(
-      "hybrid3d::ConvTranspose3d::biasGrad",
+      Impl::kernelLabel("hybrid3d::ConvTranspose3d::biasGrad"),
       Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, Index(bias.extent(0))),
       KOKKOS_LAMBDA(const Index co) {
         auto sum = bias(co);

@@ -7,6 +7,7 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
 
 namespace hybrid3d {
 
@@ -137,7 +138,7 @@ void ConvTranspose3d<T, M>::backwardData(const execution_space& exec, const tens
   const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
   const auto W = weightMatrix(false);
   // Owned voxels outside R get no local contribution; ghosts get the parts other ranks own.
-  Kokkos::deep_copy(exec, dx.view(), T(0));
+  Impl::zeroFill(exec, dx.view());
   for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
     const Index nr = std::min(rowsPerChunk_, rows_ - r0), cols = nr * blocks_.rw;
     Matrix dxc(in_.data(), cin, cols), dyb(blockBuf_.data(), blockRows, cols);
@@ -159,7 +160,7 @@ void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const t
   Kokkos::Profiling::pushRegion(backwardWeightsRegion_);
   const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
   const auto dW = weightMatrix(true);
-  if (options_.bias) Kokkos::deep_copy(exec, perTap_, T(0));
+  if (options_.bias) Impl::zeroFill(exec, perTap_);
   for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
     const Index nr = std::min(rowsPerChunk_, rows_ - r0), cols = nr * blocks_.rw;
     Matrix xc(in_.data(), cin, cols), dyb(blockBuf_.data(), blockRows, cols);

@@ -9,6 +9,7 @@
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
@@ -49,7 +50,8 @@ void denseGemm(const ExecSpace& exec, const char* ta, const char* tb, double alp
 template <class ExecSpace, class Y, class Bias>
 void addBias(const char* label, const ExecSpace& exec, const Y& y, const Bias& b) {
   const Index F = static_cast<Index>(y.extent(1));
-  Kokkos::parallel_for(label, CellPolicy<ExecSpace>(exec, 0, static_cast<Index>(y.size())),
+  Kokkos::parallel_for(Impl::kernelLabel(label),
+                       CellPolicy<ExecSpace>(exec, 0, static_cast<Index>(y.size())),
                        KOKKOS_LAMBDA(const Index i) { y(i / F, i % F) += b(i % F); });
 }
 
@@ -57,7 +59,8 @@ void addBias(const char* label, const ExecSpace& exec, const Y& y, const Bias& b
 template <class ExecSpace, class DY, class G>
 void addBiasGradient(const char* label, const ExecSpace& exec, const DY& dy, const G& g) {
   const Index N = static_cast<Index>(dy.extent(0));
-  Kokkos::parallel_for(label, CellPolicy<ExecSpace>(exec, 0, static_cast<Index>(dy.extent(1))),
+  Kokkos::parallel_for(Impl::kernelLabel(label),
+                       CellPolicy<ExecSpace>(exec, 0, static_cast<Index>(dy.extent(1))),
                        KOKKOS_LAMBDA(const Index o) {
                          typename G::non_const_value_type s = 0;
                          for (Index n = 0; n < N; ++n) s += dy(n, o);

@@ -8,6 +8,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
@@ -102,7 +103,8 @@ void forEachRowCell(const char* label, const ExecSpace& exec, const OwnedRows& r
                            [&](const Index x) { body(n, c, z, y, x); });
     });
   };
-  Kokkos::parallel_for(label, rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
+  Kokkos::parallel_for(Impl::kernelLabel(label),
+                       rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
 }
 
 // The same with a per-row value: rowValue(n, c, z, y) is computed once per row (on every vector
@@ -126,7 +128,8 @@ void forEachRowCell(const char* label, const ExecSpace& exec, const OwnedRows& r
                            [&](const Index x) { body(n, c, z, y, x, value); });
     });
   };
-  Kokkos::parallel_for(label, rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
+  Kokkos::parallel_for(Impl::kernelLabel(label),
+                       rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
 }
 
 // The sum over every cell of body(n, c, z, y, x, sum), which adds the cell's term to sum. Rows
@@ -154,9 +157,24 @@ double sumOverRowCells(const char* label, const ExecSpace& exec, const OwnedRows
         plane);
     Kokkos::single(Kokkos::PerTeam(team), [&] { sum += plane; });
   };
-  Kokkos::parallel_reduce(label, rowPolicy(exec, rows, kernel, Kokkos::ParallelReduceTag()),
+  Kokkos::parallel_reduce(Impl::kernelLabel(label),
+                          rowPolicy(exec, rows, kernel, Kokkos::ParallelReduceTag()),
                           kernel, result);
   return result;
+}
+
+// v := 0 over its whole span (ghosts included), on `exec`. Kokkos::deep_copy(exec, v, 0) does
+// the same but builds its kernel label ("Kokkos::ViewFill-5D") as a heap string at every call,
+// an allocation in the step loop.
+template <class ExecSpace, class View>
+void zeroFill(const ExecSpace& exec, const View& v) {
+  using T = typename View::non_const_value_type;
+  if (!v.span_is_contiguous()) fail("zeroFill: view '", v.label(), "' is not contiguous");
+  T* const p = v.data();
+  Kokkos::parallel_for(kernelLabel("hybrid3d::zeroFill"),
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(
+                           exec, 0, static_cast<Index>(v.span())),
+                       KOKKOS_LAMBDA(const Index i) { p[i] = T(0); });
 }
 
 // True when both tensors hold the same owned cells (same N, C, decomposition and coordinates).

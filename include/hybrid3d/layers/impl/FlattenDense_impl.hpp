@@ -2,6 +2,8 @@
 // Definitions of FlattenDense (included by FlattenDense.hpp; instantiated in
 // src/layers/FlattenDense.cpp).
 
+#include <hybrid3d/core/KernelLabel.hpp>
+
 namespace hybrid3d {
 
 template <class T, class M>
@@ -104,7 +106,7 @@ void FlattenDense<T, M>::packWeights(const execution_space& exec) {
   const auto w = weight_.value;
   const Index K = localColumns_, in = in_;
   Kokkos::parallel_for(
-      "hybrid3d::FlattenDense::packWeights",
+      Impl::kernelLabel("hybrid3d::FlattenDense::packWeights"),
       Impl::CellPolicy<execution_space>(exec, 0, out_ * K), KOKKOS_LAMBDA(const Index i) {
         const Index o = i / K, k = i % K;
         packed(o, k) = w(o * in + columns(k));
@@ -118,7 +120,7 @@ void FlattenDense<T, M>::addWeightGradient(const execution_space& exec) {
   const auto g = weight_.grad;
   const Index K = localColumns_, in = in_;
   Kokkos::parallel_for(
-      "hybrid3d::FlattenDense::backwardWeights",
+      Impl::kernelLabel("hybrid3d::FlattenDense::backwardWeights"),
       Impl::CellPolicy<execution_space>(exec, 0, out_ * K), KOKKOS_LAMBDA(const Index i) {
         const Index o = i / K, k = i % K;
         g(o * in + columns(k)) += packed(o, k);
@@ -134,7 +136,7 @@ void FlattenDense<T, M>::forward(const execution_space& exec, const tensor_type&
   packWeights(exec);
   Impl::denseGemm(exec, "N", "T", 1.0, xPacked_, wPacked_, 0.0, y);
   // The partial products of all ranks' voxels; then the bias once, on the replicated sum.
-  Kokkos::Profiling::pushRegion("hybrid3d::FlattenDense::forward::allreduce");
+  Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::FlattenDense::forward::allreduce"));
   allreduceSum(y, spatial_.get());
   Kokkos::Profiling::popRegion();
   if (bias_.value.data() != nullptr)

@@ -16,6 +16,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 
@@ -81,7 +82,7 @@ void im2col(const Exec& exec, const XView& x, const ColView& col, const ConvGeom
   const Index perSample = g.rowsPerSample();
   const Index o0 = g.inOffset[0], o1 = g.inOffset[1], o2 = g.inOffset[2];
   Kokkos::parallel_for(
-      "hybrid3d::Conv3d::im2col",
+      Impl::kernelLabel("hybrid3d::Conv3d::im2col"),
       Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, g.cin * nrows),
       KOKKOS_LAMBDA(const Index i) {
         const Index rr = i % nrows, ci = i / nrows;
@@ -124,7 +125,7 @@ void col2imAdd(const Exec& exec, const ColView& col, const DxView& dx,
   const Index zh0 = o1, nzd = zd1 - zd0, nzh = (OH - 1) * s + k;
   const Index count = (n1 - n0 + 1) * C * nzd * nzh;
   Kokkos::parallel_for(
-      "hybrid3d::Conv3d::col2im",
+      Impl::kernelLabel("hybrid3d::Conv3d::col2im"),
       Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, count),
       KOKKOS_LAMBDA(const Index i) {
         Index t = i;
@@ -158,7 +159,7 @@ void col2imAdd(const Exec& exec, const ColView& col, const DxView& dx,
 // y(n, co, owned voxel) = m(co, j) (+ bias(co)): a chunk's gemm result into the owned cells of
 // a tensor whose owned box starts at local index `off` (its low ghost widths).
 template <class Exec, class MView, class YView, class BiasView>
-void chunkToTensor(const std::string& label, const Exec& exec, const MView& m, const YView& y,
+void chunkToTensor(std::string_view label, const Exec& exec, const MView& m, const YView& y,
                    const Index3& off, const ConvGeometry& g, Index firstRow, Index nrows,
                    const BiasView& bias) {
   using T = typename YView::non_const_value_type;
@@ -167,7 +168,8 @@ void chunkToTensor(const std::string& label, const Exec& exec, const MView& m, c
   const Index y0 = off[0], y1 = off[1], y2 = off[2];
   const bool hasBias = bias.data() != nullptr;
   Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, C * nrows),
+      Impl::kernelLabel(label),
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, C * nrows),
       KOKKOS_LAMBDA(const Index i) {
         const Index rr = i % nrows, co = i / nrows;
         const Index row = firstRow + rr, n = row / perSample, t = row % perSample;
@@ -180,14 +182,15 @@ void chunkToTensor(const std::string& label, const Exec& exec, const MView& m, c
 
 // m(co, j) = dy(n, co, owned voxel): the reverse copy, packing a chunk of an output gradient.
 template <class Exec, class DyView, class MView>
-void tensorToChunk(const std::string& label, const Exec& exec, const DyView& dy,
+void tensorToChunk(std::string_view label, const Exec& exec, const DyView& dy,
                    const Index3& off, const MView& m, const ConvGeometry& g, Index firstRow,
                    Index nrows) {
   const Index C = static_cast<Index>(m.extent(0)), OH = g.oh, OW = g.ow;
   const Index perSample = g.rowsPerSample();
   const Index y0 = off[0], y1 = off[1], y2 = off[2];
   Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, C * nrows),
+      Impl::kernelLabel(label),
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, C * nrows),
       KOKKOS_LAMBDA(const Index i) {
         const Index rr = i % nrows, co = i / nrows;
         const Index row = firstRow + rr, n = row / perSample, t = row % perSample;

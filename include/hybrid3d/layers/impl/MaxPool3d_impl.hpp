@@ -2,6 +2,8 @@
 // Definitions of MaxPool3d's members (included by MaxPool3d.hpp; explicit instantiations in
 // src/layers/MaxPool3d.cpp).
 
+#include <hybrid3d/core/KernelLabel.hpp>
+
 namespace hybrid3d {
 
 namespace Impl {
@@ -107,7 +109,7 @@ void maxPoolBackwardTiled(const ExecSpace& exec, const OwnedRows& rows, const In
       });
     });
   };
-  Kokkos::parallel_for("hybrid3d::MaxPool3d::backwardData",
+  Kokkos::parallel_for(Impl::kernelLabel("hybrid3d::MaxPool3d::backwardData"),
                        rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
 }
 
@@ -171,7 +173,7 @@ void MaxPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
     // Other windows that do not overlap: every input cell is the maximum of at most one output: each
     // owned output writes its dy to its winner, race-free and deterministic (one pass over the
     // outputs instead of one over the inputs).
-    Kokkos::deep_copy(exec, dx.view(), T(0));
+    Impl::zeroFill(exec, dx.view());
     const Box3& owned = plan_.outputOwned();
     if (N * C * owned.size() > 0) {
       const Impl::Origin3 xo = Impl::originOf(dx);
