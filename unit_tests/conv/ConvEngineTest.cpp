@@ -51,18 +51,6 @@ std::vector<EngineCase> engineCases() {
   };
 }
 
-template <class T>
-typename Conv3d<T>::Options optionsOf(const EngineCase& c, ConvEngine engine) {
-  typename Conv3d<T>::Options o;
-  o.outChannels = c.cout;
-  o.kernel = c.k;
-  o.stride = c.s;
-  o.padding = c.p;
-  o.bias = c.bias;
-  o.engine = engine;
-  return o;
-}
-
 // `engine` in scalar T on every grid against the kokkos engine in double on one rank, to
 // `tolerance` relative to the largest entry.
 template <class T = float>
@@ -70,8 +58,8 @@ void expectEngineMatchesKokkosDouble(ConvEngine engine, double tolerance = 5e-6)
   const int ran = forEachGrid(engineGrids(), [&](const ProcessGrid& grid, const GridCase&) {
     for (const EngineCase& c : engineCases()) {
       expectSameAsOneRank<Conv3d<T>, Conv3d<double>>(
-          grid, {c.batch, c.cin, c.extents}, optionsOf<T>(c, engine),
-          optionsOf<double>(c, ConvEngine::Kokkos), c.outGhosts, tolerance,
+          grid, {c.batch, c.cin, c.extents}, convOptions<T>(c, engine),
+          convOptions<double>(c, ConvEngine::Kokkos), c.outGhosts, tolerance,
           std::string(toString(engine)) + " " + c.name());
     }
   });

@@ -10,6 +10,7 @@
 
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Conv3d.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 
 #include "Invariance.hpp"
@@ -116,6 +117,19 @@ void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,
                          const typename Layer::Options& options, const GhostWidths& outGhosts,
                          const std::string& what) {
   expectSameAsOneRank<Layer, Layer>(grid, in, options, options, outGhosts, 1e-12, what);
+}
+
+// Conv3d options of a test case (any struct with cout, k, s, p and bias) on `engine`.
+template <class T, class Case>
+typename Conv3d<T>::Options convOptions(const Case& c, ConvEngine engine) {
+  typename Conv3d<T>::Options o;
+  o.outChannels = c.cout;
+  o.kernel = c.k;
+  o.stride = c.s;
+  o.padding = c.p;
+  o.bias = c.bias;
+  o.engine = engine;
+  return o;
 }
 
 }  // namespace hybrid3d::test

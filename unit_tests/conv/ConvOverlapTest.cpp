@@ -221,13 +221,7 @@ std::vector<OverlapCase> overlapCases() {
 template <class T>
 bool expectSameWithAndWithoutOverlap(const ProcessGrid& grid, const OverlapCase& c,
                                      ConvEngine engine, double tolerance) {
-  typename Conv3d<T>::Options o;
-  o.outChannels = c.cout;
-  o.kernel = c.k;
-  o.stride = c.s;
-  o.padding = c.p;
-  o.bias = c.bias;
-  o.engine = engine;
+  auto o = convOptions<T>(c, engine);
   o.overlap = true;
   const TensorShape in{2, c.cin, c.extents};
   const bool overlapped = Conv3d<T>(grid, "probe", in, o).overlaps();
