@@ -31,22 +31,18 @@ BatchLoader::BatchLoader(const ProcessGrid& grid, const Dataset& dataset, const 
 }
 
 BatchLoader::~BatchLoader() {
-  if (prefetcher_) try {
-      prefetcher_->wait();
-    } catch (...) {
-      // A failed read-ahead nobody asked for: nothing to report.
-    }
+  // The read-ahead nobody will use stops after the sample being read (also while an error
+  // unwinds the stack); its failure, if any, is nothing to report.
+  if (prefetcher_) prefetcher_->cancel();
 }
 
 void BatchLoader::seek(int epoch, Index batch) {
   if (epoch < 0 || batch < 0 || batch >= plan_.batchesPerEpoch())
     fail("data loader: cannot seek to epoch ", epoch, " mini-batch ", batch, " of ",
          plan_.batchesPerEpoch());
-  if (prefetcher_) try {
-      prefetcher_->wait();
-    } catch (const Error&) {
-      // The discarded read-ahead's failure; the batch at the new position is read again.
-    }
+  // The discarded read-ahead stops after the sample being read; the batch at the new position
+  // is read again.
+  if (prefetcher_) prefetcher_->cancel();
   nextEpoch_ = epoch;
   nextBatch_ = batch;
   buffers_[fill_].epoch = -1;
@@ -92,7 +88,7 @@ void BatchLoader::loadSample(HostBatch& into, int slot, Index sample) {
   }
 }
 
-void BatchLoader::load(HostBatch& into, int epoch, Index batch) {
+void BatchLoader::load(HostBatch& into, int epoch, Index batch, const Prefetcher::StopFlag* stop) {
   if (orderEpoch_ != epoch) {
     order_ = plan_.epochOrder(epoch);
     orderEpoch_ = epoch;
@@ -100,7 +96,10 @@ void BatchLoader::load(HostBatch& into, int epoch, Index batch) {
   into.epoch = -1;  // marks the buffer incomplete until every slot is read
   const Index first = plan_.firstPosition(batch, grid_.group());
   const int count = plan_.count(batch, grid_.group());
-  for (int s = 0; s < count; ++s) loadSample(into, s, order_[std::size_t(first + s)]);
+  for (int s = 0; s < count; ++s) {
+    if (stop && stop->load()) return;  // left incomplete (epoch -1): nobody will use it
+    loadSample(into, s, order_[std::size_t(first + s)]);
+  }
   for (int s = count; s < into.slots(); ++s) into.samples[std::size_t(s)] = -1;
   into.filled = count;
   into.epoch = epoch;
@@ -144,7 +143,9 @@ const HostBatch& BatchLoader::next() {
     HostBatch& ahead = buffers_[fill_];
     aheadEpoch_ = nextEpoch_;  // read by the worker after submit's lock
     aheadBatch_ = nextBatch_;
-    prefetcher_->submit([this, &ahead] { load(ahead, aheadEpoch_, aheadBatch_); });
+    prefetcher_->submit([this, &ahead](const Prefetcher::StopFlag& stop) {
+      load(ahead, aheadEpoch_, aheadBatch_, &stop);
+    });
   }
   return ready;
 }

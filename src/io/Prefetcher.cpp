@@ -6,22 +6,23 @@ namespace hybrid3d::io {
 Prefetcher::Prefetcher() : thread_([this] { loop(); }) {}
 
 Prefetcher::~Prefetcher() {
+  cancel();  // at most the read in progress, also while an exception unwinds
   {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [this] { return !hasJob_; });  // let a running read finish
-    stop_ = true;
+    std::lock_guard<std::mutex> lock(mutex_);
+    quit_ = true;
   }
   cv_.notify_all();
   thread_.join();
 }
 
-void Prefetcher::submit(std::function<void()> job) {
+void Prefetcher::submit(Job job) {
   if (pending_) fail("prefetcher: a job was submitted before the previous one was waited for");
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = std::move(job);
     error_ = nullptr;
     finished_ = false;
+    stop_.store(false);
     hasJob_ = true;
   }
   pending_ = true;
@@ -41,16 +42,27 @@ void Prefetcher::wait() {
   if (error) std::rethrow_exception(error);
 }
 
+void Prefetcher::cancel() noexcept {
+  if (!pending_) return;
+  stop_.store(true);
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [this] { return finished_; });
+    error_ = nullptr;
+  }
+  pending_ = false;
+}
+
 void Prefetcher::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [this] { return hasJob_ || stop_; });
-    if (stop_ && !hasJob_) return;
-    std::function<void()> job = std::move(job_);
+    cv_.wait(lock, [this] { return hasJob_ || quit_; });
+    if (quit_ && !hasJob_) return;
+    Job job = std::move(job_);
     lock.unlock();
     std::exception_ptr error;
     try {
-      job();
+      job(stop_);
     } catch (...) {
       error = std::current_exception();
     }

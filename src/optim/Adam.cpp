@@ -25,12 +25,17 @@ Adam<T, M>::Adam(const std::vector<NamedParameter<T, M>>& params, const AdamOpti
 template <class T, class M>
 void Adam<T, M>::step(const execution_space& exec, double lr) {
   const long long t = this->steps_ + 1;
-  // Bias corrections in double on the host: b^t underflows gracefully, not in T.
-  const T c1 = static_cast<T>(1 - std::pow(options_.beta1, double(t)));
-  const T c2sqrt = static_cast<T>(std::sqrt(1 - std::pow(options_.beta2, double(t))));
-  const T b1 = static_cast<T>(options_.beta1), b2 = static_cast<T>(options_.beta2);
+  // Every scalar coefficient is computed in double on the host and rounded to T once, as
+  // PyTorch passes them to its kernels (1 - beta2 rounded after the subtraction: in float,
+  // 1 - float(0.999) is 1.3e-5 away from 0.001, which moved exp_avg_sq by as much). Bias
+  // corrections in double also keep b^t from underflowing in T.
+  const double b1 = options_.beta1, b2 = options_.beta2;
+  const T keep1 = static_cast<T>(b1), keep2 = static_cast<T>(b2);
+  const T take1 = static_cast<T>(1 - b1), take2 = static_cast<T>(1 - b2);
+  const T stepSize = static_cast<T>(lr / (1 - std::pow(b1, double(t))));
+  const T c2sqrt = static_cast<T>(std::sqrt(1 - std::pow(b2, double(t))));
   const T eps = static_cast<T>(options_.eps), wd = static_cast<T>(options_.weightDecay);
-  const T rate = static_cast<T>(lr);
+  const T shrink = static_cast<T>(1 - lr * options_.weightDecay);  // AdamW
   const bool decoupled = options_.decoupled;
   for (std::size_t i = 0; i < params_.size(); ++i) {
     auto p = params_[i].param.value;
@@ -43,13 +48,13 @@ void Adam<T, M>::step(const execution_space& exec, double lr) {
         KOKKOS_LAMBDA(const std::size_t j) {
           T d = g(j);
           if (decoupled)
-            p(j) *= T(1) - rate * wd;
+            p(j) *= shrink;
           else
             d += wd * p(j);
-          m(j) = b1 * m(j) + (T(1) - b1) * d;
-          v(j) = b2 * v(j) + (T(1) - b2) * d * d;
+          m(j) = keep1 * m(j) + take1 * d;
+          v(j) = keep2 * v(j) + take2 * d * d;
           // PyTorch: denom = sqrt(v) / sqrt(1 - b2^t) + eps; p -= (lr / (1 - b1^t)) m / denom
-          p(j) -= (rate / c1) * m(j) / (math::sqrt(v(j)) / c2sqrt + eps);
+          p(j) -= stepSize * m(j) / (math::sqrt(v(j)) / c2sqrt + eps);
         });
   }
   ++this->steps_;

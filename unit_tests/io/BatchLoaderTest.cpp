@@ -1,6 +1,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -225,6 +226,36 @@ TEST(BatchLoader, AnEvaluationPassFillsOnlyTheSlotsOfRealSamples) {
         for (int s = 0; s < batch.slots(); ++s)
           EXPECT_EQ(batch.samples[std::size_t(s)], s < batch.filled ? want[std::size_t(s)] : -1);
       }
+  });
+}
+
+// seek() and the destructor stop a read-ahead in flight (the Prefetcher tests show how
+// promptly); the half-read batch is never served: the batch at the new position is the one a
+// loader without prefetch reads there, and an error unwinding through the loader while it reads
+// ahead ends in the catch, not in a hang or a crash.
+TEST(BatchLoader, ASeekOrAnErrorDuringAReadAheadDiscardsIt) {
+  countsDataset();
+  forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    const LoaderRun off = runLoader(grid, options(false), 5);  // step 4 = epoch 1, batch 1
+    const BlockDecomposition dec(kExtents, grid.dims());
+    const io::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
+    bool caught = false;
+    try {
+      io::BatchLoader loader(grid, countsDataset(),
+                             io::SampleSpec::cosmology(kChannels, kExtents), sub, options(true));
+      loader.next();  // starts reading batch 1 of epoch 0 ahead
+      loader.seek(1, 1);
+      const io::HostBatch& batch = loader.next();
+      EXPECT_EQ(batch.epoch, 1);
+      EXPECT_EQ(batch.batch, 1);
+      EXPECT_EQ(batch.samples, off.samples[4]);
+      EXPECT_EQ(std::vector<float>(batch.targets.data(), batch.targets.data() + batch.targets.size()),
+                off.targets[4]);
+      throw std::runtime_error("a step failed");  // batch 2 is being read ahead
+    } catch (const std::runtime_error&) {
+      caught = true;
+    }
+    EXPECT_TRUE(caught);
   });
 }
 

@@ -7,7 +7,9 @@
 // thread fills the other with the following mini-batch (Independent reads: no MPI call on that
 // thread). Without prefetch the same buffers are filled synchronously in next(). The data are
 // identical either way, byte for byte; only the time next() blocks differs, and that time (the
-// I/O wait the step cannot hide) is measured in LoaderStats::exposedSeconds.
+// I/O wait the step cannot hide) is measured in LoaderStats::exposedSeconds. A read-ahead nobody
+// will use (after seek(), at the end, or while an error unwinds through the loader) stops after
+// the sample it is reading.
 //
 // Cache. With a byte budget, every subvolume this rank reads is kept (input, labels and targets
 // as stored) until the budget is full, first come first kept; later epochs take those samples
@@ -68,7 +70,7 @@ public:
   const SampleReader& reader() const { return reader_; }
 
   // Makes (epoch, batch) the mini-batch the next call of next() returns (a restart). Discards a
-  // prefetched batch.
+  // prefetched batch (a read-ahead in progress stops after its current sample).
   void seek(int epoch, Index batch);
   // This group's next mini-batch, valid until the following call; batches run on across epochs
   // (epoch e, batch 0..batchesPerEpoch()-1, then epoch e+1). Collective over the world.
@@ -85,7 +87,9 @@ private:
     std::vector<float> targets;
   };
 
-  void load(HostBatch& into, int epoch, Index batch);  // runs on either thread, one at a time
+  // Runs on either thread, one at a time; the prefetch thread's read stops between samples
+  // when `stop` is set.
+  void load(HostBatch& into, int epoch, Index batch, const Prefetcher::StopFlag* stop = nullptr);
   void loadSample(HostBatch& into, int slot, Index sample);
   void advance(int& epoch, Index& batch) const;
 

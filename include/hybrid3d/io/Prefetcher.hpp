@@ -4,7 +4,14 @@
 // support) and touch only memory allocated beforehand on the main thread (Kokkos allocation is
 // not something to do from a second thread); SampleReader in Independent mode into a HostBatch
 // is such a job.
+//
+// Stopping. A job is handed a stop flag and checks it between its reads (between samples): a
+// job nobody will wait for (a seek, the end of the run, an error unwinding the stack) is asked
+// to stop there, so cancel() and the destructor block for at most the read in progress, never
+// for the rest of a mini-batch. The thread is always joined, never detached: a job touches
+// buffers its owner frees right after the Prefetcher is gone, so no job may outlive it.
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -15,16 +22,23 @@ namespace hybrid3d::io {
 
 class Prefetcher {
 public:
+  // Set when the job's result is no longer wanted: return at the next check.
+  using StopFlag = std::atomic<bool>;
+  using Job = std::function<void(const StopFlag& stop)>;
+
   Prefetcher();
-  ~Prefetcher();  // waits for a running job, then joins the thread
+  ~Prefetcher();  // cancel(), then joins the thread
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
 
   // Starts `job` on the background thread. Throws if the previous job was not waited for.
-  void submit(std::function<void()> job);
+  void submit(Job job);
   // Blocks until the submitted job has finished and rethrows what it threw; returns at once
   // when no job is pending.
   void wait();
+  // Asks the pending job to stop at its next check, waits for it (the read in progress) and
+  // drops what it threw: its result is not wanted. Returns at once when no job is pending.
+  void cancel() noexcept;
   bool pending() const { return pending_; }
 
 private:
@@ -32,9 +46,10 @@ private:
 
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::function<void()> job_;
+  Job job_;
   std::exception_ptr error_;
-  bool hasJob_ = false, finished_ = false, stop_ = false;
+  StopFlag stop_{false};  // the running job's
+  bool hasJob_ = false, finished_ = false, quit_ = false;
   bool pending_ = false;  // main thread only: submitted and not yet waited for
   std::thread thread_;
 };
