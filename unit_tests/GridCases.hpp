@@ -5,6 +5,7 @@
 // test registered at 1, 2, 4 and 8 ranks covers every grid that fits at that count, and
 // 3-rank and 6-rank grids run on 4 and 8 ranks.
 
+#include <algorithm>
 #include <exception>
 #include <functional>
 #include <string>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 
 namespace hybrid3d::test {
@@ -30,6 +32,37 @@ inline std::vector<GridCase> standardGridCases() {
            {1, 1, 1}, {2, 1, 1}, {1, 2, 2}, {2, 2, 2}, {3, 1, 1}, {1, 3, 2}, {1, 1, 2}})
     for (int groups : {1, 2}) cases.push_back({g, groups});
   return cases;
+}
+
+// Grids on which a stride-2 window (kernel 3, padding 1: CosmoFlow's average pool, a strided
+// convolution, a 3/2/1 max pool) over stridedWindowExtents(grid) was refused while every rank
+// took the widest rank's ghosts, although each rank's own need lies on immediate neighbours
+// (issue 9: D = 9 on 6x1x1). They need 3 to 8 ranks.
+inline std::vector<GridCase> perRankGhostGridCases() {
+  return {{{6, 1, 1}, 1}, {{3, 1, 1}, 1}, {{3, 1, 1}, 2}, {{1, 4, 1}, 1},
+          {{1, 4, 1}, 2}, {{1, 1, 3}, 1}, {{2, 1, 3}, 1}, {{1, 3, 2}, 1}};
+}
+// Per grid dimension p: an extent the widest-rank rule refused for p >= 3 (legal for p <= 2).
+inline Index3 stridedWindowExtents(const Int3& grid) {
+  auto extent = [](int p) -> Index { return p == 3 ? 3 : p == 4 ? 5 : p == 6 ? 9 : 4 + 2 * p; };
+  return {extent(grid[0]), extent(grid[1]), extent(grid[2])};
+}
+
+// True when giving every rank the widest rank's ghosts (the rule before issue 9) would be
+// refused on `dec`: the proof that a test on a perRankGhostGridCases grid covers new ground.
+inline bool refusedByWidestRank(const BlockDecomposition& dec, const GhostMap& map) {
+  GhostWidths widest;
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < dec.dims()[i]; ++k) {
+      widest.lo[i] = std::max(widest.lo[i], map.lo(i, k));
+      widest.hi[i] = std::max(widest.hi[i], map.hi(i, k));
+    }
+  try {
+    checkGhostWidths(dec, widest, "widest");
+  } catch (const std::exception&) {
+    return true;
+  }
+  return false;
 }
 
 inline int worldSize() {

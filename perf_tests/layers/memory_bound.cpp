@@ -144,8 +144,10 @@ Result measure(const Case& c, int reps) {
           median(wallRatio)};
 }
 
+// `g`: GhostWidths (the same on every rank) or a layer's GhostMap (each rank's own).
+template <class Ghosts>
 Tensor tensor(const char* label, int n, int c, const BlockDecomposition& dec, const Int3& at,
-              const GhostWidths& g) {
+              const Ghosts& g) {
   return createDistTensor<T>(label, n, c, dec, at, g);
 }
 

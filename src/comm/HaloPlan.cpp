@@ -29,20 +29,21 @@ Box3 segmentBox(const Box3& owned, const Index3& n, const GhostWidths& g, const 
 
 }  // namespace
 
-void checkGhostWidths(const BlockDecomposition& dec, const GhostWidths& g, const std::string& what) {
+void checkGhostWidths(const BlockDecomposition& dec, const GhostMap& g, const std::string& what) {
+  g.checkGrid(dec.dims(), what.c_str());
   const Index3& n = dec.globalExtents();
   const Int3& p = dec.dims();
   for (int i = 0; i < 3; ++i) {
     for (int k = 0; k < p[i]; ++k) {
       if (dec.extent(i, k) == 0) continue;
       const Index lo = dec.begin(i, k), hi = dec.end(i, k);
-      const Index need_lo = std::max<Index>(0, lo - g.lo[i]);
-      const Index need_hi = std::min<Index>(n[i], hi + g.hi[i]);
+      const Index need_lo = std::max<Index>(0, lo - g.lo(i, k));
+      const Index need_hi = std::min<Index>(n[i], hi + g.hi(i, k));
       const bool lowOk = need_lo >= lo || dec.begin(i, k - 1) <= need_lo;
       const bool highOk = need_hi <= hi || dec.end(i, k + 1) >= need_hi;
       if (!lowOk || !highOk)
-        fail(what, ": ghost width ", lowOk ? g.hi[i] : g.lo[i], " on the ",
-             lowOk ? "high" : "low", " side of ", dimName(i),
+        fail(what, ": ghost width ", lowOk ? g.hi(i, k) : g.lo(i, k), " on the ",
+             lowOk ? "high" : "low", " side of ", dimName(i), " of rank ", k,
              " reaches past the neighbouring rank: extent ", n[i], " over ", p[i],
              " ranks leaves rank ", lowOk ? k + 1 : k - 1, " of that dimension only ",
              dec.extent(i, lowOk ? k + 1 : k - 1), " voxel(s) (extents ", toString(n),
@@ -51,18 +52,23 @@ void checkGhostWidths(const BlockDecomposition& dec, const GhostWidths& g, const
   }
 }
 
-HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const GhostWidths& g,
+void checkGhostWidths(const BlockDecomposition& dec, const GhostWidths& g, const std::string& what) {
+  checkGhostWidths(dec, GhostMap(dec.dims(), g), what);
+}
+
+HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const GhostMap& map,
                   const std::string& what) {
   if (grid.dims() != dec.dims())
     fail(what, ": decomposition grid ", toString(dec.dims()), " differs from the process grid ",
          toString(grid.dims()));
-  checkGhostWidths(dec, g, what);
+  checkGhostWidths(dec, map, what);
 
   HaloPlan plan;
   const Int3 me = grid.coords();
   const Box3 owned = dec.ownedBox(me);
   if (owned.empty()) return plan;  // nothing owned: no ghosts, nothing to send
   const Index3& n = dec.globalExtents();
+  const GhostWidths g = map.at(me);
 
   for (int od = -1; od <= 1; ++od)
     for (int oh = -1; oh <= 1; ++oh)
@@ -75,10 +81,11 @@ HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const 
         // What I receive: my ghost segment towards o, owned by that neighbour.
         const Box3 recv = segmentBox(owned, n, g, o);
         if (!recv.empty()) plan.recvs.push_back({rank, recv});
-        // What I send: the neighbour's ghost segment towards me, which lies in my box.
+        // What I send: the neighbour's ghost segment towards me, cut with its own widths, which
+        // lies in my box.
         const Box3 theirs = dec.ownedBox(nc);
         if (theirs.empty()) continue;
-        const Box3 send = segmentBox(theirs, n, g, {-od, -oh, -ow});
+        const Box3 send = segmentBox(theirs, n, map.at(nc), {-od, -oh, -ow});
         if (send.empty()) continue;
         if (!owned.contains(send))
           fail(what, ": internal error, halo box ", send, " not inside owned box ", owned);

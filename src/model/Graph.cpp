@@ -87,7 +87,7 @@ TensorShape Graph<T, M>::shape(int id) const {
 template <class T, class M>
 typename Graph<T, M>::value_type Graph<T, M>::allocate(const std::string& label,
                                                        const TensorShape& s, bool volume,
-                                                       const GhostWidths& ghosts) const {
+                                                       const GhostMap& ghosts) const {
   value_type v;
   if (volume)
     v.volume = createDistTensor<T, M>(label, s.batch, s.channels,
@@ -100,13 +100,14 @@ typename Graph<T, M>::value_type Graph<T, M>::allocate(const std::string& label,
 template <class T, class M>
 void Graph<T, M>::finalize() {
   if (nodes_.empty()) fail("model: no layers");
-  // An activation carries the ghosts its consumers need. Consumers that need none (pointwise
-  // layers, concat) accept any ghosts; two consumers needing different ghosts would need two
-  // copies, which none of our models has.
+  // An activation carries the ghosts its consumers need, each rank its own widths. Consumers
+  // that need none (pointwise layers, concat) accept any ghosts; two consumers needing
+  // different ghosts would need two copies, which none of our models has. The maps are global
+  // data, so every rank reaches the same verdict.
   auto ghostsFor = [&](const std::vector<Edge>& consumers, const std::string& what) {
-    GhostWidths g;
+    GhostMap g;
     for (const Edge& e : consumers) {
-      const GhostWidths need = nodes_[e.consumer].node->inputGhosts(e.slot);
+      const GhostMap need = nodes_[e.consumer].node->inputGhosts(e.slot);
       if (need.none()) continue;
       if (!g.none() && g != need)
         fail("model: the output of '", what, "' feeds layers that need different ghost widths");

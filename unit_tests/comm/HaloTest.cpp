@@ -27,10 +27,25 @@ std::vector<GhostWidths> ghostCases() {
           GhostWidths{{1, 0, 2}, {0, 2, 1}}};  // different per side and dimension
 }
 
+// Widths that change from rank to rank along every dimension, each within the neighbour's
+// extent (as a strided window's on an uneven split): the rank at coordinate k has lo k % 3 and
+// hi (k + 1) % 2 + 1, cut to what the neighbours own.
+GhostMap perRankWidths(const BlockDecomposition& dec) {
+  GhostMap m(dec.dims());
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < dec.dims()[i]; ++k) {
+      const Index below = k > 0 ? dec.extent(i, k - 1) : 2;
+      const Index above = k + 1 < dec.dims()[i] ? dec.extent(i, k + 1) : 2;
+      m.set(i, k, int(std::min<Index>(k % 3, below)),
+            int(std::min<Index>((k + 1) % 2 + 1, above)));
+    }
+  return m;
+}
+
 // Fill the owned box with globalValue and the ghosts with a sentinel; gather; then every local
 // cell holds globalValue inside the domain and zero outside, on every rank.
 template <class T>
-void checkGatherFillsGhosts(const ProcessGrid& grid, const Index3& extents, const GhostWidths& g) {
+void checkGatherFillsGhosts(const ProcessGrid& grid, const Index3& extents, const GhostMap& g) {
   const int N = 2, C = 3;
   const BlockDecomposition dec(extents, grid.dims());
   auto t = createDistTensor<T>("x", N, C, dec, grid.coords(), g);
@@ -72,6 +87,10 @@ void checkGatherFillsGhosts(const ProcessGrid& grid, const Index3& extents, cons
           }
   EXPECT_EQ(wrong, 0);
 }
+template <class T>
+void checkGatherFillsGhosts(const ProcessGrid& grid, const Index3& extents, const GhostWidths& g) {
+  checkGatherFillsGhosts<T>(grid, extents, GhostMap(grid.dims(), g));
+}
 
 TYPED_TEST(HaloTest, GhostsMatchOwnersOnUnevenGrids) {
   const int ran = forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase&) {
@@ -104,10 +123,13 @@ TYPED_TEST(HaloTest, ScatterAddIsTheAdjointOfGather) {
   // over owned cells, for random x and y: scatterAdd is exactly the transpose of gather.
   using T = TypeParam;
   forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase&) {
-    for (const GhostWidths& g : ghostCases()) {
-      const BlockDecomposition dec({7, 6, 5}, grid.dims());
-      auto x = createDistTensor<T>("x", 2, 3, dec, grid.coords(), g);
-      auto y = createDistTensor<T>("y", 2, 3, dec, grid.coords(), g);
+    const BlockDecomposition dec({7, 6, 5}, grid.dims());
+    std::vector<GhostMap> maps{perRankWidths(dec)};
+    for (const GhostWidths& g : ghostCases()) maps.emplace_back(grid.dims(), g);
+    for (const GhostMap& map : maps) {
+      auto x = createDistTensor<T>("x", 2, 3, dec, grid.coords(), map);
+      auto y = createDistTensor<T>("y", 2, 3, dec, grid.coords(), map);
+      const GhostWidths& g = x.ghosts();
       // create_mirror (not _view): hy must keep the original y after scatterAdd changes y.
       auto hx = Kokkos::create_mirror(x.view());
       auto hy = Kokkos::create_mirror(y.view());
@@ -149,6 +171,58 @@ TYPED_TEST(HaloTest, ScatterAddIsTheAdjointOfGather) {
       EXPECT_NE(total[0], 0.0);
     }
   });
+}
+
+TYPED_TEST(HaloTest, GhostsMatchOwnersWithPerRankWidths) {
+  // Each rank's own widths, which differ from its neighbours': what a rank sends is cut with
+  // the receiving neighbour's widths. Uneven, thin and empty boxes.
+  forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase& c) {
+    for (const Index3& e : {Index3{7, 6, 5}, Index3{c.spatial[0], c.spatial[1], c.spatial[2] + 1},
+                            Index3{1, 1, 3}})
+      checkGatherFillsGhosts<TypeParam>(grid, e, perRankWidths(BlockDecomposition(e, grid.dims())));
+  });
+  // CosmoFlow's average pool (3/2/1) over D = 9 on 6 ranks: low widths 1,1,1,1,0,0 and high
+  // 0,0,0,1,2,0 (issue 9's case, refused while every rank took the widest).
+  const int ran = forEachGrid({{{6, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
+    GhostMap m(grid.dims());
+    const int lo[6] = {1, 1, 1, 1, 0, 0}, hi[6] = {0, 0, 0, 1, 2, 0};
+    for (int k = 0; k < 6; ++k) m.set(0, k, lo[k], hi[k]);
+    m.set(1, 0, 1, 1);
+    checkGatherFillsGhosts<TypeParam>(grid, {9, 3, 2}, m);
+  });
+  EXPECT_EQ(ran, worldSize() >= 6 ? 1 : 0);
+}
+
+TEST(Halo, AcceptsPerRankWidthsThatTheWidestRankWouldPushTooFar) {
+  // Issue 9: D = 9 on 6 ranks owns 2,2,2,1,1,1. Rank 4 needs 2 high ghosts (voxel 8 on rank 5);
+  // ranks 2 and 3 need 0 and 1. The widest width 2 on rank 2 would reach two ranks away.
+  const BlockDecomposition dec({9, 1, 1}, {6, 1, 1});
+  GhostMap m(dec.dims());
+  const int lo[6] = {1, 1, 1, 1, 0, 0}, hi[6] = {0, 0, 0, 1, 2, 0};
+  for (int k = 0; k < 6; ++k) m.set(0, k, lo[k], hi[k]);
+  EXPECT_NO_THROW(checkGhostWidths(dec, m, "pool1"));
+  try {
+    checkGhostWidths(dec, GhostWidths{{1, 0, 0}, {2, 0, 0}}, "pool1");
+    ADD_FAILURE() << "accepted width 2 on every rank";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("pool1: ghost width 2 on the high side of D of rank 2 "
+                                         "reaches past the neighbouring rank: extent 9 over 6 "
+                                         "ranks leaves rank 3 of that dimension only 1 voxel(s)"),
+              std::string::npos)
+        << e.what();
+  }
+  // A per-rank width that does reach two ranks away is still refused, naming that rank.
+  m.set(0, 3, 1, 2);
+  try {
+    checkGhostWidths(dec, m, "pool1");
+    ADD_FAILURE() << "accepted rank 3's width 2";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ghost width 2 on the high side of D of rank 3"),
+              std::string::npos)
+        << e.what();
+  }
+  // A map for another grid is refused, not read out of bounds.
+  EXPECT_THROW(checkGhostWidths(BlockDecomposition({9, 1, 1}, {3, 1, 1}), m, "pool1"), Error);
 }
 
 TEST(Halo, RefusesGhostsBeyondTheImmediateNeighbour) {

@@ -5,6 +5,7 @@
 
 #include <hybrid3d/layers/Conv3d.hpp>
 #include <hybrid3d/layers/ConvTranspose3d.hpp>
+#include <hybrid3d/layers/Window.hpp>
 
 #include "ConvHarness.hpp"
 #include "GridCases.hpp"
@@ -82,6 +83,48 @@ TEST(ConvTranspose3d, OutputAndGradientsMatchOneRankOnEveryGrid) {
     }
   });
   EXPECT_GE(ran, 1);
+}
+
+TEST(Conv3d, OutputAndGradientsMatchOneRankWhereOnlyPerRankGhostsFit) {
+  // Issue 9: a stride-2 convolution on grids where each rank's ghosts lie on its neighbours but
+  // the widest rank's would not; with the halo overlapped too (each rank splits its own box).
+  const Window w = Window::cubic(3, 2, 1);
+  const int ran = forEachGrid(perRankGhostGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    const Index3 e = stridedWindowExtents(grid.dims());
+    const BlockDecomposition in(e, grid.dims()), out(windowOutputExtents(e, w), grid.dims());
+    EXPECT_TRUE(refusedByWidestRank(in, windowGhosts(in, out, w, "conv")));
+    for (bool overlap : {false, true}) {
+      Conv3d<double>::Options o;
+      o.outChannels = 3;
+      o.kernel = 3;
+      o.stride = 2;
+      o.padding = 1;
+      o.bias = overlap;
+      o.overlap = overlap;
+      expectSameAsOneRank<Conv3d<double>>(grid, {2, 2, e}, o,
+                                          overlap ? GhostWidths::uniform(1) : GhostWidths{},
+                                          overlap ? "k3 s2 p1 overlapped" : "k3 s2 p1");
+    }
+  });
+  EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 3 : 0);
+}
+
+TEST(ConvTranspose3d, OutputAndGradientsMatchOneRankWhereOnlyPerRankGhostsFit) {
+  // Up-sampling D = 9 on 6 ranks (owned 2,2,2,1,1,1; outputs 3 each): rank 3's outputs 9..11
+  // read inputs 4..5, both on rank 2, so it needs 2 low ghosts; the others need 0 or 1. The
+  // widest low width 2 given to rank 4 would reach rank 2.
+  const auto range = [](int, Index a, Index b) { return transposedInputRange(a, b, 2, 2, 0); };
+  const int ran = forEachGrid({{{6, 1, 1}, 1}}, [&](const ProcessGrid& grid, const GridCase&) {
+    const BlockDecomposition in({9, 2, 3}, grid.dims()), out({18, 4, 6}, grid.dims());
+    EXPECT_TRUE(refusedByWidestRank(in, requiredGhosts(in, out, range, "up")));
+    ConvTranspose3d<double>::Options o;
+    o.outChannels = 3;
+    o.kernel = 2;
+    o.stride = 2;
+    o.bias = true;
+    expectSameAsOneRank<ConvTranspose3d<double>>(grid, {2, 2, {9, 2, 3}}, o, {}, "k2 s2 9x2x3");
+  });
+  EXPECT_EQ(ran, worldSize() >= 6 ? 1 : 0);
 }
 
 }  // namespace

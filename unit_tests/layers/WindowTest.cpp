@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/Window.hpp>
 
@@ -64,15 +65,16 @@ TEST(Window, OutputExtentsFollowPyTorch) {
   EXPECT_EQ(transposedOutputExtent(5, 2, 2, 0), 10);
 }
 
-TEST(Window, GhostsCoverEveryRanksReceptiveField) {
-  // For every output block, the input block grown by the ghosts contains what it reads.
+TEST(Window, GhostsAreEveryRanksOwnReceptiveField) {
+  // For every output block, the input block grown by that rank's ghosts is exactly what it
+  // reads (clipped at the owned box: no rank carries another rank's wider overhang).
   for (Index n : {7, 9, 16, 33})
     for (int p : {1, 2, 3, 4})
       for (const Window w : {Window::cubic(3, 1, 1), Window::cubic(3, 2, 1), Window::cubic(2, 2, 0),
                              Window::cubic(5, 1, 2)}) {
         const BlockDecomposition in({n, 4, 4}, {p, 1, 1});
         const BlockDecomposition out(windowOutputExtents({n, 4, 4}, w), {p, 1, 1});
-        GhostWidths g;
+        GhostMap g;
         try {
           g = windowGhosts(in, out, w, "w");
         } catch (const Error&) {
@@ -82,10 +84,47 @@ TEST(Window, GhostsCoverEveryRanksReceptiveField) {
           if (out.extent(0, k) == 0) continue;
           const IndexRange need = windowInputRange(out.begin(0, k), out.end(0, k), w.kernel[0],
                                                    w.stride[0], w.padding[0]);
-          EXPECT_LE(in.begin(0, k) - g.lo[0], need.first);
-          EXPECT_GE(in.end(0, k) + g.hi[0], need.last);
+          EXPECT_EQ(g.lo(0, k), std::max<Index>(0, in.begin(0, k) - need.first));
+          EXPECT_EQ(g.hi(0, k), std::max<Index>(0, need.last - in.end(0, k)));
         }
       }
+}
+
+TEST(Window, PerRankGhostsAcceptGridsTheWidestRankRefused) {
+  // Issue 9: average pool 3/2/1 over D = 9 on 6 ranks (owned 2,2,2,1,1,1; outputs
+  // 1,1,1,1,1,0). Each rank's need lies on its neighbours; the widest rank's high width 2 given
+  // to rank 2 would reach rank 4.
+  const Window w = Window::cubic(3, 2, 1);
+  const BlockDecomposition in({9, 4, 4}, {6, 1, 1});
+  const BlockDecomposition out(windowOutputExtents({9, 4, 4}, w), {6, 1, 1});
+  const GhostMap g = windowGhosts(in, out, w, "pool1");
+  const int lo[6] = {1, 1, 1, 1, 0, 0}, hi[6] = {0, 0, 0, 1, 2, 0};
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(g.lo(0, k), lo[k]) << "rank " << k;
+    EXPECT_EQ(g.hi(0, k), hi[k]) << "rank " << k;
+  }
+  EXPECT_NO_THROW(checkGhostWidths(in, g, "pool1"));
+  EXPECT_THROW(checkGhostWidths(in, GhostWidths{{1, 1, 1}, {2, 1, 1}}, "pool1"), Error);
+}
+
+TEST(Window, RefusesANeedTwoRanksAway) {
+  // A stride-2 window over D = 4 on 4 ranks: outputs 1,1,0,0; rank 1's output reads inputs
+  // 1..3, and input 3 lies on rank 3. No width on rank 1 can reach it through rank 2.
+  const Window w = Window::cubic(3, 2, 1);
+  const BlockDecomposition in({4, 2, 2}, {4, 1, 1});
+  const BlockDecomposition out(windowOutputExtents({4, 2, 2}, w), {4, 1, 1});
+  const GhostMap g = windowGhosts(in, out, w, "conv4");
+  EXPECT_EQ(g.hi(0, 1), 2);
+  try {
+    checkGhostWidths(in, g, "conv4");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("conv4: ghost width 2 on the high side of D of rank 1 "
+                                         "reaches past the neighbouring rank: extent 4 over 4 "
+                                         "ranks leaves rank 2 of that dimension only 1 voxel(s)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Window, RefusesARankWithOutputButNoInput) {

@@ -114,6 +114,46 @@ TEST(Pool3d, OutputAndGradientMatchOneRankOnOneVoxelThinSubdomains) {
   });
 }
 
+TEST(Pool3d, OutputAndGradientMatchOneRankWhereOnlyPerRankGhostsFit) {
+  // Issue 9: grids where each rank's ghosts lie on its neighbours but the widest rank's would
+  // not (D = 9 on 6x1x1, 3 on 3 ranks, 5 on 4): refused before, now equal to the 1-rank run.
+  const int ran = forEachGrid(perRankGhostGridCases(), [](const ProcessGrid& grid, const GridCase&) {
+    const Index3 e = stridedWindowExtents(grid.dims());
+    for (const PoolConfig& c : {PoolConfig{"avg 3/2/1", false, 3, 2, 1, true, e},
+                                PoolConfig{"avg 3/2/1 excluding pad", false, 3, 2, 1, false, e},
+                                PoolConfig{"max 3/2/1", true, 3, 2, 1, true, e}}) {
+      SCOPED_TRACE(c.name);
+      const BlockDecomposition in(e, grid.dims());
+      const BlockDecomposition out(windowOutputExtents(e, c.window()), grid.dims());
+      EXPECT_TRUE(refusedByWidestRank(in, windowGhosts(in, out, c.window(), "pool")));
+      const auto x = randomGlobal<double>("x", 2, 3, e, 31 + grid.group());
+      const auto dy = randomGlobal<double>("dy", 2, 3, out.globalExtents(), 37 + grid.group());
+      const PoolRun got = runConfig(grid, c, x, dy);
+      const PoolRun want = runConfig(selfGrid(), c, x, dy);
+      expectSameArray(got.y, want.y, 1e-12, "output");
+      expectSameArray(got.dx, want.dx, 1e-12, "input gradient");
+    }
+  });
+  EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 3 : 0);
+}
+
+TEST(Pool3d, RefusesOnEveryRankANeedTwoRanksAway) {
+  // D = 4 on 4 ranks: rank 1's one output reads inputs 1..3, and input 3 lies on rank 3.
+  const int ran = forEachGrid({{{4, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
+    bool threw = false;
+    try {
+      AvgPool3d<double> pool(grid, "pool1", {1, 2, {4, 3, 3}}, {3, 2, 1, true});
+    } catch (const Error& e) {
+      threw = std::string(e.what()).find("AvgPool3d 'pool1': ghost width 2 on the high side of D "
+                                         "of rank 1 reaches past the neighbouring rank") !=
+              std::string::npos;
+      if (!threw) ADD_FAILURE() << e.what();
+    }
+    EXPECT_TRUE(allTrue(threw, grid.worldComm()));
+  });
+  EXPECT_EQ(ran, worldSize() >= 4 ? 1 : 0);
+}
+
 // PyTorch's pooling of a whole array, written plainly from its documentation. Max: padding
 // never wins, the first maximum in (d, h, w) window order takes a tie and receives dy.
 // Average: the divisor is the window's volume (count_include_pad) or its cells in the domain.

@@ -5,8 +5,10 @@
 // domain, low ghosts owned by the neighbour below, the owned range, high ghosts owned by the
 // neighbour above, high ghosts outside the domain. Every ghost cell falls in exactly one
 // product of segments, so it is received from exactly one rank or set to zero: this is what
-// makes scatterAdd the exact adjoint of gather. The plan is pure index arithmetic on data every
-// rank has, so every rank reaches the same verdict on an impossible ghost width.
+// makes scatterAdd the exact adjoint of gather. Ghost widths may differ from rank to rank: what
+// a rank sends a neighbour is the neighbour's ghost segment towards it, cut with the
+// neighbour's widths from the map. The plan is pure index arithmetic on data every rank has
+// (decomposition and map), so every rank reaches the same verdict on an impossible ghost width.
 
 #include <string>
 #include <vector>
@@ -29,13 +31,16 @@ struct HaloPlan {
   std::vector<Box3> zeros;     // ghost slabs outside the global domain (zero padding)
 };
 
-// Throws hybrid3d::Error naming `what`, the extent, the width and the grid when a ghost region
-// of some rank's non-empty box needs voxels that its immediate neighbour does not own.
+// Throws hybrid3d::Error naming `what`, the rank, the extent, the width and the grid when a
+// ghost region of some rank's non-empty box needs voxels that its immediate neighbour does not
+// own. With GhostWidths: the same widths on every rank.
+void checkGhostWidths(const BlockDecomposition& decomposition, const GhostMap& ghosts,
+                      const std::string& what);
 void checkGhostWidths(const BlockDecomposition& decomposition, const GhostWidths& ghosts,
                       const std::string& what);
 
 // The plan of the rank at grid.coords(). Calls checkGhostWidths first.
 HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& decomposition,
-                  const GhostWidths& ghosts, const std::string& what);
+                  const GhostMap& ghosts, const std::string& what);
 
 }  // namespace hybrid3d

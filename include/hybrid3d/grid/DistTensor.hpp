@@ -4,30 +4,21 @@
 // The local array is a 5-D LayoutRight View (N, C, D+gl+gh, H+gl+gh, W+gl+gh). Ghost widths may
 // differ per side (a stride-2 layer needs only the high side). Global voxel (d,h,w) of the
 // owned box sits at local (d - lo_d + gl_d, ...). A rank whose owned box is empty holds a local
-// array with zero spatial extent and no ghosts.
+// array with zero spatial extent and no ghosts. Ghost widths may differ from rank to rank
+// (grid/GhostWidths.hpp): the tensor knows every rank's, so a halo built from it knows what
+// each neighbour expects.
 
 #include <string>
+#include <type_traits>
 
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
+#include <hybrid3d/grid/GhostWidths.hpp>
 
 namespace hybrid3d {
-
-// Ghost cells per side along (d, h, w).
-struct GhostWidths {
-  Int3 lo{0, 0, 0};
-  Int3 hi{0, 0, 0};
-
-  static GhostWidths uniform(int w) { return {{w, w, w}, {w, w, w}}; }
-  bool none() const { return lo == Int3{0, 0, 0} && hi == Int3{0, 0, 0}; }
-  friend bool operator==(const GhostWidths& a, const GhostWidths& b) {
-    return a.lo == b.lo && a.hi == b.hi;
-  }
-  friend bool operator!=(const GhostWidths& a, const GhostWidths& b) { return !(a == b); }
-};
 
 // The layout of a DistTensor without its storage: batch, channels, decomposition, this rank's
 // coordinates and ghost widths. Halos and readers are planned from it, so a layer can build
@@ -36,21 +27,26 @@ struct TensorLayout {
   int batch = 0, channels = 0;
   BlockDecomposition decomposition;
   Int3 coords{0, 0, 0};
-  GhostWidths ghosts;  // none when the owned box is empty (such a rank has no ghosts)
+  GhostWidths ghosts;  // this rank's: none when the owned box is empty (it has no ghosts)
+  GhostMap ghostMap;   // every rank's
 
   TensorLayout() = default;
-  TensorLayout(int n, int c, const BlockDecomposition& d, const Int3& at, const GhostWidths& g)
-      : batch(n), channels(c), decomposition(d), coords(at), ghosts(g) {
-    if (owned().empty()) ghosts = GhostWidths{};
+  TensorLayout(int n, int c, const BlockDecomposition& d, const Int3& at, const GhostMap& g)
+      : batch(n), channels(c), decomposition(d), coords(at), ghostMap(g) {
+    g.checkGrid(d.dims(), "tensor layout");
+    if (!owned().empty()) ghosts = g.at(at);
   }
+  // The same widths on every rank.
+  TensorLayout(int n, int c, const BlockDecomposition& d, const Int3& at, const GhostWidths& g)
+      : TensorLayout(n, c, d, at, GhostMap(d.dims(), g)) {}
   Box3 owned() const { return decomposition.ownedBox(coords); }
   // The owned box grown by the ghosts, in global indices (may reach outside the domain).
-  Box3 localBox() const {
-    Box3 b = owned();
+  Box3 localBox() const { return grow(owned(), ghosts); }
+  static Box3 grow(Box3 b, const GhostWidths& g) {
     if (b.empty()) return b;
     for (int i = 0; i < 3; ++i) {
-      b.lo[i] -= ghosts.lo[i];
-      b.hi[i] += ghosts.hi[i];
+      b.lo[i] -= g.lo[i];
+      b.hi[i] += g.hi[i];
     }
     return b;
   }
@@ -65,22 +61,25 @@ public:
   using view_type = Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace>;
 
   DistTensor() = default;
+  // `ghosts` holds every rank's widths (a layer's inputGhosts()).
   DistTensor(const std::string& label, int n, int c, const BlockDecomposition& decomposition,
-             const Int3& coords, const GhostWidths& ghosts)
+             const Int3& coords, const GhostMap& ghosts)
       : n_(n), c_(c), decomposition_(decomposition), coords_(coords),
-        owned_(decomposition.ownedBox(coords)), ghosts_(ghosts) {
+        owned_(decomposition.ownedBox(coords)), ghostMap_(ghosts) {
     if (n < 0 || c < 0) fail("tensor '", label, "': negative batch ", n, " or channels ", c);
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 3; ++i)
       if (coords[i] < 0 || coords[i] >= decomposition.dims()[i])
         fail("tensor '", label, "': coordinates ", toString(coords), " outside grid ",
              toString(decomposition.dims()));
-      if (ghosts.lo[i] < 0 || ghosts.hi[i] < 0)
-        fail("tensor '", label, "': negative ghost width");
-    }
-    if (owned_.empty()) ghosts_ = GhostWidths{};
+    ghosts.checkGrid(decomposition.dims(), "tensor");
+    if (!owned_.empty()) ghosts_ = ghosts.at(coords);
     const Index3 e = localExtents();
     view_ = view_type(label, n, c, e[0], e[1], e[2]);
   }
+  // The same widths on every rank.
+  DistTensor(const std::string& label, int n, int c, const BlockDecomposition& decomposition,
+             const Int3& coords, const GhostWidths& ghosts)
+      : DistTensor(label, n, c, decomposition, coords, uniformMap(label, decomposition, ghosts)) {}
 
   const view_type& view() const { return view_; }
   int batch() const { return n_; }
@@ -88,12 +87,14 @@ public:
   const BlockDecomposition& decomposition() const { return decomposition_; }
   const Index3& globalExtents() const { return decomposition_.globalExtents(); }
   const Int3& coords() const { return coords_; }
+  // This rank's widths (what kernels index by), and every rank's.
   const GhostWidths& ghosts() const { return ghosts_; }
+  const GhostMap& ghostMap() const { return ghostMap_; }
   const Box3& owned() const { return owned_; }
 
-  TensorLayout layout() const { return {n_, c_, decomposition_, coords_, ghosts_}; }
+  TensorLayout layout() const { return {n_, c_, decomposition_, coords_, ghostMap_}; }
   // The owned box grown by the ghosts, in global indices (may reach outside the domain).
-  Box3 localBox() const { return layout().localBox(); }
+  Box3 localBox() const { return TensorLayout::grow(owned_, ghosts_); }
   Index3 localExtents() const { return localBox().extents(); }
   // Local array index along `dim` of global index g.
   Index localIndex(int dim, Index g) const { return g - owned_.lo[dim] + ghosts_.lo[dim]; }
@@ -106,19 +107,36 @@ public:
   }
 
 private:
+  static GhostMap uniformMap(const std::string& label, const BlockDecomposition& d,
+                             const GhostWidths& g) {
+    for (int i = 0; i < 3; ++i)
+      if (g.lo[i] < 0 || g.hi[i] < 0) fail("tensor '", label, "': negative ghost width");
+    return GhostMap(d.dims(), g);
+  }
+
   int n_ = 0, c_ = 0;
   BlockDecomposition decomposition_;
   Int3 coords_{0, 0, 0};
   Box3 owned_;
   GhostWidths ghosts_;
+  GhostMap ghostMap_;
   view_type view_;
 };
 
-// Factory in the Cabana style: a ready tensor, zero-initialised.
+// Factories in the Cabana style: a ready tensor, zero-initialised, with the same ghost widths
+// on every rank or with every rank's own (a layer's inputGhosts()).
 template <class T, class MemorySpace = DefaultMemorySpace>
 DistTensor<T, MemorySpace> createDistTensor(const std::string& label, int n, int c,
                                             const BlockDecomposition& decomposition,
                                             const Int3& coords, const GhostWidths& ghosts = {}) {
+  return DistTensor<T, MemorySpace>(label, n, c, decomposition, coords, ghosts);
+}
+// (A template on the map's type, so that a braced `{}` still means "no ghosts" unambiguously.)
+template <class T, class MemorySpace = DefaultMemorySpace, class Map,
+          std::enable_if_t<std::is_same_v<Map, GhostMap>, int> = 0>
+DistTensor<T, MemorySpace> createDistTensor(const std::string& label, int n, int c,
+                                            const BlockDecomposition& decomposition,
+                                            const Int3& coords, const Map& ghosts) {
   return DistTensor<T, MemorySpace>(label, n, c, decomposition, coords, ghosts);
 }
 

@@ -87,7 +87,7 @@ public:
   const TensorShape& outputShape() const { return shape_; }
   const BlockDecomposition& inputDecomposition() const { return decomposition_; }
   const BlockDecomposition& outputDecomposition() const { return decomposition_; }
-  GhostWidths inputGhosts() const { return {}; }
+  GhostMap inputGhosts() const { return {}; }
   std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
 
   // y := op(x) on the owned cells. y may be x.

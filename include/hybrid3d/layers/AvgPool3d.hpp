@@ -47,7 +47,7 @@ public:
   const TensorShape& outputShape() const { return plan_.outputShape(); }
   const BlockDecomposition& inputDecomposition() const { return plan_.inputDecomposition(); }
   const BlockDecomposition& outputDecomposition() const { return plan_.outputDecomposition(); }
-  GhostWidths inputGhosts() const { return plan_.inputGhosts(); }
+  const GhostMap& inputGhosts() const { return plan_.inputGhosts(); }
 
   // y's owned cells := avgpool(x). Gathers x's halo first (x's ghosts are overwritten).
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);

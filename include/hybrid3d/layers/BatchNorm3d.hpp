@@ -58,7 +58,7 @@ public:
   const TensorShape& outputShape() const { return shape_; }
   const BlockDecomposition& inputDecomposition() const { return dec_; }
   const BlockDecomposition& outputDecomposition() const { return dec_; }
-  GhostWidths inputGhosts() const { return {}; }
+  GhostMap inputGhosts() const { return {}; }
 
   // Training mode uses (and updates) batch statistics; inference mode uses the running ones.
   void setTraining(bool training) { training_ = training; }

@@ -32,7 +32,7 @@ public:
   const TensorShape& outputShape() const { return y_; }
   const BlockDecomposition& inputDecomposition() const { return decomposition_; }
   const BlockDecomposition& outputDecomposition() const { return decomposition_; }
-  GhostWidths inputGhosts() const { return {}; }
+  GhostMap inputGhosts() const { return {}; }
   std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
 
   // y owned cells := a on channels [0, Ca), b on [Ca, Ca + Cb).

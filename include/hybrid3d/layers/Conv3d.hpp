@@ -83,7 +83,8 @@ public:
   const TensorShape& outputShape() const { return outShape_; }
   const BlockDecomposition& inputDecomposition() const { return inDec_; }
   const BlockDecomposition& outputDecomposition() const { return outDec_; }
-  GhostWidths inputGhosts() const { return ghosts_; }
+  // Every rank's input ghost widths (a tensor for x or dx is made with them).
+  const GhostMap& inputGhosts() const { return ghostMap_; }
 
   // y's owned cells := conv(x). Gathers x's halo first (x's ghosts are overwritten), unless
   // the caller fills them (setInputGhostsFilled).
@@ -161,7 +162,8 @@ private:
   Options options_;
   TensorShape inShape_, outShape_;
   BlockDecomposition inDec_, outDec_;
-  GhostWidths ghosts_;
+  GhostMap ghostMap_;   // every rank's input ghosts: the halo plans the neighbours' from it
+  GhostWidths ghosts_;  // this rank's
   Box3 inOwned_, outOwned_;
   Impl::ConvGeometry geometry_;         // of the whole owned box
   bool pointwise_ = false;              // k = 1, s = 1, p = 0

@@ -62,7 +62,8 @@ public:
   const TensorShape& outputShape() const { return outShape_; }
   const BlockDecomposition& inputDecomposition() const { return inDec_; }
   const BlockDecomposition& outputDecomposition() const { return outDec_; }
-  GhostWidths inputGhosts() const { return ghosts_; }
+  // Every rank's input ghost widths (a tensor for x or dx is made with them).
+  const GhostMap& inputGhosts() const { return ghostMap_; }
 
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
@@ -101,7 +102,8 @@ private:
   Options options_;
   TensorShape inShape_, outShape_;
   BlockDecomposition inDec_, outDec_;
-  GhostWidths ghosts_;
+  GhostMap ghostMap_;   // every rank's input ghosts: the halo plans the neighbours' from it
+  GhostWidths ghosts_;  // this rank's
   Impl::BlockGeometry blocks_;
   Impl::ConvGeometry range_;  // R as rows of input voxels, for the X <-> column copies
   Index3 rangeOffset_{0, 0, 0};  // local (ghosted) index of R's first voxel

@@ -38,7 +38,7 @@ public:
   const TensorShape& outputShape() const { return output_; }  // {N, out, {1, 1, 1}}
   Index inFeatures() const { return in_; }
   Index outFeatures() const { return out_; }
-  GhostWidths inputGhosts() const { return {}; }
+  GhostMap inputGhosts() const { return {}; }
   std::vector<Parameter<T, MemorySpace>> parameters() const;  // weight [out, in], bias [out]
   const Parameter<T, MemorySpace>& weight() const { return weight_; }
   // Which implementation runs the passes (for the start-up report).

@@ -107,7 +107,7 @@ public:
   const TensorShape& outputShape() const { return shape_; }
   const BlockDecomposition& inputDecomposition() const { return decomposition_; }
   const BlockDecomposition& outputDecomposition() const { return decomposition_; }
-  GhostWidths inputGhosts() const { return {}; }
+  GhostMap inputGhosts() const { return {}; }
   std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
 
   void setTraining(bool training) { training_ = training; }

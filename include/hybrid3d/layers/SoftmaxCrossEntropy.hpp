@@ -38,7 +38,7 @@ public:
   const std::string& name() const { return name_; }
   const TensorShape& inputShape() const { return shape_; }
   const BlockDecomposition& inputDecomposition() const { return decomposition_; }
-  GhostWidths inputGhosts() const { return {}; }
+  GhostMap inputGhosts() const { return {}; }
 
   // The global mean loss (collective over the world).
   double forward(const execution_space& exec, const tensor_type& logits,

@@ -5,8 +5,9 @@
 //
 // Input and output tensors are each block-decomposed over the same grid (DESIGN.md section 3),
 // so with strides and uneven splits the input a rank needs can start before or end after the
-// input it owns; the ghost widths are the largest such overhang over all ranks, per side.
-// Everything here is computed from global data, so all ranks agree on every answer.
+// input it owns; each rank's ghost widths are its own overhang, per side (grid/GhostWidths.hpp).
+// Everything here is computed from global data, so all ranks agree on every answer and know
+// every other rank's widths.
 
 #include <string>
 
@@ -55,14 +56,15 @@ inline Index3 windowOutputExtents(const Index3& n, const Window& w) {
           windowOutputExtent(n[2], w.kernel[2], w.stride[2], w.padding[2])};
 }
 
-// Ghost widths of the input so that every rank's output box can be computed from its local
-// input array. `inputRange(dim, a, b)` gives the input range output range [a, b) reads along
-// `dim`. Throws naming `layer` when a rank owns output but no input (nothing to attach ghosts
-// to); the halo engine later refuses widths that reach past an immediate neighbour.
+// Ghost widths of the input on every rank, so that each rank's output box can be computed from
+// its local input array. `inputRange(dim, a, b)` gives the input range output range [a, b)
+// reads along `dim`. Throws naming `layer` when a rank owns output but no input (nothing to
+// attach ghosts to); the halo engine later refuses widths that reach past an immediate
+// neighbour.
 template <class InputRangeFn>
-GhostWidths requiredGhosts(const BlockDecomposition& in, const BlockDecomposition& out,
-                           InputRangeFn inputRange, const std::string& layer) {
-  GhostWidths g;
+GhostMap requiredGhosts(const BlockDecomposition& in, const BlockDecomposition& out,
+                        InputRangeFn inputRange, const std::string& layer) {
+  GhostMap g(out.dims());
   for (int dim = 0; dim < 3; ++dim) {
     for (int k = 0; k < out.dims()[dim]; ++k) {
       if (out.extent(dim, k) == 0) continue;
@@ -72,16 +74,15 @@ GhostWidths requiredGhosts(const BlockDecomposition& in, const BlockDecompositio
              in.globalExtents()[dim], ", output extent ", out.globalExtents()[dim], ", grid ",
              toString(out.dims()), "); use a coarser grid");
       const Index lo = in.begin(dim, k) - need.first, hi = need.last - in.end(dim, k);
-      if (lo > g.lo[dim]) g.lo[dim] = static_cast<int>(lo);
-      if (hi > g.hi[dim]) g.hi[dim] = static_cast<int>(hi);
+      g.set(dim, k, lo > 0 ? static_cast<int>(lo) : 0, hi > 0 ? static_cast<int>(hi) : 0);
     }
   }
   return g;
 }
 
 // The usual case: a sliding window (convolution or pooling).
-inline GhostWidths windowGhosts(const BlockDecomposition& in, const BlockDecomposition& out,
-                                const Window& w, const std::string& layer) {
+inline GhostMap windowGhosts(const BlockDecomposition& in, const BlockDecomposition& out,
+                             const Window& w, const std::string& layer) {
   return requiredGhosts(
       in, out,
       [&](int d, Index a, Index b) {

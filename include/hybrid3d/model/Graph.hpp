@@ -90,7 +90,7 @@ private:
   };
 
   value_type allocate(const std::string& label, const TensorShape& shape, bool volume,
-                      const GhostWidths& ghosts) const;
+                      const GhostMap& ghosts) const;
   const value_type& gradientFor(int producer, int consumer, std::size_t slot) const;
 
   Int3 dims_, coords_;

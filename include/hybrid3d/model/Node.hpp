@@ -26,8 +26,9 @@ public:
   // The output: a volume of this shape, or (isVolume false) features [batch, channels].
   virtual bool producesVolume() const = 0;
   virtual TensorShape outputShape() const = 0;
-  // Ghost widths this node needs on input i (and on the gradient it writes for input i).
-  virtual GhostWidths inputGhosts(std::size_t /*input*/) const { return {}; }
+  // Ghost widths this node needs on input i (and on the gradient it writes for input i), on
+  // every rank: they may differ from rank to rank (grid/GhostWidths.hpp).
+  virtual GhostMap inputGhosts(std::size_t /*input*/) const { return {}; }
 
   virtual void forward(const execution_space& exec, const inputs_type& in,
                        const value_type& out) = 0;

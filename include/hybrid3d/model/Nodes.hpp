@@ -73,7 +73,7 @@ public:
   const std::string& name() const override { return layer_.name(); }
   bool producesVolume() const override { return Out == EdgeKind::Volume; }
   TensorShape outputShape() const override { return layer_.outputShape(); }
-  GhostWidths inputGhosts(std::size_t) const override {
+  GhostMap inputGhosts(std::size_t) const override {
     if constexpr (In == EdgeKind::Volume)
       return layer_.inputGhosts();
     else

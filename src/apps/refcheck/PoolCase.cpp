@@ -26,7 +26,7 @@ std::vector<Comparison> runPool(const RefCase& c, const ProcessGrid& grid, Index
   Layer layer(grid, c.op(), shape, options);
   const TensorShape& out = layer.outputShape();
   auto make = [&](const char* label, const TensorShape& s, const BlockDecomposition& dec,
-                  const GhostWidths& g) {
+                  const GhostMap& g) {
     return createDistTensor<double>(label, s.batch, s.channels, dec, grid.coords(), g);
   };
   auto xt = make("input", shape, layer.inputDecomposition(), layer.inputGhosts());

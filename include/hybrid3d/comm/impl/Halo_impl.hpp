@@ -46,7 +46,7 @@ Halo<T, M>::Halo(const ProcessGrid& grid, const TensorLayout& layout, const std:
       scatterRegion_("hybrid3d::Halo::scatterAdd[" + name + "]"), n_(layout.batch),
       c_(layout.channels), owned_(layout.owned()),
       ghosts_(layout.ghosts), decomposition_(layout.decomposition),
-      plan_(planHalo(grid, layout.decomposition, layout.ghosts, name)) {
+      plan_(planHalo(grid, layout.decomposition, layout.ghostMap, name)) {
   if (layout.coords != grid.coords())
     fail(name, ": tensor coordinates ", toString(layout.coords),
          " are not this rank's grid coordinates ", toString(grid.coords()));

@@ -64,7 +64,9 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
   outShape_ = {input.batch, options.outChannels, windowOutputExtents(input.extents, window)};
   inDec_ = BlockDecomposition(input.extents, grid.dims());
   outDec_ = BlockDecomposition(outShape_.extents, grid.dims());
-  ghosts_ = windowGhosts(inDec_, outDec_, window, name);
+  ghostMap_ = windowGhosts(inDec_, outDec_, window, name);
+  const TensorLayout inLayout(input.batch, input.channels, inDec_, grid.coords(), ghostMap_);
+  ghosts_ = inLayout.ghosts;
   inOwned_ = inDec_.ownedBox(grid.coords());
   outOwned_ = outDec_.ownedBox(grid.coords());
 
@@ -82,7 +84,6 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
   pointwise_ = k == 1 && s == 1 && p == 0;
   engine_ = resolveConvEngine<T, M>(options.engine, name, g.od * g.oh * g.ow);
 
-  const TensorLayout inLayout(input.batch, input.channels, inDec_, grid.coords(), ghosts_);
   Impl::LocalConvProblem problem;
   problem.layer = name;
   problem.batch = input.batch;
@@ -134,7 +135,9 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
   weight_ = createParameter<T, M>(name, "weight", {g.cout, g.cin, k, k, k});
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {g.cout});
 
-  if (!ghosts_.none()) halo_ = createHalo<T, M>(grid, inLayout, name);
+  // Collective: every rank builds the halo when any rank has ghosts (one without sends to one
+  // with).
+  if (!ghostMap_.none()) halo_ = createHalo<T, M>(grid, inLayout, name);
 }
 
 template <class T, class M>

@@ -41,9 +41,11 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
   outShape_ = {input.batch, options.outChannels, outExtents};
   inDec_ = BlockDecomposition(input.extents, grid.dims());
   outDec_ = BlockDecomposition(outExtents, grid.dims());
-  ghosts_ = requiredGhosts(
+  ghostMap_ = requiredGhosts(
       inDec_, outDec_,
       [k](int, Index a, Index b) { return transposedInputRange(a, b, k, k, 0); }, name);
+  const TensorLayout inLayout(input.batch, input.channels, inDec_, grid.coords(), ghostMap_);
+  ghosts_ = inLayout.ghosts;
 
   // The input range R this rank's owned outputs read, as rows (n, rd, rh) of RW voxels.
   const Box3 inOwned = inDec_.ownedBox(grid.coords()), outOwned = outDec_.ownedBox(grid.coords());
@@ -83,9 +85,8 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
   weight_ = createParameter<T, M>(name, "weight", {cin, options.outChannels, k, k, k});
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {options.outChannels});
 
-  if (!ghosts_.none())
-    halo_ = createHalo<T, M>(
-        grid, TensorLayout(input.batch, input.channels, inDec_, grid.coords(), ghosts_), name);
+  // Collective: every rank builds the halo when any rank has ghosts.
+  if (!ghostMap_.none()) halo_ = createHalo<T, M>(grid, inLayout, name);
 }
 
 template <class T, class M>

@@ -169,9 +169,10 @@ public:
     outDec_ = BlockDecomposition(out_.extents, grid.dims());
     inOwned_ = inDec_.ownedBox(coords_);
     outOwned_ = outDec_.ownedBox(coords_);
-    ghosts_ = windowGhosts(inDec_, outDec_, window, label_);
-    checkGhostWidths(inDec_, ghosts_, label_);
-    const TensorLayout layout(in_.batch, in_.channels, inDec_, coords_, ghosts_);
+    ghostMap_ = windowGhosts(inDec_, outDec_, window, label_);
+    checkGhostWidths(inDec_, ghostMap_, label_);
+    const TensorLayout layout(in_.batch, in_.channels, inDec_, coords_, ghostMap_);
+    ghosts_ = layout.ghosts;
     halo_ = createHalo<T, MemorySpace>(grid, layout, label_);
     const PoolGeometry g = geometry();
     const Box3 local = layout.localBox();
@@ -210,7 +211,8 @@ public:
   const TensorShape& outputShape() const { return out_; }
   const BlockDecomposition& inputDecomposition() const { return inDec_; }
   const BlockDecomposition& outputDecomposition() const { return outDec_; }
-  GhostWidths inputGhosts() const { return ghosts_; }
+  // Every rank's input ghost widths (a tensor for x or dx is made with them).
+  const GhostMap& inputGhosts() const { return ghostMap_; }
   const Box3& outputOwned() const { return outOwned_; }
   Halo<T, MemorySpace>& halo() const { return *halo_; }
   // Backward's inverse window map along D, H and W, indexed by x's local array index.
@@ -233,7 +235,7 @@ public:
 
   // x and dx: the input layout with exactly inputGhosts() (what the halo was built for).
   void checkInput(const tensor_type& t, const char* what) const {
-    const GhostWidths want = inOwned_.empty() ? GhostWidths{} : ghosts_;
+    const GhostWidths& want = ghosts_;
     check(t, what, in_, inDec_);
     if (t.ghosts() != want)
       fail(label_, ": tensor '", what, "' must carry the ghosts of inputGhosts() (lo ",
@@ -261,7 +263,8 @@ private:
   Int3 coords_;
   BlockDecomposition inDec_, outDec_;
   Box3 inOwned_, outOwned_;
-  GhostWidths ghosts_;
+  GhostMap ghostMap_;   // every rank's input ghosts
+  GhostWidths ghosts_;  // this rank's (none when it owns no input)
   std::unique_ptr<Halo<T, MemorySpace>> halo_;
   OutputRange<MemorySpace> outputsOf_[3];
   PhaseRun wRun_;
