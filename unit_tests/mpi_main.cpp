@@ -1,11 +1,13 @@
-// GoogleTest main for MPI tests: MPI, then Kokkos, then gtest. Every rank runs every test;
-// rank 0 prints the usual report, the other ranks print only their failures (prefixed with the
-// rank), and the exit code is non-zero if any rank failed.
+// GoogleTest main for MPI tests: MPI (at the thread level the command asks for), then Kokkos,
+// then gtest. Every rank runs every test; rank 0 prints the usual report, the other ranks print
+// only their failures (prefixed with the rank), and the exit code is non-zero if any rank failed.
 #include <cstdio>
 
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 #include <mpi.h>
+
+#include <hybrid3d/core/MpiThreads.hpp>
 
 namespace {
 
@@ -29,7 +31,7 @@ private:
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  if (const int code = hybrid3d::initMpiWithThreads(&argc, &argv, argv[0])) return code;
   int result = 0;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);

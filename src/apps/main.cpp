@@ -1,5 +1,5 @@
 // The hybrid3d command: `mpirun -n N hybrid3d SUBCOMMAND ARGS...`.
-// Order of start-up: MPI, then the help and unknown-command answers (before Kokkos, which would
+// Order of start-up: MPI (with the thread level hybrid3d needs, core/MpiThreads.hpp), then the help and unknown-command answers (before Kokkos, which would
 // answer --help with its own option list), then Kokkos; an error on any rank ends the run on
 // every rank with one line and a non-zero exit, never a hang (ErrorExit.hpp).
 #include <cstdio>
@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/MpiThreads.hpp>
 
 #include "Command.hpp"
 #include "ErrorExit.hpp"
@@ -48,7 +49,7 @@ int answerWithoutRunning(const hybrid3d::app::Request& request, int rank) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  if (const int code = hybrid3d::initMpiWithThreads(&argc, &argv, "hybrid3d")) return code;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const hybrid3d::app::Request request =

@@ -1,6 +1,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/io/BatchLoader.hpp>
 #include <hybrid3d/io/CollectiveVerdict.hpp>
+#include <hybrid3d/io/Hdf5.hpp>
 
 #include <chrono>
 #include <cstring>
@@ -27,7 +28,13 @@ BatchLoader::BatchLoader(const ProcessGrid& grid, const Dataset& dataset, const 
            "use independent reads or turn prefetch off");
   }
   for (HostBatch& b : buffers_) b = HostBatch(plan_.localBatch(), reader_);
-  if (options.prefetch) prefetcher_ = std::make_unique<Prefetcher>();
+  if (options.prefetch) {
+    // The prefetch thread must make no MPI call (core/MpiThreads.hpp), and a parallel HDF5
+    // initialising itself does (an attribute on MPI_COMM_SELF): initialise it here, on the main
+    // thread, in case this rank has not called HDF5 yet.
+    H5open();
+    prefetcher_ = std::make_unique<Prefetcher>();
+  }
 }
 
 BatchLoader::~BatchLoader() {

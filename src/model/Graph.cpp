@@ -197,7 +197,7 @@ void Graph<T, M>::backward(const execution_space& exec, GradientReducer<T, M>* r
     }
     e.node->backward(exec, in_, e.output, *dOut, dIn_);
     Kokkos::Profiling::popRegion();
-    if (reducer) reducer->start(static_cast<std::size_t>(id));
+    if (reducer) reducer->start(exec, static_cast<std::size_t>(id));
   }
 }
 

@@ -297,7 +297,7 @@ double Trainer<T, M>::forwardBackward() {
   graph.zeroGradients(exec);
   const double loss = lossAndGradient(*train_, true);
   graph.backward(exec, reducer_.get());
-  reducer_->finish();
+  reducer_->finish(exec);  // the optimizer step on exec sees the sums
   return loss;
 }
 

@@ -7,10 +7,14 @@
 namespace hybrid3d::test {
 namespace {
 
-TEST(GradientReducer, EveryGradientEndsAsTheWorldSumWhateverTheStartOrder) {
+// Layers 0..3, layer 3 without parameters (it starts nothing). Stage forced on runs the
+// staged path (pinned host copies on a GPU) on the host too.
+template <bool Stage>
+void everyGradientEndsAsTheWorldSum() {
   const int rank = worldRank(), size = worldSize();
   using V = Kokkos::View<double*, DefaultMemorySpace>;
-  std::vector<std::vector<V>> layers = {{V("a", 5), V("b", 3)}, {V("c", 7)}, {V("d", 1), V("e", 2)}};
+  std::vector<std::vector<V>> layers = {
+      {V("a", 5), V("b", 3)}, {V("c", 7)}, {V("d", 1), V("e", 2)}, {}};
   auto fill = [&](const V& v, int salt) {
     auto h = Kokkos::create_mirror_view(v);
     for (std::size_t i = 0; i < h.size(); ++i) h(i) = salt * 100 + rank * 10 + double(i);
@@ -20,9 +24,12 @@ TEST(GradientReducer, EveryGradientEndsAsTheWorldSumWhateverTheStartOrder) {
   for (auto& l : layers)
     for (auto& v : l) fill(v, ++salt);
   {
-    GradientReducer<double> reducer(MPI_COMM_WORLD, layers);
-    for (std::size_t l : {2u, 0u, 1u}) reducer.start(l);  // backward order: last layer first
-    reducer.finish();
+    const DefaultExecutionSpace exec;
+    GradientReducer<double, DefaultMemorySpace, Stage> reducer(MPI_COMM_WORLD, layers);
+    // backward order: last layer first
+    for (std::size_t l : {3u, 2u, 0u, 1u}) reducer.start(exec, l);
+    reducer.finish(exec);
+    exec.fence();
   }
   salt = 0;
   for (auto& l : layers)
@@ -32,6 +39,14 @@ TEST(GradientReducer, EveryGradientEndsAsTheWorldSumWhateverTheStartOrder) {
       for (std::size_t i = 0; i < h.size(); ++i)  // sum over ranks r of salt*100 + 10 r + i
         EXPECT_EQ(h(i), size * (salt * 100 + double(i)) + 10.0 * size * (size - 1) / 2);
     }
+}
+
+TEST(GradientReducer, EveryGradientEndsAsTheWorldSumWhateverTheStartOrder) {
+  everyGradientEndsAsTheWorldSum<mpiStagesThroughHost<DefaultMemorySpace>>();
+}
+
+TEST(GradientReducer, StagedThroughHostBuffersEveryGradientEndsAsTheWorldSum) {
+  everyGradientEndsAsTheWorldSum<true>();
 }
 
 // An error on one rank after it started a reduction destroys its reducer while the exception

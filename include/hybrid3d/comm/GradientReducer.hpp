@@ -4,8 +4,9 @@
 // produced its gradients and completed together before the optimizer step: the reduction of
 // late layers overlaps the backward pass of earlier ones.
 //
-// Device gradients are staged through host buffers allocated once, unless hybrid3d was built
-// with GPU-aware MPI.
+// Device gradients are staged through pinned host buffers allocated once, here, unless hybrid3d
+// was built with GPU-aware MPI (core/StagingSpace.hpp). A layer without parameters starts
+// nothing and fences nothing.
 
 #include <climits>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
+#include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
 #include <hybrid3d/core/Unwinding.hpp>
@@ -23,10 +25,14 @@
 
 namespace hybrid3d {
 
-template <class T, class MemorySpace = DefaultMemorySpace>
+// Stage: whether MPI is handed host copies (by default what MemorySpace and the build need; a
+// parameter only so that tests can run the staged path on the host).
+template <class T, class MemorySpace = DefaultMemorySpace,
+          bool Stage = mpiStagesThroughHost<MemorySpace>>
 class GradientReducer {
 public:
   using grad_view = Kokkos::View<T*, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
 
   // `layers[i]` holds the gradients of layer i. Collective over `comm` (duplicated, owned).
   GradientReducer(MPI_Comm comm, const std::vector<std::vector<grad_view>>& layers)
@@ -37,7 +43,7 @@ public:
       for (const auto& g : grads) {
         if (g.size() > static_cast<std::size_t>(INT_MAX))
           fail("gradient reduction: '", g.label(), "' has more than 2^31 elements");
-        staged.push_back(stage ? host_view(g.label() + " (host)", g.size()) : host_view());
+        staged.push_back(stagingBuffer<T, MemorySpace, Stage>(g.label(), g.size()));
       }
       host_.push_back(staged);
     }
@@ -48,7 +54,8 @@ public:
     if (finalized) return;
     if (unwinding() && pending()) {
       // An error on this rank: the others may never join the reductions, so do not wait for
-      // them (core/Unwinding.hpp). The communicator is left to the process's end as well.
+      // them (core/Unwinding.hpp). The communicator is left to the process's end as well, not
+      // freed: MPI_Comm_free is collective and may block (Unwinding.hpp says why).
       keepForAbandonedOperation(std::move(layers_), std::move(host_));
       return;
     }
@@ -58,37 +65,48 @@ public:
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
-  // Start summing layer i's gradients (call once its backward is done; order is free, but
-  // every rank must start the same layers in the same order, as MPI collectives require).
-  void start(std::size_t layer) {
+  // Start summing layer i's gradients (call once its backward, issued to `exec`, is done;
+  // order is free, but every rank must start the same layers in the same order, as MPI
+  // collectives require). Fences `exec` when the layer has gradients, and nothing else.
+  void start(const execution_space& exec, std::size_t layer) {
     auto& reqs = requests_.at(layer);
     if (!reqs.empty()) fail("gradient reduction: layer ", layer, " started twice");
-    Kokkos::fence();  // gradients complete before MPI (or the staging copy) reads them
+    if (layers_[layer].empty()) return;  // nothing to reduce, nothing to wait for
+    if constexpr (Stage)
+      for (std::size_t p = 0; p < layers_[layer].size(); ++p)
+        Kokkos::deep_copy(exec, host_[layer][p], layers_[layer][p]);  // asynchronous: pinned
+    exec.fence();  // gradients (or their staged copies) complete before MPI reads them
     for (std::size_t p = 0; p < layers_[layer].size(); ++p) {
       const grad_view& g = layers_[layer][p];
-      T* data = g.data();
-      if (stage) {
-        Kokkos::deep_copy(host_[layer][p], g);
-        data = host_[layer][p].data();
-      }
+      T* data = Stage ? host_[layer][p].data() : g.data();
       reqs.emplace_back();
       MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(g.size()), mpiType<T>(), MPI_SUM, comm_,
                      &reqs.back());
     }
   }
 
-  // Wait for every started reduction; afterwards each gradient holds the world sum.
-  void finish() {
+  // For gradients written on the default execution space instance.
+  void start(std::size_t layer) { start(execution_space(), layer); }
+
+  // Wait for every started reduction; afterwards each gradient holds the world sum for work
+  // issued to `exec` (the copies back from the staging buffers are asynchronous on it).
+  void finish(const execution_space& exec) {
     ScopedPhase timed(PhaseTimers::global().allreduce);
     for (std::size_t layer = 0; layer < requests_.size(); ++layer) {
       auto& reqs = requests_[layer];
       if (reqs.empty()) continue;
       MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
       reqs.clear();
-      if (stage)
+      if constexpr (Stage)
         for (std::size_t p = 0; p < layers_[layer].size(); ++p)
-          Kokkos::deep_copy(layers_[layer][p], host_[layer][p]);
+          Kokkos::deep_copy(exec, layers_[layer][p], host_[layer][p]);
     }
+  }
+  // Returns with the sums in the gradients (fences the default instance).
+  void finish() {
+    const execution_space exec;
+    finish(exec);
+    exec.fence();
   }
 
 private:
@@ -98,10 +116,7 @@ private:
     return false;
   }
 
-  using host_view = Kokkos::View<T*, Kokkos::HostSpace>;
-  static constexpr bool stage =
-      !HYBRID3D_ENABLE_GPU_AWARE_MPI &&
-      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+  using host_view = StagingBuffer<T, MemorySpace>;  // empty unless Stage
   std::vector<std::vector<grad_view>> layers_;
   std::vector<std::vector<host_view>> host_;
   std::vector<std::vector<MPI_Request>> requests_;

@@ -6,8 +6,10 @@
 // Built once for a tensor layout (decomposition, ghost widths, N, C): the neighbour lists, a
 // distributed-graph communicator over them in each direction, and the pack/unpack boxes. One
 // exchange is then pack kernels -> one MPI_(I)neighbor_alltoallv -> unpack kernels, with no
-// allocation. Buffers live in the tensor's memory space and are staged through host mirrors
-// unless hybrid3d was configured with HYBRID3D_ENABLE_GPU_AWARE_MPI.
+// allocation. Buffers live in the tensor's memory space; where MPI cannot read it (a GPU, and
+// hybrid3d not configured with HYBRID3D_ENABLE_GPU_AWARE_MPI) they are staged through pinned host
+// buffers allocated with the halo (core/StagingSpace.hpp), copied asynchronously on the
+// exchange's execution space instance, which alone is fenced before MPI reads them.
 
 #include <memory>
 #include <string>
@@ -20,6 +22,7 @@
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
+#include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 
@@ -69,7 +72,7 @@ public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using execution_space = typename tensor_type::execution_space;
   using buffer_type = Kokkos::View<T*, MemorySpace>;
-  using host_buffer_type = typename buffer_type::HostMirror;
+  using host_buffer_type = StagingBuffer<T, MemorySpace>;  // empty unless MPI needs staging
 
   // Collective over grid.spatialComm(). `layout` gives decomposition, ghosts, N and C; any
   // tensor of that layout can then be exchanged. `name` labels kernels and profile regions.
@@ -79,6 +82,10 @@ public:
   ~Halo();
   Halo(const Halo&) = delete;
   Halo& operator=(const Halo&) = delete;
+
+  // Every exchange runs on the execution space instance it is given. The exchanges of one halo
+  // must be given the same instance (or be fenced between): the copy out of the staging
+  // buffers at the end of one exchange is ordered before the next exchange only on its instance.
 
   // Fill every ghost cell: from its owner inside the domain, zero outside.
   void gather(const execution_space& exec, const tensor_type& t) {

@@ -4,7 +4,11 @@
 // this rank's alone, its peers wait elsewhere and never join, and the rank would hang before
 // main() could end the job (src/apps/ErrorExit.hpp). Such a destructor abandons the operation
 // instead: the request is never completed, and the memory MPI may still read or write (buffers,
-// count arrays) is kept, never freed, for the few moments until the process ends.
+// count arrays) is kept, never freed, for the few moments until the process ends. The
+// communicator the operation runs on is not freed either: MPI_Comm_free is collective, and an
+// MPI may synchronise in it (Intel MPI does), so a rank freeing it alone could block until peers
+// that never come free theirs; the pending request also still refers to it. What is kept costs
+// one communicator and a few buffers per abandoned operation, once per error.
 
 #include <exception>
 #include <tuple>

@@ -1,25 +1,30 @@
 #pragma once
 // One mini-batch of this rank's subvolumes as stored in the files, in host memory: the staging
 // area between the reader (possibly on the prefetch thread) and Preprocess (on the device).
-// Allocated once, at its largest (4-byte values), and refilled every step.
+// Allocated once, at its largest (4-byte values), and refilled every step. Input and labels
+// live in pinned host memory when the device's is not host-accessible (core/StagingSpace.hpp),
+// so that their copies to the device are single DMA transfers.
 
 #include <vector>
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/StagingSpace.hpp>
+#include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/io/SampleReader.hpp>
 
 namespace hybrid3d::io {
 
 struct HostBatch {
+  using staging_space = StagingSpace<DefaultMemorySpace>;
   int epoch = -1;
   Index batch = -1;
   int filled = 0;                      // slots [0, filled) hold samples (fewer than slots() only
                                        // in an evaluation pass's last mini-batch)
   std::vector<Index> samples;          // dataset index of each slot, -1 past `filled`
   std::vector<SampleFormat> formats;   // stored type and order of each slot's input
-  Kokkos::View<unsigned char**, Kokkos::LayoutRight, Kokkos::HostSpace> input;  // (slot, bytes)
-  Kokkos::View<int****, Kokkos::LayoutRight, Kokkos::HostSpace> labels;  // (slot, owned d,h,w)
+  Kokkos::View<unsigned char**, Kokkos::LayoutRight, staging_space> input;  // (slot, bytes)
+  Kokkos::View<int****, Kokkos::LayoutRight, staging_space> labels;  // (slot, owned d,h,w)
   Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> targets;  // (slot, target)
 
   HostBatch() = default;

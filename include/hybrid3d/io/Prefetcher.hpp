@@ -1,9 +1,9 @@
 #pragma once
 // One background thread that runs one job at a time: the read of the next mini-batch while the
-// current step computes. The job must make no MPI call (MPI may be initialised without thread
-// support) and touch only memory allocated beforehand on the main thread (Kokkos allocation is
-// not something to do from a second thread); SampleReader in Independent mode into a HostBatch
-// is such a job.
+// current step computes. The job must make no MPI call (MPI is initialised for calls from the
+// main thread only: core/MpiThreads.hpp) and touch only memory allocated beforehand on the main
+// thread (Kokkos allocation is not something to do from a second thread); SampleReader in
+// Independent mode into a HostBatch is such a job.
 //
 // Stopping. A job is handed a stop flag and checks it between its reads (between samples): a
 // job nobody will wait for (a seek, the end of the run, an error unwinding the stack) is asked

@@ -114,6 +114,32 @@ public:
   // hostInput may be reused (the host-to-device copy has completed).
   void apply(const execution_space& exec, const SampleFormat& format, const void* hostInput,
              const DistTensor<T, MemorySpace>& x, int n) const {
+    issue(exec, format, hostInput, x, n);
+    if constexpr (!hostAccessible) exec.fence();  // the caller may refill hostInput now
+  }
+
+  // Every slot of `batch` into the same slot of x; on return `batch` may be refilled. The
+  // slots' copies and kernels queue on `exec` with one fence at the end: the device staging
+  // buffer is reused slot after slot in the order of the queue. The batch's input is in pinned
+  // memory (io/HostBatch.hpp), so each copy is a single DMA transfer.
+  void apply(const execution_space& exec, const HostBatch& batch,
+             const DistTensor<T, MemorySpace>& x) const {
+    if (x.batch() != batch.slots())
+      fail("preprocess: tensor '", x.view().label(), "' has batch ", x.batch(), ", the loader ",
+           batch.slots(), " samples per group");
+    for (int s = 0; s < batch.slots(); ++s)
+      issue(exec, batch.formats[std::size_t(s)], batch.inputOf(s), x, s);
+    if constexpr (!hostAccessible) exec.fence();
+  }
+
+private:
+  static constexpr bool hostAccessible =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+
+  // The copy of one slot's bytes to the device (when the device is not host-accessible) and
+  // its conversion kernel, issued to exec; no fence.
+  void issue(const execution_space& exec, const SampleFormat& format, const void* hostInput,
+             const DistTensor<T, MemorySpace>& x, int n) const {
     const Subvolume xs = Subvolume::of(x);
     if (x.channels() != channels_ || !(xs.local == sub_.local) || !(xs.read == sub_.read) ||
         n < 0 || n >= x.batch())
@@ -126,26 +152,11 @@ public:
       Kokkos::View<const unsigned char*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> src(raw,
                                                                                           bytes);
       auto dst = Kokkos::subview(staging_, Kokkos::pair<std::size_t, std::size_t>(0, bytes));
-      Kokkos::deep_copy(exec, dst, src);
-      exec.fence();  // the caller may refill hostInput as soon as we return
+      Kokkos::deep_copy(exec, dst, src);  // ordered after the previous slot's kernel
       raw = staging_.data();
     }
     Impl::convertSubvolume(exec, format, raw, options_.log1p, affine_, sub_, x, n);
   }
-
-  // Every slot of `batch` into the same slot of x.
-  void apply(const execution_space& exec, const HostBatch& batch,
-             const DistTensor<T, MemorySpace>& x) const {
-    if (x.batch() != batch.slots())
-      fail("preprocess: tensor '", x.view().label(), "' has batch ", x.batch(), ", the loader ",
-           batch.slots(), " samples per group");
-    for (int s = 0; s < batch.slots(); ++s)
-      apply(exec, batch.formats[std::size_t(s)], batch.inputOf(s), x, s);
-  }
-
-private:
-  static constexpr bool hostAccessible =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
 
   PreprocessOptions options_;
   int channels_;

@@ -17,6 +17,7 @@
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
+#include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -106,6 +107,7 @@ private:
   Parameter<T, MemorySpace> weight_, bias_, runningMean_, runningVar_;
   Kokkos::View<double***, MemorySpace> partial_;  // [C, N*D_owned, 2]: sums per (n, d) slab
   Kokkos::View<double*, MemorySpace> sums_;       // [2C]: the allreduce buffer
+  StagedAllreduce<double, MemorySpace> sumsAllreduce_;  // sums_ over comm_, staged if need be
   Kokkos::View<double*, MemorySpace> mean_, invstd_;  // [C]: statistics of the last forward
   tensor_type savedX_;  // the last forward's x (a shallow handle, no copy)
 };

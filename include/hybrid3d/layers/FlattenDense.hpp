@@ -94,6 +94,7 @@ private:
   Parameter<T, MemorySpace> weight_, bias_;
   Kokkos::View<Index*, MemorySpace> columns_;  // packed column k -> global column of W
   Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> xPacked_, dxPacked_, wPacked_, dwPacked_;
+  StagedAllreduce<T, MemorySpace> yAllreduce_;  // the partial products y over the spatial group
 };
 
 extern template class FlattenDense<float>;

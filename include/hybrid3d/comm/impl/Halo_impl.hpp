@@ -11,16 +11,6 @@ namespace hybrid3d {
 
 namespace Impl {
 
-// True when MPI must see host copies of buffers in MemorySpace.
-template <class MemorySpace>
-constexpr bool stageThroughHost() {
-#if HYBRID3D_ENABLE_GPU_AWARE_MPI
-  return false;
-#else
-  return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
-#endif
-}
-
 // MPI wants int counts and displacements, in elements of the exchanged boxes.
 inline Index countsFor(const std::vector<HaloBox>& boxes, Index perCell, std::vector<int>& ranks,
                        std::vector<int>& counts, std::vector<int>& offsets,
@@ -69,8 +59,8 @@ Halo<T, M>::Halo(const ProcessGrid& grid, const TensorLayout& layout, const std:
                          sendCount_);
   recvBuf_ = buffer_type(Kokkos::view_alloc(name + " halo recv", Kokkos::WithoutInitializing),
                          recvCount_);
-  sendHost_ = Kokkos::create_mirror_view(sendBuf_);
-  recvHost_ = Kokkos::create_mirror_view(recvBuf_);
+  sendHost_ = stagingBuffer<T, M>(name + " halo send", std::size_t(sendCount_));
+  recvHost_ = stagingBuffer<T, M>(name + " halo recv", std::size_t(recvCount_));
 }
 
 template <class T, class M>
@@ -183,12 +173,12 @@ void Halo<T, M>::exchange(MPI_Comm comm, const buffer_type& from, const host_buf
   started_ = true;
   const T* sendPtr = from.data();
   T* recvPtr = to.data();
-  if constexpr (Impl::stageThroughHost<M>()) {
-    Kokkos::deep_copy(exec, fromHost, from);
+  if constexpr (mpiStagesThroughHost<M>) {
+    Kokkos::deep_copy(exec, fromHost, from);  // asynchronous: pinned memory
     sendPtr = fromHost.data();
     recvPtr = toHost.data();
   }
-  exec.fence();  // packed data must be complete before MPI reads it
+  exec.fence();  // packed (and staged) data must be complete before MPI reads it
   // A rank without neighbours has empty count arrays, whose data() may be null: MPI
   // implementations may reject null arrays even of length zero, so such a rank passes a zero.
   static const int none = 0;
@@ -203,7 +193,9 @@ void Halo<T, M>::finishExchange(const host_buffer_type& toHost, const buffer_typ
   if (!started_) fail(name_, ": halo exchange finished without being started");
   MPI_Wait(&request_, MPI_STATUS_IGNORE);
   started_ = false;
-  if constexpr (Impl::stageThroughHost<M>()) Kokkos::deep_copy(exec, to, toHost);
+  // Asynchronous on exec, ordered before the unpack kernels; the next exchange fences exec
+  // before MPI writes toHost again.
+  if constexpr (mpiStagesThroughHost<M>) Kokkos::deep_copy(exec, to, toHost);
 }
 
 }  // namespace hybrid3d

@@ -307,6 +307,7 @@ BatchNorm3d<T, M>::BatchNorm3d(const ProcessGrid& grid, const std::string& name,
   partial_ = Kokkos::View<double***, M>(label_ + " partial sums", C,
                                         Index(input.batch) * owned_.extent(0), 2);
   sums_ = Kokkos::View<double*, M>(label_ + " sums", 2 * C);
+  sumsAllreduce_ = StagedAllreduce<double, M>(label_ + " sums", sums_.size());
   mean_ = Kokkos::View<double*, M>(label_ + " mean", C);
   invstd_ = Kokkos::View<double*, M>(label_ + " invstd", C);
 }
@@ -360,7 +361,7 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
                                  return Impl::SumPair(v, v * v);
                                });
     Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::allreduce"));
-    allreduceSum(sums_, comm_);
+    sumsAllreduce_(exec, sums_, comm_);
     Kokkos::Profiling::popRegion();
     const auto sums = sums_;
     const double n = count_, momentum = options_.momentum;
@@ -449,7 +450,7 @@ void BatchNorm3d<T, M>::backwardData(const execution_space& exec, const tensor_t
   if (forwardTraining_) {
     gradientSums(exec, savedX_, dy);
     Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::BatchNorm3d::backward::allreduce"));
-    allreduceSum(sums_, comm_);
+    sumsAllreduce_(exec, sums_, comm_);
     Kokkos::Profiling::popRegion();
   }
   applyDataGradient(exec, savedX_, dy, dx);
@@ -474,7 +475,7 @@ void BatchNorm3d<T, M>::backward(const execution_space& exec, const tensor_type&
   if (!wantDx) return;
   if (forwardTraining_) {
     Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::BatchNorm3d::backward::allreduce"));
-    allreduceSum(sums_, comm_);
+    sumsAllreduce_(exec, sums_, comm_);
     Kokkos::Profiling::popRegion();
   }
   applyDataGradient(exec, x, dy, dx);

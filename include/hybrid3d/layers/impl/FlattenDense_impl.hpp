@@ -33,6 +33,7 @@ FlattenDense<T, M>::FlattenDense(const ProcessGrid& grid, const std::string& nam
   dxPacked_ = decltype(dxPacked_)(name + "/dx packed", N, localColumns_);
   wPacked_ = decltype(wPacked_)(name + "/weight packed", out_, localColumns_);
   dwPacked_ = decltype(dwPacked_)(name + "/weight grad packed", out_, localColumns_);
+  yAllreduce_ = StagedAllreduce<T, M>(name + "/output", std::size_t(N) * std::size_t(out_));
   columns_ = decltype(columns_)(name + "/columns", localColumns_);
   auto columns = Kokkos::create_mirror_view(columns_);
   const Index3 oe = owned_.extents();
@@ -137,7 +138,7 @@ void FlattenDense<T, M>::forward(const execution_space& exec, const tensor_type&
   Impl::denseGemm(exec, "N", "T", 1.0, xPacked_, wPacked_, 0.0, y);
   // The partial products of all ranks' voxels; then the bias once, on the replicated sum.
   Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::FlattenDense::forward::allreduce"));
-  allreduceSum(y, spatial_.get());
+  yAllreduce_(exec, y, spatial_.get());
   Kokkos::Profiling::popRegion();
   if (bias_.value.data() != nullptr)
     Impl::addBias("hybrid3d::FlattenDense::forward", exec, y, bias_.value);
