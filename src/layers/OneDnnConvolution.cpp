@@ -12,6 +12,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/VendorCall.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
+#include <hybrid3d/layers/impl/OneDnnWorkspace.hpp>
 
 namespace hybrid3d::Impl {
 namespace {
@@ -149,28 +150,45 @@ const PD& better(const PD& a, const PD& b) {
   return kernelRank(b.impl_info_str()) > kernelRank(a.impl_info_str()) ? b : a;
 }
 
-struct OneDnnConvolution::Primitives {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-  memory::desc userWeights;  // [Cout, Cin, k, k, k], PyTorch's order
-  memory::desc userBias;
-
-  dnnl::convolution_forward forward;
-  dnnl::convolution_backward_data backwardData;
-  dnnl::convolution_backward_weights backwardWeights;
-  std::string implementations;
-
-  // Operands per pass, and each pass's scratchpad.
+// Every operand of the three passes and where its copy and each pass's scratchpad lie in the
+// shared workspace: what the engine reserves, and what a dry run asks for (oneDnnWorkspaceBytes).
+struct PassOperands {
   Operand fwdSrc, fwdWeights, fwdBias, fwdDst;
   Operand bwdDiffDst, bwdWeights, bwdDiffSrc;
   Operand wgtSrc, wgtDiffDst, wgtDiffWeights, wgtDiffBias;
   std::size_t fwdScratch = 0, bwdScratch = 0, wgtScratch = 0;
-  memory fwdScratchMem, bwdScratchMem, wgtScratchMem;
+
+  // Gives every operand its layout and offset for these passes; returns the workspace the
+  // largest pass needs.
+  std::size_t layOut(const PassDescs& passes, const LocalConvProblem& q) {
+    const auto& fwd = passes.forward;
+    const auto& bwd = passes.backwardData;
+    const auto& wgt = passes.backwardWeights;
+    fwdSrc = operand(Flow::In, fwd.src_desc());
+    fwdWeights = operand(Flow::In, fwd.weights_desc());
+    fwdBias = operand(Flow::In, q.bias ? fwd.bias_desc() : memory::desc());
+    fwdDst = operand(Flow::Out, fwd.dst_desc());
+    bwdDiffDst = operand(Flow::In, bwd.diff_dst_desc());
+    bwdWeights = operand(Flow::In, bwd.weights_desc());
+    bwdDiffSrc = operand(q.accumulateDx ? Flow::Accumulate : Flow::Out, bwd.diff_src_desc());
+    wgtSrc = operand(Flow::In, wgt.src_desc());
+    wgtDiffDst = operand(Flow::In, wgt.diff_dst_desc());
+    wgtDiffWeights = operand(Flow::Accumulate, wgt.diff_weights_desc());
+    wgtDiffBias = operand(Flow::Accumulate, q.bias ? wgt.diff_bias_desc() : memory::desc());
+    std::size_t need = 0;
+    need = std::max(need, layOutPass({&fwdSrc, &fwdWeights, &fwdBias, &fwdDst},
+                                     fwd.scratchpad_desc().get_size(), fwdScratch));
+    need = std::max(need, layOutPass({&bwdDiffDst, &bwdWeights, &bwdDiffSrc},
+                                     bwd.scratchpad_desc().get_size(), bwdScratch));
+    need = std::max(need, layOutPass({&wgtSrc, &wgtDiffDst, &wgtDiffWeights, &wgtDiffBias},
+                                     wgt.scratchpad_desc().get_size(), wgtScratch));
+    return need;
+  }
 
   // Lays a pass's operand copies and scratchpad out one after another in the shared workspace;
   // returns the pass's size.
-  static std::size_t layOut(std::initializer_list<Operand*> ops, std::size_t scratchpad,
-                            std::size_t& scratchOffset) {
+  static std::size_t layOutPass(std::initializer_list<Operand*> ops, std::size_t scratchpad,
+                                std::size_t& scratchOffset) {
     auto align = [](std::size_t b) { return (b + 63) / 64 * 64; };
     std::size_t at = 0;
     for (Operand* op : ops) {
@@ -180,6 +198,43 @@ struct OneDnnConvolution::Primitives {
     scratchOffset = at;
     return at + align(scratchpad);
   }
+};
+
+// The pass descriptors the engine runs for `q`: each pass in the activation layout in which
+// oneDNN has the better kernel, its own choice (`any`: blocked channels) unless channels-last
+// gets a wider vector kernel, as for conv1's 4 input channels, where backward-weights is an
+// AVX2 kernel in the blocked layout and an AVX-512 one channels-last (measured: 4x faster).
+struct ChosenPasses {
+  PassDescs descs;
+  std::string implementations;
+};
+ChosenPasses choosePasses(const dnnl::engine& engine, const LocalConvProblem& q) {
+  const PassDescs blocked = describePasses(engine, q, memory::format_tag::any);
+  const PassDescs channelsLast = describePasses(engine, q, memory::format_tag::ndhwc);
+  const auto& fwd = better(blocked.forward, channelsLast.forward);
+  const auto& bwd = better(blocked.backwardData, channelsLast.backwardData);
+  const auto& wgt = better(blocked.backwardWeights, channelsLast.backwardWeights);
+  auto name = [](const auto& chosen, const auto& channelsLastDesc) {
+    return std::string(chosen.impl_info_str()) +
+           (&chosen == &channelsLastDesc ? " channels-last" : "");
+  };
+  return {{fwd, bwd, wgt},
+          Impl::concat("forward ", name(fwd, channelsLast.forward), ", backward-data ",
+                       name(bwd, channelsLast.backwardData), ", backward-weights ",
+                       name(wgt, channelsLast.backwardWeights))};
+}
+
+struct OneDnnConvolution::Primitives : PassOperands {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  memory::desc userWeights;  // [Cout, Cin, k, k, k], PyTorch's order
+  memory::desc userBias;
+
+  dnnl::convolution_forward forward;
+  dnnl::convolution_backward_data backwardData;
+  dnnl::convolution_backward_weights backwardWeights;
+  std::string implementations;
+  memory fwdScratchMem, bwdScratchMem, wgtScratchMem;
 
   // Points `op` at the user array `data` of layout `user`; rebuilds its reorder when the
   // layout differs from the last call's (a layer sees the same layouts every step).
@@ -225,51 +280,27 @@ OneDnnConvolution::OneDnnConvolution(const LocalConvProblem& problem)
   P.userBias = q.bias ? memory::desc(Dims{q.cout}, f32, memory::format_tag::a) : memory::desc();
 
   try {
-    // Each pass takes the activation layout in which oneDNN has the better kernel: its own
-    // choice (`any`: blocked channels) unless channels-last gets a wider vector kernel, as
-    // for conv1's 4 input channels, where backward-weights is an AVX2 kernel in the blocked
-    // layout and an AVX-512 one channels-last (measured: 4x faster).
-    const PassDescs blocked = describePasses(P.engine, q, memory::format_tag::any);
-    const PassDescs channelsLast = describePasses(P.engine, q, memory::format_tag::ndhwc);
-    const auto& fwd = better(blocked.forward, channelsLast.forward);
-    const auto& bwd = better(blocked.backwardData, channelsLast.backwardData);
-    const auto& wgt = better(blocked.backwardWeights, channelsLast.backwardWeights);
-    P.forward = dnnl::convolution_forward(fwd);
-    P.backwardData = dnnl::convolution_backward_data(bwd);
-    P.backwardWeights = dnnl::convolution_backward_weights(wgt);
-    auto name = [](const auto& chosen, const auto& channelsLastDesc) {
-      return std::string(chosen.impl_info_str()) +
-             (&chosen == &channelsLastDesc ? " channels-last" : "");
-    };
-    P.implementations = Impl::concat("forward ", name(fwd, channelsLast.forward),
-                                     ", backward-data ", name(bwd, channelsLast.backwardData),
-                                     ", backward-weights ",
-                                     name(wgt, channelsLast.backwardWeights));
+    const ChosenPasses chosen = choosePasses(P.engine, q);
+    const PassDescs& passes = chosen.descs;
+    P.forward = dnnl::convolution_forward(passes.forward);
+    P.backwardData = dnnl::convolution_backward_data(passes.backwardData);
+    P.backwardWeights = dnnl::convolution_backward_weights(passes.backwardWeights);
+    P.implementations = chosen.implementations;
+    HostWorkspace::instance().reserve(P.layOut(passes, q));
+    P.fwdScratchMem = memory(passes.forward.scratchpad_desc(), P.engine, nullptr);
+    P.bwdScratchMem = memory(passes.backwardData.scratchpad_desc(), P.engine, nullptr);
+    P.wgtScratchMem = memory(passes.backwardWeights.scratchpad_desc(), P.engine, nullptr);
+  } catch (const dnnl::error& e) {
+    fail(q.layer, ": oneDNN refused the convolution (", e.what(), ")");
+  }
+}
 
-    P.fwdSrc = operand(Flow::In, fwd.src_desc());
-    P.fwdWeights = operand(Flow::In, fwd.weights_desc());
-    P.fwdBias = operand(Flow::In, q.bias ? fwd.bias_desc() : memory::desc());
-    P.fwdDst = operand(Flow::Out, fwd.dst_desc());
-    P.bwdDiffDst = operand(Flow::In, bwd.diff_dst_desc());
-    P.bwdWeights = operand(Flow::In, bwd.weights_desc());
-    P.bwdDiffSrc = operand(q.accumulateDx ? Flow::Accumulate : Flow::Out, bwd.diff_src_desc());
-    P.wgtSrc = operand(Flow::In, wgt.src_desc());
-    P.wgtDiffDst = operand(Flow::In, wgt.diff_dst_desc());
-    P.wgtDiffWeights = operand(Flow::Accumulate, wgt.diff_weights_desc());
-    P.wgtDiffBias = operand(Flow::Accumulate, q.bias ? wgt.diff_bias_desc() : memory::desc());
-
-    std::size_t need = 0;
-    need = std::max(need, Primitives::layOut({&P.fwdSrc, &P.fwdWeights, &P.fwdBias, &P.fwdDst},
-                                             fwd.scratchpad_desc().get_size(), P.fwdScratch));
-    need = std::max(need, Primitives::layOut({&P.bwdDiffDst, &P.bwdWeights, &P.bwdDiffSrc},
-                                             bwd.scratchpad_desc().get_size(), P.bwdScratch));
-    need = std::max(need, Primitives::layOut({&P.wgtSrc, &P.wgtDiffDst, &P.wgtDiffWeights,
-                                              &P.wgtDiffBias},
-                                             wgt.scratchpad_desc().get_size(), P.wgtScratch));
-    HostWorkspace::instance().reserve(need);
-    P.fwdScratchMem = memory(fwd.scratchpad_desc(), P.engine, nullptr);
-    P.bwdScratchMem = memory(bwd.scratchpad_desc(), P.engine, nullptr);
-    P.wgtScratchMem = memory(wgt.scratchpad_desc(), P.engine, nullptr);
+std::size_t oneDnnWorkspaceBytes(const LocalConvProblem& q) {
+  if (q.emptyOutput()) return 0;
+  try {
+    const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    PassOperands operands;
+    return operands.layOut(choosePasses(engine, q).descs, q);
   } catch (const dnnl::error& e) {
     fail(q.layer, ": oneDNN refused the convolution (", e.what(), ")");
   }

@@ -2,21 +2,21 @@
 // average pools while the volume is at least 4 wide, three dense layers with dropout.
 #include "impl/Builder.hpp"
 #include "impl/ModelBuilders.hpp"
+#include "impl/PlanBuilder.hpp"
 
 namespace hybrid3d::Impl {
 
-template <class T, class M>
-void buildCosmoFlow(const ProcessGrid& grid, Graph<T, M>& g, const ModelOptions& o) {
-  Builder<T, M> b(grid, g, o);
+template <class B>
+void defineCosmoFlow(B& b, const ModelOptions& o) {
   const int channels[7] = {16, 32, 64, 128, 256, 256, 256};
   const int S = o.inputWidth;
-  int x = Graph<T, M>::Input;
+  int x = B::Input;
   for (int i = 1; i <= 7; ++i) {
     const std::string n = std::to_string(i);
     x = b.conv("conv" + n, x, channels[i - 1], 3, i == 4 ? 2 : 1, 1, false);
     x = b.leaky("act" + n, x, 0.01);
     const bool pooled = i <= 5 || (i == 6 && S >= 256) || (i == 7 && S == 512);
-    if (pooled && g.shape(x).extents[0] >= 4) x = b.avgPool("pool" + n, x);
+    if (pooled && b.shape(x).extents[0] >= 4) x = b.avgPool("pool" + n, x);
   }
   x = b.dropout("drop1", x, 0.8);
   x = b.flattenDense("fc1", x, 2048);
@@ -28,9 +28,8 @@ void buildCosmoFlow(const ProcessGrid& grid, Graph<T, M>& g, const ModelOptions&
   b.dense("fc3", x, 4);
 }
 
-template void buildCosmoFlow<float, DefaultMemorySpace>(const ProcessGrid&, Graph<float>&,
-                                                        const ModelOptions&);
-template void buildCosmoFlow<double, DefaultMemorySpace>(const ProcessGrid&, Graph<double>&,
-                                                         const ModelOptions&);
+template void defineCosmoFlow(Builder<float, DefaultMemorySpace>&, const ModelOptions&);
+template void defineCosmoFlow(Builder<double, DefaultMemorySpace>&, const ModelOptions&);
+template void defineCosmoFlow(PlanBuilder&, const ModelOptions&);
 
 }  // namespace hybrid3d::Impl

@@ -2,14 +2,14 @@
 // convolutions with bias, LeakyReLU(0.3) and 2^3 max pools, three dense layers, 1.2 tanh.
 #include "impl/Builder.hpp"
 #include "impl/ModelBuilders.hpp"
+#include "impl/PlanBuilder.hpp"
 
 namespace hybrid3d::Impl {
 
-template <class T, class M>
-void buildCosmoFlowMlperf(const ProcessGrid& grid, Graph<T, M>& g, const ModelOptions& o) {
-  Builder<T, M> b(grid, g, o);
+template <class B>
+void defineCosmoFlowMlperf(B& b, const ModelOptions&) {
   const int channels[5] = {32, 64, 128, 256, 512};
-  int x = b.log1p("log1p", Graph<T, M>::Input);
+  int x = b.log1p("log1p", B::Input);
   for (int i = 1; i <= 5; ++i) {
     const std::string n = std::to_string(i);
     x = b.conv("conv" + n, x, channels[i - 1], 3, 1, 1, true);
@@ -26,9 +26,8 @@ void buildCosmoFlowMlperf(const ProcessGrid& grid, Graph<T, M>& g, const ModelOp
   b.scaledTanh("output", x, 1.2);
 }
 
-template void buildCosmoFlowMlperf<float, DefaultMemorySpace>(const ProcessGrid&, Graph<float>&,
-                                                              const ModelOptions&);
-template void buildCosmoFlowMlperf<double, DefaultMemorySpace>(const ProcessGrid&, Graph<double>&,
-                                                               const ModelOptions&);
+template void defineCosmoFlowMlperf(Builder<float, DefaultMemorySpace>&, const ModelOptions&);
+template void defineCosmoFlowMlperf(Builder<double, DefaultMemorySpace>&, const ModelOptions&);
+template void defineCosmoFlowMlperf(PlanBuilder&, const ModelOptions&);
 
 }  // namespace hybrid3d::Impl

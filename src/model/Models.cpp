@@ -2,6 +2,7 @@
 #include <hybrid3d/model/Initializers.hpp>
 #include <hybrid3d/model/Models.hpp>
 
+#include "impl/Builder.hpp"
 #include "impl/ModelBuilders.hpp"
 
 namespace hybrid3d {
@@ -32,39 +33,49 @@ void initializeModel(const Graph<T, M>& g, const std::string& arch, std::uint64_
 
 }  // namespace
 
-template <class T, class M>
-Model<T, M> buildModel(const ProcessGrid& grid, const ModelOptions& o) {
+ModelTraits modelTraits(const ModelOptions& o) {
   const int S = o.inputWidth;
   if (o.batch < 1) fail("model: batch ", o.batch, " per data-parallel group must be >= 1");
-  Model<T, M> m;
-  m.architecture = o.architecture;
+  ModelTraits t;
   if (o.architecture == "cosmoflow") {
     if (!powerOfTwo(S) || S < 16)
       fail("model: cosmoflow needs an input width that is a power of two >= 16 (got ", S, ")");
-    m.inputChannels = 4;
-    m.outputs = 4;
-    m.loss = LossKind::MeanSquaredError;
+    t.inputChannels = 4;
+    t.outputs = 4;
+    t.loss = LossKind::MeanSquaredError;
   } else if (o.architecture == "cosmoflow_mlperf") {
     if (!powerOfTwo(S) || S < 32)
       fail("model: cosmoflow_mlperf needs an input width that is a power of two >= 32 (got ", S, ")");
-    m.inputChannels = 4;
-    m.log1pOfInput = true;
-    m.outputs = 4;
-    m.loss = LossKind::MeanSquaredError;
+    t.inputChannels = 4;
+    t.log1pOfInput = true;
+    t.outputs = 4;
+    t.loss = LossKind::MeanSquaredError;
   } else if (o.architecture == "unet3d") {
     if (S < 8 || S % 8 != 0) fail("model: unet3d needs an input width divisible by 8 (got ", S, ")");
-    m.inputChannels = 1;
-    m.outputs = 3;
-    m.loss = LossKind::SoftmaxCrossEntropy;
+    t.inputChannels = 1;
+    t.outputs = 3;
+    t.loss = LossKind::SoftmaxCrossEntropy;
   } else {
     fail("model: unknown architecture \"", o.architecture,
          "\" (cosmoflow, cosmoflow_mlperf or unet3d)");
   }
+  return t;
+}
+
+template <class T, class M>
+Model<T, M> buildModel(const ProcessGrid& grid, const ModelOptions& o) {
+  const ModelTraits traits = modelTraits(o);
+  Model<T, M> m;
+  m.architecture = o.architecture;
+  m.inputChannels = traits.inputChannels;
+  m.outputs = traits.outputs;
+  m.loss = traits.loss;
+  m.log1pOfInput = traits.log1pOfInput;
+  const int S = o.inputWidth;
   const TensorShape input{o.batch, m.inputChannels, {S, S, S}};
   m.graph = std::make_unique<Graph<T, M>>(grid, input);
-  if (o.architecture == "cosmoflow") Impl::buildCosmoFlow(grid, *m.graph, o);
-  if (o.architecture == "cosmoflow_mlperf") Impl::buildCosmoFlowMlperf(grid, *m.graph, o);
-  if (o.architecture == "unet3d") Impl::buildUNet3d(grid, *m.graph, o);
+  Impl::Builder<T, M> builder(grid, *m.graph, o);
+  Impl::defineModel(builder, o);
   m.graph->finalize();
   initializeModel(*m.graph, o.architecture, o.seed);
   return m;

@@ -3,14 +3,15 @@
 // skips, and a 1^3 head with bias producing 3 classes.
 #include "impl/Builder.hpp"
 #include "impl/ModelBuilders.hpp"
+#include "impl/PlanBuilder.hpp"
 
 namespace hybrid3d::Impl {
 
 namespace {
 
 // [a, b]: conv -> batch norm -> ReLU -> conv -> batch norm -> ReLU, named <block>_conv1, ...
-template <class T, class M>
-int block(Builder<T, M>& b, const std::string& name, int x, int a, int c) {
+template <class B>
+int block(B& b, const std::string& name, int x, int a, int c) {
   x = b.conv(name + "_conv1", x, a, 3, 1, 1, false);
   x = b.batchNorm(name + "_bn1", x);
   x = b.leaky(name + "_relu1", x, 0.0);
@@ -21,10 +22,9 @@ int block(Builder<T, M>& b, const std::string& name, int x, int a, int c) {
 
 }  // namespace
 
-template <class T, class M>
-void buildUNet3d(const ProcessGrid& grid, Graph<T, M>& g, const ModelOptions& o) {
-  Builder<T, M> b(grid, g, o);
-  const int enc1 = block(b, "enc1", Graph<T, M>::Input, 32, 64);
+template <class B>
+void defineUNet3d(B& b, const ModelOptions&) {
+  const int enc1 = block(b, "enc1", B::Input, 32, 64);
   const int enc2 = block(b, "enc2", b.maxPool("pool1", enc1), 64, 128);
   const int enc3 = block(b, "enc3", b.maxPool("pool2", enc2), 128, 256);
   int x = block(b, "bottom", b.maxPool("pool3", enc3), 256, 512);
@@ -34,9 +34,8 @@ void buildUNet3d(const ProcessGrid& grid, Graph<T, M>& g, const ModelOptions& o)
   b.conv("head", x, 3, 1, 1, 0, true);
 }
 
-template void buildUNet3d<float, DefaultMemorySpace>(const ProcessGrid&, Graph<float>&,
-                                                     const ModelOptions&);
-template void buildUNet3d<double, DefaultMemorySpace>(const ProcessGrid&, Graph<double>&,
-                                                      const ModelOptions&);
+template void defineUNet3d(Builder<float, DefaultMemorySpace>&, const ModelOptions&);
+template void defineUNet3d(Builder<double, DefaultMemorySpace>&, const ModelOptions&);
+template void defineUNet3d(PlanBuilder&, const ModelOptions&);
 
 }  // namespace hybrid3d::Impl

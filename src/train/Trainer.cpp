@@ -16,6 +16,7 @@
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
 #include <hybrid3d/train/Preemption.hpp>
+#include <hybrid3d/train/RunChecks.hpp>
 #include <hybrid3d/train/RunIdentity.hpp>
 
 namespace hybrid3d {
@@ -144,18 +145,11 @@ template <class T, class M>
 Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     : grid_(grid), config_(config) {
   const int G = grid.numGroups();
-  if (config.globalBatch < 1 || config.globalBatch % G != 0)
-    fail("training: mini-batch ", config.globalBatch, " is not a positive multiple of the ", G,
-         " data-parallel groups");
-  if (config.epochs < 1) fail("training: epochs must be >= 1");
-  config_.schedule.validate();
+  checkTrainConfig(config, G);  // the values a dry run checks too (RunChecks.hpp)
   ModelOptions mo = config.model;
   mo.batch = config.globalBatch / G;
   model_ = buildModel<T, M>(grid, mo);
   auto& graph = *model_.graph;
-  if (model_.log1pOfInput && config.data.log1p)
-    fail("training: Data/log1p would take log(1 + x) a second time: ", model_.architecture,
-         " does it in its first layer (set Data/log1p to false)");
 
   if (config.optimizer == "sgd")
     optimizer_ = std::make_unique<Sgd<T, M>>(graph.parameters(), config.sgd);
@@ -174,13 +168,9 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   // Data: one loader per set, each with its preprocessing and target/label buffers.
   const Index3 extents = graph.inputShape().extents;
   const bool segmentation = model_.loss == LossKind::SoftmaxCrossEntropy;
-  const io::SampleSpec spec = segmentation
-                                  ? io::SampleSpec::segmentation(model_.inputChannels, extents, model_.outputs)
-                                  : io::SampleSpec::cosmology(model_.inputChannels, extents);
+  const io::SampleSpec spec = sampleSpec(modelTraits(mo), extents);
   const io::Subvolume sub = io::Subvolume::of(graph.input().volume);
-  if (config.validationBatch < 0)
-    fail("training: validation mini-batch ", config.validationBatch, " must be >= 1 (0: the mini-batch)");
-  auto makeData = [&](const std::string& path, bool training) {
+  auto makeData = [&](bool training) {
     auto d = std::make_unique<Data>();
     io::LoaderOptions lo;
     lo.globalBatch = training || config.validationBatch == 0 ? config.globalBatch
@@ -192,12 +182,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     lo.prefetch = config.data.prefetch;
     lo.cacheBytes = config.data.cacheBytes;
     // Listed once (world rank 0) and broadcast: every rank plans the same batches.
-    const io::Dataset set =
-        training && !config.data.trainFiles.empty()
-            ? io::Dataset::listOnce(grid.worldComm(),
-                                    [&] { return io::Dataset::ofFiles(config.data.trainFiles,
-                                                                      "command line"); })
-            : io::Dataset::openShared(grid.worldComm(), path);
+    const io::Dataset set = listDataset(grid.worldComm(), config, training);
     d->loader = std::make_unique<io::BatchLoader>(grid, set, spec, sub, lo);
     io::PreprocessOptions po;
     po.log1p = config.data.log1p;
@@ -215,8 +200,8 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     }
     return d;
   };
-  train_ = makeData(config.data.train, true);
-  if (!config.data.validation.empty()) validation_ = makeData(config.data.validation, false);
+  train_ = makeData(true);
+  if (!config.data.validation.empty()) validation_ = makeData(false);
   // io::Preprocess writes the input's whole local box, its ghosts read from the file (and zero
   // padding): the first layers need not exchange them again.
   graph.setInputGhostsFilled(true);

@@ -2,7 +2,7 @@
 # usage once (not Kokkos's option list, which Kokkos::initialize prints for --help) and exit 0,
 # on one rank and on two; an unknown command or none is an error.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
-set(commands compare generate gradients refcheck train)
+set(commands check compare generate gradients refcheck train)
 
 function(expect_only_ours text)
   string(FIND "${text}" "Kokkos command line arguments" kokkos)
@@ -36,6 +36,7 @@ endforeach()
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} train some_deck.xml --max-steps 3 -h)
 expect_only_ours("${out}")
 h3d_expect("${out}" "  --restart CHECKPOINT")
+h3d_expect("${out}" "  --dry-run ")
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} help gradients)
 h3d_expect("${out}" "  --weights W.h5")
 

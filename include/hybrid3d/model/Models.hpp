@@ -25,6 +25,18 @@ struct ModelOptions {
 
 enum class LossKind { MeanSquaredError, SoftmaxCrossEntropy };
 
+// What an architecture reads and produces, from the options alone: no layer is built.
+struct ModelTraits {
+  int inputChannels = 0;
+  int outputs = 0;  // regression targets or segmentation classes
+  LossKind loss = LossKind::MeanSquaredError;
+  bool log1pOfInput = false;  // the model takes log(1 + x) of its input itself (a layer)
+};
+
+// Throws naming the option when the architecture is unknown, the input width does not suit it
+// or the batch is not positive: the checks buildModel and planModel (ModelPlan.hpp) share.
+ModelTraits modelTraits(const ModelOptions& options);
+
 template <class T, class MemorySpace = DefaultMemorySpace>
 struct Model {
   std::string architecture;

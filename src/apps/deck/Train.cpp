@@ -1,9 +1,10 @@
-// `hybrid3d train DECK.xml [--restart CHECKPOINT] [--max-steps N]`: trains the deck's model,
+// `hybrid3d train DECK.xml [--restart CHECKPOINT] [--max-steps N] [--dry-run]`: trains the deck's model,
 // generating its synthetic dataset first when the deck has a Data/Generate section and the
 // dataset's manifest is not there yet. Preempted (SIGTERM or SIGUSR1), it writes its
 // checkpoint, prints the command that resumes it and exits with PreemptedExitStatus (75).
 // Hidden option for tests: --test-signal-at STEPS[:RANK] raises SIGTERM in-process on world
-// rank RANK (default 0; -1: every rank) once STEPS steps are done.
+// rank RANK (default 0; -1: every rank) once STEPS steps are done. --dry-run: `hybrid3d check`
+// (DryRun.hpp) instead of training.
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 
 #include "../Command.hpp"
 #include "../Options.hpp"
+#include "DryRun.hpp"
 #include <hybrid3d/io/deck/TrainDeck.hpp>
 
 namespace hybrid3d::app {
@@ -81,8 +83,8 @@ int train(const DeckRun& r, const std::vector<std::string>& args) {
 }
 
 // The run the options and the deck describe (every rank reads them alike).
-DeckRun readRun(const std::vector<std::string>& args) {
-  std::string deck, restart, signalAt;
+DeckRun readRun(const std::vector<std::string>& args, std::string& deck, bool& dryRun) {
+  std::string restart, signalAt;
   long long maxSteps = -1;
   bool maxStepsGiven = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -96,6 +98,8 @@ DeckRun readRun(const std::vector<std::string>& args) {
       maxSteps = integerOption("train", "--max-steps", value()), maxStepsGiven = true;
     else if (args[i] == "--test-signal-at")
       signalAt = value();
+    else if (args[i] == "--dry-run")
+      dryRun = true;
     else if (!args[i].empty() && args[i][0] == '-')
       fail("train: unknown option ", args[i]);
     else if (deck.empty())
@@ -104,6 +108,8 @@ DeckRun readRun(const std::vector<std::string>& args) {
       fail("train: more than one deck given");
   }
   if (deck.empty()) fail("train: no deck given (hybrid3d train DECK.xml)");
+  if (dryRun && !restart.empty())
+    fail("train: --dry-run checks a deck, not a --restart checkpoint; give one of them");
   if (maxSteps < -1)
     fail("train: --max-steps ", maxSteps, " (give N >= 0, or -1: no limit)");
   int world;
@@ -124,18 +130,23 @@ DeckRun readRun(const std::vector<std::string>& args) {
 
 int run(const std::vector<std::string>& args) {
   DeckRun r;
+  std::string deck;
+  bool dry = false;
   // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
-  io::collectively(MPI_COMM_WORLD, [&] { r = readRun(args); });
+  io::collectively(MPI_COMM_WORLD, [&] { r = readRun(args, deck, dry); });
+  if (dry) return dryRun(deck, r);
   ensureGenerated(r);
   return r.precision == "double" ? train<double>(r, args) : train<float>(r, args);
 }
 
 const Registration reg{
     "train",
-    {"DECK.xml [--restart CHECKPOINT] [--max-steps N]",
+    {"DECK.xml [--restart CHECKPOINT] [--max-steps N] [--dry-run]",
      "trains the deck's model; writes checkpoint.h5 and metrics.csv in its output directory",
      "  --restart CHECKPOINT   continue from this checkpoint's step\n"
      "  --max-steps N          stop after N steps (overrides Training/max steps)\n"
+     "  --dry-run              check the deck, grid and data and print the plan, without\n"
+     "                         training (the same as `hybrid3d check DECK.xml`)\n"
      "On SIGTERM or SIGUSR1 every rank stops after the current step, writes the checkpoint, the\n"
      "command that resumes the run is printed, and the exit status is 75 (requeue on it).\n",
      "mpirun -n 2 hybrid3d train inputs/cosmoflow_demo.xml"},

@@ -1,6 +1,8 @@
 #pragma once
 // Private helper for the model builders: adds one named layer at a time to a graph, reading
-// the input shape from the graph, so each model reads like its definition in DESIGN.md.
+// the input shape from the graph, so each model reads like its definition in DESIGN.md. The
+// model definitions (ModelBuilders.hpp) are templates over the builder: this one constructs
+// the layers, PlanBuilder.hpp only records their shapes (a dry run allocates nothing).
 
 #include <hybrid3d/layers/Activation.hpp>
 #include <hybrid3d/layers/AvgPool3d.hpp>
@@ -15,6 +17,8 @@
 #include <hybrid3d/model/Models.hpp>
 #include <hybrid3d/model/Nodes.hpp>
 
+#include "ModelWindows.hpp"
+
 namespace hybrid3d::Impl {
 
 template <class T, class M>
@@ -22,6 +26,7 @@ class Builder {
 public:
   using G = Graph<T, M>;
   static constexpr EdgeKind V = EdgeKind::Volume, F = EdgeKind::Features;
+  static constexpr int Input = G::Input;
 
   Builder(const ProcessGrid& grid, G& graph, const ModelOptions& o)
       : grid_(grid), g_(graph), o_(o) {}
@@ -41,8 +46,9 @@ public:
   int up(const std::string& name, int in, int out) {
     typename ConvTranspose3d<T, M>::Options c;
     c.outChannels = out;
-    c.kernel = 2;
-    c.stride = 2;
+    c.kernel = upWindow.kernel;
+    c.stride = upWindow.stride;
+    c.padding = upWindow.padding;
     c.bias = false;
     return add<ConvTranspose3d<T, M>, V, V>(in, name, c);
   }
@@ -54,16 +60,17 @@ public:
   }
   int avgPool(const std::string& name, int in) {
     typename AvgPool3d<T, M>::Options p;
-    p.kernel = 3;
-    p.stride = 2;
-    p.padding = 1;
+    p.kernel = avgPoolWindow.kernel;
+    p.stride = avgPoolWindow.stride;
+    p.padding = avgPoolWindow.padding;
     p.countIncludePad = true;
     return add<AvgPool3d<T, M>, V, V>(in, name, p);
   }
   int maxPool(const std::string& name, int in) {
     typename MaxPool3d<T, M>::Options p;
-    p.kernel = 2;
-    p.stride = 2;
+    p.kernel = maxPoolWindow.kernel;
+    p.stride = maxPoolWindow.stride;
+    p.padding = maxPoolWindow.padding;
     return add<MaxPool3d<T, M>, V, V>(in, name, p);
   }
   int batchNorm(const std::string& name, int in) {
@@ -101,6 +108,7 @@ public:
     return g_.add(std::make_unique<ConcatNode<T, M>>(grid_, name, g_.shape(a), g_.shape(b)), {a, b});
   }
 
+  TensorShape shape(int id) const { return g_.shape(id); }
   bool isFeatures(int id) const { return id != G::Input && !g_.node(id).producesVolume(); }
 
 private:

@@ -1,0 +1,76 @@
+#pragma once
+// A model as shapes only: every layer's name, kind, output shape, the ghost widths its inputs
+// need and its parameter count, for a process grid of any size, and from that what each rank
+// would hold (GraphMemory) -- without building a layer, allocating a tensor or calling MPI.
+// A dry run (`hybrid3d check`) prints it for the deck's grid; a planner can evaluate any grid.
+//
+// One source: planModel runs the same architecture definitions as buildModel
+// (src/model/impl/ModelBuilders.hpp) through a builder that records shapes instead of
+// constructing layers, with the layers' own window arithmetic (layers/Window.hpp) and the halo's
+// reach check (comm/HaloPlan.hpp), so a grid too fine for a layer is refused with the message a
+// real run gives. predictMemory follows Graph::finalize's allocation rules; the unit tests
+// ModelPlan.*MemoryEqualsTheFinalizedGraphs hold the two equal on every grid.
+
+#include <string>
+#include <vector>
+
+#include <hybrid3d/grid/BlockDecomposition.hpp>
+#include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/layers/ConvEngine.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/model/GraphMemory.hpp>
+#include <hybrid3d/model/Models.hpp>
+
+namespace hybrid3d {
+
+// A convolution's window and engine request (kernel 0: the layer is not a Conv3d).
+struct ConvPlan {
+  int kernel = 0, stride = 1, padding = 0;
+  bool bias = false;
+  ConvEngine engine = ConvEngine::Auto;
+};
+
+struct LayerPlan {
+  std::string name;
+  std::string kind;                      // the layer class: "Conv3d", "AvgPool3d", "Dense", ...
+  std::vector<int> inputs;               // earlier layers' indices, ModelPlan::Input the model input
+  TensorShape output;                    // per data-parallel group: local batch, channels, extents
+  bool volume = true;                    // false: a feature matrix [batch, channels]
+  std::vector<GhostWidths> inputGhosts;  // what each input must carry (and its gradient)
+  Index parameters = 0;                  // trainable values (each with a gradient)
+  ConvPlan conv;
+};
+
+struct ModelPlan {
+  static constexpr int Input = -1;
+
+  ModelOptions options;
+  ModelTraits traits;
+  Int3 grid{1, 1, 1};
+  TensorShape input;
+  std::vector<LayerPlan> layers;
+
+  const TensorShape& shape(int id) const { return id == Input ? input : layers.at(id).output; }
+  // The ghost widths the output of layer `id` (Input: the model input) is allocated with: those
+  // its consumers need (Graph::finalize's rule).
+  GhostWidths outputGhosts(int id) const;
+  Index parameterCount() const;
+};
+
+// The plan of `options` on a grid of `grid` ranks per sample. Throws as buildModel would on
+// such a grid, naming the option or the layer, extent and grid.
+ModelPlan planModel(const ModelOptions& options, const Int3& grid);
+
+// What the rank at `coords` holds once the model is built and finalized with scalar T in
+// MemorySpace: equal to that rank's Graph::memory() in a fresh process. The workspace is the
+// onednn engine's shared host buffer (oneDNN is asked for its sizes, nothing is allocated).
+template <class T, class MemorySpace = DefaultMemorySpace>
+GraphMemory predictMemory(const ModelPlan& plan, const Int3& coords);
+
+// The smallest and largest owned box of a volume over the ranks of `grid`, per dimension.
+struct BoxRange {
+  Index3 smallest{0, 0, 0}, largest{0, 0, 0};
+};
+BoxRange ownedBoxRange(const Index3& extents, const Int3& grid);
+
+}  // namespace hybrid3d

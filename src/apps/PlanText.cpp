@@ -1,0 +1,116 @@
+#include "PlanText.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+#include <sstream>
+
+namespace hybrid3d::app {
+
+namespace {
+
+// printf into a string (one table row or line).
+std::string line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string line(const char* fmt, ...) {
+  va_list args, again;
+  va_start(args, fmt);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, fmt, args);
+  va_end(args);
+  std::string s(std::size_t(n > 0 ? n : 0), '\0');
+  std::vsnprintf(s.data(), s.size() + 1, fmt, again);
+  va_end(again);
+  return s;
+}
+
+// 9438244 -> "9,438,244".
+std::string thousands(long long n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string extents(const Index3& e) {
+  return std::to_string(e[0]) + "x" + std::to_string(e[1]) + "x" + std::to_string(e[2]);
+}
+
+std::string shapeText(const LayerPlan& l) {
+  return l.volume ? std::to_string(l.output.channels) + "x" + extents(l.output.extents)
+                  : std::to_string(l.output.channels);
+}
+
+std::string boxText(const LayerPlan& l, const Int3& grid) {
+  if (!l.volume) return "(replicated)";
+  const BoxRange r = ownedBoxRange(l.output.extents, grid);
+  return r.smallest == r.largest ? extents(r.smallest)
+                                 : extents(r.smallest) + ".." + extents(r.largest);
+}
+
+std::string ghostText(const LayerPlan& l) {
+  std::string out;
+  for (const GhostWidths& g : l.inputGhosts) {
+    if (!out.empty()) out += ", ";
+    out += g.none() ? "-"
+                    : extents({g.lo[0], g.lo[1], g.lo[2]}) + " / " + extents({g.hi[0], g.hi[1], g.hi[2]});
+  }
+  return out;
+}
+
+double mib(std::size_t bytes) { return double(bytes) / double(1 << 20); }
+
+std::string memoryRow(const std::string& which, const GraphMemory& m) {
+  return line("  %-18s %12.1f %12.1f %11.1f %10.1f %11.1f\n", which.c_str(),
+                mib(m.activations), mib(m.activationGradients), mib(m.parameters),
+                mib(m.workspace), mib(m.total()));
+}
+
+std::string setText(const char* what, const SetPlan& s, int groups) {
+  std::string t = line("  %-11s%s samples in %s: mini-batch %d", what,
+                         thousands(s.listing.samples).c_str(), s.listing.source.c_str(), s.batch);
+  if (groups > 1) t += line(" (%d per group)", s.localBatch);
+  t += line(", %s steps per epoch", thousands(s.steps).c_str());
+  if (s.keepsPartialBatch)
+    t += s.listing.samples % s.batch ? " (every sample once, the last mini-batch partial)"
+                                     : " (every sample once)";
+  return t;
+}
+
+}  // namespace
+
+std::string planText(const RunPlan& p) {
+  std::ostringstream o;
+  const ModelPlan& m = p.model;
+  o << line("  layout     %d rank(s) = %d data-parallel group(s) x spatial grid %s, %s\n",
+              p.world, p.groups, extents({p.grid[0], p.grid[1], p.grid[2]}).c_str(),
+              p.precision.c_str());
+  o << line("  model      %s, input %dx%d^3, %s parameters\n", m.options.architecture.c_str(),
+              m.input.channels, m.options.inputWidth, thousands(m.parameterCount()).c_str());
+  o << setText("training", p.train, p.groups)
+    << line(", %d epoch(s): %s steps\n", p.epochs, thousands(p.totalSteps).c_str());
+  if (p.validation.listing.samples > 0) o << setText("validation", p.validation, p.groups) << "\n";
+  else o << "  validation none\n";
+
+  o << line("\n  %-14s %-16s %-18s %-24s %-27s %12s\n", "layer", "kind", "output C x DxHxW",
+              "owned box per rank", "input ghosts (low / high)", "parameters");
+  for (const LayerPlan& l : m.layers)
+    o << line("  %-14s %-16s %-18s %-24s %-27s %12s\n", l.name.c_str(), l.kind.c_str(),
+                shapeText(l).c_str(), boxText(l, p.grid).c_str(), ghostText(l).c_str(),
+                thousands(l.parameters).c_str());
+
+  o << line("\n  memory per rank (MiB, batch %d per group)\n", m.input.batch);
+  o << line("  %-18s %12s %12s %11s %10s %11s\n", "", "activations", "gradients", "parameters",
+            "workspace", "total");
+  const int most = p.largestRank(), least = p.smallestRank();
+  const GraphMemory &a = p.memory.at(most), &b = p.memory.at(least);
+  if (a.total() == b.total()) {
+    o << memoryRow(p.memory.size() > 1 ? "every rank" : "rank 0", a);
+  } else {
+    o << memoryRow("largest: rank " + std::to_string(most), a);
+    o << memoryRow("smallest: rank " + std::to_string(least), b);
+  }
+  return o.str();
+}
+
+}  // namespace hybrid3d::app

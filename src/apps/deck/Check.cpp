@@ -1,0 +1,45 @@
+// `hybrid3d check DECK.xml`: the dry run (DryRun.hpp), the same as `hybrid3d train DECK.xml
+// --dry-run`.
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/io/CollectiveVerdict.hpp>
+
+#include "../Command.hpp"
+#include "DryRun.hpp"
+
+namespace hybrid3d::app {
+namespace {
+
+int run(const std::vector<std::string>& args) {
+  std::string deck;
+  io::DeckRun r;
+  // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
+  io::collectively(MPI_COMM_WORLD, [&] {
+    for (const std::string& a : args) {
+      if (!a.empty() && a[0] == '-') fail("check: unknown option ", a);
+      if (!deck.empty()) fail("check: more than one deck given");
+      deck = a;
+    }
+    if (deck.empty()) fail("check: no deck given (hybrid3d check DECK.xml)");
+    int world;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    r = io::readTrainDeck(deck, world);
+  });
+  return dryRun(deck, r);
+}
+
+const Registration reg{
+    "check",
+    {"DECK.xml",
+     "checks a training deck on these ranks without training and prints the plan",
+     "Checks what `train` would refuse: the deck's keys and values, the spatial grid against\n"
+     "every layer, the datasets' listings and each sample file's datasets, shapes and types\n"
+     "(no sample contents are read, so NaN values and bad labels are found only by training).\n"
+     "Prints per layer the output shape, the owned box per rank and the input ghost widths,\n"
+     "then the memory of the ranks holding the most and the least (activations, their\n"
+     "gradients, parameters, convolution workspace) and the steps per epoch. Writes nothing.\n"
+     "The same as `hybrid3d train DECK.xml --dry-run`.\n",
+     "mpirun -n 2 hybrid3d check inputs/cosmoflow_demo.xml"},
+    run};
+
+}  // namespace
+}  // namespace hybrid3d::app

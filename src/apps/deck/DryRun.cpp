@@ -1,0 +1,55 @@
+#include "DryRun.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+#include <hybrid3d/io/CollectiveVerdict.hpp>
+#include <hybrid3d/train/RunPlan.hpp>
+
+#include "../PlanText.hpp"
+
+namespace hybrid3d::app {
+
+namespace {
+
+// A deck that generates its data before training, when the data are not there yet: the sets
+// it will make, taken as listed (the dry run generates nothing). Empty listings otherwise.
+std::pair<SetListing, SetListing> toBeGenerated(const io::DeckRun& r, MPI_Comm world) {
+  int rank, have = 1;
+  MPI_Comm_rank(world, &rank);
+  if (r.generate && rank == 0)
+    have = std::filesystem::exists(r.generation.outDir + "/manifest.txt");
+  MPI_Bcast(&have, 1, MPI_INT, 0, world);
+  if (have) return {};
+  const auto& g = r.generation;
+  const std::string train = g.outDir + "/train", validation = g.outDir + "/validation";
+  if (r.config.data.train != train) return {};  // Data/train names other samples: list them
+  return {{train + " (to be generated)", g.train},
+          {validation + " (to be generated)",
+           r.config.data.validation == validation ? g.validation : 0}};
+}
+
+template <class T>
+RunPlan check(const ProcessGrid& grid, const io::DeckRun& r) {
+  const auto [train, validation] = toBeGenerated(r, grid.worldComm());
+  RunPlan plan;
+  io::collectively(grid.worldComm(), [&] { plan = checkRun<T>(grid, r.config, train, validation); });
+  return plan;
+}
+
+}  // namespace
+
+int dryRun(const std::string& deckPath, const io::DeckRun& r) {
+  const ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
+  const RunPlan plan = r.precision == "double" ? check<double>(grid, r) : check<float>(grid, r);
+  if (grid.worldRank() == 0) {
+    std::printf("hybrid3d: dry run of %s: the deck, the grid and the data check out\n%s"
+                "hybrid3d: no sample contents read, nothing written; train with: mpirun -n %d "
+                "hybrid3d train %s\n",
+                deckPath.c_str(), planText(plan).c_str(), plan.world, deckPath.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace hybrid3d::app

@@ -1,0 +1,17 @@
+#pragma once
+// The dry run behind `hybrid3d check DECK` and `hybrid3d train DECK --dry-run`: one code path.
+// Checks the deck's run on the ranks at hand -- the configuration, the grid against every
+// layer, the datasets' listings and every sample file's metadata -- without building the
+// model, reading sample contents or writing anything, and prints the plan (train/RunPlan.hpp)
+// on world rank 0. Refuses what a real run would refuse, with the same one line.
+
+#include <string>
+
+#include <hybrid3d/io/deck/TrainDeck.hpp>
+
+namespace hybrid3d::app {
+
+// Returns the exit status (0); throws an error agreed over the world otherwise.
+int dryRun(const std::string& deckPath, const io::DeckRun& run);
+
+}  // namespace hybrid3d::app

@@ -1,0 +1,126 @@
+#include <algorithm>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/impl/OneDnnWorkspace.hpp>
+#include <hybrid3d/model/ModelPlan.hpp>
+
+#include "impl/ModelBuilders.hpp"
+#include "impl/PlanBuilder.hpp"
+
+namespace hybrid3d {
+
+namespace {
+
+// Bytes of one activation or gradient as Graph::allocate makes it on the rank at `coords`:
+// the ghosted local box of a volume (none on a rank owning nothing), or [batch, features].
+std::size_t edgeBytes(std::size_t scalar, const TensorShape& s, bool volume, const Int3& grid,
+                      const Int3& coords, const GhostWidths& ghosts) {
+  if (!volume) return scalar * std::size_t(s.batch) * std::size_t(s.channels);
+  const TensorLayout layout(s.batch, s.channels, BlockDecomposition(s.extents, grid), coords, ghosts);
+  return scalar * std::size_t(s.batch) * std::size_t(s.channels) *
+         std::size_t(layout.localBox().size());
+}
+
+// The host workspace the rank's convolution `l` (reading `x`) reserves: the onednn engine's
+// buffer when the layer runs that engine there (the engine choice as Conv3d makes it), else 0.
+template <class T, class M>
+std::size_t convWorkspace(const ModelPlan& p, const LayerPlan& l, const TensorShape& x,
+                          const Int3& coords) {
+  const Box3 outOwned = BlockDecomposition(l.output.extents, p.grid).ownedBox(coords);
+  const ConvEngine engine = resolveConvEngine<T, M>(l.conv.engine, l.name, outOwned.size());
+  if (engine != ConvEngine::OneDnn) return 0;
+#if HYBRID3D_ENABLE_ONEDNN
+  // The sizes oneDNN is asked about depend on the box and the channels, not on where the
+  // window starts in the ghosted array.
+  Impl::LocalConvProblem q;
+  q.layer = l.name;
+  q.batch = x.batch;
+  q.cin = x.channels;
+  q.cout = l.output.channels;
+  q.kernel = l.conv.kernel;
+  q.stride = l.conv.stride;
+  q.outExtents = outOwned.extents();
+  q.bias = l.conv.bias;
+  return Impl::oneDnnWorkspaceBytes(q);
+#else
+  (void)x;
+  return 0;
+#endif
+}
+
+}  // namespace
+
+GhostWidths ModelPlan::outputGhosts(int id) const {
+  GhostWidths g;
+  for (const LayerPlan& l : layers)
+    for (std::size_t slot = 0; slot < l.inputs.size(); ++slot) {
+      if (l.inputs[slot] != id) continue;
+      const GhostWidths& need = l.inputGhosts[slot];
+      if (need.none()) continue;
+      if (!g.none() && g != need)
+        fail("model: the output of '", id == Input ? std::string("input") : layers.at(id).name,
+             "' feeds layers that need different ghost widths");
+      g = need;
+    }
+  return g;
+}
+
+Index ModelPlan::parameterCount() const {
+  Index n = 0;
+  for (const LayerPlan& l : layers) n += l.parameters;
+  return n;
+}
+
+ModelPlan planModel(const ModelOptions& options, const Int3& grid) {
+  ModelPlan p;
+  p.options = options;
+  p.traits = modelTraits(options);
+  p.grid = grid;
+  const int S = options.inputWidth;
+  p.input = {options.batch, p.traits.inputChannels, {S, S, S}};
+  Impl::PlanBuilder builder(p, options);
+  Impl::defineModel(builder, options);
+  return p;
+}
+
+template <class T, class M>
+GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
+  const std::size_t scalar = sizeof(T);
+  GraphMemory m;
+  m.activations += edgeBytes(scalar, p.input, true, p.grid, coords, p.outputGhosts(ModelPlan::Input));
+  std::size_t workspace = 0;
+  for (std::size_t id = 0; id < p.layers.size(); ++id) {
+    const LayerPlan& l = p.layers[id];
+    m.activations += edgeBytes(scalar, l.output, l.volume, p.grid, coords, p.outputGhosts(int(id)));
+    // One gradient per consumer edge, with that consumer's input ghosts.
+    for (const LayerPlan& c : p.layers)
+      for (std::size_t slot = 0; slot < c.inputs.size(); ++slot)
+        if (c.inputs[slot] == int(id))
+          m.activationGradients +=
+              edgeBytes(scalar, l.output, l.volume, p.grid, coords, c.inputGhosts[slot]);
+    m.parameters += 2 * scalar * std::size_t(l.parameters);  // values and gradients
+    if (l.conv.kernel > 0)
+      workspace = std::max(workspace, convWorkspace<T, M>(p, l, p.shape(l.inputs[0]), coords));
+  }
+  if (!p.layers.empty()) {  // dL/d(output), without ghosts
+    const LayerPlan& last = p.layers.back();
+    m.activationGradients += edgeBytes(scalar, last.output, last.volume, p.grid, coords, {});
+  }
+  m.workspace = (workspace + 4095) / 4096 * 4096;  // HostWorkspace reserves whole pages
+  return m;
+}
+
+BoxRange ownedBoxRange(const Index3& extents, const Int3& grid) {
+  const BlockDecomposition dec(extents, grid);
+  BoxRange r;
+  for (int d = 0; d < 3; ++d) {
+    r.smallest[d] = dec.extent(d, grid[d] - 1);  // the remainder goes to the first ranks
+    r.largest[d] = dec.extent(d, 0);
+  }
+  return r;
+}
+
+template GraphMemory predictMemory<float, DefaultMemorySpace>(const ModelPlan&, const Int3&);
+template GraphMemory predictMemory<double, DefaultMemorySpace>(const ModelPlan&, const Int3&);
+
+}  // namespace hybrid3d

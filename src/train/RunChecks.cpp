@@ -1,0 +1,38 @@
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/train/RunChecks.hpp>
+
+namespace hybrid3d {
+
+void checkTrainConfig(const TrainConfig& config, int groups) {
+  if (config.globalBatch < 1 || config.globalBatch % groups != 0)
+    fail("training: mini-batch ", config.globalBatch, " is not a positive multiple of the ",
+         groups, " data-parallel groups");
+  if (config.epochs < 1) fail("training: epochs must be >= 1");
+  config.schedule.validate();
+  ModelOptions mo = config.model;
+  mo.batch = config.globalBatch / groups;
+  const ModelTraits traits = modelTraits(mo);
+  if (traits.log1pOfInput && config.data.log1p)
+    fail("training: Data/log1p would take log(1 + x) a second time: ", mo.architecture,
+         " does it in its first layer (set Data/log1p to false)");
+  if (config.optimizer != "sgd" && config.optimizer != "adam")
+    fail("training: unknown optimizer \"", config.optimizer, "\" (sgd or adam)");
+  if (config.validationBatch < 0)
+    fail("training: validation mini-batch ", config.validationBatch,
+         " must be >= 1 (0: the mini-batch)");
+}
+
+io::Dataset listDataset(MPI_Comm world, const TrainConfig& config, bool training) {
+  if (training && !config.data.trainFiles.empty())
+    return io::Dataset::listOnce(
+        world, [&] { return io::Dataset::ofFiles(config.data.trainFiles, "command line"); });
+  return io::Dataset::openShared(world, training ? config.data.train : config.data.validation);
+}
+
+io::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents) {
+  return traits.loss == LossKind::SoftmaxCrossEntropy
+             ? io::SampleSpec::segmentation(traits.inputChannels, extents, traits.outputs)
+             : io::SampleSpec::cosmology(traits.inputChannels, extents);
+}
+
+}  // namespace hybrid3d

@@ -1,0 +1,126 @@
+#include <algorithm>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/io/CollectiveVerdict.hpp>
+#include <hybrid3d/io/Dataset.hpp>
+#include <hybrid3d/io/SampleReader.hpp>
+#include <hybrid3d/train/RunChecks.hpp>
+#include <hybrid3d/train/RunPlan.hpp>
+
+namespace hybrid3d {
+
+namespace {
+
+// The set cut as the trainer's BatchLoader cuts it: training drops the last partial
+// mini-batch, evaluation keeps it.
+SetPlan planSet(const SetListing& listing, int batch, int groups, const TrainConfig& config,
+                bool training) {
+  const io::BatchPlan p =
+      training ? io::BatchPlan(listing.samples, batch, groups, config.model.seed, config.data.shuffle)
+               : io::BatchPlan::evaluation(listing.samples, batch, groups);
+  SetPlan s;
+  s.listing = listing;
+  s.batch = p.globalBatch();
+  s.localBatch = p.localBatch();
+  s.steps = p.batchesPerEpoch();
+  s.keepsPartialBatch = p.keepsPartialBatch();
+  return s;
+}
+
+ModelOptions modelOptionsFor(const TrainConfig& config, int groups) {
+  ModelOptions o = config.model;
+  o.batch = config.globalBatch / groups;
+  return o;
+}
+
+SetListing listingOf(const io::Dataset& set) { return {set.source(), set.size()}; }
+
+// Checks the metadata (datasets, shapes, types) of every file of `set` as a reader does before
+// it reads, each rank a share of the files, plus that each file still has its listed size.
+// Collective over `world`: any rank's failure is thrown on every rank.
+void inspectSamples(MPI_Comm world, const io::Dataset& set, const io::SampleSpec& spec) {
+  int rank, size;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &size);
+  io::collectively(world, [&] {
+    // A whole-volume reader: inspect() looks at the spec only, never at a subvolume.
+    const BlockDecomposition whole(spec.extents, {1, 1, 1});
+    const io::SampleReader reader(MPI_COMM_SELF, spec, io::Subvolume(whole, {0, 0, 0}, {}),
+                                  io::ReadMode::Independent);
+    const std::string who = "world rank " + std::to_string(rank);
+    for (Index i = rank; i < set.size(); i += size) {
+      set.checkUnchanged(i, who);
+      reader.inspect(set.file(i));
+    }
+  });
+}
+
+}  // namespace
+
+int RunPlan::smallestRank() const {
+  auto total = [](const GraphMemory& a, const GraphMemory& b) { return a.total() < b.total(); };
+  return int(std::min_element(memory.begin(), memory.end(), total) - memory.begin());
+}
+
+int RunPlan::largestRank() const {
+  auto total = [](const GraphMemory& a, const GraphMemory& b) { return a.total() < b.total(); };
+  return int(std::max_element(memory.begin(), memory.end(), total) - memory.begin());
+}
+
+template <class T, class M>
+RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const SetListing& train,
+                const SetListing& validation) {
+  checkTrainConfig(config, groups);
+  RunPlan r;
+  r.groups = groups;
+  r.grid = grid;
+  r.world = groups * grid[0] * grid[1] * grid[2];
+  r.precision = sizeof(T) == sizeof(double) ? "double" : "float";
+  r.model = planModel(modelOptionsFor(config, groups), grid);
+  for (int d = 0; d < grid[0]; ++d)  // spatial rank order: row-major (D, H, W), as MPI_Cart
+    for (int h = 0; h < grid[1]; ++h)
+      for (int w = 0; w < grid[2]; ++w) r.memory.push_back(predictMemory<T, M>(r.model, {d, h, w}));
+  r.epochs = config.epochs;
+  r.train = planSet(train, config.globalBatch, groups, config, true);
+  if (validation.samples > 0)
+    r.validation = planSet(validation, config.validationBatch > 0 ? config.validationBatch
+                                                                  : config.globalBatch,
+                           groups, config, false);
+  const long long all = static_cast<long long>(r.train.steps) * config.epochs;
+  r.totalSteps = config.maxSteps >= 0 ? std::min<long long>(config.maxSteps, all) : all;
+  return r;
+}
+
+template <class T, class M>
+RunPlan checkRun(const ProcessGrid& grid, const TrainConfig& config, const SetListing& train,
+                 const SetListing& validation) {
+  const int groups = grid.numGroups();
+  // In the order a run meets them: configuration, the model on this grid, then the data.
+  checkTrainConfig(config, groups);
+  const ModelPlan model = planModel(modelOptionsFor(config, groups), grid.dims());
+  const io::SampleSpec spec = sampleSpec(model.traits, model.input.extents);
+  SetListing t = train, v = validation;
+  if (t.source.empty()) {
+    const io::Dataset set = listDataset(grid.worldComm(), config, true);
+    t = listingOf(set);
+    planSet(t, config.globalBatch, groups, config, true);  // its size checked before its files
+    inspectSamples(grid.worldComm(), set, spec);
+  }
+  if (v.source.empty() && !config.data.validation.empty()) {
+    const io::Dataset set = listDataset(grid.worldComm(), config, false);
+    v = listingOf(set);
+    inspectSamples(grid.worldComm(), set, spec);
+  }
+  return planRun<T, M>(config, grid.dims(), groups, t, v);
+}
+
+template RunPlan planRun<float, DefaultMemorySpace>(const TrainConfig&, const Int3&, int,
+                                                    const SetListing&, const SetListing&);
+template RunPlan planRun<double, DefaultMemorySpace>(const TrainConfig&, const Int3&, int,
+                                                     const SetListing&, const SetListing&);
+template RunPlan checkRun<float, DefaultMemorySpace>(const ProcessGrid&, const TrainConfig&,
+                                                     const SetListing&, const SetListing&);
+template RunPlan checkRun<double, DefaultMemorySpace>(const ProcessGrid&, const TrainConfig&,
+                                                      const SetListing&, const SetListing&);
+
+}  // namespace hybrid3d

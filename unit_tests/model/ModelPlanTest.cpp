@@ -1,0 +1,140 @@
+// The model plan (what a dry run prints) against the model itself: on every grid, even and
+// uneven, each rank's predicted memory equals what its finalized graph holds (Graph::memory(),
+// workspace included), float and double, CosmoFlow, U-Net and MLPerf CosmoFlow; the shapes and parameter counts
+// are the graph's; a grid the model refuses is refused by the plan with the same message; and
+// a 512^3 plan is made without allocating what it predicts.
+#include <sys/resource.h>
+
+#include <functional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/impl/HostWorkspace.hpp>
+#include <hybrid3d/model/ModelPlan.hpp>
+
+#include "GridCases.hpp"
+
+namespace hybrid3d::test {
+namespace {
+
+// Even and uneven grids of 1, 2, 3 and 8 ranks, one with two data-parallel groups.
+std::vector<GridCase> planGridCases() {
+  return {{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 1, 2}, 2}, {{3, 1, 1}, 1}, {{2, 2, 2}, 1}};
+}
+
+ModelOptions options(const std::string& architecture, int width, int batch) {
+  ModelOptions o;
+  o.architecture = architecture;
+  o.inputWidth = width;
+  o.batch = batch;
+  return o;
+}
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string describe(const GraphMemory& m) {
+  return "activations " + std::to_string(m.activations) + ", gradients " +
+         std::to_string(m.activationGradients) + ", parameters " + std::to_string(m.parameters) +
+         ", workspace " + std::to_string(m.workspace);
+}
+
+// Builds the model on `grid` in a process whose convolution workspace starts empty, and checks
+// this rank's prediction, the layers' shapes and the parameter count against it.
+template <class T>
+void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
+  SCOPED_TRACE(o.architecture + " " + std::to_string(o.inputWidth) + "^3, " +
+               (sizeof(T) == 4 ? "float" : "double"));
+  Impl::HostWorkspace::instance().release();
+  std::string planError, modelError;
+  ModelPlan plan;
+  planError = errorOf([&] { plan = planModel(o, grid.dims()); });
+  GraphMemory predicted;
+  if (planError.empty()) planError = errorOf([&] { predicted = predictMemory<T>(plan, grid.coords()); });
+  Model<T> model;
+  modelError = errorOf([&] { model = buildModel<T>(grid, o); });
+  ASSERT_EQ(planError, modelError) << "the plan and the model disagree on whether this grid fits";
+  if (!modelError.empty()) return;
+
+  const GraphMemory actual = model.graph->memory();
+  EXPECT_EQ(predicted.activations, actual.activations);
+  EXPECT_EQ(predicted.activationGradients, actual.activationGradients);
+  EXPECT_EQ(predicted.parameters, actual.parameters);
+  EXPECT_EQ(predicted.workspace, actual.workspace);
+  EXPECT_EQ(predicted.total(), actual.total())
+      << "rank " << grid.worldRank() << ": predicted " << describe(predicted) << "; graph "
+      << describe(actual);
+
+  auto& g = *model.graph;
+  ASSERT_EQ(plan.layers.size(), g.size());
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    EXPECT_EQ(plan.layers[i].name, g.node(i).name());
+    EXPECT_TRUE(plan.layers[i].output == g.node(i).outputShape()) << plan.layers[i].name;
+    EXPECT_EQ(plan.layers[i].volume, g.node(i).producesVolume()) << plan.layers[i].name;
+    EXPECT_TRUE(plan.layers[i].inputGhosts.at(0) == g.node(i).inputGhosts(0)) << plan.layers[i].name;
+  }
+  Index parameters = 0;
+  for (const auto& p : g.parameters()) parameters += Index(p.param.value.size());
+  EXPECT_EQ(plan.parameterCount(), parameters);
+}
+
+// Float on every grid, double on grids of at most `doubleRanks` ranks (U-Net's 19 M
+// parameters, allocated and initialised per rank, make it the slow one).
+void expectPlansMatch(const ModelOptions& o, int doubleRanks) {
+  forEachGrid(planGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    expectPlanMatchesModel<float>(grid, o);
+    if (grid.spatialSize() * grid.numGroups() <= doubleRanks) expectPlanMatchesModel<double>(grid, o);
+  });
+  Impl::HostWorkspace::instance().release();
+}
+
+TEST(ModelPlan, CosmoFlowMemoryEqualsTheFinalizedGraphs) {
+  expectPlansMatch(options("cosmoflow", 16, 2), 8);
+}
+TEST(ModelPlan, UNetMemoryEqualsTheFinalizedGraphs) { expectPlansMatch(options("unet3d", 16, 1), 3); }
+TEST(ModelPlan, MlperfCosmoFlowMemoryEqualsTheFinalizedGraphs) {
+  expectPlansMatch(options("cosmoflow_mlperf", 32, 1), 1);
+}
+
+// A grid too fine for a layer: U-Net 16^3 on 3x1x1 leaves a rank without input at the bottom
+// (2 voxels over 3 ranks). Checked without MPI: the plan needs no communicator.
+TEST(ModelPlan, RefusesAGridTooFineWithTheLayersMessage) {
+  const std::string e = errorOf([] { planModel(options("unet3d", 16, 1), {3, 1, 1}); });
+  EXPECT_NE(e.find("owns output but no input"), std::string::npos) << e;
+  EXPECT_NE(e.find("grid 3x1x1"), std::string::npos) << e;
+  EXPECT_NE(errorOf([] { planModel(options("cosmoflow", 24, 1), {1, 1, 1}); })
+                .find("cosmoflow needs an input width that is a power of two >= 16 (got 24)"),
+            std::string::npos);
+}
+
+long peakRssKiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+// CosmoFlow 512^3 on one rank holds tens of GiB; planning it must not allocate them.
+TEST(ModelPlan, PlansCosmoFlow512WithoutAllocating) {
+  const long before = peakRssKiB();
+  const ModelPlan plan = planModel(options("cosmoflow", 512, 1), {1, 1, 1});
+  const GraphMemory m = predictMemory<float>(plan, {0, 0, 0});
+  const long grown = peakRssKiB() - before;
+  // conv1's output alone: 16 channels x 512^3 floats, ghosted for the pool (1 voxel a side).
+  EXPECT_GT(m.activations, std::size_t(16) * 514 * 514 * 514 * 4);
+  EXPECT_LT(grown, 256 * 1024) << "planning grew the peak RSS by " << grown << " KiB";
+#if HYBRID3D_ENABLE_ONEDNN
+  EXPECT_GT(m.workspace, std::size_t(1) << 30) << "conv1's onednn workspace, asked of oneDNN";
+#endif
+  EXPECT_EQ(plan.layers.front().output.extents, (Index3{512, 512, 512}));
+}
+
+}  // namespace
+}  // namespace hybrid3d::test
