@@ -1,5 +1,6 @@
 #include "PlanText.hpp"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <sstream>
@@ -48,12 +49,28 @@ std::string boxText(const LayerPlan& l, const Int3& grid) {
                                  : extents(r.smallest) + ".." + extents(r.largest);
 }
 
+// One side's widths along d, h, w: "1x1x1", or "1-2x1x1" where ranks along d need 1 or 2
+// (widths are per rank: a strided window overhangs uneven blocks by different amounts).
+std::string sideText(const GhostMap& g, bool low) {
+  std::string out;
+  for (int i = 0; i < 3; ++i) {
+    int least = 0, most = 0;
+    for (int k = 0; k < g.dims()[i]; ++k) {
+      const int w = low ? g.lo(i, k) : g.hi(i, k);
+      least = k == 0 ? w : std::min(least, w);
+      most = std::max(most, w);
+    }
+    if (i > 0) out += "x";
+    out += least == most ? std::to_string(most) : std::to_string(least) + "-" + std::to_string(most);
+  }
+  return out;
+}
+
 std::string ghostText(const LayerPlan& l) {
   std::string out;
-  for (const GhostWidths& g : l.inputGhosts) {
+  for (const GhostMap& g : l.inputGhosts) {
     if (!out.empty()) out += ", ";
-    out += g.none() ? "-"
-                    : extents({g.lo[0], g.lo[1], g.lo[2]}) + " / " + extents({g.hi[0], g.hi[1], g.hi[2]});
+    out += g.none() ? "-" : sideText(g, true) + " / " + sideText(g, false);
   }
   return out;
 }

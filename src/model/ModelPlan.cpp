@@ -14,7 +14,7 @@ namespace {
 // Bytes of one activation or gradient as Graph::allocate makes it on the rank at `coords`:
 // the ghosted local box of a volume (none on a rank owning nothing), or [batch, features].
 std::size_t edgeBytes(std::size_t scalar, const TensorShape& s, bool volume, const Int3& grid,
-                      const Int3& coords, const GhostWidths& ghosts) {
+                      const Int3& coords, const GhostMap& ghosts) {
   if (!volume) return scalar * std::size_t(s.batch) * std::size_t(s.channels);
   const TensorLayout layout(s.batch, s.channels, BlockDecomposition(s.extents, grid), coords, ghosts);
   return scalar * std::size_t(s.batch) * std::size_t(s.channels) *
@@ -50,12 +50,12 @@ std::size_t convWorkspace(const ModelPlan& p, const LayerPlan& l, const TensorSh
 
 }  // namespace
 
-GhostWidths ModelPlan::outputGhosts(int id) const {
-  GhostWidths g;
+GhostMap ModelPlan::outputGhosts(int id) const {
+  GhostMap g;
   for (const LayerPlan& l : layers)
     for (std::size_t slot = 0; slot < l.inputs.size(); ++slot) {
       if (l.inputs[slot] != id) continue;
-      const GhostWidths& need = l.inputGhosts[slot];
+      const GhostMap& need = l.inputGhosts[slot];
       if (need.none()) continue;
       if (!g.none() && g != need)
         fail("model: the output of '", id == Input ? std::string("input") : layers.at(id).name,
@@ -104,7 +104,7 @@ GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
   }
   if (!p.layers.empty()) {  // dL/d(output), without ghosts
     const LayerPlan& last = p.layers.back();
-    m.activationGradients += edgeBytes(scalar, last.output, last.volume, p.grid, coords, {});
+    m.activationGradients += edgeBytes(scalar, last.output, last.volume, p.grid, coords, GhostMap{});
   }
   m.workspace = (workspace + 4095) / 4096 * 4096;  // HostWorkspace reserves whole pages
   return m;

@@ -36,7 +36,7 @@ struct LayerPlan {
   std::vector<int> inputs;               // earlier layers' indices, ModelPlan::Input the model input
   TensorShape output;                    // per data-parallel group: local batch, channels, extents
   bool volume = true;                    // false: a feature matrix [batch, channels]
-  std::vector<GhostWidths> inputGhosts;  // what each input must carry (and its gradient)
+  std::vector<GhostMap> inputGhosts;     // what each input must carry on every rank (and its gradient)
   Index parameters = 0;                  // trainable values (each with a gradient)
   ConvPlan conv;
 };
@@ -53,7 +53,7 @@ struct ModelPlan {
   const TensorShape& shape(int id) const { return id == Input ? input : layers.at(id).output; }
   // The ghost widths the output of layer `id` (Input: the model input) is allocated with: those
   // its consumers need (Graph::finalize's rule).
-  GhostWidths outputGhosts(int id) const;
+  GhostMap outputGhosts(int id) const;
   Index parameterCount() const;
 };
 

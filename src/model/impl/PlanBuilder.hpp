@@ -38,7 +38,7 @@ public:
     Index3 e;
     for (int d = 0; d < 3; ++d) e[d] = transposedOutputExtent(x.extents[d], k, s, p);
     LayerPlan l = layer(name, "ConvTranspose3d", in, {x.batch, out, e});
-    const GhostWidths g = requiredGhosts(
+    const GhostMap g = requiredGhosts(
         dec(x), dec(l.output),
         [=](int, Index a, Index b) { return transposedInputRange(a, b, k, s, p); }, name);
     l.inputGhosts = {haloGhosts(g, x, name)};
@@ -65,7 +65,7 @@ public:
            ", b is ", y.batch, "x", y.channels, "x", toString(y.extents));
     LayerPlan l = layer(name, "Concat", a, {x.batch, x.channels + y.channels, x.extents});
     l.inputs = {a, b};
-    l.inputGhosts = {{}, {}};
+    l.inputGhosts = {GhostMap{}, GhostMap{}};
     return add(l);
   }
 
@@ -80,7 +80,7 @@ private:
     l.inputs = {in};
     l.output = out;
     l.volume = isVolume(in);
-    l.inputGhosts = {{}};
+    l.inputGhosts = {GhostMap{}};
     return l;
   }
   int add(const LayerPlan& l) {
@@ -88,7 +88,7 @@ private:
     return int(p_.layers.size()) - 1;
   }
   // The layer's halo, built where it needs ghosts, refuses widths past a neighbour.
-  GhostWidths haloGhosts(const GhostWidths& g, const TensorShape& x, const std::string& what) const {
+  GhostMap haloGhosts(const GhostMap& g, const TensorShape& x, const std::string& what) const {
     if (!g.none()) checkGhostWidths(dec(x), g, what);
     return g;
   }
@@ -100,7 +100,7 @@ private:
     const TensorShape x = shape(in);
     const std::string label = std::string(kind) + " '" + name + "'";  // as Pool3dPlan names it
     LayerPlan l = layer(name, kind, in, {x.batch, x.channels, windowOutputExtents(x.extents, w)});
-    const GhostWidths g = windowGhosts(dec(x), dec(l.output), w, label);
+    const GhostMap g = windowGhosts(dec(x), dec(l.output), w, label);
     checkGhostWidths(dec(x), g, label);
     l.inputGhosts = {g};
     return add(l);
