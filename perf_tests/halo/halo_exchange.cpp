@@ -14,6 +14,7 @@
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
+#include <hybrid3d/core/MpiThreads.hpp>
 #include <hybrid3d/comm/Halo.hpp>
 
 #include "Timing.hpp"
@@ -71,7 +72,7 @@ void run(const Int3& dims, Index extent, int channels, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  if (const int rc = hybrid3d::initMpiWithThreads(&argc, &argv, "bench_halo_exchange")) return rc;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     const Index extent = argc > 1 ? std::atol(argv[1]) : 64;

@@ -29,6 +29,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <hybrid3d/core/MpiThreads.hpp>
 #include <hybrid3d/io/BatchLoader.hpp>
 #include <hybrid3d/io/Hdf5.hpp>
 #include <hybrid3d/io/Preprocess.hpp>
@@ -162,7 +163,7 @@ StepFigures measureSteps(const ProcessGrid& grid, const io::Subvolume& sub, Inde
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  if (const int rc = hybrid3d::initMpiWithThreads(&argc, &argv, "bench_io")) return rc;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     const int samples = argc > 1 ? std::atoi(argv[1]) : 4;

@@ -31,6 +31,7 @@
 #include <KokkosBlas3_gemm.hpp>
 #include <mpi.h>
 
+#include <hybrid3d/core/MpiThreads.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Conv3d.hpp>
 
@@ -192,7 +193,7 @@ void run(Index S, int reps, std::size_t workspace, const std::vector<ConvEngine>
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  if (const int rc = hybrid3d::initMpiWithThreads(&argc, &argv, "bench_conv_layers")) return rc;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     std::vector<Index> sizes{64, 128};

@@ -41,6 +41,7 @@
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
+#include <hybrid3d/core/MpiThreads.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Activation.hpp>
 #include <hybrid3d/layers/AvgPool3d.hpp>
@@ -164,7 +165,7 @@ double bytesOf(const Tensor& t, bool withGhosts) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  if (const int rc = hybrid3d::initMpiWithThreads(&argc, &argv, "bench_memory_bound")) return rc;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
     int reps = 20;

@@ -54,6 +54,7 @@
 #include <Kokkos_Random.hpp>
 #include <mpi.h>
 
+#include <hybrid3d/core/MpiThreads.hpp>
 #include <hybrid3d/comm/GradientReducer.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
@@ -500,7 +501,7 @@ Options parse(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  if (const int rc = hybrid3d::initMpiWithThreads(&argc, &argv, "bench_train_step")) return rc;
   int rc = 0;
   {
     Kokkos::ScopeGuard guard(argc, argv);
