@@ -14,7 +14,7 @@ namespace hybrid3d::test {
 namespace {
 
 void expectScheduleMatches(const std::string& name) {
-  const io::File f(std::string(HYBRID3D_TEST_DATA_DIR) + "/" + name);
+  const io::File f(std::string(HYBRID3D_TEST_DATA_DIR) + "/optimizers/" + name);
   ASSERT_EQ(f.attributeString("op"), "lr_schedule");
   LearningRateSchedule s;
   s.kind = LearningRateSchedule::parseKind(f.attributeString("kind"));

@@ -36,7 +36,7 @@ struct OptimizerCase {
   io::File h5;
 
   explicit OptimizerCase(const std::string& name)
-      : file(std::string(HYBRID3D_TEST_DATA_DIR) + "/" + name), h5(file) {
+      : file(std::string(HYBRID3D_TEST_DATA_DIR) + "/optimizers/" + name), h5(file) {
     op = h5.attributeString("op");
     steps = int(h5.attributeNumber("steps"));
     lr = h5.read<double>("lr");

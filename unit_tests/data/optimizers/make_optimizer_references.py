@@ -11,7 +11,7 @@ negligible, so where eps enters the update shows.
 Each schedule case records the learning rate PyTorch's schedulers give at every step of a run
 (stepped once per mini-batch) that hybrid3d's LearningRateSchedule is meant to equal.
 
-Usage: /usr/bin/python3 unit_tests/data/make_optimizer_references.py [OUTPUT_DIR]
+Usage: /usr/bin/python3 unit_tests/data/optimizers/make_optimizer_references.py [OUTPUT_DIR]
 (default: the folder of this script). Needs python3-torch and python3-h5py.
 """
 import os
