@@ -92,6 +92,35 @@ TEST(Conv3dEngine, OneDnnRunsTwiceWithTheSameResult) {
   expectSameArray(ghosted.y, first.y, 0.0, "output with ghosted y");
   expectSameArray(ghosted.dx, first.dx, 0.0, "grad_input with ghosted dy");
 }
+
+TEST(Conv3dEngine, OneDnnBackwardDataAsAForwardConvolutionMatchesKokkosDouble) {
+  // Stride-1 layers with few input channels on boxes of 32^3 output voxels and more compute
+  // backward-data as a forward convolution with flipped weights (src/layers/
+  // OneDnnConvolution.cpp): boxes the cases above are too small for. Every rank's box here is
+  // large enough, the interior of an overlapped one too (it sums its part into dx).
+  if (!oneDnnCanRun<float, DefaultMemorySpace>()) GTEST_SKIP() << "device memory space";
+  const std::vector<GridCase> grids{{{1, 1, 1}, 1}, {{2, 1, 1}, 1}};
+  const std::vector<EngineCase> cases{
+      {1, 4, 8, 3, 1, 1, false, {66, 34, 34}, {}},
+      {1, 3, 5, 3, 1, 1, true, {66, 34, 34}, GhostWidths::uniform(1)},
+  };
+  const int ran = forEachGrid(grids, [&](const ProcessGrid& grid, const GridCase&) {
+    for (const EngineCase& c : cases)
+      for (const bool overlap : {false, true}) {
+        auto o = convOptions<float>(c, ConvEngine::OneDnn);
+        o.overlap = overlap;
+        const std::string what =
+            c.name() + (overlap ? " overlapped" : "") + " on " + toString(grid.dims());
+        const std::string how =
+            Conv3d<float>(grid, "probe", {c.batch, c.cin, c.extents}, o).engineDescription();
+        EXPECT_NE(how.find("as a forward convolution"), std::string::npos) << what << ": " << how;
+        expectSameAsOneRank<Conv3d<float>, Conv3d<double>>(
+            grid, {c.batch, c.cin, c.extents}, o, convOptions<double>(c, ConvEngine::Kokkos),
+            c.outGhosts, 2e-5, what);  // float weight gradients: sums over 76,296 voxels
+      }
+  });
+  EXPECT_GE(ran, 1);
+}
 #endif
 
 #if HYBRID3D_ENABLE_CUDNN

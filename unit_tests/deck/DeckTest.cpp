@@ -94,6 +94,7 @@ TEST(Deck, EveryBadInputNamesTheFileAndTheKey) {
 }  // namespace hybrid3d::test
 
 #include <filesystem>
+#include <fstream>
 
 #include <hybrid3d/io/deck/TrainDeck.hpp>
 
@@ -113,6 +114,28 @@ TEST(Deck, EveryShippedInputDeckIsValid) {
     EXPECT_FALSE(r.config.data.train.empty());
   }
   EXPECT_GE(count, 6);
+}
+
+TEST(Deck, HaloOverlapReachesTheModelOptionsOffByDefault) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "hybrid3d_deck_halo_overlap.xml").string();
+  auto read = [&](const std::string& extra) {
+    {
+      std::ofstream f(path);
+      f << R"x(<ParameterList name="hybrid3d"><ParameterList name="Model">
+               <Parameter name="architecture" type="string" value="cosmoflow"/>)x"
+        << extra << R"x(</ParameterList><ParameterList name="Data">
+               <Parameter name="train" type="string" value="/data/train"/></ParameterList>
+               </ParameterList>)x";
+    }
+    const io::DeckRun r = io::readTrainDeck(path, 1);
+    std::filesystem::remove(path);
+    return r.config.model.convOverlap;
+  };
+  EXPECT_EQ(read(""), convOverlapByDefault);
+  EXPECT_FALSE(convOverlapByDefault);  // the README and the key's help say so
+  EXPECT_TRUE(read(R"x(<Parameter name="halo overlap" type="bool" value="true"/>)x"));
+  EXPECT_FALSE(read(R"x(<Parameter name="halo overlap" type="bool" value="false"/>)x"));
 }
 
 }  // namespace

@@ -65,12 +65,13 @@ constexpr bool cudnnCanRun() {
 }
 
 // Whether a Conv3d overlaps its halo exchanges with computation unless told otherwise
-// (Conv3d::Options::overlap, ModelOptions::convOverlap). Off: on 2 cores with shared-memory
-// MPI it did not pay (README, "Halo/compute overlap"): the one-plane shell slabs cost more per
-// voxel than the interior (oneDNN 4-7x per output plane in thread CPU time; the kokkos
-// engine's W slabs are rows of one voxel), so the convolutions' CPU time per step rose (2x2x2,
-// S = 64, rank 0: 74 -> 132 ms onednn, 78 -> 100 ms kokkos) by more than the exposed halo
-// time fell. Worth measuring again where messages cross a network or a GPU computes.
+// (deck key Model/halo overlap, ModelOptions::convOverlap, Conv3d::Options::overlap). Off: on
+// 2 cores with shared-memory MPI it did not pay (README, "Halo/compute overlap"): the
+// one-plane shell slabs cost more per voxel than the interior (oneDNN 4-7x per output plane in
+// thread CPU time; the kokkos engine's W slabs are rows of one voxel), so the convolutions'
+// CPU time per step rose (2x2x2, S = 64, rank 0: 74 -> 132 ms onednn, 78 -> 100 ms kokkos) by
+// more than the exposed halo time fell. Worth measuring again where messages cross a network
+// or a GPU computes.
 constexpr bool convOverlapByDefault = false;
 
 // Below this many output voxels per sample on a rank, oneDNN's fixed costs per pass (layout

@@ -37,6 +37,11 @@ const std::vector<DeckKey>& trainDeckSchema() {
           "precision and memory space), kokkos (im2col + gemm, every backend), onednn (float, "
           "host memory) or cudnn (float and double, CUDA device memory)",
           {"auto", "kokkos", "onednn", "cudnn"}),
+      // Off by default (layers/ConvEngine.hpp, convOverlapByDefault): on 2 cores with
+      // shared-memory MPI the shell slabs cost more than the exposed halo time saved.
+      key("Model/halo overlap", Type::Bool, convOverlapByDefault ? "1" : "0", -Big, Big,
+          "overlap each convolution's halo exchange with its interior's computation (measured "
+          "slower on 2 cores with shared-memory MPI; try it where messages cross a network)"),
       key("Data/train", Type::String, "", -Big, Big, "directory or list file of training samples"),
       key("Data/validation", Type::String, "", -Big, Big, "directory or list file; empty: none"),
       key("Data/read mode", Type::String, "independent", -Big, Big,
@@ -104,6 +109,7 @@ DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData
   c.model.batchNormPerGroup = d.getString("Model/batch norm statistics") == "spatial group";
   c.model.convWorkspaceBytes = std::size_t(d.getInt("Model/convolution workspace MiB")) << 20;
   c.model.convEngine = parseConvEngine(d.getString("Model/convolution engine"));
+  c.model.convOverlap = d.getBool("Model/halo overlap");
   r.precision = d.getString("Model/precision");
 
   // The process grid: explicit, or auto from the world size and the number of groups.
