@@ -65,6 +65,31 @@ inline bool refusedByWidestRank(const BlockDecomposition& dec, const GhostMap& m
   return false;
 }
 
+// Grids on which a layer whose output is larger than its input (an upsampling transposed
+// convolution k2 s2, a pool 2/1/1, a convolution padded past half its kernel) over
+// upsamplingInputExtents(grid) leaves a rank owning output voxels but no input voxels, whose
+// need lies on its immediate neighbour: refused while an empty box could carry no ghosts.
+// They need 2 to 8 ranks.
+inline std::vector<GridCase> emptyInputGridCases() {
+  return {{{2, 1, 1}, 1}, {{2, 1, 1}, 2}, {{3, 1, 1}, 1}, {{1, 4, 1}, 1},
+          {{1, 1, 3}, 2}, {{2, 2, 2}, 1}, {{1, 3, 2}, 1}, {{6, 1, 1}, 1}};
+}
+// Per grid dimension p: p - 1 voxels (the last rank owns none), 3 where the dimension is not cut.
+inline Index3 upsamplingInputExtents(const Int3& grid) {
+  auto extent = [](int p) -> Index { return p == 1 ? 3 : p - 1; };
+  return {extent(grid[0]), extent(grid[1]), extent(grid[2])};
+}
+
+// True when some rank owns output but no input along a dimension: refused while an empty box
+// had no ghosts (the rule before issue 9's last gap), so a test on such a grid covers new ground.
+inline bool someRankOwnsOutputButNoInput(const BlockDecomposition& in,
+                                         const BlockDecomposition& out) {
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < in.dims()[i]; ++k)
+      if (in.extent(i, k) == 0 && out.extent(i, k) > 0) return true;
+  return false;
+}
+
 inline int worldSize() {
   int n;
   MPI_Comm_size(MPI_COMM_WORLD, &n);

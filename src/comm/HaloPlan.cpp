@@ -35,7 +35,8 @@ void checkGhostWidths(const BlockDecomposition& dec, const GhostMap& g, const st
   const Int3& p = dec.dims();
   for (int i = 0; i < 3; ++i) {
     for (int k = 0; k < p[i]; ++k) {
-      if (dec.extent(i, k) == 0) continue;
+      // An empty box [lo, lo) is checked as any other: its ghosts must lie on the rank below
+      // (it sits at the end of that rank's block), and the rank below must own them.
       const Index lo = dec.begin(i, k), hi = dec.end(i, k);
       const Index need_lo = std::max<Index>(0, lo - g.lo(i, k));
       const Index need_hi = std::min<Index>(n[i], hi + g.hi(i, k));
@@ -53,7 +54,7 @@ void checkGhostWidths(const BlockDecomposition& dec, const GhostMap& g, const st
 }
 
 void checkGhostWidths(const BlockDecomposition& dec, const GhostWidths& g, const std::string& what) {
-  checkGhostWidths(dec, GhostMap(dec.dims(), g), what);
+  checkGhostWidths(dec, uniformGhosts(dec, g), what);
 }
 
 HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const GhostMap& map,
@@ -65,8 +66,8 @@ HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const 
 
   HaloPlan plan;
   const Int3 me = grid.coords();
+  // A rank owning nothing may still have ghosts (DistTensor.hpp); it sends nothing.
   const Box3 owned = dec.ownedBox(me);
-  if (owned.empty()) return plan;  // nothing owned: no ghosts, nothing to send
   const Index3& n = dec.globalExtents();
   const GhostWidths g = map.at(me);
 
@@ -84,7 +85,6 @@ HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const 
         // What I send: the neighbour's ghost segment towards me, cut with its own widths, which
         // lies in my box.
         const Box3 theirs = dec.ownedBox(nc);
-        if (theirs.empty()) continue;
         const Box3 send = segmentBox(theirs, n, map.at(nc), {-od, -oh, -ow});
         if (send.empty()) continue;
         if (!owned.contains(send))
@@ -94,11 +94,9 @@ HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const 
 
   // Zero padding: slabs of the local box outside [0, n) along each dimension. Slabs of two
   // dimensions overlap at edges and corners; writing zero twice is harmless.
-  Box3 local = owned;
-  for (int i = 0; i < 3; ++i) {
-    local.lo[i] -= g.lo[i];
-    local.hi[i] += g.hi[i];
-  }
+  // A local box of no volume (an empty box without ghosts along some dimension) has none.
+  const Box3 local = TensorLayout::grow(owned, g);
+  if (local.empty()) return plan;
   for (int i = 0; i < 3; ++i) {
     if (local.lo[i] < 0) {
       Box3 z = local;

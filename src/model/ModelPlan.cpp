@@ -12,7 +12,8 @@ namespace hybrid3d {
 namespace {
 
 // Bytes of one activation or gradient as Graph::allocate makes it on the rank at `coords`:
-// the ghosted local box of a volume (none on a rank owning nothing), or [batch, features].
+// the ghosted local box of a volume (on a rank owning nothing: the ghosts its consumer needs),
+// or [batch, features].
 std::size_t edgeBytes(std::size_t scalar, const TensorShape& s, bool volume, const Int3& grid,
                       const Int3& coords, const GhostMap& ghosts) {
   if (!volume) return scalar * std::size_t(s.batch) * std::size_t(s.channels);

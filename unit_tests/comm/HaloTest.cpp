@@ -89,7 +89,7 @@ void checkGatherFillsGhosts(const ProcessGrid& grid, const Index3& extents, cons
 }
 template <class T>
 void checkGatherFillsGhosts(const ProcessGrid& grid, const Index3& extents, const GhostWidths& g) {
-  checkGatherFillsGhosts<T>(grid, extents, GhostMap(grid.dims(), g));
+  checkGatherFillsGhosts<T>(grid, extents, uniformGhosts(BlockDecomposition(extents, grid.dims()), g));
 }
 
 TYPED_TEST(HaloTest, GhostsMatchOwnersOnUnevenGrids) {
@@ -175,7 +175,8 @@ TYPED_TEST(HaloTest, ScatterAddIsTheAdjointOfGather) {
 
 TYPED_TEST(HaloTest, GhostsMatchOwnersWithPerRankWidths) {
   // Each rank's own widths, which differ from its neighbours': what a rank sends is cut with
-  // the receiving neighbour's widths. Uneven, thin and empty boxes.
+  // the receiving neighbour's widths. Uneven, thin and empty boxes; an empty box right after
+  // the last non-empty one (extents below the grid) has a low ghost, filled from that rank.
   forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase& c) {
     for (const Index3& e : {Index3{7, 6, 5}, Index3{c.spatial[0], c.spatial[1], c.spatial[2] + 1},
                             Index3{1, 1, 3}})

@@ -86,14 +86,18 @@ TEST(ConvTranspose3d, KernelOtherThanStrideOrPaddingIsRefused) {
 }
 
 TEST(ConvTranspose3d, GridTooFineForTheInputIsRefused) {
-  // 2 input voxels over 3 ranks: the last rank owns output voxels but no input.
-  forEachGrid({{{3, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
+  // 2 input voxels over 4 ranks (1,1,0,0), 4 outputs (1 each): rank 3's output reads input 1 on
+  // rank 1, two ranks away (rank 2 owns nothing). Every rank refuses with one line.
+  forEachGrid({{{4, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
     ConvTranspose3d<double>::Options o;
     o.outChannels = 2;
     const std::string e =
         errorOf([&] { ConvTranspose3d<double>(grid, "up_fine", {1, 2, {2, 4, 4}}, o); });
-    EXPECT_HAS(e, "up_fine: rank 2 along D owns output but no input");
-    EXPECT_HAS(e, "grid 3x1x1");
+    EXPECT_HAS(e, "up_fine: ghost width 1 on the low side of D of rank 3 reaches past the "
+                  "neighbouring rank");
+    EXPECT_HAS(e, "leaves rank 2 of that dimension only 0 voxel(s)");
+    EXPECT_HAS(e, "grid 4x1x1");
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   });
 }
 

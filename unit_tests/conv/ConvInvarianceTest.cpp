@@ -127,5 +127,53 @@ TEST(ConvTranspose3d, OutputAndGradientsMatchOneRankWhereOnlyPerRankGhostsFit) {
   EXPECT_EQ(ran, worldSize() >= 6 ? 1 : 0);
 }
 
+TEST(ConvTranspose3d, OutputAndGradientsMatchOneRankWhereARankOwnsOutputButNoInput) {
+  // Up-sampling p - 1 voxels over p ranks: the last rank owns no input but one output voxel,
+  // whose input lies on the rank below; its empty box carries that voxel as a low ghost. In
+  // double and in float (against the 1-rank double run).
+  const auto range = [](int, Index a, Index b) { return transposedInputRange(a, b, 2, 2, 0); };
+  const int ran = forEachGrid(emptyInputGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    const Index3 e = upsamplingInputExtents(grid.dims());
+    const BlockDecomposition in(e, grid.dims()),
+        out({2 * e[0], 2 * e[1], 2 * e[2]}, grid.dims());
+    EXPECT_TRUE(someRankOwnsOutputButNoInput(in, out));
+    EXPECT_NO_THROW(requiredGhosts(in, out, range, "up"));
+    ConvTranspose3d<double>::Options o;
+    o.outChannels = 3;
+    o.bias = true;
+    ConvTranspose3d<float>::Options of;
+    of.outChannels = 3;
+    of.bias = true;
+    const GhostWidths next = GhostWidths::uniform(1);  // y as a following conv's input
+    expectSameAsOneRank<ConvTranspose3d<double>>(grid, {2, 2, e}, o, next, "k2 s2 double");
+    expectSameAsOneRank<ConvTranspose3d<float>, ConvTranspose3d<double>>(grid, {2, 2, e}, of, o,
+                                                                        {}, 1e-5, "k2 s2 float");
+  });
+  EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 4 : worldSize() >= 2 ? 1 : 0);
+}
+
+TEST(Conv3d, OutputAndGradientsMatchOneRankWhereARankOwnsOutputButNoInput) {
+  // A convolution padded past half its kernel (k3 p2, k1 p1) grows the extent by 2: over
+  // p - 1 input voxels on p ranks the last rank owns an output voxel and no input; it reads the
+  // rank below and the zero padding. (With padding up to half the kernel the output is never
+  // larger than the input, and a rank without input owns no output.)
+  const int ran = forEachGrid(emptyInputGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    const Index3 e = upsamplingInputExtents(grid.dims());
+    for (const Window w : {Window::cubic(3, 1, 2), Window::cubic(1, 1, 1)}) {
+      const BlockDecomposition in(e, grid.dims()), out(windowOutputExtents(e, w), grid.dims());
+      EXPECT_TRUE(someRankOwnsOutputButNoInput(in, out));
+      Conv3d<double>::Options o;
+      o.outChannels = 2;
+      o.kernel = w.kernel[0];
+      o.padding = w.padding[0];
+      o.bias = true;
+      expectSameAsOneRank<Conv3d<double>>(grid, {2, 2, e}, o, {},
+                                          "k" + std::to_string(o.kernel) + " p" +
+                                              std::to_string(o.padding));
+    }
+  });
+  EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 4 : worldSize() >= 2 ? 1 : 0);
+}
+
 }  // namespace
 }  // namespace hybrid3d::test

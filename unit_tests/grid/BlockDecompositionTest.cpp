@@ -57,11 +57,22 @@ TEST(DistTensor, LocalArrayIsOwnedBoxPlusAsymmetricGhosts) {
   auto owned = t.ownedView();
   EXPECT_EQ(owned.extent(2), 2u);
   EXPECT_EQ(owned.extent(4), 3u);
-  // An empty owned box holds nothing, not even ghosts.
+  // An empty owned box that no consumer asks for ghosts holds nothing: the same widths on
+  // every rank skip the dimension along which it is empty (its other widths grow no cell).
   const BlockDecomposition small({2, 4, 4}, {4, 1, 1});
   auto e = createDistTensor<float>("e", 1, 1, small, {3, 0, 0}, GhostWidths::uniform(1));
   EXPECT_EQ(e.view().size(), 0u);
-  EXPECT_TRUE(e.ghosts().none());
+  EXPECT_EQ(e.localBox().size(), 0);
+  EXPECT_EQ(e.ghosts().lo[0] + e.ghosts().hi[0], 0);
+  // One whose consumer reads the voxel below it (an up-sampling layer's) holds that voxel: the
+  // empty box [2, 2) of rank 2 grown by one low ghost is [1, 2).
+  GhostMap m(small.dims());
+  m.set(0, 2, 1, 0);
+  auto u = createDistTensor<float>("u", 1, 1, small, {2, 0, 0}, m);
+  EXPECT_TRUE(u.owned().empty());
+  EXPECT_EQ(u.localBox(), (Box3{{1, 0, 0}, {2, 4, 4}}));
+  EXPECT_EQ(u.view().extent(2), 1u);
+  EXPECT_EQ(u.localIndex(0, 1), 0);
   EXPECT_THROW(createDistTensor<float>("bad", 1, 1, small, {4, 0, 0}), Error);
 }
 

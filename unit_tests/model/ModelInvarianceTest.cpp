@@ -159,11 +159,25 @@ TEST(Models, UNet3dLossAndGradientsEqualOneRankOnEveryLegalGrid) {
   o.architecture = "unet3d";
   o.inputWidth = 16;
   o.seed = 9;
-  // 16^3 halves to 2^3 at the bottom; a 3-way split would leave a rank with output but no
-  // input after the last up-sampling, which the layers refuse.
-  // Each grid costs a full U-Net step (about 50 GFLOP for two samples): one of each shape.
+  // 16^3 halves to 2^3 at the bottom (for a 3-way split see the next test). Each grid costs a
+  // full U-Net step (about 50 GFLOP for two samples): one of each shape.
   checkModel(o, 1, 3, {{{1, 1, 1}, 1}, {{1, 1, 1}, 2}, {{2, 1, 1}, 1}, {{1, 2, 2}, 1},
                        {{2, 1, 1}, 2}, {{2, 2, 2}, 1}});
+}
+
+TEST(Models, UNet3dMatchesOneRankWhereARankOwnsNoBottomInput) {
+  // 16^3 on 3x1x1: the bottom's D = 2 leaves rank 2 no voxel, yet up3 (2 -> 4) gives it output
+  // voxel 3, which reads bottom voxel 1 on rank 1 as a ghost of its empty box. Refused while an
+  // empty box had no ghosts.
+  const BlockDecomposition bottom({2, 2, 2}, {3, 1, 1}), up3({4, 4, 4}, {3, 1, 1});
+  ASSERT_TRUE(someRankOwnsOutputButNoInput(bottom, up3));
+  // A full U-Net step (about 80 s at 4 ranks on 2 busy cores): run once, at 4 ranks.
+  if (worldSize() != 4) GTEST_SKIP() << "runs at 4 ranks only (a full U-Net step)";
+  ModelOptions o;
+  o.architecture = "unet3d";
+  o.inputWidth = 16;
+  o.seed = 9;
+  checkModel(o, 1, 3, {{{3, 1, 1}, 1}});
 }
 
 TEST(Models, CosmoFlowMlperfLossAndGradientsEqualOneRank) {

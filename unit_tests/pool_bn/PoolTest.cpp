@@ -137,6 +137,31 @@ TEST(Pool3d, OutputAndGradientMatchOneRankWhereOnlyPerRankGhostsFit) {
   EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 3 : 0);
 }
 
+TEST(Pool3d, OutputAndGradientMatchOneRankWhereARankOwnsOutputButNoInput) {
+  // A 2/1/1 window grows the extent by one: over p - 1 input voxels on p ranks the last rank
+  // owns an output voxel and no input; it reads the rank below and the padding. (Stride 2 or
+  // k3 p1 never make the output larger than the input: there a rank without input owns no
+  // output, which the invariance tests above cover on 3x1x1.)
+  const int ran = forEachGrid(emptyInputGridCases(), [](const ProcessGrid& grid, const GridCase&) {
+    const Index3 e = upsamplingInputExtents(grid.dims());
+    for (const PoolConfig& c : {PoolConfig{"max 2/1/1", true, 2, 1, 1, true, e},
+                                PoolConfig{"avg 2/1/1", false, 2, 1, 1, true, e},
+                                PoolConfig{"avg 2/1/1 excluding pad", false, 2, 1, 1, false, e}}) {
+      SCOPED_TRACE(c.name);
+      const BlockDecomposition in(e, grid.dims());
+      const BlockDecomposition out(windowOutputExtents(e, c.window()), grid.dims());
+      EXPECT_TRUE(someRankOwnsOutputButNoInput(in, out));
+      const auto x = randomGlobal<double>("x", 2, 3, e, 41 + grid.group());
+      const auto dy = randomGlobal<double>("dy", 2, 3, out.globalExtents(), 43 + grid.group());
+      const PoolRun got = runConfig(grid, c, x, dy);
+      const PoolRun want = runConfig(selfGrid(), c, x, dy);
+      expectSameArray(got.y, want.y, 1e-12, "output");
+      expectSameArray(got.dx, want.dx, 1e-12, "input gradient");
+    }
+  });
+  EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 4 : worldSize() >= 2 ? 1 : 0);
+}
+
 TEST(Pool3d, RefusesOnEveryRankANeedTwoRanksAway) {
   // D = 4 on 4 ranks: rank 1's one output reads inputs 1..3, and input 3 lies on rank 3.
   const int ran = forEachGrid({{{4, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {

@@ -32,8 +32,8 @@ struct HaloPlan {
 };
 
 // Throws hybrid3d::Error naming `what`, the rank, the extent, the width and the grid when a
-// ghost region of some rank's non-empty box needs voxels that its immediate neighbour does not
-// own. With GhostWidths: the same widths on every rank.
+// ghost region of some rank's box (an empty one too) needs voxels that its immediate
+// neighbour does not own. With GhostWidths: the same widths on every rank that owns voxels.
 void checkGhostWidths(const BlockDecomposition& decomposition, const GhostMap& ghosts,
                       const std::string& what);
 void checkGhostWidths(const BlockDecomposition& decomposition, const GhostWidths& ghosts,

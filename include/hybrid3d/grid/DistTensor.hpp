@@ -3,10 +3,15 @@
 //
 // The local array is a 5-D LayoutRight View (N, C, D+gl+gh, H+gl+gh, W+gl+gh). Ghost widths may
 // differ per side (a stride-2 layer needs only the high side). Global voxel (d,h,w) of the
-// owned box sits at local (d - lo_d + gl_d, ...). A rank whose owned box is empty holds a local
-// array with zero spatial extent and no ghosts. Ghost widths may differ from rank to rank
+// owned box sits at local (d - lo_d + gl_d, ...). Ghost widths may differ from rank to rank
 // (grid/GhostWidths.hpp): the tensor knows every rank's, so a halo built from it knows what
 // each neighbour expects.
+//
+// A rank whose owned box is empty (extent smaller than the grid) has the ghosts its consumer
+// needs: an upsampling layer's rank can own output voxels but no input voxels, and reads the
+// input it needs from its neighbour as ghosts. Its empty box sits at blockBegin (the end of
+// the last non-empty block below it), so the same rule places its local box: owned box grown
+// by the ghosts. With no ghosts its local array has zero spatial extent.
 
 #include <string>
 #include <type_traits>
@@ -27,23 +32,22 @@ struct TensorLayout {
   int batch = 0, channels = 0;
   BlockDecomposition decomposition;
   Int3 coords{0, 0, 0};
-  GhostWidths ghosts;  // this rank's: none when the owned box is empty (it has no ghosts)
+  GhostWidths ghosts;  // this rank's (an empty owned box too: what its consumer needs)
   GhostMap ghostMap;   // every rank's
 
   TensorLayout() = default;
   TensorLayout(int n, int c, const BlockDecomposition& d, const Int3& at, const GhostMap& g)
       : batch(n), channels(c), decomposition(d), coords(at), ghostMap(g) {
     g.checkGrid(d.dims(), "tensor layout");
-    if (!owned().empty()) ghosts = g.at(at);
+    ghosts = g.at(at);
   }
-  // The same widths on every rank.
-  TensorLayout(int n, int c, const BlockDecomposition& d, const Int3& at, const GhostWidths& g)
-      : TensorLayout(n, c, d, at, GhostMap(d.dims(), g)) {}
+  // The same widths on every rank that owns voxels (uniformGhosts).
+  TensorLayout(int n, int c, const BlockDecomposition& d, const Int3& at, const GhostWidths& g);
   Box3 owned() const { return decomposition.ownedBox(coords); }
   // The owned box grown by the ghosts, in global indices (may reach outside the domain).
   Box3 localBox() const { return grow(owned(), ghosts); }
+  // An empty box grows too: [b, b) with one low ghost is [b - 1, b).
   static Box3 grow(Box3 b, const GhostWidths& g) {
-    if (b.empty()) return b;
     for (int i = 0; i < 3; ++i) {
       b.lo[i] -= g.lo[i];
       b.hi[i] += g.hi[i];
@@ -51,6 +55,21 @@ struct TensorLayout {
     return b;
   }
 };
+
+// `every` on each rank that owns voxels, none on a rank whose box is empty along a dimension
+// (along that dimension): what "the same widths on every rank" means for a halo test or a
+// reader, where no consumer asks an empty box for ghosts. Fails on a negative width.
+inline GhostMap uniformGhosts(const BlockDecomposition& d, const GhostWidths& every) {
+  GhostMap g(d.dims(), every);
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < d.dims()[i]; ++k)
+      if (d.extent(i, k) == 0) g.set(i, k, 0, 0);
+  return g;
+}
+
+inline TensorLayout::TensorLayout(int n, int c, const BlockDecomposition& d, const Int3& at,
+                                  const GhostWidths& g)
+    : TensorLayout(n, c, d, at, uniformGhosts(d, g)) {}
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class DistTensor {
@@ -72,11 +91,11 @@ public:
         fail("tensor '", label, "': coordinates ", toString(coords), " outside grid ",
              toString(decomposition.dims()));
     ghosts.checkGrid(decomposition.dims(), "tensor");
-    if (!owned_.empty()) ghosts_ = ghosts.at(coords);
+    ghosts_ = ghosts.at(coords);
     const Index3 e = localExtents();
     view_ = view_type(label, n, c, e[0], e[1], e[2]);
   }
-  // The same widths on every rank.
+  // The same widths on every rank that owns voxels (uniformGhosts).
   DistTensor(const std::string& label, int n, int c, const BlockDecomposition& decomposition,
              const Int3& coords, const GhostWidths& ghosts)
       : DistTensor(label, n, c, decomposition, coords, uniformMap(label, decomposition, ghosts)) {}
@@ -111,7 +130,7 @@ private:
                              const GhostWidths& g) {
     for (int i = 0; i < 3; ++i)
       if (g.lo[i] < 0 || g.hi[i] < 0) fail("tensor '", label, "': negative ghost width");
-    return GhostMap(d.dims(), g);
+    return uniformGhosts(d, g);
   }
 
   int n_ = 0, c_ = 0;

@@ -63,7 +63,7 @@ public:
   const Int3& dims() const { return dims_; }
   int lo(int dim, int coord) const { return tables_ ? tables_->lo[dim].at(coord) : 0; }
   int hi(int dim, int coord) const { return tables_ ? tables_->hi[dim].at(coord) : 0; }
-  // The widths of the rank at `coords` (before the rule that an empty box has none).
+  // The widths of the rank at `coords` (an empty owned box included: DistTensor.hpp).
   GhostWidths at(const Int3& coords) const {
     GhostWidths g;
     for (int i = 0; i < 3; ++i) {

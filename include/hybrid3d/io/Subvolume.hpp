@@ -16,17 +16,12 @@ struct Subvolume {
   Box3 read;                // local clipped to the domain: what is read from the file
 
   Subvolume() = default;
-  // Same rules as DistTensor: a rank with an empty owned box has no ghosts.
+  // Same rule as DistTensor: the owned box grown by this rank's ghosts, an empty owned box
+  // too (it may read its consumer's ghosts from the file).
   Subvolume(const BlockDecomposition& decomposition, const Int3& coords, const GhostWidths& ghosts)
-      : extents(decomposition.globalExtents()), owned(decomposition.ownedBox(coords)) {
-    local = owned;
-    if (!owned.empty())
-      for (int i = 0; i < 3; ++i) {
-        local.lo[i] -= ghosts.lo[i];
-        local.hi[i] += ghosts.hi[i];
-      }
-    read = owned.empty() ? owned : intersect(local, decomposition.globalBox());
-  }
+      : extents(decomposition.globalExtents()), owned(decomposition.ownedBox(coords)),
+        local(TensorLayout::grow(owned, ghosts)),
+        read(local.empty() ? local : intersect(local, decomposition.globalBox())) {}
 
   // The subvolume that fills tensor t (its decomposition, coordinates and ghosts).
   template <class T, class M>

@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
@@ -58,9 +59,11 @@ inline Index3 windowOutputExtents(const Index3& n, const Window& w) {
 
 // Ghost widths of the input on every rank, so that each rank's output box can be computed from
 // its local input array. `inputRange(dim, a, b)` gives the input range output range [a, b)
-// reads along `dim`. Throws naming `layer` when a rank owns output but no input (nothing to
-// attach ghosts to); the halo engine later refuses widths that reach past an immediate
-// neighbour.
+// reads along `dim`. A rank that owns output but no input (an upsampling layer whose input
+// extent is smaller than the grid) gets ghosts like any other: its empty box sits at the end
+// of the block below it, so the widths reach into that rank (DistTensor.hpp). A rank owning no
+// output needs none. Throws naming `layer` (comm/HaloPlan.hpp's one-line message) when some
+// rank needs a voxel that is not on an immediate neighbour.
 template <class InputRangeFn>
 GhostMap requiredGhosts(const BlockDecomposition& in, const BlockDecomposition& out,
                         InputRangeFn inputRange, const std::string& layer) {
@@ -69,14 +72,11 @@ GhostMap requiredGhosts(const BlockDecomposition& in, const BlockDecomposition& 
     for (int k = 0; k < out.dims()[dim]; ++k) {
       if (out.extent(dim, k) == 0) continue;
       const IndexRange need = inputRange(dim, out.begin(dim, k), out.end(dim, k));
-      if (in.extent(dim, k) == 0)
-        fail(layer, ": rank ", k, " along ", "DHW"[dim], " owns output but no input (input extent ",
-             in.globalExtents()[dim], ", output extent ", out.globalExtents()[dim], ", grid ",
-             toString(out.dims()), "); use a coarser grid");
       const Index lo = in.begin(dim, k) - need.first, hi = need.last - in.end(dim, k);
       g.set(dim, k, lo > 0 ? static_cast<int>(lo) : 0, hi > 0 ? static_cast<int>(hi) : 0);
     }
   }
+  checkGhostWidths(in, g, layer);
   return g;
 }
 

@@ -264,7 +264,7 @@ private:
   BlockDecomposition inDec_, outDec_;
   Box3 inOwned_, outOwned_;
   GhostMap ghostMap_;   // every rank's input ghosts
-  GhostWidths ghosts_;  // this rank's (none when it owns no input)
+  GhostWidths ghosts_;  // this rank's (an empty input box: those its owned output reads)
   std::unique_ptr<Halo<T, MemorySpace>> halo_;
   OutputRange<MemorySpace> outputsOf_[3];
   PhaseRun wRun_;
