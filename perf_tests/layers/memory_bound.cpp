@@ -25,6 +25,16 @@
 // The optimisers update CosmoFlow's parameters (S = 128, about 9.4 M), against a copy of that
 // size.
 //
+// Why 32x64^3 reads lower than 16x128^3 for every kernel (measured November 2026, AMD EPYC,
+// 2 cores, shared): not the copy reference fitting in a cache (a flat copy over the ghosted
+// tensors' whole arrays runs at the reference's GB/s at both sizes), nor the row loops (a row
+// copy on tensors without ghosts runs at 0.97-1.07 of it at both sizes), but the ghosted layout:
+// the same row copy on ghost-1 tensors runs at 0.72-0.80 at 32x64^3 and 0.85-0.89 at 16x128^3
+// (also when it writes the W ghosts, so not partial cache lines). A likely reason, not proven:
+// both sizes have 2048 planes of rows, each followed by two ghost rows the streams skip, and
+// the cost per plane came out about the same (0.4-0.7 us), so it weighs 4x more at the smaller
+// size. The "row copy" lines print it in every run: read the kernels' ratios beside them.
+//
 // Usage: bench_memory_bound [--reps 20] [--only SUBSTRING]
 #include <time.h>
 
@@ -36,6 +46,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
@@ -204,6 +215,31 @@ int main(int argc, char** argv) {
       fillRandom(*dy, 2);
       const DefaultExecutionSpace exec;
       const double cells = bytesOf(*x, false);  // one activation's owned cells, in bytes
+
+      // Diagnostics, not targets: y := x on the owned cells, row by row (Impl::forEachRowCell,
+      // as the element-wise layers), on the tensors above (ghost width 1, as the graph
+      // allocates them) and on tensors without ghosts: 2 activations each. What the layout
+      // itself costs against the flat copy (see the header).
+      auto x0 = std::make_shared<Tensor>(tensor("x no ghosts", N, s.channels, dec, at,
+                                                GhostWidths::uniform(0)));
+      auto y0 = std::make_shared<Tensor>(tensor("y no ghosts", N, s.channels, dec, at,
+                                                GhostWidths::uniform(0)));
+      fillRandom(*x0, 1);
+      for (const auto& [from, to, name] : {std::make_tuple(x, y, "row copy, ghost 1"),
+                                          std::make_tuple(x0, y0, "row copy, no ghosts")}) {
+        const auto xv = from->view(), yv = to->view();
+        const auto ox = Impl::ghostOffset(*from), oy = Impl::ghostOffset(*to);
+        const Impl::OwnedRows rows(*from);
+        cases.push_back({name, s.name, 2 * cells, copy, [=] {
+                           Impl::forEachRowCell(
+                               "hybrid3d::bench::rowCopy", exec, rows,
+                               KOKKOS_LAMBDA(const Index n, const Index c, const Index z,
+                                             const Index yy, const Index xx) {
+                                 yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
+                                     xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
+                               });
+                         }});
+      }
 
       // LeakyReLU forward: reads x, writes y (owned cells): 2 activations.
       auto relu = std::make_shared<LeakyReLU<T>>(grid, "relu", shape);

@@ -66,8 +66,7 @@ private:
   Impl::Pool3dPlan<T, MemorySpace> plan_;
   // Per owned output index along D, H, W: 1 / (that dimension's factor of the divisor).
   Kokkos::View<T*, MemorySpace> inverseCount_[3];
-  // Backward's dy / divisor on the owned outputs [N, C, owned box] (1/8 of x for stride 2),
-  // plus a zero plane along D and H (see avgPoolSumWindows).
+  // Backward's dy / divisor on the owned outputs [N, C, owned box] (1/8 of x for stride 2).
   Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace> scaledDy_;
 };
 

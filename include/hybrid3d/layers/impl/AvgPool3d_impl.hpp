@@ -108,10 +108,9 @@ void avgPoolScaleGradient(const ExecSpace& exec, const OwnedRows& rows, const Gh
 template <class ZView, class RangeView>
 struct AvgPoolInputSum {
   using T = typename ZView::non_const_value_type;
-  ZView z;  // [N, C, owned output box + a zero plane along D and along H]
+  ZView z;  // [N, C, owned output box]
   RangeView rd, rh, rw;
   Index outLo[3];
-  Index zeroPlane[2];  // z's index of the zero plane along D and along H
 
   KOKKOS_INLINE_FUNCTION T operator()(Index n, Index c, Index i, Index j, Index k) const {
     T sum = 0;
@@ -136,16 +135,21 @@ void avgPoolSumWindows(std::integral_constant<int, 0>, std::integral_constant<in
       });
 }
 
-// The same with a compile-time window (K, S > 0): the interior of each row along W (PhaseRun)
-// is summed without the tables. The row's at most NO = ceil(K / S) outputs along D and along H
-// are the same for every cell of the row, so their sums come first, one per output along W,
-// into a row buffer in per-thread scratch (unit-stride loads of z); then a vector lane takes a
-// group of S consecutive inputs and adds the buffer's entries of each input's outputs along W
-// (summing the NO x NO x taps terms of every input directly ran at 0.11-0.18 of the copy
-// bandwidth). A pair (od, oh) outside the row's ranges reads z's zero plane (index = owned
-// extent along D or H) instead of being skipped: the same bits, since the sum starts at +0 and
-// so is never -0, and no select (GCC does not vectorise a select between a load and a
-// constant: it makes the load conditional).
+// The same with a compile-time window (K, S > 0). The row's at most NO = ceil(K / S) outputs
+// along D and along H are the same for every cell of the row, so their sums come first, one per
+// owned output along W, into a row buffer in per-thread scratch (unit-stride loads of z); then
+// a vector lane takes a group of S consecutive inputs of the row's interior (PhaseRun) and adds
+// the buffer's entries of each input's outputs along W (summing the NO x NO x taps terms of
+// every input directly ran at 0.11-0.18 of the copy bandwidth). A row with nd x nh outputs
+// along D and H sums only those (a vector loop per (nd, nh), chosen once per row): the terms
+// it skips are the +0 that an earlier version read from a zero plane of z for the outputs a
+// row lacks, which change no bit of a sum that starts at +0 (such a sum is never -0).
+// The cells outside the interior (a few per row) with at most one output along W take that
+// output's buffer entry: the generic order (od, oh, ow) is then the buffer's (od, oh), so the
+// bits are the same; only cells with two or more outputs there (an odd leftover at a rank's
+// edge) take the generic sum. A row that no window holds (padding, ghosts past the owned
+// outputs) is zero. Per-cell generic sums at the row ends and the zero-plane terms cost about
+// half of this kernel's time at 64^3.
 template <int K, int S, class ExecSpace, class DxView, class Sum>
 void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<int, S>,
                        const ExecSpace& exec, const OwnedRows& rows, const PhaseRun& run,
@@ -155,49 +159,59 @@ void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<in
   using Member = typename RowPolicy<ExecSpace>::member_type;
   using Scratch =
       Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-  // Buffer entry q holds the outputs along W of index zw - (NO - 1) + q: the interior's inputs
-  // reach back NO - 1 outputs before group 0's (phase 0's first = 1 - NO).
-  const Index entries = run.groups + NO - 1;
+  // Buffer entry q holds the outputs along W of z's index q (every owned output).
+  const Index entries = Index(sum.z.extent(4));
   const auto kernel = KOKKOS_LAMBDA(const Member& team) {
     Index n, c, i;
     rows.decode(team.league_rank(), n, c, i);
     const Scratch byOutput(team.thread_scratch(0), entries);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows.e1), [&](const Index j) {
-      const auto generic = [&](const Index k) { dxv(n, c, i, j, k) = sum(n, c, i, j, k); };
       const Index od0 = sum.rd(i, 0), nd = sum.rd(i, 1) - od0;
       const Index oh0 = sum.rh(j, 0), nh = sum.rh(j, 1) - oh0;
-      if (nd == 0 || nh == 0 || run.groups == 0) {  // e.g. padding rows: no window holds them
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, rows.width), generic);
+      if (nd == 0 || nh == 0) {  // no window holds the row: the generic sum is +0
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, rows.width),
+                             [&](const Index k) { dxv(n, c, i, j, k) = T(0); });
         return;
       }
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run.first), generic);
-      Kokkos::parallel_for(
-          Kokkos::ThreadVectorRange(team, run.first + S * run.groups, rows.width), generic);
-      // The row's outputs along D and H as z's indices, the zero plane past the ranges.
-      Index zd[NO], zh[NO];
-      for (int a = 0; a < NO; ++a) {
-        zd[a] = a < nd ? od0 + a - sum.outLo[0] : sum.zeroPlane[0];
-        zh[a] = a < nh ? oh0 + a - sum.outLo[1] : sum.zeroPlane[1];
+      if (run.groups == 0) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, rows.width),
+                             [&](const Index k) { dxv(n, c, i, j, k) = sum(n, c, i, j, k); });
+        return;
       }
-      const Index zw = run.output - sum.outLo[2] - (NO - 1);  // z's W index of entry 0
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, entries), [&](const Index q) {
-        T s = 0;
-        unrolled<NO>([&](auto a) {
-          unrolled<NO>([&](auto e) {
-            s += sum.z(n, c, zd[decltype(a)::value], zh[decltype(e)::value], zw + q);
+      const Index zd = od0 - sum.outLo[0], zh = oh0 - sum.outLo[1];
+      // The row's nd x nh outputs along D and H, summed per output along W in the order (od, oh).
+      unrolled<NO>([&](auto a) {
+        unrolled<NO>([&](auto e) {
+          constexpr int NA = decltype(a)::value + 1, NE = decltype(e)::value + 1;
+          if (nd != NA || nh != NE) return;
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, entries), [&](const Index q) {
+            T s = 0;
+            unrolled<NA>([&](auto da) {
+              unrolled<NE>([&](auto he) {
+                s += sum.z(n, c, zd + decltype(da)::value, zh + decltype(he)::value, q);
+              });
+            });
+            byOutput(q) = s;
           });
         });
-        byOutput(q) = s;
       });
       // (A vector loop ends with its lanes synchronised on every backend.)
+      const auto edge = [&](const Index k) {
+        const Index ow0 = sum.rw(k, 0), nw = sum.rw(k, 1) - ow0;
+        dxv(n, c, i, j, k) =
+            nw == 0 ? T(0) : nw == 1 ? byOutput(ow0 - sum.outLo[2]) : sum(n, c, i, j, k);
+      };
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run.first), edge);
+      Kokkos::parallel_for(
+          Kokkos::ThreadVectorRange(team, run.first + S * run.groups, rows.width), edge);
+      const Index base = run.output - sum.outLo[2];  // z's W index of group 0's output
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run.groups), [&](const Index m) {
         unrolled<S>([&](auto phase) {
-          // The outputs along W of input `phase`: entries m + NO - 1 + first + jw, jw < 1 - first.
+          // The outputs along W of input `phase`: base + m + first + jw, jw < 1 - first.
           constexpr int first = int(floorDiv(decltype(phase)::value - K, S)) + 1;
           T s = 0;
-          unrolled<1 - first>([&](auto jw) {
-            s += byOutput(m + NO - 1 + first + decltype(jw)::value);
-          });
+          unrolled<1 - first>(
+              [&](auto jw) { s += byOutput(base + m + first + decltype(jw)::value); });
           dxv(n, c, i, j, run.first + S * m + decltype(phase)::value) = s;
         });
       });
@@ -234,11 +248,9 @@ AvgPool3d<T, M>::AvgPool3d(const ProcessGrid& grid, const std::string& name,
     }
     Kokkos::deep_copy(inverseCount_[d], h);
   }
-  // One more plane along D and H, zero (the View starts zeroed and no kernel writes it): what
-  // backward's compile-time kernel reads for the outputs a row does not have.
   const Index3 e = plan_.outputOwned().extents();
   scaledDy_ = Kokkos::View<T*****, Kokkos::LayoutRight, M>(
-      plan_.label() + " dy / divisor", input.batch, input.channels, e[0] + 1, e[1] + 1, e[2]);
+      plan_.label() + " dy / divisor", input.batch, input.channels, e[0], e[1], e[2]);
 }
 
 template <class T, class M>
@@ -284,8 +296,7 @@ void AvgPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
         plan_.outputsOf(0),
         plan_.outputsOf(1),
         plan_.outputsOf(2),
-        {g.outLo[0], g.outLo[1], g.outLo[2]},
-        {owned.extent(0), owned.extent(1)}};
+        {g.outLo[0], g.outLo[1], g.outLo[2]}};
     const Impl::OwnedRows rows(N, C, local.extents());
     Impl::withStaticWindow(g, [&](auto K, auto S) {
       Impl::avgPoolSumWindows(K, S, exec, rows, plan_.wInterior(), dx.view(), sum);
