@@ -22,49 +22,12 @@
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
+#include <hybrid3d/comm/impl/HaloBox.hpp>
 #include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 
 namespace hybrid3d {
-
-namespace Impl {
-
-enum class BoxOp { Pack, Unpack, UnpackAdd, Zero };
-
-// One kernel over the N x C x box cells of a 5-D view: copy to/from (or add from) a flat buffer
-// at `offset`, in (n, c, d, h, w) order, or set them to zero. `lo` is in local array indices.
-// A 5-D MDRange keeps the index arithmetic to multiply-adds (no per-element division).
-template <BoxOp Op, class ExecSpace, class View5, class Buffer>
-void applyBox(std::string_view label, const ExecSpace& exec, const View5& v, const Buffer& buf,
-              Index offset, const Index3& lo, const Index3& ext) {
-  const Index N = static_cast<Index>(v.extent(0)), C = static_cast<Index>(v.extent(1));
-  const Index e0 = ext[0], e1 = ext[1], e2 = ext[2];
-  const Index l0 = lo[0], l1 = lo[1], l2 = lo[2];
-  if (N * C * e0 * e1 * e2 == 0) return;
-  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
-  // On host spaces one tile is a whole (d = const) plane of the box: faces that are one cell
-  // thin along W would otherwise become many tiny tiles. Devices keep Kokkos's default tiles.
-  constexpr bool host =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
-  const Policy policy = host ? Policy(exec, {0, 0, 0, 0, 0}, {N, C, e0, e1, e2}, {1, 1, 1, e1, e2})
-                             : Policy(exec, {0, 0, 0, 0, 0}, {N, C, e0, e1, e2});
-  Kokkos::parallel_for(
-      Impl::kernelLabel(label), policy,
-      KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index y, const Index x) {
-        const Index i = offset + (((n * C + c) * e0 + z) * e1 + y) * e2 + x;
-        auto& cell = v(n, c, l0 + z, l1 + y, l2 + x);
-        // A plain `if` on the compile-time Op, not `if constexpr`: nvcc rejects an extended
-        // lambda whose first capture of a variable (buf) is inside an `if constexpr`. Every
-        // branch compiles for every Op, and the compiler drops the dead ones.
-        if (Op == BoxOp::Pack) buf(i) = cell;
-        else if (Op == BoxOp::Unpack) cell = buf(i);
-        else if (Op == BoxOp::UnpackAdd) cell += buf(i);
-        else cell = 0;  // BoxOp::Zero
-      });
-}
-
-}  // namespace Impl
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Halo {
