@@ -54,6 +54,8 @@ struct TensorLayout {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class DistTensor {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using value_type = T;
   using memory_space = MemorySpace;
