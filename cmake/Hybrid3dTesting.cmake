@@ -29,3 +29,23 @@ function(hybrid3d_add_mpi_test name target)
       ENVIRONMENT "${HYBRID3D_TEST_ENVIRONMENT}" TIMEOUT ${A_TIMEOUT} PROCESSORS ${n})
   endforeach()
 endfunction()
+
+# The Kokkos backends the per-backend tests are built for (hybrid3d_backend_test in
+# unit_tests/CMakeLists.txt): each of Serial, OpenMP, Cuda and HIP this Kokkos was built with
+# (Kokkos_DEVICES), as "NAME=EXECUTION_SPACE" pairs; NAME suffixes the executables and tests.
+set(HYBRID3D_TEST_BACKENDS)
+foreach(_h3d_backend IN ITEMS Serial OpenMP Cuda HIP)
+  string(TOUPPER "${_h3d_backend}" _h3d_device)
+  if(_h3d_device IN_LIST Kokkos_DEVICES)
+    string(TOLOWER "${_h3d_backend}" _h3d_name)
+    list(APPEND HYBRID3D_TEST_BACKENDS "${_h3d_name}=Kokkos::${_h3d_backend}")
+  endif()
+endforeach()
+if(NOT HYBRID3D_TEST_BACKENDS)
+  message(FATAL_ERROR "hybrid3d: the Kokkos in ${Kokkos_DIR} enables none of SERIAL, OPENMP, "
+                      "CUDA, HIP (Kokkos_DEVICES: '${Kokkos_DEVICES}'); the tests need one")
+endif()
+# Kokkos's default execution space: a device backend before OpenMP before Serial, so the last
+# of the list above (Threads and HPX, which would come before Serial, are not tested here).
+list(GET HYBRID3D_TEST_BACKENDS -1 HYBRID3D_DEFAULT_TEST_BACKEND)
+string(REGEX REPLACE "=.*" "" HYBRID3D_DEFAULT_TEST_BACKEND "${HYBRID3D_DEFAULT_TEST_BACKEND}")

@@ -9,6 +9,7 @@
 
 #include "ConvHarness.hpp"
 #include "GridCases.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -54,13 +55,14 @@ std::vector<ConvCase> convCases() {
 TEST(Conv3d, OutputAndGradientsMatchOneRankOnEveryGrid) {
   const int ran = forEachGrid(invarianceGrids(), [](const ProcessGrid& grid, const GridCase&) {
     for (const ConvCase& c : convCases()) {
-      Conv3d<double>::Options o;
+      Conv3d<double, TestDevice>::Options o;
       o.outChannels = 3;
       o.kernel = c.k;
       o.stride = c.s;
       o.padding = c.p;
       o.bias = c.bias;
-      expectSameAsOneRank<Conv3d<double>>(grid, {2, 2, c.extents}, o, c.outGhosts, c.name());
+      expectSameAsOneRank<Conv3d<double, TestDevice>>(grid, {2, 2, c.extents}, o, c.outGhosts,
+                                                      c.name());
     }
   });
   EXPECT_GE(ran, 1);
@@ -73,13 +75,13 @@ TEST(ConvTranspose3d, OutputAndGradientsMatchOneRankOnEveryGrid) {
                                                    {2, 2, 0, true, {3, 2, 2}, one},  // thin
                                                    {3, 3, 0, true, {4, 5, 3}, {}},
                                                    {1, 1, 0, false, {3, 4, 5}, {}}}) {
-      ConvTranspose3d<double>::Options o;
+      ConvTranspose3d<double, TestDevice>::Options o;
       o.outChannels = 3;
       o.kernel = c.k;
       o.stride = c.s;
       o.bias = c.bias;
-      expectSameAsOneRank<ConvTranspose3d<double>>(grid, {2, 2, c.extents}, o, c.outGhosts,
-                                                   c.name());
+      expectSameAsOneRank<ConvTranspose3d<double, TestDevice>>(grid, {2, 2, c.extents}, o,
+                                                               c.outGhosts, c.name());
     }
   });
   EXPECT_GE(ran, 1);
