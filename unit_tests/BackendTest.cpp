@@ -73,7 +73,9 @@ TEST(Backend, TensorsUnderTestAreViewsOfTheBackend) {
   double sum = 0;
   for (std::size_t i = 0; i < h.size(); ++i) sum += h.data()[i];
   EXPECT_EQ(sum, double(h.size()));
-  if (lower(TestExecSpace::name()) == "serial") EXPECT_EQ(TestExecSpace().concurrency(), 1);
+  if (lower(TestExecSpace::name()) == "serial") {
+    EXPECT_EQ(TestExecSpace().concurrency(), 1);
+  }
 }
 
 // Every kernel of a convolution's forward and backward (im2col, gemm, halo, bias) is launched
