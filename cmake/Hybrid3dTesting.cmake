@@ -1,5 +1,6 @@
 # One way to register a test for every rank count: hybrid3d_add_mpi_test(NAME TARGET
-# [RANKS 1 2 4 8] [ARGS ...] [TIMEOUT s]) adds NAME.npN running `mpiexec -n N TARGET ARGS`.
+# [RANKS 1 2 4 8] [ARGS ...] [TIMEOUT s] [LABELS ...]) adds NAME.npN running
+# `mpiexec -n N TARGET ARGS`, with the CTest LABELS given (`ctest -L` / `-LE` select by them).
 # Oversubscription lets 8 ranks run on 2 cores; the environment lets OpenMPI run as root and
 # keeps OpenBLAS to one thread per rank so ranks and BLAS threads do not fight over cores.
 # --bind-to none: OpenMPI binds each rank to one core when it starts 2 ranks or fewer, which
@@ -12,7 +13,7 @@ set(HYBRID3D_TEST_ENVIRONMENT
     CACHE STRING "Environment of every MPI test")
 
 function(hybrid3d_add_mpi_test name target)
-  cmake_parse_arguments(A "" "TIMEOUT" "RANKS;ARGS" ${ARGN})
+  cmake_parse_arguments(A "" "TIMEOUT" "RANKS;ARGS;LABELS" ${ARGN})
   if(NOT A_RANKS)
     set(A_RANKS ${HYBRID3D_TEST_RANKS})
   endif()
@@ -27,5 +28,28 @@ function(hybrid3d_add_mpi_test name target)
     # A hang (a rank that failed before a collective) becomes a failure, not a stuck CI.
     set_tests_properties(${name}.np${n} PROPERTIES
       ENVIRONMENT "${HYBRID3D_TEST_ENVIRONMENT}" TIMEOUT ${A_TIMEOUT} PROCESSORS ${n})
+    if(A_LABELS)
+      set_tests_properties(${name}.np${n} PROPERTIES LABELS "${A_LABELS}")
+    endif()
   endforeach()
 endfunction()
+
+# The Kokkos backends the per-backend tests are built for (hybrid3d_backend_test in
+# unit_tests/CMakeLists.txt): each of Serial, OpenMP, Cuda and HIP this Kokkos was built with
+# (Kokkos_DEVICES), as "NAME=EXECUTION_SPACE" pairs; NAME suffixes the executables and tests.
+set(HYBRID3D_TEST_BACKENDS)
+foreach(_h3d_backend IN ITEMS Serial OpenMP Cuda HIP)
+  string(TOUPPER "${_h3d_backend}" _h3d_device)
+  if(_h3d_device IN_LIST Kokkos_DEVICES)
+    string(TOLOWER "${_h3d_backend}" _h3d_name)
+    list(APPEND HYBRID3D_TEST_BACKENDS "${_h3d_name}=Kokkos::${_h3d_backend}")
+  endif()
+endforeach()
+if(NOT HYBRID3D_TEST_BACKENDS)
+  message(FATAL_ERROR "hybrid3d: the Kokkos in ${Kokkos_DIR} enables none of SERIAL, OPENMP, "
+                      "CUDA, HIP (Kokkos_DEVICES: '${Kokkos_DEVICES}'); the tests need one")
+endif()
+# Kokkos's default execution space: a device backend before OpenMP before Serial, so the last
+# of the list above (Threads and HPX, which would come before Serial, are not tested here).
+list(GET HYBRID3D_TEST_BACKENDS -1 HYBRID3D_DEFAULT_TEST_BACKEND)
+string(REGEX REPLACE "=.*" "" HYBRID3D_DEFAULT_TEST_BACKEND "${HYBRID3D_DEFAULT_TEST_BACKEND}")

@@ -1,11 +1,12 @@
 // Explicit instantiations of the point-wise activations for the training and test scalars.
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/layers/Activation.hpp>
 
 namespace hybrid3d {
-template class Pointwise<LeakyReLUOp, float>;
-template class Pointwise<LeakyReLUOp, double>;
-template class Pointwise<ScaledTanhOp, float>;
-template class Pointwise<ScaledTanhOp, double>;
-template class Pointwise<Log1pOp, float>;
-template class Pointwise<Log1pOp, double>;
+#define HYBRID3D_INSTANTIATE(T, D)              \
+  template class Pointwise<LeakyReLUOp, T, D>;  \
+  template class Pointwise<ScaledTanhOp, T, D>; \
+  template class Pointwise<Log1pOp, T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 }  // namespace hybrid3d

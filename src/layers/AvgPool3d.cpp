@@ -1,7 +1,9 @@
 // Explicit instantiations of AvgPool3d for the training and test scalars.
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/layers/AvgPool3d.hpp>
 
 namespace hybrid3d {
-template class AvgPool3d<float, DefaultMemorySpace>;
-template class AvgPool3d<double, DefaultMemorySpace>;
+#define HYBRID3D_INSTANTIATE(T, D) template class AvgPool3d<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 }  // namespace hybrid3d

@@ -1,7 +1,9 @@
 // Explicit instantiations of Concat for the training and test scalars.
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/layers/Concat.hpp>
 
 namespace hybrid3d {
-template class Concat<float>;
-template class Concat<double>;
+#define HYBRID3D_INSTANTIATE(T, D) template class Concat<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 }  // namespace hybrid3d

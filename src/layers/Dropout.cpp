@@ -1,7 +1,9 @@
 // Explicit instantiations of Dropout for the training and test scalars.
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/layers/Dropout.hpp>
 
 namespace hybrid3d {
-template class Dropout<float>;
-template class Dropout<double>;
+#define HYBRID3D_INSTANTIATE(T, D) template class Dropout<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 }  // namespace hybrid3d

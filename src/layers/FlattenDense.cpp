@@ -1,7 +1,9 @@
 // Explicit instantiations of FlattenDense for the training and test scalars.
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/layers/FlattenDense.hpp>
 
 namespace hybrid3d {
-template class FlattenDense<float>;
-template class FlattenDense<double>;
+#define HYBRID3D_INSTANTIATE(T, D) template class FlattenDense<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 }  // namespace hybrid3d

@@ -1,10 +1,12 @@
 // Explicit instantiations of the losses for the training and test scalars.
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/layers/MseLoss.hpp>
 #include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
 
 namespace hybrid3d {
-template class MseLoss<float>;
-template class MseLoss<double>;
-template class SoftmaxCrossEntropy<float>;
-template class SoftmaxCrossEntropy<double>;
+#define HYBRID3D_INSTANTIATE(T, D) \
+  template class MseLoss<T, D>;    \
+  template class SoftmaxCrossEntropy<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 }  // namespace hybrid3d

@@ -1,7 +1,9 @@
 // Explicit instantiations of MaxPool3d for the training and test scalars.
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/layers/MaxPool3d.hpp>
 
 namespace hybrid3d {
-template class MaxPool3d<float, DefaultMemorySpace>;
-template class MaxPool3d<double, DefaultMemorySpace>;
+#define HYBRID3D_INSTANTIATE(T, D) template class MaxPool3d<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 }  // namespace hybrid3d

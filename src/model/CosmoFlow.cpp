@@ -1,5 +1,7 @@
 // cosmoflow (LBANN 2020, DESIGN.md section 6): seven 3^3 convolutions with LeakyReLU(0.01),
 // average pools while the volume is at least 4 wide, three dense layers with dropout.
+#include <hybrid3d/core/Devices.hpp>
+
 #include "impl/Builder.hpp"
 #include "impl/ModelBuilders.hpp"
 #include "impl/PlanBuilder.hpp"
@@ -28,8 +30,10 @@ void defineCosmoFlow(B& b, const ModelOptions& o) {
   b.dense("fc3", x, 4);
 }
 
-template void defineCosmoFlow(Builder<float, DefaultMemorySpace>&, const ModelOptions&);
-template void defineCosmoFlow(Builder<double, DefaultMemorySpace>&, const ModelOptions&);
+#define HYBRID3D_INSTANTIATE(T, D) \
+  template void defineCosmoFlow(Builder<T, D>&, const ModelOptions&);
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 template void defineCosmoFlow(PlanBuilder&, const ModelOptions&);
 
 }  // namespace hybrid3d::Impl

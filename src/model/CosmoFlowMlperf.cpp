@@ -1,5 +1,7 @@
 // cosmoflow_mlperf (MLPerf HPC reference, DESIGN.md section 6): log1p of the input, five 3^3
 // convolutions with bias, LeakyReLU(0.3) and 2^3 max pools, three dense layers, 1.2 tanh.
+#include <hybrid3d/core/Devices.hpp>
+
 #include "impl/Builder.hpp"
 #include "impl/ModelBuilders.hpp"
 #include "impl/PlanBuilder.hpp"
@@ -26,8 +28,10 @@ void defineCosmoFlowMlperf(B& b, const ModelOptions&) {
   b.scaledTanh("output", x, 1.2);
 }
 
-template void defineCosmoFlowMlperf(Builder<float, DefaultMemorySpace>&, const ModelOptions&);
-template void defineCosmoFlowMlperf(Builder<double, DefaultMemorySpace>&, const ModelOptions&);
+#define HYBRID3D_INSTANTIATE(T, D) \
+  template void defineCosmoFlowMlperf(Builder<T, D>&, const ModelOptions&);
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 template void defineCosmoFlowMlperf(PlanBuilder&, const ModelOptions&);
 
 }  // namespace hybrid3d::Impl

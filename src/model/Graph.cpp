@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <string>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Graph.hpp>
@@ -265,7 +266,8 @@ void Graph<T, M>::setStep(std::int64_t step, std::int64_t firstGlobalSample) {
   for (Entry& e : nodes_) e.node->setStep(step, firstGlobalSample);
 }
 
-template class Graph<float, DefaultMemorySpace>;
-template class Graph<double, DefaultMemorySpace>;
+#define HYBRID3D_INSTANTIATE(T, D) template class Graph<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 
 }  // namespace hybrid3d

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <random>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/model/Initializers.hpp>
 
@@ -60,9 +61,10 @@ void initialize(const Parameter<T, M>& p, Init kind, std::uint64_t seed, const s
   Kokkos::deep_copy(p.value, h);
 }
 
-template void initialize<float, DefaultMemorySpace>(const Parameter<float, DefaultMemorySpace>&,
-                                                    Init, std::uint64_t, const std::string&, double);
-template void initialize<double, DefaultMemorySpace>(const Parameter<double, DefaultMemorySpace>&,
-                                                     Init, std::uint64_t, const std::string&, double);
+#define HYBRID3D_INSTANTIATE(T, D)                                                           \
+  template void initialize<T, D>(const Parameter<T, D>&, Init, std::uint64_t, const std::string&, \
+                                 double);
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 
 }  // namespace hybrid3d

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/impl/OneDnnWorkspace.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
@@ -121,7 +122,9 @@ BoxRange ownedBoxRange(const Index3& extents, const Int3& grid) {
   return r;
 }
 
-template GraphMemory predictMemory<float, DefaultMemorySpace>(const ModelPlan&, const Int3&);
-template GraphMemory predictMemory<double, DefaultMemorySpace>(const ModelPlan&, const Int3&);
+#define HYBRID3D_INSTANTIATE(T, D) \
+  template GraphMemory predictMemory<T, D>(const ModelPlan&, const Int3&);
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 
 }  // namespace hybrid3d

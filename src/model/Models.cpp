@@ -1,3 +1,4 @@
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/model/Initializers.hpp>
 #include <hybrid3d/model/Models.hpp>
@@ -81,9 +82,9 @@ Model<T, M> buildModel(const ProcessGrid& grid, const ModelOptions& o) {
   return m;
 }
 
-template Model<float, DefaultMemorySpace> buildModel<float, DefaultMemorySpace>(const ProcessGrid&,
-                                                                                const ModelOptions&);
-template Model<double, DefaultMemorySpace> buildModel<double, DefaultMemorySpace>(
-    const ProcessGrid&, const ModelOptions&);
+#define HYBRID3D_INSTANTIATE(T, D) \
+  template Model<T, D> buildModel<T, D>(const ProcessGrid&, const ModelOptions&);
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 
 }  // namespace hybrid3d

@@ -1,6 +1,8 @@
 // unet3d (LBANN 2020, DESIGN.md section 6): three encoder blocks with max pools, a bottom
 // block, three decoder blocks fed by 2^3 transposed convolutions concatenated with the encoder
 // skips, and a 1^3 head with bias producing 3 classes.
+#include <hybrid3d/core/Devices.hpp>
+
 #include "impl/Builder.hpp"
 #include "impl/ModelBuilders.hpp"
 #include "impl/PlanBuilder.hpp"
@@ -34,8 +36,10 @@ void defineUNet3d(B& b, const ModelOptions&) {
   b.conv("head", x, 3, 1, 1, 0, true);
 }
 
-template void defineUNet3d(Builder<float, DefaultMemorySpace>&, const ModelOptions&);
-template void defineUNet3d(Builder<double, DefaultMemorySpace>&, const ModelOptions&);
+#define HYBRID3D_INSTANTIATE(T, D) \
+  template void defineUNet3d(Builder<T, D>&, const ModelOptions&);
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+#undef HYBRID3D_INSTANTIATE
 template void defineUNet3d(PlanBuilder&, const ModelOptions&);
 
 }  // namespace hybrid3d::Impl

@@ -3,6 +3,7 @@
 #include <hybrid3d/comm/GradientReducer.hpp>
 
 #include "GridCases.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 template <bool Stage>
 void everyGradientEndsAsTheWorldSum() {
   const int rank = worldRank(), size = worldSize();
-  using V = Kokkos::View<double*, DefaultMemorySpace>;
+  using V = Kokkos::View<double*, TestDevice>;
   std::vector<std::vector<V>> layers = {
       {V("a", 5), V("b", 3)}, {V("c", 7)}, {V("d", 1), V("e", 2)}, {}};
   auto fill = [&](const V& v, int salt) {
@@ -24,8 +25,8 @@ void everyGradientEndsAsTheWorldSum() {
   for (auto& l : layers)
     for (auto& v : l) fill(v, ++salt);
   {
-    const DefaultExecutionSpace exec;
-    GradientReducer<double, DefaultMemorySpace, Stage> reducer(MPI_COMM_WORLD, layers);
+    const TestExecSpace exec;
+    GradientReducer<double, TestDevice, Stage> reducer(MPI_COMM_WORLD, layers);
     // backward order: last layer first
     for (std::size_t l : {3u, 2u, 0u, 1u}) reducer.start(exec, l);
     reducer.finish(exec);
@@ -42,7 +43,7 @@ void everyGradientEndsAsTheWorldSum() {
 }
 
 TEST(GradientReducer, EveryGradientEndsAsTheWorldSumWhateverTheStartOrder) {
-  everyGradientEndsAsTheWorldSum<mpiStagesThroughHost<DefaultMemorySpace>>();
+  everyGradientEndsAsTheWorldSum<mpiStagesThroughHost<TestDevice>>();
 }
 
 TEST(GradientReducer, StagedThroughHostBuffersEveryGradientEndsAsTheWorldSum) {
@@ -55,12 +56,12 @@ TEST(GradientReducer, StagedThroughHostBuffersEveryGradientEndsAsTheWorldSum) {
 // core/Unwinding.hpp's rule the failing rank blocks in ~GradientReducer and the test hangs.
 TEST(GradientReducer, DestroyedByAnErrorItDoesNotWaitForThePeers) {
   const int rank = worldRank(), size = worldSize(), failing = 0;
-  using V = Kokkos::View<double*, DefaultMemorySpace>;
+  using V = Kokkos::View<double*, TestDevice>;
   std::vector<std::vector<V>> layers = {{V("g", 4)}};
   Kokkos::deep_copy(layers[0][0], 1.0);
   bool cameBack = false;
   try {
-    GradientReducer<double> reducer(MPI_COMM_WORLD, layers);
+    GradientReducer<double, TestDevice> reducer(MPI_COMM_WORLD, layers);
     if (rank == failing) {
       reducer.start(0);
       throw Error("injected error on one rank");

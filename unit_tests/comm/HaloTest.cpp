@@ -6,6 +6,7 @@
 #include <hybrid3d/core/Error.hpp>
 
 #include "GridCases.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -48,7 +49,7 @@ template <class T>
 void checkGatherFillsGhosts(const ProcessGrid& grid, const Index3& extents, const GhostMap& g) {
   const int N = 2, C = 3;
   const BlockDecomposition dec(extents, grid.dims());
-  auto t = createDistTensor<T>("x", N, C, dec, grid.coords(), g);
+  auto t = createDistTensor<T, TestDevice>("x", N, C, dec, grid.coords(), g);
   auto h = Kokkos::create_mirror_view(t.view());
   const Box3 local = t.localBox();
   const Box3& own = t.owned();
@@ -67,7 +68,7 @@ void checkGatherFillsGhosts(const ProcessGrid& grid, const Index3& extents, cons
   Kokkos::deep_copy(t.view(), h);
 
   auto halo = createHalo(grid, t, "test");
-  halo->gather(typename DistTensor<T>::execution_space(), t);
+  halo->gather(typename DistTensor<T, TestDevice>::execution_space(), t);
   Kokkos::deep_copy(h, t.view());
 
   const Box3 domain = dec.globalBox();
@@ -127,8 +128,8 @@ TYPED_TEST(HaloTest, ScatterAddIsTheAdjointOfGather) {
     std::vector<GhostMap> maps{perRankWidths(dec)};
     for (const GhostWidths& g : ghostCases()) maps.emplace_back(grid.dims(), g);
     for (const GhostMap& map : maps) {
-      auto x = createDistTensor<T>("x", 2, 3, dec, grid.coords(), map);
-      auto y = createDistTensor<T>("y", 2, 3, dec, grid.coords(), map);
+      auto x = createDistTensor<T, TestDevice>("x", 2, 3, dec, grid.coords(), map);
+      auto y = createDistTensor<T, TestDevice>("y", 2, 3, dec, grid.coords(), map);
       const GhostWidths& g = x.ghosts();
       // create_mirror (not _view): hy must keep the original y after scatterAdd changes y.
       auto hx = Kokkos::create_mirror(x.view());
@@ -141,7 +142,7 @@ TYPED_TEST(HaloTest, ScatterAddIsTheAdjointOfGather) {
       Kokkos::deep_copy(y.view(), hy);
 
       auto halo = createHalo(grid, x, "adjoint");
-      typename DistTensor<T>::execution_space exec;
+      typename DistTensor<T, TestDevice>::execution_space exec;
       halo->gather(exec, x);
       halo->scatterAdd(exec, y);
       auto gx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x.view());
@@ -253,7 +254,8 @@ TEST(Halo, RefusesOnEveryRankOfARealGrid) {
                               [](const ProcessGrid& grid, const GridCase& c) {
     const Index3 e{c.spatial[0], c.spatial[1], c.spatial[2]};
     const BlockDecomposition dec(e, grid.dims());
-    auto t = createDistTensor<float>("x", 1, 1, dec, grid.coords(), GhostWidths::uniform(3));
+    auto t =
+        createDistTensor<float, TestDevice>("x", 1, 1, dec, grid.coords(), GhostWidths::uniform(3));
     bool threw = false;
     try {
       createHalo(grid, t, "pool1");
@@ -272,15 +274,15 @@ TEST(Halo, ZeroesATensorsPaddingAtItsFirstGatherOnly) {
   forEachGrid({{{1, 1, 1}, 1}, {{2, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
     const BlockDecomposition dec({4, 3, 5}, grid.dims());
     const GhostWidths g = GhostWidths::uniform(1);
-    auto a = createDistTensor<double>("a", 1, 2, dec, grid.coords(), g);
-    auto b = createDistTensor<double>("b", 1, 2, dec, grid.coords(), g);
+    auto a = createDistTensor<double, TestDevice>("a", 1, 2, dec, grid.coords(), g);
+    auto b = createDistTensor<double, TestDevice>("b", 1, 2, dec, grid.coords(), g);
     auto halo = createHalo(grid, a, "h");
-    const DistTensor<double>::execution_space exec;
+    const DistTensor<double, TestDevice>::execution_space exec;
     // Local cell (0, 0, 0, 0, 0) is a padding corner on every rank of these grids.
-    auto corner = [](const DistTensor<double>& t) {
+    auto corner = [](const DistTensor<double, TestDevice>& t) {
       return Kokkos::subview(t.view(), 0, 0, 0, 0, 0);
     };
-    auto value = [&](const DistTensor<double>& t) {
+    auto value = [&](const DistTensor<double, TestDevice>& t) {
       double v = 0;
       Kokkos::deep_copy(v, corner(t));
       return v;
@@ -299,10 +301,12 @@ TEST(Halo, ZeroesATensorsPaddingAtItsFirstGatherOnly) {
 TEST(Halo, RejectsATensorOfAnotherLayout) {
   forEachGrid({{{1, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
     const BlockDecomposition dec({4, 4, 4}, grid.dims());
-    auto a = createDistTensor<double>("a", 1, 2, dec, grid.coords(), GhostWidths::uniform(1));
-    auto b = createDistTensor<double>("b", 1, 3, dec, grid.coords(), GhostWidths::uniform(1));
+    auto a = createDistTensor<double, TestDevice>("a", 1, 2, dec, grid.coords(),
+                                                  GhostWidths::uniform(1));
+    auto b = createDistTensor<double, TestDevice>("b", 1, 3, dec, grid.coords(),
+                                                  GhostWidths::uniform(1));
     auto halo = createHalo(grid, a, "h");
-    EXPECT_THROW(halo->gather(DistTensor<double>::execution_space(), b), Error);
+    EXPECT_THROW(halo->gather(DistTensor<double, TestDevice>::execution_space(), b), Error);
   });
 }
 

@@ -10,6 +10,7 @@
 #include <hybrid3d/core/StagingSpace.hpp>
 
 #include "GridCases.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -18,15 +19,15 @@ namespace {
 static_assert(std::is_same_v<StagingSpace<Kokkos::HostSpace>, Kokkos::HostSpace>);
 static_assert(!mpiStagesThroughHost<Kokkos::HostSpace>);
 static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                         StagingSpace<DefaultMemorySpace>>::accessible);
-static_assert(Impl::hostAccessible<DefaultMemorySpace> ==
-              std::is_same_v<StagingSpace<DefaultMemorySpace>, Kokkos::HostSpace>);
+                                         StagingSpace<TestDevice>>::accessible);
+static_assert(Impl::hostAccessible<TestDevice> ==
+              std::is_same_v<StagingSpace<TestDevice>, Kokkos::HostSpace>);
 
 TEST(Staging, BufferIsAllocatedOnlyWhereMpiNeedsIt) {
-  const auto forced = stagingBuffer<float, DefaultMemorySpace, true>("forced", 7);
+  const auto forced = stagingBuffer<float, TestDevice, true>("forced", 7);
   EXPECT_EQ(forced.size(), 7u);
-  const auto needed = stagingBuffer<float, DefaultMemorySpace>("needed", 7);
-  EXPECT_EQ(needed.size(), mpiStagesThroughHost<DefaultMemorySpace> ? 7u : 0u);
+  const auto needed = stagingBuffer<float, TestDevice>("needed", 7);
+  EXPECT_EQ(needed.size(), mpiStagesThroughHost<TestDevice> ? 7u : 0u);
   const auto host = stagingBuffer<float, Kokkos::HostSpace>("host", 7);
   EXPECT_EQ(host.size(), 0u);
 }
@@ -51,7 +52,7 @@ void expectRankedSum(const View& v, int salt) {
 
 template <bool Stage>
 void sumsRepeatedlyThroughOneBuffer() {
-  using M = DefaultMemorySpace;
+  using M = TestDevice;
   const typename M::execution_space exec;
   StagedAllreduce<double, M, Stage> sum("test sums", 12);
   const bool staged = Stage;
@@ -73,7 +74,7 @@ void sumsRepeatedlyThroughOneBuffer() {
 }
 
 TEST(StagedAllreduce, SumsOverTheWorldThroughTheBufferItKeeps) {
-  sumsRepeatedlyThroughOneBuffer<mpiStagesThroughHost<DefaultMemorySpace>>();
+  sumsRepeatedlyThroughOneBuffer<mpiStagesThroughHost<TestDevice>>();
 }
 
 TEST(StagedAllreduce, StagedThroughHostBuffersTheSumsAreTheSame) {
@@ -81,10 +82,10 @@ TEST(StagedAllreduce, StagedThroughHostBuffersTheSumsAreTheSame) {
 }
 
 TEST(StagedAllreduce, AViewLargerThanItWasSetUpForIsAnErrorNamingBoth) {
-  StagedAllreduce<double, DefaultMemorySpace, true> sum("bn1 sums", 4);
-  Kokkos::View<double*, DefaultMemorySpace> big("bn1 big", 5);
+  StagedAllreduce<double, TestDevice, true> sum("bn1 sums", 4);
+  Kokkos::View<double*, TestDevice> big("bn1 big", 5);
   try {
-    sum(typename DefaultMemorySpace::execution_space(), big, MPI_COMM_WORLD);
+    sum(typename TestDevice::execution_space(), big, MPI_COMM_WORLD);
     FAIL() << "no error for 5 elements in a 4-element allreduce";
   } catch (const Error& e) {
     const std::string what = e.what();
@@ -94,7 +95,7 @@ TEST(StagedAllreduce, AViewLargerThanItWasSetUpForIsAnErrorNamingBoth) {
 }
 
 TEST(StagedAllreduce, TheOneOffSumReturnsWithTheSum) {
-  Kokkos::View<double*, DefaultMemorySpace> v("one-off", 9);
+  Kokkos::View<double*, TestDevice> v("one-off", 9);
   fillRanked(v, 7);
   allreduceSum(v, MPI_COMM_WORLD);
   expectRankedSum(v, 7);

@@ -8,9 +8,13 @@
 
 #include "ConvHarness.hpp"
 #include "GridCases.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
+
+using DoubleConv3d = Conv3d<double, TestDevice>;
+using DoubleConvTranspose3d = ConvTranspose3d<double, TestDevice>;
 
 std::vector<GridCase> chunkingGrids() {
   return {{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 2, 2}, 1}, {{3, 1, 1}, 1}};
@@ -41,26 +45,28 @@ void expectSameForEveryWorkspace(const ProcessGrid& grid, const TensorShape& in,
 TEST(Conv3d, TinyWorkspaceGivesSameResultAsLargeOne) {
   // Sizes in rows of the 1-rank layout: kernel 3 on 2 channels, 3 outputs: 57 doubles per column.
   const TensorShape in{2, 2, {6, 5, 7}};
-  Conv3d<double>::Options o;
+  DoubleConv3d::Options o;
   o.outChannels = 3;
   o.bias = true;
   // The workspace really cuts: 1 byte gives one row per chunk, the default all rows at once.
   o.workspaceBytes = 1;
-  EXPECT_EQ(Conv3d<double>(selfGrid(), "tiny", in, o).rowsPerChunk(), 1);
+  EXPECT_EQ(DoubleConv3d(selfGrid(), "tiny", in, o).rowsPerChunk(), 1);
   o.workspaceBytes = std::size_t(64) << 20;
-  EXPECT_EQ(Conv3d<double>(selfGrid(), "big", in, o).rowsPerChunk(), 2 * 6 * 5);
+  EXPECT_EQ(DoubleConv3d(selfGrid(), "big", in, o).rowsPerChunk(), 2 * 6 * 5);
   const std::size_t sevenRows = 7 * 57 * 7 * sizeof(double);  // chunks straddle samples
-  EXPECT_EQ(Conv3d<double>(selfGrid(), "seven", in, [&] {
-              auto s = o;
-              s.workspaceBytes = sevenRows;
-              return s;
-            }()).rowsPerChunk(),
+  EXPECT_EQ(DoubleConv3d(selfGrid(), "seven", in,
+                                       [&] {
+                                         auto s = o;
+                                         s.workspaceBytes = sevenRows;
+                                         return s;
+                                       }())
+                .rowsPerChunk(),
             7);
   const int ran = forEachGrid(chunkingGrids(), [&](const ProcessGrid& grid, const GridCase&) {
     for (int stride : {1, 2}) {
       auto so = o;
       so.stride = stride;
-      expectSameForEveryWorkspace<Conv3d<double>>(grid, in, so, {1, sevenRows});
+      expectSameForEveryWorkspace<DoubleConv3d>(grid, in, so, {1, sevenRows});
     }
   });
   EXPECT_GE(ran, 1);
@@ -68,15 +74,16 @@ TEST(Conv3d, TinyWorkspaceGivesSameResultAsLargeOne) {
 
 TEST(ConvTranspose3d, TinyWorkspaceGivesSameResultAsLargeOne) {
   const TensorShape in{2, 2, {3, 4, 5}};
-  ConvTranspose3d<double>::Options o;
+  DoubleConvTranspose3d::Options o;
   o.outChannels = 3;
   o.bias = true;
   o.workspaceBytes = 1;
-  EXPECT_EQ(ConvTranspose3d<double>(selfGrid(), "tiny", in, o).rowsPerChunk(), 1);
+  EXPECT_EQ(DoubleConvTranspose3d(selfGrid(), "tiny", in, o).rowsPerChunk(), 1);
   o.workspaceBytes = std::size_t(64) << 20;
-  EXPECT_EQ(ConvTranspose3d<double>(selfGrid(), "big", in, o).rowsPerChunk(), 2 * 3 * 4);
+  EXPECT_EQ(DoubleConvTranspose3d(selfGrid(), "big", in, o).rowsPerChunk(),
+            2 * 3 * 4);
   const int ran = forEachGrid(chunkingGrids(), [&](const ProcessGrid& grid, const GridCase&) {
-    expectSameForEveryWorkspace<ConvTranspose3d<double>>(grid, in, o, {1, 3000});
+    expectSameForEveryWorkspace<DoubleConvTranspose3d>(grid, in, o, {1, 3000});
   });
   EXPECT_GE(ran, 1);
 }

@@ -10,9 +10,13 @@
 
 #include "ConvHarness.hpp"
 #include "GridCases.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
+
+using FloatConv3d = Conv3d<float, TestDevice>;
+using DoubleConv3d = Conv3d<double, TestDevice>;
 
 std::vector<GridCase> engineGrids() {
   std::vector<GridCase> cases;
@@ -57,7 +61,7 @@ template <class T = float>
 void expectEngineMatchesKokkosDouble(ConvEngine engine, double tolerance = 5e-6) {
   const int ran = forEachGrid(engineGrids(), [&](const ProcessGrid& grid, const GridCase&) {
     for (const EngineCase& c : engineCases()) {
-      expectSameAsOneRank<Conv3d<T>, Conv3d<double>>(
+      expectSameAsOneRank<Conv3d<T, TestDevice>, DoubleConv3d>(
           grid, {c.batch, c.cin, c.extents}, convOptions<T>(c, engine),
           convOptions<double>(c, ConvEngine::Kokkos), c.outGhosts, tolerance,
           std::string(toString(engine)) + " " + c.name());
@@ -72,23 +76,23 @@ TEST(Conv3dEngine, KokkosFloatMatchesOneRankDoubleOnEveryGrid) {
 
 #if HYBRID3D_ENABLE_ONEDNN
 TEST(Conv3dEngine, OneDnnMatchesOneRankKokkosDoubleOnEveryGrid) {
-  if (!oneDnnCanRun<float, DefaultMemorySpace>()) GTEST_SKIP() << "device memory space";
+  if (!oneDnnCanRun<float, TestDevice>()) GTEST_SKIP() << "device memory space";
   expectEngineMatchesKokkosDouble(ConvEngine::OneDnn);
 }
 
 TEST(Conv3dEngine, OneDnnRunsTwiceWithTheSameResult) {
   // The engine caches reorders per operand layout: a second step (and a step with other
   // ghost widths in between) must not see stale state.
-  if (!oneDnnCanRun<float, DefaultMemorySpace>()) GTEST_SKIP() << "device memory space";
-  Conv3d<float>::Options o;
+  if (!oneDnnCanRun<float, TestDevice>()) GTEST_SKIP() << "device memory space";
+  FloatConv3d::Options o;
   o.outChannels = 16;
   o.engine = ConvEngine::OneDnn;
   const TensorShape in{1, 16, {6, 5, 4}};
   const auto x = randomGlobal<double>("x", 1, 16, in.extents, 5);
   const auto dy = randomGlobal<double>("dy", 1, 16, in.extents, 6);
-  const ConvResult first = runConv<Conv3d<float>>(selfGrid(), in, o, x, dy, 3);
+  const ConvResult first = runConv<FloatConv3d>(selfGrid(), in, o, x, dy, 3);
   const ConvResult ghosted =
-      runConv<Conv3d<float>>(selfGrid(), in, o, x, dy, 3, GhostWidths::uniform(2));
+      runConv<FloatConv3d>(selfGrid(), in, o, x, dy, 3, GhostWidths::uniform(2));
   expectSameArray(ghosted.y, first.y, 0.0, "output with ghosted y");
   expectSameArray(ghosted.dx, first.dx, 0.0, "grad_input with ghosted dy");
 }
@@ -125,29 +129,29 @@ TEST(Conv3dEngine, OneDnnBackwardDataAsAForwardConvolutionMatchesKokkosDouble) {
 
 #if HYBRID3D_ENABLE_CUDNN
 TEST(Conv3dEngine, CudnnMatchesOneRankKokkosDoubleOnEveryGrid) {
-  if (!cudnnCanRun<float, DefaultMemorySpace>()) GTEST_SKIP() << "host memory space";
+  if (!cudnnCanRun<float, TestDevice>()) GTEST_SKIP() << "host memory space";
   expectEngineMatchesKokkosDouble(ConvEngine::Cudnn);
 }
 
 TEST(Conv3dEngine, CudnnInDoubleMatchesOneRankKokkosDoubleOnEveryGrid) {
-  if (!cudnnCanRun<double, DefaultMemorySpace>()) GTEST_SKIP() << "host memory space";
+  if (!cudnnCanRun<double, TestDevice>()) GTEST_SKIP() << "host memory space";
   expectEngineMatchesKokkosDouble<double>(ConvEngine::Cudnn, 1e-11);
 }
 
 TEST(Conv3dEngine, CudnnChoosesAgainForAnOutputWithGhosts) {
   // Algorithms are chosen at set-up for an output without ghosts; a call with a ghosted y and
   // dy describes the new layouts and chooses again, and the results stay the same.
-  if (!cudnnCanRun<float, DefaultMemorySpace>()) GTEST_SKIP() << "host memory space";
-  Conv3d<float>::Options o;
+  if (!cudnnCanRun<float, TestDevice>()) GTEST_SKIP() << "host memory space";
+  FloatConv3d::Options o;
   o.outChannels = 16;
   o.bias = true;
   o.engine = ConvEngine::Cudnn;
   const TensorShape in{2, 16, {6, 5, 4}};
   const auto x = randomGlobal<double>("x", 2, 16, in.extents, 5);
   const auto dy = randomGlobal<double>("dy", 2, 16, in.extents, 6);
-  const ConvResult plain = runConv<Conv3d<float>>(selfGrid(), in, o, x, dy, 3);
+  const ConvResult plain = runConv<FloatConv3d>(selfGrid(), in, o, x, dy, 3);
   const ConvResult ghosted =
-      runConv<Conv3d<float>>(selfGrid(), in, o, x, dy, 3, GhostWidths::uniform(2));
+      runConv<FloatConv3d>(selfGrid(), in, o, x, dy, 3, GhostWidths::uniform(2));
   expectSameArray(ghosted.y, plain.y, 5e-6, "output with ghosted y");
   expectSameArray(ghosted.dx, plain.dx, 5e-6, "grad_input with ghosted dy");
   for (std::size_t i = 0; i < plain.grads.size(); ++i)
@@ -158,24 +162,24 @@ TEST(Conv3dEngine, CudnnChoosesAgainForAnOutputWithGhosts) {
 TEST(Conv3dEngine, AutoPicksTheFastestBuiltEngine) {
   // cudnn on CUDA memory whatever the box; else onednn on host memory from
   // oneDnnMinOutputVoxels up; else kokkos.
-  constexpr bool cudnnFloat = cudnnCanRun<float, DefaultMemorySpace>();
-  constexpr bool cudnnDouble = cudnnCanRun<double, DefaultMemorySpace>();
-  Conv3d<float>::Options o;
+  constexpr bool cudnnFloat = cudnnCanRun<float, TestDevice>();
+  constexpr bool cudnnDouble = cudnnCanRun<double, TestDevice>();
+  FloatConv3d::Options o;
   o.outChannels = 2;
   const TensorShape in{1, 2, {4, 4, 4}};
-  const ConvEngine wantFloat = cudnnFloat                                 ? ConvEngine::Cudnn
-                               : oneDnnCanRun<float, DefaultMemorySpace>() ? ConvEngine::OneDnn
-                                                                           : ConvEngine::Kokkos;
-  EXPECT_EQ(Conv3d<float>(selfGrid(), "c", in, o).engine(), wantFloat);
+  const ConvEngine wantFloat = cudnnFloat                          ? ConvEngine::Cudnn
+                               : oneDnnCanRun<float, TestDevice>() ? ConvEngine::OneDnn
+                                                                   : ConvEngine::Kokkos;
+  EXPECT_EQ(FloatConv3d(selfGrid(), "c", in, o).engine(), wantFloat);
   // A box below oneDnnMinOutputVoxels stays with the kokkos engine on the host.
-  EXPECT_EQ(Conv3d<float>(selfGrid(), "c", {1, 2, {4, 4, 3}}, o).engine(),
+  EXPECT_EQ(FloatConv3d(selfGrid(), "c", {1, 2, {4, 4, 3}}, o).engine(),
             cudnnFloat ? ConvEngine::Cudnn : ConvEngine::Kokkos);
-  Conv3d<double>::Options od;
+  DoubleConv3d::Options od;
   od.outChannels = 2;
-  EXPECT_EQ(Conv3d<double>(selfGrid(), "c", in, od).engine(),
+  EXPECT_EQ(DoubleConv3d(selfGrid(), "c", in, od).engine(),
             cudnnDouble ? ConvEngine::Cudnn : ConvEngine::Kokkos);
   od.engine = ConvEngine::Kokkos;
-  EXPECT_EQ(Conv3d<double>(selfGrid(), "c", in, od).engine(), ConvEngine::Kokkos);
+  EXPECT_EQ(DoubleConv3d(selfGrid(), "c", in, od).engine(), ConvEngine::Kokkos);
 }
 
 TEST(Conv3dEngine, CudnnIsRefusedWhereItCannotRunNamingTheLayer) {
@@ -194,11 +198,11 @@ TEST(Conv3dEngine, CudnnIsRefusedWhereItCannotRunNamingTheLayer) {
 }
 
 TEST(Conv3dEngine, OneDnnForDoubleIsRefusedNamingTheLayer) {
-  Conv3d<double>::Options o;
+  DoubleConv3d::Options o;
   o.outChannels = 2;
   o.engine = ConvEngine::OneDnn;
   try {
-    Conv3d<double>(selfGrid(), "conv7", {1, 2, {4, 4, 4}}, o);
+    DoubleConv3d(selfGrid(), "conv7", {1, 2, {4, 4, 4}}, o);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("conv7: convolution engine onednn"), std::string::npos)

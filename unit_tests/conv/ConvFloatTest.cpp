@@ -8,6 +8,7 @@
 
 #include "ConvHarness.hpp"
 #include "GridCases.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -19,9 +20,9 @@ struct Results {
 // Runs Layer (of scalar T) on `grid` and returns its results widened to double.
 template <template <class, class> class L, class T>
 Results runIn(const ProcessGrid& grid, const TensorShape& in,
-              const typename L<T, DefaultMemorySpace>::Options& o, const GlobalArray<double>& x,
+              const typename L<T, TestDevice>::Options& o, const GlobalArray<double>& x,
               const GlobalArray<double>& dy) {
-  L<T, DefaultMemorySpace> layer(grid, "conv", in, o);
+  L<T, TestDevice> layer(grid, "conv", in, o);
   const auto params = layer.parameters();
   {
     auto h = Kokkos::create_mirror_view(params[0].value);
@@ -29,17 +30,17 @@ Results runIn(const ProcessGrid& grid, const TensorShape& in,
     Kokkos::deep_copy(params[0].value, h);
   }
   const TensorShape out = layer.outputShape();
-  auto xt = createDistTensor<T>("x", in.batch, in.channels, layer.inputDecomposition(),
-                                grid.coords(), layer.inputGhosts());
-  auto dxt = createDistTensor<T>("dx", in.batch, in.channels, layer.inputDecomposition(),
-                                 grid.coords(), layer.inputGhosts());
-  auto yt = createDistTensor<T>("y", out.batch, out.channels, layer.outputDecomposition(),
-                                grid.coords());
-  auto dyt = createDistTensor<T>("dy", out.batch, out.channels, layer.outputDecomposition(),
-                                 grid.coords());
+  auto xt = createDistTensor<T, TestDevice>("x", in.batch, in.channels, layer.inputDecomposition(),
+                                            grid.coords(), layer.inputGhosts());
+  auto dxt = createDistTensor<T, TestDevice>(
+      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
+  auto yt = createDistTensor<T, TestDevice>("y", out.batch, out.channels,
+                                            layer.outputDecomposition(), grid.coords());
+  auto dyt = createDistTensor<T, TestDevice>("dy", out.batch, out.channels,
+                                             layer.outputDecomposition(), grid.coords());
   scatterFromGlobal(convertGlobal<T>(x), xt);
   scatterFromGlobal(convertGlobal<T>(dy), dyt);
-  const DefaultExecutionSpace exec;
+  const TestExecSpace exec;
   layer.forward(exec, xt, yt);
   layer.backward(exec, xt, dyt, dxt);
   allreduceSum(params[0].grad, grid.worldComm());
@@ -52,11 +53,11 @@ Results runIn(const ProcessGrid& grid, const TensorShape& in,
 
 template <template <class, class> class L>
 void expectFloatAgreesWithDouble(const TensorShape& in,
-                                 const typename L<float, DefaultMemorySpace>::Options& of,
-                                 const typename L<double, DefaultMemorySpace>::Options& od) {
+                                 const typename L<float, TestDevice>::Options& of,
+                                 const typename L<double, TestDevice>::Options& od) {
   const std::vector<GridCase> grids{{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 2, 2}, 1}};
   const int ran = forEachGrid(grids, [&](const ProcessGrid& grid, const GridCase&) {
-    const TensorShape out = L<double, DefaultMemorySpace>(selfGrid(), "s", in, od).outputShape();
+    const TensorShape out = L<double, TestDevice>(selfGrid(), "s", in, od).outputShape();
     const auto x = randomGlobal<double>("x", in.batch, in.channels, in.extents, 31);
     const auto dy = randomGlobal<double>("dy", out.batch, out.channels, out.extents, 32);
     const auto f = runIn<L, float>(grid, in, of, x, dy);
@@ -69,19 +70,19 @@ void expectFloatAgreesWithDouble(const TensorShape& in,
 }
 
 TEST(Conv3d, FloatAgreesWithDouble) {
-  Conv3d<float>::Options of;
+  Conv3d<float, TestDevice>::Options of;
   of.outChannels = 4;
   of.stride = 2;
-  Conv3d<double>::Options od;
+  Conv3d<double, TestDevice>::Options od;
   od.outChannels = 4;
   od.stride = 2;
   expectFloatAgreesWithDouble<Conv3d>({2, 3, {7, 6, 5}}, of, od);
 }
 
 TEST(ConvTranspose3d, FloatAgreesWithDouble) {
-  ConvTranspose3d<float>::Options of;
+  ConvTranspose3d<float, TestDevice>::Options of;
   of.outChannels = 4;
-  ConvTranspose3d<double>::Options od;
+  ConvTranspose3d<double, TestDevice>::Options od;
   od.outChannels = 4;
   expectFloatAgreesWithDouble<ConvTranspose3d>({2, 3, {5, 3, 4}}, of, od);
 }

@@ -9,6 +9,7 @@
 #include <hybrid3d/layers/ConvTranspose3d.hpp>
 
 #include "ConvHarness.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -20,15 +21,15 @@ void expectGradientsMatchFiniteDifferences(const TensorShape& in,
   Layer layer(grid, "fd", in, options);
   setRandomParameters(layer, 3);
   const TensorShape out = layer.outputShape();
-  const DefaultExecutionSpace exec;
-  auto x = createDistTensor<double>("x", in.batch, in.channels, layer.inputDecomposition(),
-                                    grid.coords(), layer.inputGhosts());
-  auto dx = createDistTensor<double>("dx", in.batch, in.channels, layer.inputDecomposition(),
-                                     grid.coords(), layer.inputGhosts());
-  auto y = createDistTensor<double>("y", out.batch, out.channels, layer.outputDecomposition(),
-                                    grid.coords());
-  auto g = createDistTensor<double>("g", out.batch, out.channels, layer.outputDecomposition(),
-                                    grid.coords());
+  const TestExecSpace exec;
+  auto x = createDistTensor<double, TestDevice>(
+      "x", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
+  auto dx = createDistTensor<double, TestDevice>(
+      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
+  auto y = createDistTensor<double, TestDevice>("y", out.batch, out.channels,
+                                                layer.outputDecomposition(), grid.coords());
+  auto g = createDistTensor<double, TestDevice>("g", out.batch, out.channels,
+                                                layer.outputDecomposition(), grid.coords());
   GlobalArray<double> xs = randomGlobal<double>("x", in.batch, in.channels, in.extents, 5);
   const GlobalArray<double> gs =
       randomGlobal<double>("g", out.batch, out.channels, out.extents, 6);
@@ -82,26 +83,27 @@ void expectGradientsMatchFiniteDifferences(const TensorShape& in,
 
 TEST(Conv3d, GradientsMatchFiniteDifferences) {
   for (const Int3& ksp : std::vector<Int3>{{3, 1, 1}, {3, 2, 1}, {5, 2, 2}, {1, 1, 0}}) {
-    Conv3d<double>::Options o;
+    Conv3d<double, TestDevice>::Options o;
     o.outChannels = 3;
     o.kernel = ksp[0];
     o.stride = ksp[1];
     o.padding = ksp[2];
     o.bias = true;
     SCOPED_TRACE("kernel " + std::to_string(ksp[0]) + " stride " + std::to_string(ksp[1]));
-    expectGradientsMatchFiniteDifferences<Conv3d<double>>({2, 2, {5, 4, 6}}, o);
+    expectGradientsMatchFiniteDifferences<Conv3d<double, TestDevice>>({2, 2, {5, 4, 6}}, o);
   }
 }
 
 TEST(ConvTranspose3d, GradientsMatchFiniteDifferences) {
   for (int k : {2, 3}) {
-    ConvTranspose3d<double>::Options o;
+    ConvTranspose3d<double, TestDevice>::Options o;
     o.outChannels = 3;
     o.kernel = k;
     o.stride = k;
     o.bias = true;
     SCOPED_TRACE("kernel " + std::to_string(k));
-    expectGradientsMatchFiniteDifferences<ConvTranspose3d<double>>({2, 2, {3, 2, 4}}, o);
+    expectGradientsMatchFiniteDifferences<ConvTranspose3d<double, TestDevice>>({2, 2, {3, 2, 4}},
+                                                                               o);
   }
 }
 

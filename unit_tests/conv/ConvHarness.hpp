@@ -14,6 +14,7 @@
 #include <hybrid3d/layers/Parameter.hpp>
 
 #include "Invariance.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 
@@ -46,17 +47,17 @@ ConvResult runConv(const ProcessGrid& grid, const TensorShape& in,
   Layer layer(grid, "conv", in, options);
   setRandomParameters(layer, paramSeed);
   const TensorShape out = layer.outputShape();
-  auto xt = createDistTensor<T>("x", in.batch, in.channels, layer.inputDecomposition(),
-                                grid.coords(), layer.inputGhosts());
-  auto dxt = createDistTensor<T>("dx", in.batch, in.channels, layer.inputDecomposition(),
-                                 grid.coords(), layer.inputGhosts());
-  auto yt = createDistTensor<T>("y", out.batch, out.channels, layer.outputDecomposition(),
-                                grid.coords(), outGhosts);
-  auto dyt = createDistTensor<T>("dy", out.batch, out.channels, layer.outputDecomposition(),
-                                 grid.coords(), outGhosts);
+  auto xt = createDistTensor<T, TestDevice>("x", in.batch, in.channels, layer.inputDecomposition(),
+                                            grid.coords(), layer.inputGhosts());
+  auto dxt = createDistTensor<T, TestDevice>(
+      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
+  auto yt = createDistTensor<T, TestDevice>("y", out.batch, out.channels,
+                                            layer.outputDecomposition(), grid.coords(), outGhosts);
+  auto dyt = createDistTensor<T, TestDevice>("dy", out.batch, out.channels,
+                                             layer.outputDecomposition(), grid.coords(), outGhosts);
   scatterFromGlobal(convertGlobal<T>(x), xt);
   scatterFromGlobal(convertGlobal<T>(dy), dyt);
-  const DefaultExecutionSpace exec;
+  const TestExecSpace exec;
   layer.forward(exec, xt, yt);
   layer.backward(exec, xt, dyt, dxt);
   ConvResult r{convertGlobal<double>(gatherToGlobal(yt, grid.spatialComm())),
@@ -121,8 +122,8 @@ void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,
 
 // Conv3d options of a test case (any struct with cout, k, s, p and bias) on `engine`.
 template <class T, class Case>
-typename Conv3d<T>::Options convOptions(const Case& c, ConvEngine engine) {
-  typename Conv3d<T>::Options o;
+typename Conv3d<T, TestDevice>::Options convOptions(const Case& c, ConvEngine engine) {
+  typename Conv3d<T, TestDevice>::Options o;
   o.outChannels = c.cout;
   o.kernel = c.k;
   o.stride = c.s;

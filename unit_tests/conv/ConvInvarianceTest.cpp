@@ -9,6 +9,7 @@
 
 #include "ConvHarness.hpp"
 #include "GridCases.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -54,13 +55,14 @@ std::vector<ConvCase> convCases() {
 TEST(Conv3d, OutputAndGradientsMatchOneRankOnEveryGrid) {
   const int ran = forEachGrid(invarianceGrids(), [](const ProcessGrid& grid, const GridCase&) {
     for (const ConvCase& c : convCases()) {
-      Conv3d<double>::Options o;
+      Conv3d<double, TestDevice>::Options o;
       o.outChannels = 3;
       o.kernel = c.k;
       o.stride = c.s;
       o.padding = c.p;
       o.bias = c.bias;
-      expectSameAsOneRank<Conv3d<double>>(grid, {2, 2, c.extents}, o, c.outGhosts, c.name());
+      expectSameAsOneRank<Conv3d<double, TestDevice>>(grid, {2, 2, c.extents}, o, c.outGhosts,
+                                                      c.name());
     }
   });
   EXPECT_GE(ran, 1);
@@ -73,13 +75,13 @@ TEST(ConvTranspose3d, OutputAndGradientsMatchOneRankOnEveryGrid) {
                                                    {2, 2, 0, true, {3, 2, 2}, one},  // thin
                                                    {3, 3, 0, true, {4, 5, 3}, {}},
                                                    {1, 1, 0, false, {3, 4, 5}, {}}}) {
-      ConvTranspose3d<double>::Options o;
+      ConvTranspose3d<double, TestDevice>::Options o;
       o.outChannels = 3;
       o.kernel = c.k;
       o.stride = c.s;
       o.bias = c.bias;
-      expectSameAsOneRank<ConvTranspose3d<double>>(grid, {2, 2, c.extents}, o, c.outGhosts,
-                                                   c.name());
+      expectSameAsOneRank<ConvTranspose3d<double, TestDevice>>(grid, {2, 2, c.extents}, o,
+                                                               c.outGhosts, c.name());
     }
   });
   EXPECT_GE(ran, 1);
@@ -94,14 +96,14 @@ TEST(Conv3d, OutputAndGradientsMatchOneRankWhereOnlyPerRankGhostsFit) {
     const BlockDecomposition in(e, grid.dims()), out(windowOutputExtents(e, w), grid.dims());
     EXPECT_TRUE(refusedByWidestRank(in, windowGhosts(in, out, w, "conv")));
     for (bool overlap : {false, true}) {
-      Conv3d<double>::Options o;
+      Conv3d<double, TestDevice>::Options o;
       o.outChannels = 3;
       o.kernel = 3;
       o.stride = 2;
       o.padding = 1;
       o.bias = overlap;
       o.overlap = overlap;
-      expectSameAsOneRank<Conv3d<double>>(grid, {2, 2, e}, o,
+      expectSameAsOneRank<Conv3d<double, TestDevice>>(grid, {2, 2, e}, o,
                                           overlap ? GhostWidths::uniform(1) : GhostWidths{},
                                           overlap ? "k3 s2 p1 overlapped" : "k3 s2 p1");
     }
@@ -117,12 +119,13 @@ TEST(ConvTranspose3d, OutputAndGradientsMatchOneRankWhereOnlyPerRankGhostsFit) {
   const int ran = forEachGrid({{{6, 1, 1}, 1}}, [&](const ProcessGrid& grid, const GridCase&) {
     const BlockDecomposition in({9, 2, 3}, grid.dims()), out({18, 4, 6}, grid.dims());
     EXPECT_TRUE(refusedByWidestRank(in, requiredGhosts(in, out, range, "up")));
-    ConvTranspose3d<double>::Options o;
+    ConvTranspose3d<double, TestDevice>::Options o;
     o.outChannels = 3;
     o.kernel = 2;
     o.stride = 2;
     o.bias = true;
-    expectSameAsOneRank<ConvTranspose3d<double>>(grid, {2, 2, {9, 2, 3}}, o, {}, "k2 s2 9x2x3");
+    expectSameAsOneRank<ConvTranspose3d<double, TestDevice>>(grid, {2, 2, {9, 2, 3}}, o, {},
+                                                             "k2 s2 9x2x3");
   });
   EXPECT_EQ(ran, worldSize() >= 6 ? 1 : 0);
 }
@@ -138,16 +141,17 @@ TEST(ConvTranspose3d, OutputAndGradientsMatchOneRankWhereARankOwnsOutputButNoInp
         out({2 * e[0], 2 * e[1], 2 * e[2]}, grid.dims());
     EXPECT_TRUE(someRankOwnsOutputButNoInput(in, out));
     EXPECT_NO_THROW(requiredGhosts(in, out, range, "up"));
-    ConvTranspose3d<double>::Options o;
+    ConvTranspose3d<double, TestDevice>::Options o;
     o.outChannels = 3;
     o.bias = true;
-    ConvTranspose3d<float>::Options of;
+    ConvTranspose3d<float, TestDevice>::Options of;
     of.outChannels = 3;
     of.bias = true;
     const GhostWidths next = GhostWidths::uniform(1);  // y as a following conv's input
-    expectSameAsOneRank<ConvTranspose3d<double>>(grid, {2, 2, e}, o, next, "k2 s2 double");
-    expectSameAsOneRank<ConvTranspose3d<float>, ConvTranspose3d<double>>(grid, {2, 2, e}, of, o,
-                                                                        {}, 1e-5, "k2 s2 float");
+    expectSameAsOneRank<ConvTranspose3d<double, TestDevice>>(grid, {2, 2, e}, o, next,
+                                                             "k2 s2 double");
+    expectSameAsOneRank<ConvTranspose3d<float, TestDevice>, ConvTranspose3d<double, TestDevice>>(
+        grid, {2, 2, e}, of, o, {}, 1e-5, "k2 s2 float");
   });
   EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 4 : worldSize() >= 2 ? 1 : 0);
 }
@@ -162,12 +166,12 @@ TEST(Conv3d, OutputAndGradientsMatchOneRankWhereARankOwnsOutputButNoInput) {
     for (const Window w : {Window::cubic(3, 1, 2), Window::cubic(1, 1, 1)}) {
       const BlockDecomposition in(e, grid.dims()), out(windowOutputExtents(e, w), grid.dims());
       EXPECT_TRUE(someRankOwnsOutputButNoInput(in, out));
-      Conv3d<double>::Options o;
+      Conv3d<double, TestDevice>::Options o;
       o.outChannels = 2;
       o.kernel = w.kernel[0];
       o.padding = w.padding[0];
       o.bias = true;
-      expectSameAsOneRank<Conv3d<double>>(grid, {2, 2, e}, o, {},
+      expectSameAsOneRank<Conv3d<double, TestDevice>>(grid, {2, 2, e}, o, {},
                                           "k" + std::to_string(o.kernel) + " p" +
                                               std::to_string(o.padding));
     }

@@ -19,6 +19,7 @@
 
 #include "ConvHarness.hpp"
 #include "GridCases.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -119,19 +120,20 @@ void expectInteriorWhileMessagesFly(ConvEngine engine) {
   if (two == MPI_COMM_NULL) return;
   {
     ProcessGrid grid(two, {2, 1, 1});
-    typename Conv3d<T>::Options o;
+    typename Conv3d<T, TestDevice>::Options o;
     o.outChannels = 16;
     o.engine = engine;
     o.overlap = true;
     const TensorShape in{1, 4, {16, 8, 8}};  // 8x8x8 boxes: an interior 7 planes deep
-    Conv3d<T> layer(grid, "conv", in, o);
+    Conv3d<T, TestDevice> layer(grid, "conv", in, o);
     ASSERT_TRUE(layer.overlaps()) << layer.engineDescription();
-    auto x = createDistTensor<T>("x", 1, 4, layer.inputDecomposition(), grid.coords(),
-                                 layer.inputGhosts());
-    auto dx = createDistTensor<T>("dx", 1, 4, layer.inputDecomposition(), grid.coords(),
-                                  layer.inputGhosts());
-    auto y = createDistTensor<T>("y", 1, 16, layer.outputDecomposition(), grid.coords());
-    const DefaultExecutionSpace exec;
+    auto x = createDistTensor<T, TestDevice>("x", 1, 4, layer.inputDecomposition(), grid.coords(),
+                                             layer.inputGhosts());
+    auto dx = createDistTensor<T, TestDevice>("dx", 1, 4, layer.inputDecomposition(), grid.coords(),
+                                              layer.inputGhosts());
+    auto y =
+        createDistTensor<T, TestDevice>("y", 1, 16, layer.outputDecomposition(), grid.coords());
+    const TestExecSpace exec;
     events().clear();
     Kokkos::Tools::Experimental::set_push_region_callback(onRegion);
     Kokkos::Tools::Experimental::set_begin_parallel_for_callback(onKernel);
@@ -172,7 +174,7 @@ void expectInteriorWhileMessagesFly(ConvEngine engine) {
 
     // Without overlap: one gather, then the whole box.
     o.overlap = false;
-    Conv3d<T> plain(grid, "plain", in, o);
+    Conv3d<T, TestDevice> plain(grid, "plain", in, o);
     EXPECT_FALSE(plain.overlaps());
     events().clear();
     Kokkos::Tools::Experimental::set_push_region_callback(onRegion);
@@ -188,7 +190,7 @@ TEST(Conv3d, OverlapComputesTheInteriorWhileTheHaloTravels) {
 }
 
 TEST(Conv3d, OverlapComputesTheInteriorWhileTheHaloTravelsOneDnn) {
-  if constexpr (!oneDnnCanRun<float, DefaultMemorySpace>())
+  if constexpr (!oneDnnCanRun<float, TestDevice>())
     GTEST_SKIP() << "the onednn engine is not built";
   else
     expectInteriorWhileMessagesFly<float>(ConvEngine::OneDnn);
@@ -224,15 +226,16 @@ bool expectSameWithAndWithoutOverlap(const ProcessGrid& grid, const OverlapCase&
   auto o = convOptions<T>(c, engine);
   o.overlap = true;
   const TensorShape in{2, c.cin, c.extents};
-  const bool overlapped = Conv3d<T>(grid, "probe", in, o).overlaps();
+  const bool overlapped = Conv3d<T, TestDevice>(grid, "probe", in, o).overlaps();
   const unsigned seed = 300u + 7u * unsigned(grid.group());
   const auto x = randomGlobal<double>("x", in.batch, in.channels, in.extents, seed);
-  const TensorShape out = Conv3d<double>(selfGrid(), "shape", in, {c.cout, c.k, c.s, c.p, c.bias})
-                              .outputShape();
+  const TensorShape out =
+      Conv3d<double, TestDevice>(selfGrid(), "shape", in, {c.cout, c.k, c.s, c.p, c.bias})
+          .outputShape();
   const auto dy = randomGlobal<double>("dy", out.batch, out.channels, out.extents, seed + 1);
-  const ConvResult with = runConv<Conv3d<T>>(grid, in, o, x, dy, 11);
+  const ConvResult with = runConv<Conv3d<T, TestDevice>>(grid, in, o, x, dy, 11);
   o.overlap = false;
-  const ConvResult without = runConv<Conv3d<T>>(grid, in, o, x, dy, 11);
+  const ConvResult without = runConv<Conv3d<T, TestDevice>>(grid, in, o, x, dy, 11);
   expectSameArray(with.y, without.y, tolerance, c.name() + ": output");
   expectSameArray(with.dx, without.dx, tolerance, c.name() + ": grad_input");
   // Backward-weights does not overlap (x's ghosts are in place): the same computation. (Equal
@@ -273,7 +276,7 @@ TEST(Conv3d, OverlapChangesNoResultOnThinAndEmptyBoxes) {
 }
 
 TEST(Conv3d, OverlapChangesNoResultOnThinAndEmptyBoxesOneDnn) {
-  if constexpr (!oneDnnCanRun<float, DefaultMemorySpace>())
+  if constexpr (!oneDnnCanRun<float, TestDevice>())
     GTEST_SKIP() << "the onednn engine is not built";
   else  // parts may get other oneDNN kernels than the whole box: float rounding
     expectOverlapChangesNothing<float>(ConvEngine::OneDnn, 2e-6);

@@ -14,6 +14,7 @@
 
 #include "GridCases.hpp"
 #include "Invariance.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -54,19 +55,19 @@ V slice(const V& a, int first, int L) {
 Result run(const ProcessGrid& grid, ModelOptions o, const Batch& batch) {
   const int G = grid.numGroups(), B = int(batch.inputs.extent(0)), L = B / G;
   o.batch = L;
-  Model<T> m = buildModel<T>(grid, o);
+  Model<T, TestDevice> m = buildModel<T, TestDevice>(grid, o);
   auto& g = *m.graph;
   const int first = grid.group() * L;
   scatterFromGlobal(slice(batch.inputs, first, L), g.input().volume);
-  DefaultExecutionSpace exec;
+  TestExecSpace exec;
   g.setTraining(true);
   g.setStep(3, first);
   g.zeroGradients(exec);
   g.forward(exec);
   Result r;
   if (m.loss == LossKind::MeanSquaredError) {
-    MseLoss<T> loss(grid, "loss", L, m.outputs);
-    FeatureView<T> target("target", L, m.outputs);
+    MseLoss<T, TestDevice> loss(grid, "loss", L, m.outputs);
+    FeatureView<T, TestDevice> target("target", L, m.outputs);
     auto h = Kokkos::create_mirror_view(target);
     for (int n = 0; n < L; ++n)
       for (int f = 0; f < m.outputs; ++f) h(n, f) = batch.targets(first + n, f, 0, 0, 0);
@@ -74,10 +75,10 @@ Result run(const ProcessGrid& grid, ModelOptions o, const Batch& batch) {
     r.loss = loss.forward(exec, g.output().features, target);
     loss.backward(exec, g.output().features, target, g.outputGradient().features);
   } else {
-    SoftmaxCrossEntropy<T> loss(grid, "loss", g.node(g.size() - 1).outputShape());
+    SoftmaxCrossEntropy<T, TestDevice> loss(grid, "loss", g.node(g.size() - 1).outputShape());
     const TensorShape s = g.inputShape();
-    auto labels = createDistTensor<int>("labels", L, 1, BlockDecomposition(s.extents, grid.dims()),
-                                        grid.coords());
+    auto labels = createDistTensor<int, TestDevice>(
+        "labels", L, 1, BlockDecomposition(s.extents, grid.dims()), grid.coords());
     scatterFromGlobal(slice(batch.labels, first, L), labels);
     r.loss = loss.forwardBackward(exec, g.output().volume, labels, g.outputGradient().volume);
   }

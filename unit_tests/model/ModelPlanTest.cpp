@@ -15,6 +15,7 @@
 #include <hybrid3d/model/ModelPlan.hpp>
 
 #include "GridCases.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -58,9 +59,9 @@ void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
   ModelPlan plan;
   planError = errorOf([&] { plan = planModel(o, grid.dims()); });
   GraphMemory predicted;
-  if (planError.empty()) planError = errorOf([&] { predicted = predictMemory<T>(plan, grid.coords()); });
-  Model<T> model;
-  modelError = errorOf([&] { model = buildModel<T>(grid, o); });
+  if (planError.empty()) planError = errorOf([&] { predicted = predictMemory<T, TestDevice>(plan, grid.coords()); });
+  Model<T, TestDevice> model;
+  modelError = errorOf([&] { model = buildModel<T, TestDevice>(grid, o); });
   ASSERT_EQ(planError, modelError) << "the plan and the model disagree on whether this grid fits";
   if (!modelError.empty()) return;
 

@@ -18,12 +18,13 @@
 
 #include "GridCases.hpp"
 #include "Invariance.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
 
 using T = double;
-using M = DefaultMemorySpace;
+using M = TestDevice;
 constexpr EdgeKind V = EdgeKind::Volume;
 
 struct Result {
@@ -31,14 +32,14 @@ struct Result {
   std::vector<std::vector<double>> grads;  // summed over `sumOver`
 };
 
-int addConv(Graph<T>& g, const ProcessGrid& grid, const std::string& name, int in) {
-  Conv3d<T>::Options c;
+int addConv(Graph<T, M>& g, const ProcessGrid& grid, const std::string& name, int in) {
+  Conv3d<T, M>::Options c;
   c.outChannels = 3;
   c.kernel = 3;
   c.stride = 1;
   c.padding = 1;
   c.bias = true;
-  return g.add(makeNode<Conv3d<T>, V, V, T, M>(grid, name, g.shape(in), c), {in});
+  return g.add(makeNode<Conv3d<T, M>, V, V, T, M>(grid, name, g.shape(in), c), {in});
 }
 
 // Forward with x, backward with dy (this group's samples) on `grid`.
@@ -46,13 +47,13 @@ Result run(const ProcessGrid& grid, const GlobalArray<T>& x, const GlobalArray<T
            MPI_Comm sumOver) {
   const TensorShape in{int(x.extent(0)), int(x.extent(1)),
                        {Index(x.extent(2)), Index(x.extent(3)), Index(x.extent(4))}};
-  Graph<T> g(grid, in);
-  const int conv1 = addConv(g, grid, "conv1", Graph<T>::Input);
-  const int act1 = g.add(makeNode<LeakyReLU<T>, V, V, T, M>(grid, "act1", g.shape(conv1),
+  Graph<T, M> g(grid, in);
+  const int conv1 = addConv(g, grid, "conv1", Graph<T, M>::Input);
+  const int act1 = g.add(makeNode<LeakyReLU<T, M>, V, V, T, M>(grid, "act1", g.shape(conv1),
                                                              LeakyReLUOp{}),
                          {conv1});
-  const int pool1 = g.add(makeNode<AvgPool3d<T>, V, V, T, M>(grid, "pool1", g.shape(act1),
-                                                             AvgPool3d<T>::Options{}),
+  const int pool1 = g.add(makeNode<AvgPool3d<T, M>, V, V, T, M>(grid, "pool1", g.shape(act1),
+                                                             AvgPool3d<T, M>::Options{}),
                           {act1});
   addConv(g, grid, "conv2", pool1);
   g.finalize();
@@ -63,7 +64,7 @@ Result run(const ProcessGrid& grid, const GlobalArray<T>& x, const GlobalArray<T
     for (std::size_t i = 0; i < h.size(); ++i) h.data()[i] = u(rng);
     Kokkos::deep_copy(p.param.value, h);
   }
-  const DefaultExecutionSpace exec;
+  const TestExecSpace exec;
   scatterFromGlobal(x, g.input().volume);
   g.setTraining(true);
   g.zeroGradients(exec);

@@ -13,12 +13,13 @@
 
 #include "GridCases.hpp"
 #include "Invariance.hpp"
+#include "TestDevice.hpp"
 #include "TestHelpers.hpp"
 
 namespace hybrid3d::test {
 namespace {
 
-using Exec = DefaultExecutionSpace;
+using Exec = TestExecSpace;
 using Host = Kokkos::View<double*, Kokkos::HostSpace>;
 const Index3 kExtents{5, 3, 4};
 const int kChannels = 3, kOut = 4;
@@ -34,16 +35,18 @@ void setRandom(const P& p, unsigned seed) {
 
 // FlattenDense on `grid` for global input x (this group's samples) and upstream gradient dy.
 DenseResult runFlatten(const ProcessGrid& grid, const GlobalArray<double>& x,
-                       const FeatureView<double>& dy) {
+                       const FeatureView<double, TestDevice>& dy) {
   const int N = int(x.extent(0));
-  FlattenDense<double> layer(grid, "fc1", {N, kChannels, kExtents}, {kOut, true});
+  FlattenDense<double, TestDevice> layer(grid, "fc1", {N, kChannels, kExtents}, {kOut, true});
   setRandom(layer.weight(), 1);
   setRandom(layer.bias(), 2);
   const BlockDecomposition& dec = layer.inputDecomposition();
-  auto xt = createDistTensor<double>("x", N, kChannels, dec, grid.coords(), GhostWidths::uniform(1));
-  auto dxt = createDistTensor<double>("dx", N, kChannels, dec, grid.coords(), {{0, 1, 0}, {1, 0, 0}});
+  auto xt = createDistTensor<double, TestDevice>("x", N, kChannels, dec, grid.coords(),
+                                                 GhostWidths::uniform(1));
+  auto dxt = createDistTensor<double, TestDevice>("dx", N, kChannels, dec, grid.coords(),
+                                                  {{0, 1, 0}, {1, 0, 0}});
   scatterFromGlobal(x, xt);
-  const FeatureView<double> y("y", N, kOut);
+  const FeatureView<double, TestDevice> y("y", N, kOut);
   layer.forward(Exec(), xt, y);
   layer.backward(Exec(), xt, dy, dxt);
   allreduceSum(layer.weight().grad, grid.worldComm());
@@ -54,13 +57,13 @@ DenseResult runFlatten(const ProcessGrid& grid, const GlobalArray<double>& x,
   return {hostCopy(y), dxh, hostCopy(layer.weight().grad), hostCopy(layer.bias().grad)};
 }
 
-DenseResult runDense(const ProcessGrid& grid, const FeatureView<double>& x,
-                     const FeatureView<double>& dy) {
+DenseResult runDense(const ProcessGrid& grid, const FeatureView<double, TestDevice>& x,
+                     const FeatureView<double, TestDevice>& dy) {
   const int N = int(x.extent(0)), F = int(x.extent(1));
-  Dense<double> layer(grid, "fc2", {N, F, {1, 1, 1}}, {kOut, true});
+  Dense<double, TestDevice> layer(grid, "fc2", {N, F, {1, 1, 1}}, {kOut, true});
   setRandom(layer.weight(), 3);
   setRandom(layer.bias(), 4);
-  const FeatureView<double> y("y", N, kOut), dx("dx", N, F);
+  const FeatureView<double, TestDevice> y("y", N, kOut), dx("dx", N, F);
   layer.forward(Exec(), x, y);
   layer.backward(Exec(), x, dy, dx);
   allreduceSum(layer.weight().grad, grid.worldComm());
@@ -132,14 +135,14 @@ TEST(FlattenDense, GradientsMatchFiniteDifferences) {
   const int N = 2;
   const Index3 e{2, 3, 2};
   const Index in = kChannels * e[0] * e[1] * e[2];
-  FlattenDense<double> layer(grid, "fc1", {N, kChannels, e}, {kOut, true, in});
+  FlattenDense<double, TestDevice> layer(grid, "fc1", {N, kChannels, e}, {kOut, true, in});
   auto x = randomGlobal<double>("x", N, kChannels, e, 1);
   Host w = hostCopy(randomFeatures("w", kOut, in, 2)), b = hostCopy(randomFeatures("b", 1, kOut, 3));
   const Host r = hostCopy(randomFeatures("r", N, kOut, 4));
   const BlockDecomposition& dec = layer.inputDecomposition();
-  auto xt = createDistTensor<double>("x", N, kChannels, dec, grid.coords());
-  auto dxt = createDistTensor<double>("dx", N, kChannels, dec, grid.coords());
-  const FeatureView<double> y("y", N, kOut), dy("dy", N, kOut);
+  auto xt = createDistTensor<double, TestDevice>("x", N, kChannels, dec, grid.coords());
+  auto dxt = createDistTensor<double, TestDevice>("dx", N, kChannels, dec, grid.coords());
+  const FeatureView<double, TestDevice> y("y", N, kOut), dy("dy", N, kOut);
   fillFrom(dy, r);
   auto evaluate = [&] {
     fillFrom(layer.weight().value, w);
@@ -164,11 +167,12 @@ TEST(FlattenDense, GradientsMatchFiniteDifferences) {
 TEST(Dense, GradientsMatchFiniteDifferences) {
   const ProcessGrid& grid = selfGrid();
   const int N = 3, F = 5;
-  Dense<double> layer(grid, "fc2", {N, F, {1, 1, 1}}, {kOut, true});
+  Dense<double, TestDevice> layer(grid, "fc2", {N, F, {1, 1, 1}}, {kOut, true});
   Host x = hostCopy(randomFeatures("x", N, F, 1));
   Host w = hostCopy(randomFeatures("w", kOut, F, 2)), b = hostCopy(randomFeatures("b", 1, kOut, 3));
   const Host r = hostCopy(randomFeatures("r", N, kOut, 4));
-  const FeatureView<double> xd("x", N, F), y("y", N, kOut), dy("dy", N, kOut), dx("dx", N, F);
+  const FeatureView<double, TestDevice> xd("x", N, F), y("y", N, kOut), dy("dy", N, kOut),
+      dx("dx", N, F);
   fillFrom(dy, r);
   auto evaluate = [&] {
     fillFrom(layer.weight().value, w);
@@ -189,7 +193,8 @@ TEST(Dense, GradientsMatchFiniteDifferences) {
 
 TEST(FlattenDense, RefusesInputOfAnotherFlattenedSize) {
   try {
-    FlattenDense<double> layer(selfGrid(), "fc1", {2, 256, {2, 2, 2}}, {2048, true, 4096});
+    FlattenDense<double, TestDevice> layer(selfGrid(), "fc1", {2, 256, {2, 2, 2}},
+                                           {2048, true, 4096});
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("fc1"), std::string::npos) << e.what();

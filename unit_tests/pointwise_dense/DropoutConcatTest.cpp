@@ -12,12 +12,13 @@
 
 #include "GridCases.hpp"
 #include "Invariance.hpp"
+#include "TestDevice.hpp"
 #include "TestHelpers.hpp"
 
 namespace hybrid3d::test {
 namespace {
 
-using Exec = DefaultExecutionSpace;
+using Exec = TestExecSpace;
 const Index3 kExtents{5, 4, 3};
 const int kBatch = 2, kChannels = 3;
 
@@ -28,13 +29,16 @@ std::pair<GlobalArray<double>, GlobalArray<double>> runDropout(const ProcessGrid
                                                               const GlobalArray<double>& dy,
                                                               Index first, double keep) {
   const int N = int(x.extent(0));
-  Dropout<double> layer(grid, "fc1_dropout", {N, kChannels, kExtents}, {keep, 42});
+  Dropout<double, TestDevice> layer(grid, "fc1_dropout", {N, kChannels, kExtents}, {keep, 42});
   layer.setStep(7, first);
   const BlockDecomposition& dec = layer.inputDecomposition();
-  auto xt = createDistTensor<double>("x", N, kChannels, dec, grid.coords(), {{1, 0, 0}, {0, 2, 1}});
-  auto yt = createDistTensor<double>("y", N, kChannels, dec, grid.coords(), GhostWidths::uniform(1));
-  auto dyt = createDistTensor<double>("dy", N, kChannels, dec, grid.coords());
-  auto dxt = createDistTensor<double>("dx", N, kChannels, dec, grid.coords(), {{0, 0, 1}, {0, 0, 0}});
+  auto xt = createDistTensor<double, TestDevice>("x", N, kChannels, dec, grid.coords(),
+                                                 {{1, 0, 0}, {0, 2, 1}});
+  auto yt = createDistTensor<double, TestDevice>("y", N, kChannels, dec, grid.coords(),
+                                                 GhostWidths::uniform(1));
+  auto dyt = createDistTensor<double, TestDevice>("dy", N, kChannels, dec, grid.coords());
+  auto dxt = createDistTensor<double, TestDevice>("dx", N, kChannels, dec, grid.coords(),
+                                                  {{0, 0, 1}, {0, 0, 0}});
   scatterFromGlobal(x, xt);
   scatterFromGlobal(dy, dyt);
   layer.forward(Exec(), xt, yt);
@@ -80,12 +84,12 @@ TEST(Dropout, FeatureMaskDependsOnGlobalSampleOnly) {
   // Rows of a [N, F] view: the row of global sample s gets the same mask whether it is
   // local row 0 of a rank with firstGlobalSample = s or row s of a rank starting at 0.
   const int F = 40, N = 4;
-  Dropout<double> all(selfGrid(), "fc2_dropout", {N, F, {1, 1, 1}}, {0.5, 9});
-  Dropout<double> one(selfGrid(), "fc2_dropout", {1, F, {1, 1, 1}}, {0.5, 9});
-  Dropout<double> other(selfGrid(), "fc3_dropout", {N, F, {1, 1, 1}}, {0.5, 9});
+  Dropout<double, TestDevice> all(selfGrid(), "fc2_dropout", {N, F, {1, 1, 1}}, {0.5, 9});
+  Dropout<double, TestDevice> one(selfGrid(), "fc2_dropout", {1, F, {1, 1, 1}}, {0.5, 9});
+  Dropout<double, TestDevice> other(selfGrid(), "fc3_dropout", {N, F, {1, 1, 1}}, {0.5, 9});
   all.setStep(3, 0);
   other.setStep(3, 0);
-  const FeatureView<double> x("x", N, F), y("y", N, F), y1("y1", 1, F), yo("yo", N, F);
+  const FeatureView<double, TestDevice> x("x", N, F), y("y", N, F), y1("y1", 1, F), yo("yo", N, F);
   Kokkos::deep_copy(x, 1.0);
   all.forward(Exec(), x, y);
   other.forward(Exec(), x, yo);
@@ -108,9 +112,9 @@ TEST(Dropout, KeepOneAndInferenceAreTheIdentity) {
   expectSameArray(r.first, x, 0.0, "keep 1 output");
   expectSameArray(r.second, dy, 0.0, "keep 1 grad_input");
 
-  Dropout<double> layer(selfGrid(), "d", {3, 5, {1, 1, 1}}, {0.5, 1});
+  Dropout<double, TestDevice> layer(selfGrid(), "d", {3, 5, {1, 1, 1}}, {0.5, 1});
   layer.setTraining(false);
-  const FeatureView<double> xf = randomFeatures("xf", 3, 5, 1), yf("yf", 3, 5);
+  const FeatureView<double, TestDevice> xf = randomFeatures("xf", 3, 5, 1), yf("yf", 3, 5);
   layer.forward(Exec(), xf, yf);
   EXPECT_EQ(maxRelDiff(hostCopy(yf), hostCopy(xf)), 0.0);
 }
@@ -118,7 +122,7 @@ TEST(Dropout, KeepOneAndInferenceAreTheIdentity) {
 TEST(Dropout, RefusesKeepProbabilityOutsideZeroOne) {
   for (double keep : {0.0, -0.5, 1.5}) {
     try {
-      Dropout<double> layer(selfGrid(), "fc1_dropout", {2, 3, {1, 1, 1}}, {keep, 0});
+      Dropout<double, TestDevice> layer(selfGrid(), "fc1_dropout", {2, 3, {1, 1, 1}}, {keep, 0});
       ADD_FAILURE() << "keep " << keep << " accepted";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("fc1_dropout"), std::string::npos) << e.what();
@@ -129,9 +133,9 @@ TEST(Dropout, RefusesKeepProbabilityOutsideZeroOne) {
 
 // The mask hashes a row's global columns in 16 bits: a wider volume would repeat it along W.
 TEST(Dropout, RefusesWidthAbove65536) {
-  Dropout<double> widest(selfGrid(), "d", {1, 1, {1, 1, 65536}}, {0.5, 0});
+  Dropout<double, TestDevice> widest(selfGrid(), "d", {1, 1, {1, 1, 65536}}, {0.5, 0});
   try {
-    Dropout<double> layer(selfGrid(), "wide_dropout", {1, 1, {1, 1, 65537}}, {0.5, 0});
+    Dropout<double, TestDevice> layer(selfGrid(), "wide_dropout", {1, 1, {1, 1, 65537}}, {0.5, 0});
     ADD_FAILURE() << "width 65537 accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("wide_dropout"), std::string::npos) << e.what();
@@ -147,15 +151,21 @@ TEST(Concat, ConcatenatesChannelsOnEveryGrid) {
     const auto a = randomGlobal<double>("a", kBatch, Ca, kExtents, 1 + grid.group());
     const auto b = randomGlobal<double>("b", kBatch, Cb, kExtents, 2 + grid.group());
     const auto dy = randomGlobal<double>("dy", kBatch, Ca + Cb, kExtents, 3 + grid.group());
-    const Concat<double> layer(grid, "dec3_concat", {kBatch, Ca, kExtents}, {kBatch, Cb, kExtents});
+    const Concat<double, TestDevice> layer(grid, "dec3_concat", {kBatch, Ca, kExtents},
+                                           {kBatch, Cb, kExtents});
     EXPECT_EQ(layer.outputShape().channels, Ca + Cb);
     const BlockDecomposition& dec = layer.outputDecomposition();
-    auto at = createDistTensor<double>("a", kBatch, Ca, dec, grid.coords(), GhostWidths::uniform(1));
-    auto bt = createDistTensor<double>("b", kBatch, Cb, dec, grid.coords());
-    auto yt = createDistTensor<double>("y", kBatch, Ca + Cb, dec, grid.coords(), {{0, 1, 0}, {1, 0, 2}});
-    auto dyt = createDistTensor<double>("dy", kBatch, Ca + Cb, dec, grid.coords(), GhostWidths::uniform(1));
-    auto dat = createDistTensor<double>("da", kBatch, Ca, dec, grid.coords(), {{0, 0, 1}, {0, 0, 0}});
-    auto dbt = createDistTensor<double>("db", kBatch, Cb, dec, grid.coords(), GhostWidths::uniform(2));
+    auto at = createDistTensor<double, TestDevice>("a", kBatch, Ca, dec, grid.coords(),
+                                                   GhostWidths::uniform(1));
+    auto bt = createDistTensor<double, TestDevice>("b", kBatch, Cb, dec, grid.coords());
+    auto yt = createDistTensor<double, TestDevice>("y", kBatch, Ca + Cb, dec, grid.coords(),
+                                                   {{0, 1, 0}, {1, 0, 2}});
+    auto dyt = createDistTensor<double, TestDevice>("dy", kBatch, Ca + Cb, dec, grid.coords(),
+                                                    GhostWidths::uniform(1));
+    auto dat = createDistTensor<double, TestDevice>("da", kBatch, Ca, dec, grid.coords(),
+                                                    {{0, 0, 1}, {0, 0, 0}});
+    auto dbt = createDistTensor<double, TestDevice>("db", kBatch, Cb, dec, grid.coords(),
+                                                    GhostWidths::uniform(2));
     scatterFromGlobal(a, at);
     scatterFromGlobal(b, bt);
     scatterFromGlobal(dy, dyt);
@@ -181,7 +191,8 @@ TEST(Concat, ConcatenatesChannelsOnEveryGrid) {
 
 TEST(Concat, RefusesInputsWithDifferentExtents) {
   try {
-    Concat<double> layer(selfGrid(), "dec2_concat", {2, 4, {8, 8, 8}}, {2, 4, {8, 8, 4}});
+    Concat<double, TestDevice> layer(selfGrid(), "dec2_concat", {2, 4, {8, 8, 8}},
+                                     {2, 4, {8, 8, 4}});
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("dec2_concat"), std::string::npos) << e.what();

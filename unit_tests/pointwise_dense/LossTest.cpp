@@ -13,12 +13,13 @@
 
 #include "GridCases.hpp"
 #include "Invariance.hpp"
+#include "TestDevice.hpp"
 #include "TestHelpers.hpp"
 
 namespace hybrid3d::test {
 namespace {
 
-using Exec = DefaultExecutionSpace;
+using Exec = TestExecSpace;
 using Host = Kokkos::View<double*, Kokkos::HostSpace>;
 const Index3 kExtents{4, 3, 5};
 const int kClasses = 3;
@@ -36,11 +37,12 @@ std::pair<double, GlobalArray<double>> runCrossEntropy(const ProcessGrid& grid,
                                                        const GlobalArray<double>& logits,
                                                        const GlobalArray<int>& labels) {
   const int N = int(logits.extent(0));
-  const SoftmaxCrossEntropy<double> loss(grid, "head_loss", {N, kClasses, kExtents});
+  const SoftmaxCrossEntropy<double, TestDevice> loss(grid, "head_loss", {N, kClasses, kExtents});
   const BlockDecomposition& dec = loss.inputDecomposition();
-  auto x = createDistTensor<double>("x", N, kClasses, dec, grid.coords(), GhostWidths::uniform(1));
-  auto l = createDistTensor<int>("l", N, 1, dec, grid.coords(), {{0, 1, 0}, {1, 0, 0}});
-  auto dx = createDistTensor<double>("dx", N, kClasses, dec, grid.coords());
+  auto x = createDistTensor<double, TestDevice>("x", N, kClasses, dec, grid.coords(),
+                                                GhostWidths::uniform(1));
+  auto l = createDistTensor<int, TestDevice>("l", N, 1, dec, grid.coords(), {{0, 1, 0}, {1, 0, 0}});
+  auto dx = createDistTensor<double, TestDevice>("dx", N, kClasses, dec, grid.coords());
   scatterFromGlobal(logits, x);
   scatterFromGlobal(labels, l);
   const double value = loss.forwardBackward(Exec(), x, l, dx);
@@ -64,10 +66,10 @@ TEST(SoftmaxCrossEntropy, MatchesOneRankOnEveryGrid) {
   EXPECT_GE(ran, 1);
 }
 
-std::pair<double, Host> runMse(const ProcessGrid& grid, const FeatureView<double>& p,
-                               const FeatureView<double>& t) {
-  const MseLoss<double> loss(grid, "mse", int(p.extent(0)), int(p.extent(1)));
-  const FeatureView<double> g("g", p.extent(0), p.extent(1));
+std::pair<double, Host> runMse(const ProcessGrid& grid, const FeatureView<double, TestDevice>& p,
+                               const FeatureView<double, TestDevice>& t) {
+  const MseLoss<double, TestDevice> loss(grid, "mse", int(p.extent(0)), int(p.extent(1)));
+  const FeatureView<double, TestDevice> g("g", p.extent(0), p.extent(1));
   const double value = loss.forward(Exec(), p, t);
   loss.backward(Exec(), p, t, g);
   return {value, hostCopy(g)};
@@ -89,7 +91,8 @@ TEST(MseLoss, MatchesOneRankOnEveryGrid) {
 }
 
 TEST(MseLoss, GradientMatchesFiniteDifferences) {
-  const FeatureView<double> p = randomFeatures("p", 3, 4, 5), t = randomFeatures("t", 3, 4, 6);
+  const FeatureView<double, TestDevice> p = randomFeatures("p", 3, 4, 5),
+                                        t = randomFeatures("t", 3, 4, 6);
   const Host g = runMse(selfGrid(), p, t).second;
   Host ph = hostCopy(p);
   const double h = 1e-6;
@@ -130,10 +133,10 @@ TEST(Losses, NaNOnOneRankIsSeenOnEveryRank) {
     const bool poison = grid.worldRank() == grid.worldSize() - 1;
     auto x = randomGlobal<double>("x", 2, kClasses, kExtents, 1);
     const auto labels = randomLabels(2, 2);
-    const SoftmaxCrossEntropy<double> ce(grid, "head_loss", {2, kClasses, kExtents});
+    const SoftmaxCrossEntropy<double, TestDevice> ce(grid, "head_loss", {2, kClasses, kExtents});
     const BlockDecomposition& dec = ce.inputDecomposition();
-    auto xt = createDistTensor<double>("x", 2, kClasses, dec, grid.coords());
-    auto lt = createDistTensor<int>("l", 2, 1, dec, grid.coords());
+    auto xt = createDistTensor<double, TestDevice>("x", 2, kClasses, dec, grid.coords());
+    auto lt = createDistTensor<int, TestDevice>("l", 2, 1, dec, grid.coords());
     scatterFromGlobal(x, xt);
     scatterFromGlobal(labels, lt);
     if (poison && !xt.owned().empty()) {
@@ -148,8 +151,9 @@ TEST(Losses, NaNOnOneRankIsSeenOnEveryRank) {
 
     // Predictions are replicated within a group, so a NaN appears on every rank of one
     // group (here the last); the data-parallel sum carries it to every rank of the world.
-    const MseLoss<double> mse(grid, "mse", 2, 4);
-    const FeatureView<double> p = randomFeatures("p", 2, 4, 3), t = randomFeatures("t", 2, 4, 4);
+    const MseLoss<double, TestDevice> mse(grid, "mse", 2, 4);
+    const FeatureView<double, TestDevice> p = randomFeatures("p", 2, 4, 3),
+                                          t = randomFeatures("t", 2, 4, 4);
     if (grid.group() == grid.numGroups() - 1)
       Kokkos::deep_copy(Kokkos::subview(p, 1, 3), std::numeric_limits<double>::quiet_NaN());
     EXPECT_TRUE(std::isnan(mse.forward(Exec(), p, t)));
@@ -161,10 +165,10 @@ TEST(SoftmaxCrossEntropy, RefusesLabelsOutsideTheClasses) {
     const auto x = randomGlobal<double>("x", 1, kClasses, kExtents, 1);
     auto labels = randomLabels(1, 2);
     labels(0, 0, 3, 2, 4) = kClasses;  // one bad voxel, owned by one rank only
-    const SoftmaxCrossEntropy<double> ce(grid, "head_loss", {1, kClasses, kExtents});
+    const SoftmaxCrossEntropy<double, TestDevice> ce(grid, "head_loss", {1, kClasses, kExtents});
     const BlockDecomposition& dec = ce.inputDecomposition();
-    auto xt = createDistTensor<double>("x", 1, kClasses, dec, grid.coords());
-    auto lt = createDistTensor<int>("l", 1, 1, dec, grid.coords());
+    auto xt = createDistTensor<double, TestDevice>("x", 1, kClasses, dec, grid.coords());
+    auto lt = createDistTensor<int, TestDevice>("l", 1, 1, dec, grid.coords());
     scatterFromGlobal(x, xt);
     scatterFromGlobal(labels, lt);
     try {

@@ -10,12 +10,13 @@
 
 #include "GridCases.hpp"
 #include "Invariance.hpp"
+#include "TestDevice.hpp"
 #include "TestHelpers.hpp"
 
 namespace hybrid3d::test {
 namespace {
 
-using Exec = DefaultExecutionSpace;
+using Exec = TestExecSpace;
 const Index3 kExtents{5, 4, 3};
 
 // Output and input gradient on `grid` for the global input x and upstream gradient dy;
@@ -26,12 +27,15 @@ std::pair<GlobalArray<double>, GlobalArray<double>> runPointwise(const ProcessGr
                                                                 const GlobalArray<double>& x,
                                                                 const GlobalArray<double>& dy) {
   const int N = int(x.extent(0)), C = int(x.extent(1));
-  const Pointwise<Op, double> layer(grid, "act", {N, C, kExtents}, op);
+  const Pointwise<Op, double, TestDevice> layer(grid, "act", {N, C, kExtents}, op);
   const BlockDecomposition& dec = layer.inputDecomposition();
-  auto xt = createDistTensor<double>("x", N, C, dec, grid.coords(), GhostWidths::uniform(1));
-  auto yt = createDistTensor<double>("y", N, C, dec, grid.coords(), {{0, 1, 0}, {2, 0, 1}});
-  auto dyt = createDistTensor<double>("dy", N, C, dec, grid.coords(), {{1, 0, 0}, {0, 0, 0}});
-  auto dxt = createDistTensor<double>("dx", N, C, dec, grid.coords());
+  auto xt =
+      createDistTensor<double, TestDevice>("x", N, C, dec, grid.coords(), GhostWidths::uniform(1));
+  auto yt =
+      createDistTensor<double, TestDevice>("y", N, C, dec, grid.coords(), {{0, 1, 0}, {2, 0, 1}});
+  auto dyt =
+      createDistTensor<double, TestDevice>("dy", N, C, dec, grid.coords(), {{1, 0, 0}, {0, 0, 0}});
+  auto dxt = createDistTensor<double, TestDevice>("dx", N, C, dec, grid.coords());
   scatterFromGlobal(x, xt);
   scatterFromGlobal(dy, dyt);
   layer.forward(Exec(), xt, yt);
@@ -60,10 +64,11 @@ TEST(Pointwise, Log1pMatchesOneRankWithAnyGhosts) { checkInvariance(Log1pOp{}, 0
 TEST(Pointwise, InPlaceForwardEqualsOutOfPlace) {
   forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
     const auto x = randomGlobal<double>("x", 2, 3, kExtents, 5);
-    const ScaledTanh<double> layer(grid, "tanh", {2, 3, kExtents});
+    const ScaledTanh<double, TestDevice> layer(grid, "tanh", {2, 3, kExtents});
     const BlockDecomposition& dec = layer.inputDecomposition();
-    auto a = createDistTensor<double>("a", 2, 3, dec, grid.coords(), GhostWidths::uniform(1));
-    auto b = createDistTensor<double>("b", 2, 3, dec, grid.coords());
+    auto a = createDistTensor<double, TestDevice>("a", 2, 3, dec, grid.coords(),
+                                                  GhostWidths::uniform(1));
+    auto b = createDistTensor<double, TestDevice>("b", 2, 3, dec, grid.coords());
     scatterFromGlobal(x, a);
     layer.forward(Exec(), a, b);
     layer.forward(Exec(), a, a);
@@ -79,12 +84,12 @@ void checkFiniteDifferences(const Op& op, double lo) {
   const Index3 e{3, 2, 2};
   const auto x = randomGlobal<double>("x", 2, 2, e, 3, lo, 1.0);
   const auto r = randomGlobal<double>("r", 2, 2, e, 4);
-  const Pointwise<Op, double> layer(grid, "act", {2, 2, e}, op);
+  const Pointwise<Op, double, TestDevice> layer(grid, "act", {2, 2, e}, op);
   const BlockDecomposition& dec = layer.inputDecomposition();
-  auto xt = createDistTensor<double>("x", 2, 2, dec, grid.coords());
-  auto yt = createDistTensor<double>("y", 2, 2, dec, grid.coords());
-  auto rt = createDistTensor<double>("r", 2, 2, dec, grid.coords());
-  auto dxt = createDistTensor<double>("dx", 2, 2, dec, grid.coords());
+  auto xt = createDistTensor<double, TestDevice>("x", 2, 2, dec, grid.coords());
+  auto yt = createDistTensor<double, TestDevice>("y", 2, 2, dec, grid.coords());
+  auto rt = createDistTensor<double, TestDevice>("r", 2, 2, dec, grid.coords());
+  auto dxt = createDistTensor<double, TestDevice>("dx", 2, 2, dec, grid.coords());
   scatterFromGlobal(x, xt);
   scatterFromGlobal(r, rt);
   layer.backwardData(Exec(), xt, rt, dxt);
@@ -109,16 +114,17 @@ void checkFiniteDifferences(const Op& op, double lo) {
   }
 
   // The same op on a [N, F] view.
-  const FeatureView<double> xf = randomFeatures("xf", 3, 4, 9), rf = randomFeatures("rf", 3, 4, 8);
+  const FeatureView<double, TestDevice> xf = randomFeatures("xf", 3, 4, 9),
+                                        rf = randomFeatures("rf", 3, 4, 8);
   if (lo >= 0) Kokkos::deep_copy(xf, 0.5);
-  const FeatureView<double> yf("yf", 3, 4), dxf("dxf", 3, 4);
+  const FeatureView<double, TestDevice> yf("yf", 3, 4), dxf("dxf", 3, 4);
   layer.backward(Exec(), xf, rf, dxf);
   const auto dxh = hostCopy(dxf);
   auto lossF = [&](Index i, double delta) {
     auto xh = Kokkos::create_mirror(xf);  // a copy even where xf is host memory
     Kokkos::deep_copy(xh, xf);
     xh.data()[i] += delta;
-    const FeatureView<double> xs("xs", 3, 4);
+    const FeatureView<double, TestDevice> xs("xs", 3, 4);
     Kokkos::deep_copy(xs, xh);
     layer.forward(Exec(), xs, yf);
     const auto y = hostCopy(yf), rh = hostCopy(rf);

@@ -10,6 +10,8 @@
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 
+#include "TestDevice.hpp"
+
 namespace hybrid3d::test {
 
 // Samples [first, first + count) of a global array.
@@ -39,9 +41,9 @@ void fillFrom(const V& v, const H& host) {
 }
 
 // A [N, F] feature view with uniform random values in [-1, 1).
-inline FeatureView<double> randomFeatures(const std::string& label, Index n, Index f,
-                                          unsigned seed) {
-  FeatureView<double> v(label, n, f);
+inline FeatureView<double, TestDevice> randomFeatures(const std::string& label, Index n, Index f,
+                                                      unsigned seed) {
+  FeatureView<double, TestDevice> v(label, n, f);
   auto h = Kokkos::create_mirror_view(v);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -51,8 +53,9 @@ inline FeatureView<double> randomFeatures(const std::string& label, Index n, Ind
 }
 
 // Rows [first, first + count) of a feature view, as a new view.
-inline FeatureView<double> rows(const FeatureView<double>& v, Index first, Index count) {
-  FeatureView<double> r(v.label(), count, v.extent(1));
+inline FeatureView<double, TestDevice> rows(const FeatureView<double, TestDevice>& v, Index first,
+                                            Index count) {
+  FeatureView<double, TestDevice> r(v.label(), count, v.extent(1));
   Kokkos::deep_copy(r, Kokkos::subview(v, Kokkos::pair<Index, Index>(first, first + count),
                                        Kokkos::ALL));
   return r;

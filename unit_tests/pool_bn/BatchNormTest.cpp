@@ -14,11 +14,12 @@
 
 #include "GridCases.hpp"
 #include "LayerRun.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
 
-using BN = BatchNorm3d<double>;
+using BN = BatchNorm3d<double, TestDevice>;
 using Vector = Kokkos::View<double*, Kokkos::HostSpace>;
 
 // Per-channel state fed to the layer: parameters and the running statistics it starts from.
@@ -63,8 +64,8 @@ BnRun runBatchNorm(const ProcessGrid& grid, const BN::Options& options, bool tra
   Kokkos::deep_copy(buffers[1].value, state.runningVar);
   // Tensors with ghosts (as neighbouring layers might give): the layer uses owned cells only.
   auto make = [&](const char* label, const GhostWidths& g) {
-    return createDistTensor<double>(label, shape.batch, shape.channels, bn.inputDecomposition(),
-                                    grid.coords(), g);
+    return createDistTensor<double, TestDevice>(label, shape.batch, shape.channels,
+                                                bn.inputDecomposition(), grid.coords(), g);
   };
   auto xt = make("x", GhostWidths::uniform(1));
   auto yt = make("y", {{0, 1, 0}, {1, 0, 2}});
@@ -72,7 +73,7 @@ BnRun runBatchNorm(const ProcessGrid& grid, const BN::Options& options, bool tra
   auto dxt = make("dx", {});
   scatterFromGlobal(x, xt);
   scatterFromGlobal(dy, dyt);
-  DefaultExecutionSpace exec;
+  TestExecSpace exec;
   bn.forward(exec, xt, yt);
   if (split) {  // the two halves, backwardData reading the x that forward kept
     bn.backwardWeights(exec, xt, dyt);
@@ -229,16 +230,19 @@ TEST(BatchNorm3d, BadConfigurationsGiveOneLineNamingTheLayer) {
   expectLayerError([&] { BN(one, "b2", shape, badEps); }, "BatchNorm3d 'b2'", "eps");
   expectLayerError([&] { BN(one, "b3", {2, 0, {2, 2, 2}}, {}); }, "BatchNorm3d 'b3'",
                    "no channels");
-  DefaultExecutionSpace exec;
+  TestExecSpace exec;
   {
     BN bn(one, "b4", shape, {});
-    const auto x = createDistTensor<double>("x", 2, 4, bn.inputDecomposition(), {0, 0, 0});
-    const auto y = createDistTensor<double>("y", 2, 4, bn.inputDecomposition(), {0, 0, 0});
+    const auto x =
+        createDistTensor<double, TestDevice>("x", 2, 4, bn.inputDecomposition(), {0, 0, 0});
+    const auto y =
+        createDistTensor<double, TestDevice>("y", 2, 4, bn.inputDecomposition(), {0, 0, 0});
     expectLayerError([&] { bn.forward(exec, x, y); }, "BatchNorm3d 'b4'", "channel mismatch");
   }
   {
     BN bn(one, "b5", {1, 3, {1, 1, 1}}, {});
-    const auto x = createDistTensor<double>("x", 1, 3, bn.inputDecomposition(), {0, 0, 0});
+    const auto x =
+        createDistTensor<double, TestDevice>("x", 1, 3, bn.inputDecomposition(), {0, 0, 0});
     expectLayerError([&] { bn.forward(exec, x, x); }, "BatchNorm3d 'b5'",
                      "one value per channel in training");
   }

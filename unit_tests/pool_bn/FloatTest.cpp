@@ -10,6 +10,7 @@
 
 #include "GridCases.hpp"
 #include "LayerRun.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -32,17 +33,17 @@ Run runLayer(Layer&& layer, const ProcessGrid& grid, const GlobalArray<double>& 
   using T = typename std::decay_t<Layer>::tensor_type::value_type;
   const TensorShape& in = layer.inputShape();
   const TensorShape& out = layer.outputShape();
-  auto xt = createDistTensor<T>("x", in.batch, in.channels, layer.inputDecomposition(),
-                                grid.coords(), layer.inputGhosts());
-  auto dxt = createDistTensor<T>("dx", in.batch, in.channels, layer.inputDecomposition(),
-                                 grid.coords(), layer.inputGhosts());
-  auto yt = createDistTensor<T>("y", out.batch, out.channels, layer.outputDecomposition(),
-                                grid.coords());
-  auto dyt = createDistTensor<T>("dy", out.batch, out.channels, layer.outputDecomposition(),
-                                 grid.coords());
+  auto xt = createDistTensor<T, TestDevice>("x", in.batch, in.channels, layer.inputDecomposition(),
+                                            grid.coords(), layer.inputGhosts());
+  auto dxt = createDistTensor<T, TestDevice>(
+      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
+  auto yt = createDistTensor<T, TestDevice>("y", out.batch, out.channels,
+                                            layer.outputDecomposition(), grid.coords());
+  auto dyt = createDistTensor<T, TestDevice>("dy", out.batch, out.channels,
+                                             layer.outputDecomposition(), grid.coords());
   scatterFromGlobal(convert<T>(x), xt);
   scatterFromGlobal(convert<T>(dy), dyt);
-  DefaultExecutionSpace exec;
+  TestExecSpace exec;
   layer.forward(exec, xt, yt);
   layer.backward(exec, xt, dyt, dxt);
   return {convert<double>(gatherToGlobal(yt, grid.spatialComm())),
@@ -62,14 +63,15 @@ TEST(PoolAndBatchNorm, FloatAgreesWithDoubleOnEveryGrid) {
     const auto dyFull = randomGlobal<double>("dy", 2, 3, s.extents, 91 + grid.group());
     const Index3 pooled = windowOutputExtents(s.extents, Window::cubic(3, 2, 1));
     const auto dyPool = randomGlobal<double>("dy", 2, 3, pooled, 92 + grid.group());
-    expectClose(runLayer(MaxPool3d<float>(grid, "max", s, {3, 2, 1}), grid, x, dyPool),
-                runLayer(MaxPool3d<double>(grid, "max", s, {3, 2, 1}), grid, x, dyPool), 1e-6,
-                "MaxPool3d");
-    expectClose(runLayer(AvgPool3d<float>(grid, "avg", s, {3, 2, 1, false}), grid, x, dyPool),
-                runLayer(AvgPool3d<double>(grid, "avg", s, {3, 2, 1, false}), grid, x, dyPool),
-                1e-6, "AvgPool3d");
-    expectClose(runLayer(BatchNorm3d<float>(grid, "bn", s, {}), grid, x, dyFull),
-                runLayer(BatchNorm3d<double>(grid, "bn", s, {}), grid, x, dyFull), 1e-5,
+    expectClose(runLayer(MaxPool3d<float, TestDevice>(grid, "max", s, {3, 2, 1}), grid, x, dyPool),
+                runLayer(MaxPool3d<double, TestDevice>(grid, "max", s, {3, 2, 1}), grid, x, dyPool),
+                1e-6, "MaxPool3d");
+    expectClose(
+        runLayer(AvgPool3d<float, TestDevice>(grid, "avg", s, {3, 2, 1, false}), grid, x, dyPool),
+        runLayer(AvgPool3d<double, TestDevice>(grid, "avg", s, {3, 2, 1, false}), grid, x, dyPool),
+        1e-6, "AvgPool3d");
+    expectClose(runLayer(BatchNorm3d<float, TestDevice>(grid, "bn", s, {}), grid, x, dyFull),
+                runLayer(BatchNorm3d<double, TestDevice>(grid, "bn", s, {}), grid, x, dyFull), 1e-5,
                 "BatchNorm3d");
   });
 }
@@ -85,8 +87,8 @@ TEST(PoolAndBatchNorm, FloatBatchNormKeepsItsDigitsAtALargeMean) {
     const auto x = convert<double>(
         convert<float>(randomGlobal<double>("x", 2, 3, s.extents, 83 + grid.group(), 999, 1001)));
     const auto dy = randomGlobal<double>("dy", 2, 3, s.extents, 93 + grid.group());
-    BatchNorm3d<float> f(grid, "bn", s, {});
-    BatchNorm3d<double> d(grid, "bn", s, {});
+    BatchNorm3d<float, TestDevice> f(grid, "bn", s, {});
+    BatchNorm3d<double, TestDevice> d(grid, "bn", s, {});
     for (const char* step : {"step 1 (shift 0)", "step 2 (shift 100)"})
       expectClose(runLayer(f, grid, x, dy), runLayer(d, grid, x, dy), 2e-4, step);
   });

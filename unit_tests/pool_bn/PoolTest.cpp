@@ -13,6 +13,7 @@
 
 #include "GridCases.hpp"
 #include "LayerRun.hpp"
+#include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -40,14 +41,14 @@ PoolRun runPool(const ProcessGrid& grid, const typename Layer::Options& options,
   Layer layer(grid, "pool", in, options);
   const TensorShape& out = layer.outputShape();
   const GhostWidths nextLayers{{1, 0, 1}, {0, 1, 1}};
-  auto xt = createDistTensor<double>("x", in.batch, in.channels, layer.inputDecomposition(),
-                                     grid.coords(), layer.inputGhosts());
-  auto dxt = createDistTensor<double>("dx", in.batch, in.channels, layer.inputDecomposition(),
-                                      grid.coords(), layer.inputGhosts());
-  auto yt = createDistTensor<double>("y", out.batch, out.channels, layer.outputDecomposition(),
-                                     grid.coords(), nextLayers);
-  auto dyt = createDistTensor<double>("dy", out.batch, out.channels, layer.outputDecomposition(),
-                                      grid.coords(), nextLayers);
+  auto xt = createDistTensor<double, TestDevice>(
+      "x", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
+  auto dxt = createDistTensor<double, TestDevice>(
+      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
+  auto yt = createDistTensor<double, TestDevice>(
+      "y", out.batch, out.channels, layer.outputDecomposition(), grid.coords(), nextLayers);
+  auto dyt = createDistTensor<double, TestDevice>(
+      "dy", out.batch, out.channels, layer.outputDecomposition(), grid.coords(), nextLayers);
   scatterFromGlobal(x, xt);
   scatterFromGlobal(dy, dyt);
   typename Layer::execution_space exec;
@@ -58,9 +59,10 @@ PoolRun runPool(const ProcessGrid& grid, const typename Layer::Options& options,
 
 PoolRun runConfig(const ProcessGrid& grid, const PoolConfig& c, const GlobalArray<double>& x,
                   const GlobalArray<double>& dy) {
-  if (c.max) return runPool<MaxPool3d<double>>(grid, {c.kernel, c.stride, c.padding}, x, dy);
-  return runPool<AvgPool3d<double>>(grid, {c.kernel, c.stride, c.padding, c.countIncludePad}, x,
-                                    dy);
+  if (c.max)
+    return runPool<MaxPool3d<double, TestDevice>>(grid, {c.kernel, c.stride, c.padding}, x, dy);
+  return runPool<AvgPool3d<double, TestDevice>>(
+      grid, {c.kernel, c.stride, c.padding, c.countIncludePad}, x, dy);
 }
 
 // Each group pools its own samples; both must equal the 1-rank run on those samples.
@@ -167,7 +169,7 @@ TEST(Pool3d, RefusesOnEveryRankANeedTwoRanksAway) {
   const int ran = forEachGrid({{{4, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
     bool threw = false;
     try {
-      AvgPool3d<double> pool(grid, "pool1", {1, 2, {4, 3, 3}}, {3, 2, 1, true});
+      AvgPool3d<double, TestDevice> pool(grid, "pool1", {1, 2, {4, 3, 3}}, {3, 2, 1, true});
     } catch (const Error& e) {
       threw = std::string(e.what()).find("AvgPool3d 'pool1': ghost width 2 on the high side of D "
                                          "of rank 1 reaches past the neighbouring rank") !=
@@ -297,31 +299,54 @@ TEST(AvgPool3d, GradientMatchesFiniteDifferences) {
 TEST(Pool3d, BadConfigurationsGiveOneLineNamingTheLayer) {
   const ProcessGrid& one = selfGrid();
   const TensorShape small{1, 2, {1, 4, 4}};
-  expectLayerError([&] { MaxPool3d<double>(one, "p1", small, {2, 2, 0}); }, "MaxPool3d 'p1'",
-                   "kernel larger than the input");
-  expectLayerError([&] { AvgPool3d<double>(one, "p2", small, {4, 1, 1, true}); },
-                   "AvgPool3d 'p2'", "kernel larger than the padded input");
-  expectLayerError([&] { MaxPool3d<double>(one, "p3", {1, 2, {6, 6, 6}}, {2, 2, 2}); },
-                   "MaxPool3d 'p3'", "padding more than half the kernel");
-  expectLayerError([&] { AvgPool3d<double>(one, "p4", {1, 2, {6, 6, 6}}, {3, 2, 2, true}); },
-                   "AvgPool3d 'p4'", "padding more than half the kernel");
-  expectLayerError([&] { MaxPool3d<double>(one, "p5", {1, 2, {6, 6, 6}}, {2, 0, 0}); },
-                   "MaxPool3d 'p5'", "zero stride");
+  expectLayerError(
+      [&] {
+        MaxPool3d<double, TestDevice>(one, "p1", small, {2, 2, 0});
+      },
+      "MaxPool3d 'p1'", "kernel larger than the input");
+  expectLayerError(
+      [&] {
+        AvgPool3d<double, TestDevice>(one, "p2", small, {4, 1, 1, true});
+      },
+      "AvgPool3d 'p2'", "kernel larger than the padded input");
+  expectLayerError(
+      [&] {
+        MaxPool3d<double, TestDevice>(one, "p3", {1, 2, {6, 6, 6}}, {2, 2, 2});
+      },
+      "MaxPool3d 'p3'", "padding more than half the kernel");
+  expectLayerError(
+      [&] {
+        AvgPool3d<double, TestDevice>(one, "p4", {1, 2, {6, 6, 6}}, {3, 2, 2, true});
+      },
+      "AvgPool3d 'p4'", "padding more than half the kernel");
+  expectLayerError(
+      [&] {
+        MaxPool3d<double, TestDevice>(one, "p5", {1, 2, {6, 6, 6}}, {2, 0, 0});
+      },
+      "MaxPool3d 'p5'", "zero stride");
   // A tensor with other channels than the layer was built for.
-  MaxPool3d<double> pool(one, "p6", {1, 2, {4, 4, 4}}, {2, 2, 0});
-  const auto x = createDistTensor<double>("x", 1, 3, pool.inputDecomposition(), {0, 0, 0});
-  const auto y = createDistTensor<double>("y", 1, 3, pool.outputDecomposition(), {0, 0, 0});
-  expectLayerError([&] { pool.forward(DefaultExecutionSpace(), x, y); }, "MaxPool3d 'p6'",
+  MaxPool3d<double, TestDevice> pool(one, "p6", {1, 2, {4, 4, 4}}, {2, 2, 0});
+  const auto x =
+      createDistTensor<double, TestDevice>("x", 1, 3, pool.inputDecomposition(), {0, 0, 0});
+  const auto y =
+      createDistTensor<double, TestDevice>("y", 1, 3, pool.outputDecomposition(), {0, 0, 0});
+  expectLayerError([&] { pool.forward(TestExecSpace(), x, y); }, "MaxPool3d 'p6'",
                    "channel mismatch");
 }
 
 TEST(Pool3d, GridTooFineForTheHaloGivesOneLineNamingTheLayer) {
   // Extent 3 over 3 ranks: a 5-wide window needs two voxels on each side, beyond the neighbour.
   const int ran = forEachGrid({{{3, 1, 1}, 1}}, [](const ProcessGrid& grid, const GridCase&) {
-    expectLayerError([&] { MaxPool3d<double>(grid, "wide", {1, 1, {3, 4, 4}}, {5, 1, 2}); },
-                     "MaxPool3d 'wide'", "grid too fine");
-    expectLayerError([&] { AvgPool3d<double>(grid, "wide", {1, 1, {3, 4, 4}}, {5, 1, 2, true}); },
-                     "AvgPool3d 'wide'", "grid too fine");
+    expectLayerError(
+        [&] {
+          MaxPool3d<double, TestDevice>(grid, "wide", {1, 1, {3, 4, 4}}, {5, 1, 2});
+        },
+        "MaxPool3d 'wide'", "grid too fine");
+    expectLayerError(
+        [&] {
+          AvgPool3d<double, TestDevice>(grid, "wide", {1, 1, {3, 4, 4}}, {5, 1, 2, true});
+        },
+        "AvgPool3d 'wide'", "grid too fine");
   });
   if (worldSize() >= 3) {
     EXPECT_EQ(ran, 1);

@@ -16,21 +16,23 @@
 #include <mpi.h>
 
 #include <hybrid3d/comm/MpiTypes.hpp>
+#include <hybrid3d/core/SpaceTraits.hpp>
 #include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/core/Error.hpp>
 
 namespace hybrid3d {
 
-// In-place sums of contiguous views of at most `capacity` elements of T in MemorySpace.
+// In-place sums of contiguous views of at most `capacity` elements of T in MemorySpace (a memory
+// space or a Kokkos::Device, core/SpaceTraits.hpp).
 // Stage is whether MPI is handed a host copy; it defaults to what MemorySpace and the build
 // need, and is a parameter only so that tests can run the staged path on the host.
 template <class T, class MemorySpace, bool Stage = mpiStagesThroughHost<MemorySpace>>
 class StagedAllreduce {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
-  using memory_space = MemorySpace;
+  using memory_space = typename MemorySpace::memory_space;
   using execution_space = typename MemorySpace::execution_space;
-  static_assert(Kokkos::is_memory_space<MemorySpace>::value,
-                "StagedAllreduce takes a Kokkos memory space");
 
   StagedAllreduce() = default;
   // Allocates the staging buffer (only when Stage): `label` names it.
@@ -45,7 +47,7 @@ public:
   void operator()(const execution_space& exec, const View& v, MPI_Comm comm) const {
     static_assert(Kokkos::is_view<View>::value, "StagedAllreduce sums a Kokkos::View");
     static_assert(std::is_same_v<typename View::non_const_value_type, T> &&
-                      std::is_same_v<typename View::memory_space, MemorySpace>,
+                      std::is_same_v<typename View::memory_space, memory_space>,
                   "StagedAllreduce: the view's value type and memory space must be T, MemorySpace");
     if (!v.span_is_contiguous()) fail("allreduceSum: view '", v.label(), "' is not contiguous");
     if (v.span() > static_cast<std::size_t>(INT_MAX))

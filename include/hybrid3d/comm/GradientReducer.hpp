@@ -30,6 +30,8 @@ namespace hybrid3d {
 template <class T, class MemorySpace = DefaultMemorySpace,
           bool Stage = mpiStagesThroughHost<MemorySpace>>
 class GradientReducer {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using grad_view = Kokkos::View<T*, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;

@@ -18,6 +18,7 @@
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/comm/HaloPlan.hpp>
@@ -31,6 +32,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Halo {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using execution_space = typename tensor_type::execution_space;
@@ -139,6 +142,7 @@ std::unique_ptr<Halo<T, MemorySpace>> createHalo(const ProcessGrid& grid,
 #include <hybrid3d/comm/impl/Halo_impl.hpp>
 
 namespace hybrid3d {
-extern template class Halo<float, DefaultMemorySpace>;
-extern template class Halo<double, DefaultMemorySpace>;
+#define HYBRID3D_EXTERN(T, D) extern template class Halo<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

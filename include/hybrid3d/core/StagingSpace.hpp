@@ -33,7 +33,7 @@ using PinnedHostSpace = Kokkos::HostSpace;
 
 template <class MemorySpace>
 inline constexpr bool hostAccessible =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename MemorySpace::memory_space>::accessible;
 }  // namespace Impl
 
 // True when MPI must be handed host copies of buffers in MemorySpace: the host cannot read

@@ -10,6 +10,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/SpaceTraits.hpp>
+
 namespace hybrid3d {
 
 using Index = std::int64_t;

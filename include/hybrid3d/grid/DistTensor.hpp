@@ -73,6 +73,8 @@ inline TensorLayout::TensorLayout(int n, int c, const BlockDecomposition& d, con
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class DistTensor {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using value_type = T;
   using memory_space = MemorySpace;

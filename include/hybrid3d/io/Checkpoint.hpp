@@ -34,6 +34,7 @@ struct RunState {
 
 template <class T, class M>
 struct CheckpointContents {
+  HYBRID3D_ASSERT_SPACE(M);
   std::vector<NamedParameter<T, M>> parameters;  // trained: /model/<layer>/<name>
   std::vector<NamedParameter<T, M>> buffers;     // not trained (running statistics)
   Optimizer<T, M>* optimizer = nullptr;          // may be null (weights-only files)

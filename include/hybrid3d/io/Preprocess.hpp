@@ -81,6 +81,8 @@ void convertSubvolume(const typename M::execution_space& exec, const SampleForma
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Preprocess {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using memory_space = MemorySpace;
   using execution_space = typename MemorySpace::execution_space;
@@ -134,7 +136,7 @@ public:
 
 private:
   static constexpr bool hostAccessible =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename MemorySpace::memory_space>::accessible;
 
   // The copy of one slot's bytes to the device (when the device is not host-accessible) and
   // its conversion kernel, issued to exec; no fence.

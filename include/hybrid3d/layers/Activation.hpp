@@ -13,6 +13,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
@@ -66,6 +67,8 @@ struct Log1pOp {
 
 template <class Op, class T, class MemorySpace = DefaultMemorySpace>
 class Pointwise {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using feature_type = FeatureView<T, MemorySpace>;
@@ -210,11 +213,11 @@ using Log1p = Pointwise<Log1pOp, T, M>;
 // ReLU is LeakyReLU with slope 0: LeakyReLU<T>(grid, name, shape, reluOp()).
 inline LeakyReLUOp reluOp() { return LeakyReLUOp{0.0}; }
 
-extern template class Pointwise<LeakyReLUOp, float>;
-extern template class Pointwise<LeakyReLUOp, double>;
-extern template class Pointwise<ScaledTanhOp, float>;
-extern template class Pointwise<ScaledTanhOp, double>;
-extern template class Pointwise<Log1pOp, float>;
-extern template class Pointwise<Log1pOp, double>;
+#define HYBRID3D_EXTERN(T, D)                          \
+  extern template class Pointwise<LeakyReLUOp, T, D>;  \
+  extern template class Pointwise<ScaledTanhOp, T, D>; \
+  extern template class Pointwise<Log1pOp, T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

@@ -18,6 +18,7 @@
 #include <mpi.h>
 
 #include <hybrid3d/comm/Allreduce.hpp>
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -27,6 +28,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class BatchNorm3d {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
@@ -117,6 +120,7 @@ private:
 #include <hybrid3d/layers/impl/BatchNorm3d_impl.hpp>
 
 namespace hybrid3d {
-extern template class BatchNorm3d<float, DefaultMemorySpace>;
-extern template class BatchNorm3d<double, DefaultMemorySpace>;
+#define HYBRID3D_EXTERN(T, D) extern template class BatchNorm3d<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

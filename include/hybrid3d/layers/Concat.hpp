@@ -8,6 +8,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -18,6 +19,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Concat {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
@@ -123,7 +126,8 @@ void Concat<T, M>::backwardData(const execution_space& exec, const tensor_type& 
   }
 }
 
-extern template class Concat<float>;
-extern template class Concat<double>;
+#define HYBRID3D_EXTERN(T, D) extern template class Concat<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

@@ -32,6 +32,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/comm/Halo.hpp>
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -47,6 +48,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Conv3d {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
@@ -185,6 +188,7 @@ private:
 #include <hybrid3d/layers/impl/Conv3d_impl.hpp>
 
 namespace hybrid3d {
-extern template class Conv3d<float, DefaultMemorySpace>;
-extern template class Conv3d<double, DefaultMemorySpace>;
+#define HYBRID3D_EXTERN(T, D) extern template class Conv3d<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

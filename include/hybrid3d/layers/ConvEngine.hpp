@@ -100,14 +100,15 @@ ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Ind
       fail(layer, ": convolution engine onednn is not built in (install oneDNN, e.g. Debian's "
                   "libdnnl-dev, and configure with HYBRID3D_ENABLE_ONEDNN=ON)");
     fail(layer, ": convolution engine onednn computes float on host memory only; this layer is ",
-         scalar, " on ", MemorySpace::name());
+         scalar, " on ", MemorySpace::memory_space::name());
   }
   if (requested == ConvEngine::Cudnn && !cudnn) {
     if (!HYBRID3D_ENABLE_CUDNN)
       fail(layer, ": convolution engine cudnn is not built in (it needs a Kokkos with the CUDA "
                   "backend and cuDNN; configure with HYBRID3D_ENABLE_CUDNN=ON)");
     fail(layer, ": convolution engine cudnn computes float and double on CUDA device memory "
-                "(CudaSpace) only; this layer is ", scalar, " on ", MemorySpace::name());
+                "(CudaSpace) only; this layer is ",
+         scalar, " on ", MemorySpace::memory_space::name());
   }
   return requested;
 }

@@ -21,6 +21,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/comm/Halo.hpp>
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -35,6 +36,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class ConvTranspose3d {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
@@ -122,6 +125,7 @@ private:
 #include <hybrid3d/layers/impl/ConvTranspose3d_impl.hpp>
 
 namespace hybrid3d {
-extern template class ConvTranspose3d<float, DefaultMemorySpace>;
-extern template class ConvTranspose3d<double, DefaultMemorySpace>;
+#define HYBRID3D_EXTERN(T, D) extern template class ConvTranspose3d<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

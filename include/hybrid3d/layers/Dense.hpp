@@ -10,6 +10,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
@@ -20,6 +21,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Dense {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using feature_type = FeatureView<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
@@ -69,8 +72,9 @@ private:
   Parameter<T, MemorySpace> weight_, bias_;
 };
 
-extern template class Dense<float>;
-extern template class Dense<double>;
+#define HYBRID3D_EXTERN(T, D) extern template class Dense<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d
 

@@ -28,6 +28,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -86,6 +87,8 @@ struct DropoutMask {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Dropout {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using feature_type = FeatureView<T, MemorySpace>;
@@ -158,8 +161,9 @@ private:
   std::int64_t firstSample_ = 0;
 };
 
-extern template class Dropout<float>;
-extern template class Dropout<double>;
+#define HYBRID3D_EXTERN(T, D) extern template class Dropout<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d
 

@@ -17,6 +17,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/comm/Allreduce.hpp>
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
@@ -28,6 +29,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class FlattenDense {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using feature_type = FeatureView<T, MemorySpace>;
@@ -97,8 +100,9 @@ private:
   StagedAllreduce<T, MemorySpace> yAllreduce_;  // the partial products y over the spatial group
 };
 
-extern template class FlattenDense<float>;
-extern template class FlattenDense<double>;
+#define HYBRID3D_EXTERN(T, D) extern template class FlattenDense<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d
 

@@ -32,7 +32,7 @@ bool matchHostBlasThreads(int threads);
 // What KokkosBlas::gemm runs on memory space M, for the layers' start-up report.
 template <class M>
 std::string gemmDescription() {
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
     return "KokkosBlas::gemm -> " + hostBlasDescription();
   else
     return "KokkosBlas::gemm on device memory";

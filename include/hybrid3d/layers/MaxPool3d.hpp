@@ -18,12 +18,15 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/layers/impl/Pool3d_impl.hpp>
 
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class MaxPool3d {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
@@ -74,6 +77,7 @@ private:
 #include <hybrid3d/layers/impl/MaxPool3d_impl.hpp>
 
 namespace hybrid3d {
-extern template class MaxPool3d<float, DefaultMemorySpace>;
-extern template class MaxPool3d<double, DefaultMemorySpace>;
+#define HYBRID3D_EXTERN(T, D) extern template class MaxPool3d<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -24,6 +25,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class MseLoss {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using feature_type = FeatureView<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
@@ -104,7 +107,8 @@ void MseLoss<T, M>::backward(const execution_space& exec, const feature_type& pr
       });
 }
 
-extern template class MseLoss<float>;
-extern template class MseLoss<double>;
+#define HYBRID3D_EXTERN(T, D) extern template class MseLoss<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

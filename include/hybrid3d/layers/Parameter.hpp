@@ -29,6 +29,7 @@ struct TensorShape {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 struct Parameter {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
   std::string name;                   // "weight", "bias", "running_mean", ...
   std::vector<Index> shape;           // PyTorch shape, row-major
   Kokkos::View<T*, MemorySpace> value;

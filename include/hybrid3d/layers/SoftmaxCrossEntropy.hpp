@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
@@ -27,6 +28,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class SoftmaxCrossEntropy {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using label_type = DistTensor<int, MemorySpace>;
@@ -139,7 +142,8 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
   return totals[0] / count_;
 }
 
-extern template class SoftmaxCrossEntropy<float>;
-extern template class SoftmaxCrossEntropy<double>;
+#define HYBRID3D_EXTERN(T, D) extern template class SoftmaxCrossEntropy<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

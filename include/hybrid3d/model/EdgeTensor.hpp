@@ -10,6 +10,7 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 struct EdgeTensor {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
   DistTensor<T, MemorySpace> volume;
   FeatureView<T, MemorySpace> features;
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <hybrid3d/comm/GradientReducer.hpp>
+#include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/model/GraphMemory.hpp>
 #include <hybrid3d/model/Node.hpp>
@@ -23,6 +24,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Graph {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using node_type = Node<T, MemorySpace>;
   using value_type = EdgeTensor<T, MemorySpace>;
@@ -106,7 +109,8 @@ private:
   bool finalized_ = false;
 };
 
-extern template class Graph<float, DefaultMemorySpace>;
-extern template class Graph<double, DefaultMemorySpace>;
+#define HYBRID3D_EXTERN(T, D) extern template class Graph<T, D>;
+HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+#undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

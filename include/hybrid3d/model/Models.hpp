@@ -39,6 +39,7 @@ ModelTraits modelTraits(const ModelOptions& options);
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 struct Model {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
   std::string architecture;
   std::unique_ptr<Graph<T, MemorySpace>> graph;
   LossKind loss = LossKind::MeanSquaredError;

@@ -15,6 +15,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Node {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using execution_space = typename MemorySpace::execution_space;
   using value_type = EdgeTensor<T, MemorySpace>;

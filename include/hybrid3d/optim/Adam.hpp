@@ -18,6 +18,8 @@ struct AdamOptions {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Adam : public Optimizer<T, MemorySpace> {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using typename Optimizer<T, MemorySpace>::execution_space;
   using typename Optimizer<T, MemorySpace>::state_view;

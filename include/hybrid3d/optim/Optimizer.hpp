@@ -16,6 +16,7 @@ namespace hybrid3d {
 // /model/<layer>/<name> and its optimizer state as /optimizer/<layer>/<name>/<state>.
 template <class T, class MemorySpace = DefaultMemorySpace>
 struct NamedParameter {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
   std::string layer;
   Parameter<T, MemorySpace> param;
   std::string path() const { return layer + "/" + param.name; }
@@ -23,6 +24,8 @@ struct NamedParameter {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Optimizer {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using execution_space = typename MemorySpace::execution_space;
   using state_view = Kokkos::View<T*, MemorySpace>;

@@ -16,6 +16,8 @@ struct SgdOptions {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Sgd : public Optimizer<T, MemorySpace> {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using typename Optimizer<T, MemorySpace>::execution_space;
   using typename Optimizer<T, MemorySpace>::state_view;

@@ -26,6 +26,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Trainer {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+
 public:
   using execution_space = typename MemorySpace::execution_space;
 

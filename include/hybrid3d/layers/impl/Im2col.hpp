@@ -36,7 +36,7 @@ constexpr std::size_t hostChunkBytes = std::size_t(4) << 20;
 template <class MemorySpace>
 std::size_t chunkBytes(std::size_t workspaceBytes) {
   constexpr bool host =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename MemorySpace::memory_space>::accessible;
   return host ? std::min(workspaceBytes, hostChunkBytes) : workspaceBytes;
 }
 
