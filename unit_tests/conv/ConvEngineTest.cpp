@@ -102,7 +102,7 @@ TEST(Conv3dEngine, OneDnnBackwardDataAsAForwardConvolutionMatchesKokkosDouble) {
   // backward-data as a forward convolution with flipped weights (src/layers/
   // OneDnnConvolution.cpp): boxes the cases above are too small for. Every rank's box here is
   // large enough, the interior of an overlapped one too (it sums its part into dx).
-  if (!oneDnnCanRun<float, DefaultMemorySpace>()) GTEST_SKIP() << "device memory space";
+  if (!oneDnnCanRun<float, TestDevice>()) GTEST_SKIP() << "device memory space";
   const std::vector<GridCase> grids{{{1, 1, 1}, 1}, {{2, 1, 1}, 1}};
   const std::vector<EngineCase> cases{
       {1, 4, 8, 3, 1, 1, false, {66, 34, 34}, {}},
@@ -116,9 +116,10 @@ TEST(Conv3dEngine, OneDnnBackwardDataAsAForwardConvolutionMatchesKokkosDouble) {
         const std::string what =
             c.name() + (overlap ? " overlapped" : "") + " on " + toString(grid.dims());
         const std::string how =
-            Conv3d<float>(grid, "probe", {c.batch, c.cin, c.extents}, o).engineDescription();
+            Conv3d<float, TestDevice>(grid, "probe", {c.batch, c.cin, c.extents}, o)
+                .engineDescription();
         EXPECT_NE(how.find("as a forward convolution"), std::string::npos) << what << ": " << how;
-        expectSameAsOneRank<Conv3d<float>, Conv3d<double>>(
+        expectSameAsOneRank<Conv3d<float, TestDevice>, DoubleConv3d>(
             grid, {c.batch, c.cin, c.extents}, o, convOptions<double>(c, ConvEngine::Kokkos),
             c.outGhosts, 2e-5, what);  // float weight gradients: sums over 76,296 voxels
       }
