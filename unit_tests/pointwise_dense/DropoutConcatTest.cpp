@@ -2,6 +2,8 @@
 // and element), backward applies the forward's mask, keep = 1 and inference are the identity,
 // bad keep probabilities are refused. Concat: channel concatenation with any ghosts.
 #include <cmath>
+#include <cstdint>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -78,6 +80,49 @@ TEST(Dropout, BackwardAppliesTheForwardMask) {
   }
   const double fraction = double(dropped) / double(x.size());
   EXPECT_NEAR(fraction, 1 - keep, 0.08) << dropped << " of " << x.size() << " dropped";
+}
+
+// The mask is the hash Dropout.hpp documents: element (c, d, h, w) of global sample s is kept
+// iff DropoutMask::kept(rowKey(s, (c*D + d)*H + h), w), the prefix mixing the seed, the FNV-1a
+// hash of the layer's name and the step. Rows longer than a host vector loop, so that its
+// column counter and its remainder are both checked against the definition, bit for bit.
+TEST(Dropout, MaskIsTheHashOfGlobalIndices) {
+  const Index3 e{2, 3, 37};
+  const int N = 2, C = 2;
+  const double keep = 0.75;
+  const std::uint64_t seed = 42, step = 7;
+  const Index first = 5;
+  const std::string name = "conv_dropout";
+  Dropout<double, TestDevice> layer(selfGrid(), name, {N, C, e}, {keep, seed});
+  layer.setStep(std::int64_t(step), first);
+  const BlockDecomposition& dec = layer.inputDecomposition();
+  auto xt = createDistTensor<double, TestDevice>("x", N, C, dec, selfGrid().coords(),
+                                                 {{1, 0, 0}, {0, 2, 1}});
+  auto yt = createDistTensor<double, TestDevice>("y", N, C, dec, selfGrid().coords(),
+                                                 GhostWidths::uniform(1));
+  const auto x = randomGlobal<double>("x", N, C, e, 10, 0.5, 1.0);  // no zeros
+  scatterFromGlobal(x, xt);
+  layer.forward(Exec(), xt, yt);
+  const auto y = gatherToGlobal(yt, selfGrid().spatialComm());
+
+  std::uint64_t layerKey = 0xcbf29ce484222325ull;
+  for (unsigned char ch : name) layerKey = (layerKey ^ ch) * 0x100000001b3ull;
+  Impl::DropoutMask mask;
+  mask.prefix = Impl::splitmix64(Impl::splitmix64(Impl::splitmix64(seed) ^ layerKey) ^ step);
+  mask.threshold = Impl::DropoutMask::thresholdOf(keep);
+  Index wrong = 0, dropped = 0;
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < C; ++c)
+      for (Index d = 0; d < e[0]; ++d)
+        for (Index h = 0; h < e[1]; ++h)
+          for (Index w = 0; w < e[2]; ++w) {
+            const bool kept =
+                mask.kept(mask.rowKey(first + n, (c * e[0] + d) * e[1] + h), std::uint32_t(w));
+            dropped += kept ? 0 : 1;
+            wrong += y(n, c, d, h, w) == (kept ? x(n, c, d, h, w) * (1 / keep) : 0.0) ? 0 : 1;
+          }
+  EXPECT_EQ(wrong, 0) << "of " << y.size() << " elements";
+  EXPECT_GT(dropped, 0);
 }
 
 TEST(Dropout, FeatureMaskDependsOnGlobalSampleOnly) {
