@@ -177,7 +177,8 @@ Setup build(const ProcessGrid& grid, const std::string& arch, int S, const Optio
   s.model = buildModel<T, M>(grid, mo);
   auto& g = *s.model.graph;
   s.sgd = std::make_unique<Sgd<T>>(g.parameters(), SgdOptions{});
-  s.reducer = std::make_unique<GradientReducer<T>>(grid.worldComm(), g.gradientsByNode());
+  s.reducer =
+      std::make_unique<GradientReducer<T>>(grid.worldComm(), grid.dataComm(), g.gradientsByNode());
   Kokkos::Random_XorShift64_Pool<Exec> pool(1234 + 17 * grid.worldRank());
   Kokkos::fill_random(g.input().volume.view(), pool, T(0), T(1));
   if (s.model.loss == LossKind::MeanSquaredError) {
