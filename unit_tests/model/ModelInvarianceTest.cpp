@@ -1,13 +1,14 @@
 // Decomposition invariance of whole models in double precision: the loss and every parameter
-// gradient (summed over the world) on any process grid, with one or two data-parallel groups,
-// equal the 1-rank run over the whole mini-batch to 1e-9 relative. The arithmetic a step does
-// (Graph::stepFlops, summed over the world) is that of the 1-rank run exactly: ranks split the
-// work, none is counted twice or lost.
+// gradient (reduced as the trainer does, gathered into the global tensor) on any process grid,
+// with one or two data-parallel groups, equal the 1-rank run over the whole mini-batch to 1e-9
+// relative. The arithmetic a step does (Graph::stepFlops, summed over the world) is that of the
+// 1-rank run exactly: ranks split the work, none is counted twice or lost.
 #include <map>
 
 #include <gtest/gtest.h>
 
 #include <hybrid3d/comm/Allreduce.hpp>
+#include <hybrid3d/layers/DistributedParameter.hpp>
 #include <hybrid3d/layers/MseLoss.hpp>
 #include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
 #include <hybrid3d/model/Models.hpp>
@@ -85,11 +86,7 @@ Result run(const ProcessGrid& grid, ModelOptions o, const Batch& batch) {
   g.backward(exec);
   r.flops = g.stepFlops();
   MPI_Allreduce(MPI_IN_PLACE, &r.flops, 1, MPI_DOUBLE, MPI_SUM, grid.worldComm());
-  for (const auto& p : g.parameters()) {
-    allreduceSum(p.param.grad, grid.worldComm());
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.param.grad);
-    r.grads[p.path()] = std::vector<double>(h.data(), h.data() + h.size());
-  }
+  for (const auto& p : g.parameters()) r.grads[p.path()] = globalGradient(p.param, grid);
   return r;
 }
 
