@@ -253,7 +253,9 @@ TEST(Models, FirstDenseWeightHoldsOnlyItsOwnColumnsOfTheOneRankWeight) {
           }
         EXPECT_EQ(differ, 0u) << "of " << rows * K << " weight values";
         EXPECT_LE(diff, 1e-9 * scale) << "max relative error " << diff / scale;
-        if (K > 0) EXPECT_GT(scale, 0.0) << "a zero gradient would prove nothing";
+        if (K > 0) {
+          EXPECT_GT(scale, 0.0) << "a zero gradient would prove nothing";
+        }
       });
   EXPECT_GE(ran, 1);
 }

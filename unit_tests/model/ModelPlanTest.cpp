@@ -106,10 +106,8 @@ void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
     if (p.param.layout.columnShard)
       saved += sizeof(T) * std::size_t(globalSize(p.param.shape) -
                                        (G > 1 ? Index(p.param.value.size()) : 0));
-  if (ranks > 1)
-    EXPECT_EQ(reducer.bytesPerStep(), sizeof(T) * std::size_t(parameters) - saved);
-  else
-    EXPECT_EQ(reducer.bytesPerStep(), 0u);  // nothing to sum on one rank
+  const std::size_t expected = ranks > 1 ? sizeof(T) * std::size_t(parameters) - saved : 0;
+  EXPECT_EQ(reducer.bytesPerStep(), expected);  // nothing to sum on one rank
 }
 
 // Float on every grid, double on grids of at most `doubleRanks` ranks (U-Net's 19 M

@@ -70,7 +70,7 @@ Parameter<T, MemorySpace> createParameter(const std::string& layer, const std::s
                                           const std::vector<Index>& shape, bool trainable = true) {
   const Index n = globalSize(shape);
   Parameter<T, MemorySpace> p{name, shape, Kokkos::View<T*, MemorySpace>(layer + "/" + name, n),
-                              {}};
+                              {}, {}};  // no gradient yet; replicated
   if (trainable) p.grad = Kokkos::View<T*, MemorySpace>(layer + "/" + name + "/grad", n);
   return p;
 }
