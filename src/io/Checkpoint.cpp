@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <climits>
 #include <filesystem>
 
 #include <hybrid3d/comm/MpiTypes.hpp>
@@ -11,6 +12,7 @@
 #include <hybrid3d/io/Checkpoint.hpp>
 #include <hybrid3d/io/Hdf5.hpp>
 #include <hybrid3d/io/Hdf5Lock.hpp>
+#include <hybrid3d/layers/DistributedParameter.hpp>
 
 #include <mutex>
 
@@ -175,19 +177,60 @@ void writeArrays(const std::string& path, MPI_Comm comm, const std::vector<Named
   });
 }
 
+namespace {
+
+// One per-parameter array of a checkpoint: the dataset, its GLOBAL shape, this rank's part and
+// the parameter whose distribution that part follows (a value, a buffer, or an optimizer state
+// "<layer>/<param>/<state>" of that parameter, stored flat in the parameter's element order).
+template <class T, class M>
+struct StoredArray {
+  std::string dataset;
+  std::vector<Index> shape;
+  Parameter<T, M> owner;  // the parameter's shape and layout (its views are not used)
+  Kokkos::View<T*, M> local;
+};
+
+template <class T, class M>
+std::vector<StoredArray<T, M>> storedArrays(const CheckpointContents<T, M>& c) {
+  std::vector<StoredArray<T, M>> out;
+  for (const auto& p : c.parameters)
+    out.push_back({"/model/" + p.path(), p.param.shape, p.param, p.param.value});
+  for (const auto& p : c.buffers)
+    out.push_back({"/model/" + p.path(), p.param.shape, p.param, p.param.value});
+  if (c.optimizer)
+    for (const auto& [name, view] : c.optimizer->state()) {
+      Parameter<T, M> owner{name, {Index(view.size())}, {}, {}, {}};  // replicated unless found
+      for (const auto& p : c.parameters)
+        if (name.rfind(p.path() + "/", 0) == 0) owner = p.param;
+      out.push_back({"/optimizer/" + name, {globalSize(owner.shape)}, owner, view});
+    }
+  return out;
+}
+
+}  // namespace
+
 template <class T, class M>
 void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c,
                      const RunState& state) {
+  // Column shards are gathered into their global tensors first (collective), so that rank 0
+  // writes the same file whatever the grid.
+  const std::vector<StoredArray<T, M>> arrays = storedArrays(c);
+  std::vector<std::vector<T>> gathered(arrays.size());
+  for (std::size_t i = 0; i < arrays.size(); ++i)
+    if (arrays[i].owner.layout.columnShard)
+      gathered[i] = gatherGlobal(arrays[i].owner, arrays[i].local, comm);
   writeAtomically(path, comm, [&](hid_t file) {
-    for (const auto& p : c.parameters)
-      writeArray<T>(file, "/model/" + p.path(), p.param.shape, p.param.value, path);
-    for (const auto& p : c.buffers)
-      writeArray<T>(file, "/model/" + p.path(), p.param.shape, p.param.value, path);
-    if (c.optimizer) {
-      for (const auto& [name, view] : c.optimizer->state())
-        writeArray<T>(file, "/optimizer/" + name, {Index(view.size())}, view, path);
-      writeScalar<std::int64_t>(file, "/optimizer/steps", c.optimizer->steps(), path);
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+      const StoredArray<T, M>& a = arrays[i];
+      if (a.owner.layout.columnShard)
+        writeArray<T>(file, a.dataset, a.shape,
+                      Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                          gathered[i].data(), gathered[i].size()),
+                      path);
+      else
+        writeArray<T>(file, a.dataset, a.shape, a.local, path);
     }
+    if (c.optimizer) writeScalar<std::int64_t>(file, "/optimizer/steps", c.optimizer->steps(), path);
     writeScalar<std::int64_t>(file, "/state/step", state.step, path);
     writeScalar<std::int64_t>(file, "/state/epoch", state.epoch, path);
     writeScalar<std::int64_t>(file, "/state/seed", static_cast<std::int64_t>(state.seed), path);
@@ -198,9 +241,9 @@ void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointCon
 
 namespace {
 
-template <class T, class View>
-void readInto(const File& f, const std::string& name, const std::vector<Index>& shape,
-              const View& v) {
+// The dataset `name` of global shape `shape` (checked), as a flat array.
+template <class T>
+std::vector<T> readGlobal(const File& f, const std::string& name, const std::vector<Index>& shape) {
   if (!f.hasDataset(name)) fail(f.path(), ": no dataset ", name);
   if (f.shape(name) != shape) {
     std::string want, got;
@@ -208,10 +251,7 @@ void readInto(const File& f, const std::string& name, const std::vector<Index>& 
     for (Index e : f.shape(name)) got += (got.empty() ? "" : "x") + std::to_string(e);
     fail(f.path(), ": ", name, " has shape ", got, " but the model expects ", want);
   }
-  const std::vector<T> data = f.read<T>(name);
-  Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(data.data(),
-                                                                                        data.size());
-  Kokkos::deep_copy(v, h);
+  return f.read<T>(name);
 }
 
 // The run state of an open file (rank 0); scalars[0..2] = step, epoch, seed.
@@ -256,30 +296,28 @@ RunState readRunState(const std::string& path, MPI_Comm comm) {
 
 template <class T, class M>
 RunState readCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c) {
-  // Rank 0 reads into the views; then every view is broadcast (parameters are replicated).
+  // Rank 0 reads every global tensor; each is broadcast and every rank keeps its own part.
+  const std::vector<StoredArray<T, M>> arrays = storedArrays(c);
+  std::vector<std::vector<T>> global(arrays.size());
   std::int64_t scalars[3] = {0, 0, 0}, optimizerSteps = 0;
   std::string deck, identity;
   onRankZero(comm, [&] {
     std::lock_guard<std::mutex> lock(hdf5Mutex());  // see writeAtomically
     File f(path);
-    for (const auto& p : c.parameters) readInto<T>(f, "/model/" + p.path(), p.param.shape, p.param.value);
-    for (const auto& p : c.buffers) readInto<T>(f, "/model/" + p.path(), p.param.shape, p.param.value);
-    if (c.optimizer) {
-      for (const auto& [name, view] : c.optimizer->state())
-        readInto<T>(f, "/optimizer/" + name, {Index(view.size())}, view);
-      optimizerSteps = f.read<std::int64_t>("/optimizer/steps").at(0);
-    }
+    for (std::size_t i = 0; i < arrays.size(); ++i)
+      global[i] = readGlobal<T>(f, arrays[i].dataset, arrays[i].shape);
+    if (c.optimizer) optimizerSteps = f.read<std::int64_t>("/optimizer/steps").at(0);
     deck = readState(f, scalars, identity);
   });
-  auto bcast = [&](const auto& view) {
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
-    MPI_Bcast(h.data(), static_cast<int>(h.size()), mpiType<T>(), 0, comm);
-    Kokkos::deep_copy(view, h);
-  };
-  for (const auto& p : c.parameters) bcast(p.param.value);
-  for (const auto& p : c.buffers) bcast(p.param.value);
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    const Index n = globalSize(arrays[i].shape);
+    if (n > INT_MAX) fail(path, ": ", arrays[i].dataset, " has more than 2^31 values");
+    global[i].resize(std::size_t(n));
+    MPI_Bcast(global[i].data(), static_cast<int>(n), mpiType<T>(), 0, comm);
+    scatterGlobal(arrays[i].owner, global[i], arrays[i].local);
+    std::vector<T>().swap(global[i]);
+  }
   if (c.optimizer) {
-    for (const auto& s : c.optimizer->state()) bcast(s.second);
     MPI_Bcast(&optimizerSteps, 1, MPI_INT64_T, 0, comm);
     c.optimizer->setSteps(optimizerSteps);
   }

@@ -246,12 +246,12 @@ std::vector<NamedParameter<T, M>> Graph<T, M>::buffers() const {
 }
 
 template <class T, class M>
-std::vector<std::vector<Kokkos::View<T*, M>>> Graph<T, M>::gradientsByNode() const {
-  std::vector<std::vector<Kokkos::View<T*, M>>> out;
+std::vector<std::vector<ScopedGradient<T, M>>> Graph<T, M>::gradientsByNode() const {
+  std::vector<std::vector<ScopedGradient<T, M>>> out;
   for (const Entry& e : nodes_) {
     out.emplace_back();
     for (const auto& p : e.node->parameters())
-      if (p.grad.size()) out.back().push_back(p.grad);
+      if (p.grad.size()) out.back().push_back({p.grad, p.layout.gradientScope});
   }
   return out;
 }

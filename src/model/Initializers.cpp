@@ -3,6 +3,7 @@
 
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/DistributedParameter.hpp>
 #include <hybrid3d/model/Initializers.hpp>
 
 namespace hybrid3d {
@@ -34,7 +35,9 @@ std::uint64_t streamSeed(std::uint64_t seed, const std::string& layer, const std
 template <class T, class M>
 void initialize(const Parameter<T, M>& p, Init kind, std::uint64_t seed, const std::string& layer,
                 double value) {
-  auto h = Kokkos::create_mirror_view(p.value);
+  // The global tensor is drawn on every rank and each keeps its own part: the values are the
+  // 1-rank run's whatever the parameter's distribution.
+  std::vector<T> h(std::size_t(globalSize(p.shape)));
   const Fans fans = fansOf(p.shape);
   std::mt19937_64 rng(streamSeed(seed, layer, p.name));
   // Draw with our own transforms of the raw 64-bit stream: the standard distributions are
@@ -43,22 +46,22 @@ void initialize(const Parameter<T, M>& p, Init kind, std::uint64_t seed, const s
   switch (kind) {
     case Init::GlorotUniform: {
       const double a = std::sqrt(6.0 / (fans.in + fans.out));
-      for (std::size_t i = 0; i < h.size(); ++i) h(i) = static_cast<T>(a * (2 * uniform01() - 1));
+      for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<T>(a * (2 * uniform01() - 1));
       break;
     }
     case Init::HeNormal: {
       const double sigma = std::sqrt(2.0 / fans.in);
       for (std::size_t i = 0; i < h.size(); ++i) {
         const double u1 = 1.0 - uniform01(), u2 = uniform01();  // Box-Muller, u1 in (0, 1]
-        h(i) = static_cast<T>(sigma * std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2));
+        h[i] = static_cast<T>(sigma * std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2));
       }
       break;
     }
     case Init::Constant:
-      for (std::size_t i = 0; i < h.size(); ++i) h(i) = static_cast<T>(value);
+      for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<T>(value);
       break;
   }
-  Kokkos::deep_copy(p.value, h);
+  scatterGlobal(p, h, p.value);
 }
 
 #define HYBRID3D_INSTANTIATE(T, D)                                                           \

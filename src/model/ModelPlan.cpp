@@ -73,6 +73,35 @@ Index ModelPlan::parameterCount() const {
   return n;
 }
 
+Index ModelPlan::localParameters(int id, const Int3& coords) const {
+  const LayerPlan& l = layers.at(id);
+  if (l.columnShardRows == 0) return l.parameters;
+  const TensorShape& x = shape(l.inputs.at(0));
+  const Index features = Index(x.channels) * x.extents[0] * x.extents[1] * x.extents[2];
+  const Index own = Index(x.channels) * BlockDecomposition(x.extents, grid).ownedBox(coords).size();
+  return l.parameters - l.columnShardRows * (features - own);
+}
+
+template <class T>
+std::size_t predictAllreduceBytes(const ModelPlan& p, const Int3& coords, int groups) {
+  const int ranks = groups * p.grid[0] * p.grid[1] * p.grid[2];
+  std::size_t values = 0;
+  for (std::size_t id = 0; id < p.layers.size(); ++id) {
+    const LayerPlan& l = p.layers[id];
+    if (l.columnShardRows == 0) {
+      if (ranks > 1) values += std::size_t(l.parameters);
+      continue;
+    }
+    const TensorShape& x = p.shape(l.inputs.at(0));
+    const Index features = Index(x.channels) * x.extents[0] * x.extents[1] * x.extents[2];
+    const Index rest = l.parameters - l.columnShardRows * features;  // the bias, replicated
+    const Index shard = p.localParameters(int(id), coords) - rest;   // the own columns
+    if (ranks > 1) values += std::size_t(rest);
+    if (groups > 1) values += std::size_t(shard);
+  }
+  return values * sizeof(T);
+}
+
 ModelPlan planModel(const ModelOptions& options, const Int3& grid) {
   ModelPlan p;
   p.options = options;
@@ -100,7 +129,7 @@ GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
         if (c.inputs[slot] == int(id))
           m.activationGradients +=
               edgeBytes(scalar, l.output, l.volume, p.grid, coords, c.inputGhosts[slot]);
-    m.parameters += 2 * scalar * std::size_t(l.parameters);  // values and gradients
+    m.parameters += 2 * scalar * std::size_t(p.localParameters(int(id), coords));  // values, gradients
     if (l.conv.kernel > 0)
       workspace = std::max(workspace, convWorkspace<T, M>(p, l, p.shape(l.inputs[0]), coords));
   }
@@ -121,6 +150,9 @@ BoxRange ownedBoxRange(const Index3& extents, const Int3& grid) {
   }
   return r;
 }
+
+template std::size_t predictAllreduceBytes<float>(const ModelPlan&, const Int3&, int);
+template std::size_t predictAllreduceBytes<double>(const ModelPlan&, const Int3&, int);
 
 #define HYBRID3D_INSTANTIATE(T, D) \
   template GraphMemory predictMemory<T, D>(const ModelPlan&, const Int3&);

@@ -157,7 +157,8 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     optimizer_ = std::make_unique<Adam<T, M>>(graph.parameters(), config.adam);
   else
     fail("training: unknown optimizer \"", config.optimizer, "\" (sgd or adam)");
-  reducer_ = std::make_unique<GradientReducer<T, M>>(grid.worldComm(), graph.gradientsByNode());
+  reducer_ = std::make_unique<GradientReducer<T, M>>(grid.worldComm(), grid.dataComm(),
+                                                    graph.gradientsByNode());
 
   const TensorShape out = graph.node(graph.size() - 1).outputShape();
   if (model_.loss == LossKind::MeanSquaredError)

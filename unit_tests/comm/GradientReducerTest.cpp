@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <hybrid3d/comm/GradientReducer.hpp>
+#include <hybrid3d/grid/ProcessGrid.hpp>
 
 #include "GridCases.hpp"
 #include "TestDevice.hpp"
@@ -48,6 +49,36 @@ TEST(GradientReducer, EveryGradientEndsAsTheWorldSumWhateverTheStartOrder) {
 
 TEST(GradientReducer, StagedThroughHostBuffersEveryGradientEndsAsTheWorldSum) {
   everyGradientEndsAsTheWorldSum<true>();
+}
+
+// A gradient scoped to the data-parallel groups is summed over the ranks at the same spatial
+// position only, a world-scoped one over the world; a one-rank scope is not reduced at all, and
+// bytesPerStep counts exactly what is handed to MPI.
+TEST(GradientReducer, EachGradientIsSummedOverItsScopeAndOnlyThoseBytesAreCounted) {
+  const ProcessGrid grid(MPI_COMM_WORLD, {worldSize() % 2 == 0 ? 2 : 1, 1, 1});
+  const int rank = worldRank(), size = worldSize(), G = grid.numGroups();
+  using V = Kokkos::View<double*, TestDevice>;
+  const V world("world", 5), data("data", 3);
+  Kokkos::deep_copy(world, double(rank));
+  Kokkos::deep_copy(data, double(rank));
+  {
+    GradientReducer<double, TestDevice> reducer(
+        grid.worldComm(), grid.dataComm(),
+        {{{world, GradientScope::World}, {data, GradientScope::DataParallel}}});
+    EXPECT_EQ(reducer.bytesPerStep(), sizeof(double) * ((size > 1 ? 5 : 0) + (G > 1 ? 3 : 0)));
+    reducer.start(0);
+    reducer.finish();
+  }
+  double dataSum = 0;  // the world ranks at this spatial position
+  for (int r = 0; r < size; ++r)
+    if (r % grid.spatialSize() == grid.spatialRank()) dataSum += r;
+  int check = 0;
+  MPI_Allreduce(&rank, &check, 1, MPI_INT, MPI_SUM, grid.dataComm());
+  ASSERT_EQ(double(check), dataSum) << "the data communicator is not rank % P";
+  const auto w = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), world);
+  const auto d = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), data);
+  for (std::size_t i = 0; i < w.size(); ++i) EXPECT_EQ(w(i), size * (size - 1) / 2.0);
+  for (std::size_t i = 0; i < d.size(); ++i) EXPECT_EQ(d(i), dataSum);
 }
 
 // An error on one rank after it started a reduction destroys its reducer while the exception

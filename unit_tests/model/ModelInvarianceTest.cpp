@@ -1,13 +1,15 @@
 // Decomposition invariance of whole models in double precision: the loss and every parameter
-// gradient (summed over the world) on any process grid, with one or two data-parallel groups,
-// equal the 1-rank run over the whole mini-batch to 1e-9 relative. The arithmetic a step does
-// (Graph::stepFlops, summed over the world) is that of the 1-rank run exactly: ranks split the
-// work, none is counted twice or lost.
+// gradient (reduced as the trainer does, gathered into the global tensor) on any process grid,
+// with one or two data-parallel groups, equal the 1-rank run over the whole mini-batch to 1e-9
+// relative. The arithmetic a step does (Graph::stepFlops, summed over the world) is that of the
+// 1-rank run exactly: ranks split the work, none is counted twice or lost.
+#include <algorithm>
 #include <map>
 
 #include <gtest/gtest.h>
 
 #include <hybrid3d/comm/Allreduce.hpp>
+#include <hybrid3d/layers/DistributedParameter.hpp>
 #include <hybrid3d/layers/MseLoss.hpp>
 #include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
 #include <hybrid3d/model/Models.hpp>
@@ -21,11 +23,26 @@ namespace {
 
 using T = double;
 
+// What this rank holds of a column-sharded parameter (the first dense layer's weight).
+struct Shard {
+  std::vector<Index> columns;
+  std::vector<double> value, reducedGrad;  // [rows, columns.size()]
+};
+
 struct Result {
   double loss = 0;
   double flops = 0;  // world sum of Graph::stepFlops
+  // Global gradients by path, and the global value of each column-sharded parameter under
+  // "<path> value".
   std::map<std::string, std::vector<double>> grads;
+  std::map<std::string, Shard> shards;  // by path
 };
+
+template <class View>
+std::vector<double> hostValues(const View& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<double>(h.data(), h.data() + h.size());
+}
 
 // The whole mini-batch of B samples: inputs, regression targets and segmentation labels.
 struct Batch {
@@ -86,9 +103,11 @@ Result run(const ProcessGrid& grid, ModelOptions o, const Batch& batch) {
   r.flops = g.stepFlops();
   MPI_Allreduce(MPI_IN_PLACE, &r.flops, 1, MPI_DOUBLE, MPI_SUM, grid.worldComm());
   for (const auto& p : g.parameters()) {
-    allreduceSum(p.param.grad, grid.worldComm());
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.param.grad);
-    r.grads[p.path()] = std::vector<double>(h.data(), h.data() + h.size());
+    r.grads[p.path()] = globalGradient(p.param, grid);
+    if (!p.param.layout.columnShard) continue;
+    r.grads[p.path() + " value"] = gatherGlobal(p.param, p.param.value, grid.worldComm());
+    r.shards[p.path()] = {p.param.layout.columns, hostValues(p.param.value),
+                          hostValues(p.param.grad)};
   }
   return r;
 }
@@ -179,6 +198,66 @@ TEST(Models, UNet3dMatchesOneRankWhereARankOwnsNoBottomInput) {
   o.inputWidth = 16;
   o.seed = 9;
   checkModel(o, 1, 3, {{{3, 1, 1}, 1}});
+}
+
+// The first dense layer's weight is a column shard: each rank holds exactly the 1-rank weight's
+// columns of its own voxels (bit for bit: the initialiser draws the global tensor), the shards
+// of a spatial group are disjoint and cover the weight, and after the reduction (over the
+// data-parallel groups only) the local gradient is the 1-rank gradient's columns. At 32^3 fc1
+// reads 256 x 2^3: 2x2x2 gives each rank one voxel, 3x1x1 is uneven and leaves rank 2 an empty
+// box (no columns at all).
+TEST(Models, FirstDenseWeightHoldsOnlyItsOwnColumnsOfTheOneRankWeight) {
+  if (worldSize() < 2) GTEST_SKIP() << "needs a grid of 2 or more ranks";
+  ModelOptions o;
+  o.architecture = "cosmoflow";
+  o.inputWidth = 32;
+  o.seed = 5;
+  const Batch batch = makeBatch(2, 4, o.inputWidth, 4, 11);
+  const Result want = reference(o, batch);
+  const TensorShape fc1In{1, 256, {2, 2, 2}};
+  const Index width = 256 * 8, rows = 2048;
+  const int ran = forEachGrid(
+      {{{2, 2, 2}, 1}, {{3, 1, 1}, 1}, {{2, 1, 1}, 2}, {{1, 1, 2}, 1}},
+      [&](const ProcessGrid& grid, const GridCase&) {
+        const Result got = run(grid, o, batch);
+        ASSERT_EQ(got.shards.size(), 1u);
+        const Shard& s = got.shards.at("fc1/weight");
+        const Box3 own = BlockDecomposition(fc1In.extents, grid.dims()).ownedBox(grid.coords());
+        const Index K = fc1In.channels * own.size();
+        ASSERT_EQ(Index(s.columns.size()), K);
+        ASSERT_EQ(Index(s.value.size()), rows * K);
+        // Disjoint and covering over the spatial group.
+        int count = int(K), total = 0;
+        MPI_Allreduce(&count, &total, 1, MPI_INT, MPI_SUM, grid.spatialComm());
+        EXPECT_EQ(total, width);
+        std::vector<long long> mine(s.columns.begin(), s.columns.end()), all(width, -1);
+        std::vector<int> counts(grid.spatialSize()), offsets(grid.spatialSize(), 0);
+        MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, grid.spatialComm());
+        for (int r = 1; r < grid.spatialSize(); ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
+        if (total == width)
+          MPI_Allgatherv(mine.data(), count, MPI_LONG_LONG, all.data(), counts.data(),
+                         offsets.data(), MPI_LONG_LONG, grid.spatialComm());
+        std::sort(all.begin(), all.end());
+        for (Index c = 0; c < width; ++c) ASSERT_EQ(all[c], c) << "column " << c;
+        // Values: exactly the 1-rank weight's columns; reduced gradient: its gradient's.
+        const std::vector<double>& wv = want.grads.at("fc1/weight value");
+        const std::vector<double>& wg = want.grads.at("fc1/weight");
+        std::size_t differ = 0;
+        double diff = 0, scale = 0;
+        for (Index r = 0; r < rows; ++r)
+          for (Index k = 0; k < K; ++k) {
+            const std::size_t g = std::size_t(r * width + s.columns[k]), l = std::size_t(r * K + k);
+            differ += s.value[l] != wv[g];
+            diff = std::max(diff, std::abs(s.reducedGrad[l] - wg[g]));
+            scale = std::max(scale, std::abs(wg[g]));
+          }
+        EXPECT_EQ(differ, 0u) << "of " << rows * K << " weight values";
+        EXPECT_LE(diff, 1e-9 * scale) << "max relative error " << diff / scale;
+        if (K > 0) {
+          EXPECT_GT(scale, 0.0) << "a zero gradient would prove nothing";
+        }
+      });
+  EXPECT_GE(ran, 1);
 }
 
 TEST(Models, CosmoFlowMlperfLossAndGradientsEqualOneRank) {

@@ -1,7 +1,8 @@
 // The model plan (what a dry run prints) against the model itself: on every grid, even and
 // uneven, each rank's predicted memory equals what its finalized graph holds (Graph::memory(),
 // workspace included), float and double, CosmoFlow, U-Net and MLPerf CosmoFlow; the shapes and parameter counts
-// are the graph's; a grid the model refuses is refused by the plan with the same message; and
+// are the graph's (global, and each rank's part); the gradient reduction moves the bytes the
+// plan predicts, the first dense layer's weight summed only over its own columns; a grid the model refuses is refused by the plan with the same message; and
 // a 512^3 plan is made without allocating what it predicts.
 #include <sys/resource.h>
 
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <hybrid3d/comm/GradientReducer.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
@@ -82,9 +84,30 @@ void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
     EXPECT_EQ(plan.layers[i].volume, g.node(i).producesVolume()) << plan.layers[i].name;
     EXPECT_TRUE(plan.layers[i].inputGhosts.at(0) == g.node(i).inputGhosts(0)) << plan.layers[i].name;
   }
+  // Global counts (PyTorch's), and what this rank holds of each layer (a column shard: its part).
   Index parameters = 0;
-  for (const auto& p : g.parameters()) parameters += Index(p.param.value.size());
+  for (const auto& p : g.parameters()) parameters += globalSize(p.param.shape);
   EXPECT_EQ(plan.parameterCount(), parameters);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    Index local = 0;
+    for (const auto& p : g.node(i).parameters()) local += Index(p.value.size());
+    EXPECT_EQ(plan.localParameters(int(i), grid.coords()), local) << plan.layers[i].name;
+  }
+  // What the gradient reduction moves per step, as the reducer counts it and the plan predicts
+  // it. The first dense layer's column shard leaves the world sum: what every rank saves
+  // against reducing every parameter over the world is the whole weight, less its own columns
+  // when they are summed over two or more data-parallel groups.
+  const GradientReducer<T, TestDevice> reducer(grid.worldComm(), grid.dataComm(),
+                                               g.gradientsByNode());
+  const int G = grid.numGroups(), ranks = G * grid.spatialSize();
+  EXPECT_EQ(reducer.bytesPerStep(), predictAllreduceBytes<T>(plan, grid.coords(), G));
+  std::size_t saved = 0;
+  for (const auto& p : g.parameters())
+    if (p.param.layout.columnShard)
+      saved += sizeof(T) * std::size_t(globalSize(p.param.shape) -
+                                       (G > 1 ? Index(p.param.value.size()) : 0));
+  const std::size_t expected = ranks > 1 ? sizeof(T) * std::size_t(parameters) - saved : 0;
+  EXPECT_EQ(reducer.bytesPerStep(), expected);  // nothing to sum on one rank
 }
 
 // Float on every grid, double on grids of at most `doubleRanks` ranks (U-Net's 19 M

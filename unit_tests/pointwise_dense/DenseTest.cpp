@@ -1,5 +1,5 @@
-// Dense layers: FlattenDense and Dense give the 1-rank output, input gradient and (summed over
-// the world) parameter gradients on every grid, G = 2 included; gradients match finite
+// Dense layers: FlattenDense and Dense give the 1-rank output, input gradient and (reduced as
+// the trainer does, gathered into global tensors) parameter gradients on every grid, G = 2 included; gradients match finite
 // differences; a flattened size other than the declared one is refused.
 #include <cmath>
 
@@ -9,6 +9,7 @@
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/Dense.hpp>
+#include <hybrid3d/layers/DistributedParameter.hpp>
 #include <hybrid3d/layers/FlattenDense.hpp>
 
 #include "GridCases.hpp"
@@ -28,9 +29,21 @@ struct DenseResult {
   Host y, dx, dw, db;
 };
 
+// The same global values on every grid; each rank keeps its part (FlattenDense's weight holds
+// only its own columns).
 template <class P>
 void setRandom(const P& p, unsigned seed) {
-  fillFrom(p.value, randomFeatures("p", 1, Index(p.value.size()), seed));
+  const Host h = hostCopy(randomFeatures("p", 1, globalSize(p.shape), seed));
+  scatterGlobal(p, std::vector<double>(h.data(), h.data() + h.size()), p.value);
+}
+
+// The parameter's gradient of the global loss (reduced as the trainer does), as a global array.
+template <class P>
+Host globalGrad(const P& p, const ProcessGrid& grid) {
+  const std::vector<double> g = globalGradient(p, grid);
+  Host h("grad", g.size());
+  std::copy(g.begin(), g.end(), h.data());
+  return h;
 }
 
 // FlattenDense on `grid` for global input x (this group's samples) and upstream gradient dy.
@@ -49,12 +62,10 @@ DenseResult runFlatten(const ProcessGrid& grid, const GlobalArray<double>& x,
   const FeatureView<double, TestDevice> y("y", N, kOut);
   layer.forward(Exec(), xt, y);
   layer.backward(Exec(), xt, dy, dxt);
-  allreduceSum(layer.weight().grad, grid.worldComm());
-  allreduceSum(layer.bias().grad, grid.worldComm());
   const auto dx = gatherToGlobal(dxt, grid.spatialComm());
   Host dxh("dx", dx.size());
   std::copy(dx.data(), dx.data() + dx.size(), dxh.data());
-  return {hostCopy(y), dxh, hostCopy(layer.weight().grad), hostCopy(layer.bias().grad)};
+  return {hostCopy(y), dxh, globalGrad(layer.weight(), grid), globalGrad(layer.bias(), grid)};
 }
 
 DenseResult runDense(const ProcessGrid& grid, const FeatureView<double, TestDevice>& x,

@@ -11,6 +11,7 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/io/generate/SampleWriter.hpp>
+#include <hybrid3d/layers/DistributedParameter.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "GridCases.hpp"
@@ -80,11 +81,12 @@ TrainConfig smallConfig(const std::string& dir, const std::vector<std::string>& 
 // Two ranks per sample when the world splits evenly (G = world / 2), else one.
 Int3 gridFor(int world) { return world % 2 == 0 ? Int3{2, 1, 1} : Int3{1, 1, 1}; }
 
+// Every parameter's global tensor (the trainers here run on grids of MPI_COMM_WORLD).
 std::vector<double> parameters(Trainer<float>& t) {
   std::vector<double> all;
   for (const auto& p : t.model().graph->parameters()) {
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.param.value);
-    all.insert(all.end(), h.data(), h.data() + h.size());
+    const std::vector<float> g = gatherGlobal(p.param, p.param.value, MPI_COMM_WORLD);
+    all.insert(all.end(), g.begin(), g.end());
   }
   return all;
 }

@@ -1,8 +1,10 @@
 #pragma once
-// Sums weight gradients over every rank holding a replica (spatial x data = the world) with
-// non-blocking allreduces, one per parameter, started as soon as a layer's backward has
-// produced its gradients and completed together before the optimizer step: the reduction of
-// late layers overlaps the backward pass of earlier ones.
+// Sums weight gradients with non-blocking allreduces, one per parameter, started as soon as a
+// layer's backward has produced its gradients and completed together before the optimizer step:
+// the reduction of late layers overlaps the backward pass of earlier ones. Each gradient is
+// summed over the ranks its scope names (comm/GradientScope.hpp): the world for a replicated
+// parameter, the data-parallel communicator for a column shard; over a communicator of one rank
+// nothing is done at all.
 //
 // Device gradients are staged through pinned host buffers allocated once, here, unless hybrid3d
 // was built with GPU-aware MPI (core/StagingSpace.hpp). A layer without parameters starts
@@ -16,14 +18,22 @@
 #include <mpi.h>
 
 #include <hybrid3d/Config.hpp>
+#include <hybrid3d/comm/GradientScope.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
 #include <hybrid3d/core/StagingSpace.hpp>
+#include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
 #include <hybrid3d/core/Unwinding.hpp>
-#include <hybrid3d/layers/Parameter.hpp>
 
 namespace hybrid3d {
+
+// A parameter gradient and the ranks it is summed over.
+template <class T, class MemorySpace>
+struct ScopedGradient {
+  Kokkos::View<T*, MemorySpace> grad;
+  GradientScope scope = GradientScope::World;
+};
 
 // Stage: whether MPI is handed host copies (by default what MemorySpace and the build need; a
 // parameter only so that tests can run the staged path on the host).
@@ -36,20 +46,37 @@ public:
   using grad_view = Kokkos::View<T*, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
 
-  // `layers[i]` holds the gradients of layer i. Collective over `comm` (duplicated, owned).
-  GradientReducer(MPI_Comm comm, const std::vector<std::vector<grad_view>>& layers)
-      : layers_(layers), requests_(layers.size()) {
-    MPI_Comm_dup(comm, &comm_);
-    for (const auto& grads : layers_) {
+  using scoped_gradient = ScopedGradient<T, MemorySpace>;
+
+  // `layers[i]` holds the gradients of layer i, each summed over `world` or `dataParallel` as
+  // its scope says. Collective over `world` (both communicators are duplicated, owned).
+  GradientReducer(MPI_Comm world, MPI_Comm dataParallel,
+                  const std::vector<std::vector<scoped_gradient>>& layers)
+      : requests_(layers.size()) {
+    MPI_Comm_dup(world, &world_);
+    MPI_Comm_dup(dataParallel, &data_);
+    for (const auto& grads : layers) {
+      layers_.emplace_back();
+      comms_.emplace_back();
       std::vector<host_view> staged;
       for (const auto& g : grads) {
-        if (g.size() > static_cast<std::size_t>(INT_MAX))
-          fail("gradient reduction: '", g.label(), "' has more than 2^31 elements");
-        staged.push_back(stagingBuffer<T, MemorySpace, Stage>(g.label(), g.size()));
+        const MPI_Comm comm = g.scope == GradientScope::World ? world_ : data_;
+        int size;
+        MPI_Comm_size(comm, &size);
+        if (size == 1) continue;  // the sum is the gradient itself
+        if (g.grad.size() > static_cast<std::size_t>(INT_MAX))
+          fail("gradient reduction: '", g.grad.label(), "' has more than 2^31 elements");
+        layers_.back().push_back(g.grad);
+        comms_.back().push_back(comm);
+        staged.push_back(stagingBuffer<T, MemorySpace, Stage>(g.grad.label(), g.grad.size()));
+        bytesPerStep_ += g.grad.size() * sizeof(T);
       }
       host_.push_back(staged);
     }
   }
+  // Every gradient summed over `comm` (the world).
+  GradientReducer(MPI_Comm comm, const std::vector<std::vector<grad_view>>& layers)
+      : GradientReducer(comm, comm, worldScoped(layers)) {}
   ~GradientReducer() {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -62,7 +89,8 @@ public:
       return;
     }
     finish();
-    MPI_Comm_free(&comm_);
+    MPI_Comm_free(&world_);
+    MPI_Comm_free(&data_);
   }
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -82,8 +110,8 @@ public:
       const grad_view& g = layers_[layer][p];
       T* data = Stage ? host_[layer][p].data() : g.data();
       reqs.emplace_back();
-      MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(g.size()), mpiType<T>(), MPI_SUM, comm_,
-                     &reqs.back());
+      MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(g.size()), mpiType<T>(), MPI_SUM,
+                     comms_[layer][p], &reqs.back());
     }
   }
 
@@ -111,7 +139,21 @@ public:
     exec.fence();
   }
 
+  // Bytes this rank hands to MPI per step: what the reduction really moves (each summed
+  // gradient once; gradients over a one-rank communicator are not reduced).
+  std::size_t bytesPerStep() const { return bytesPerStep_; }
+
 private:
+  static std::vector<std::vector<scoped_gradient>> worldScoped(
+      const std::vector<std::vector<grad_view>>& layers) {
+    std::vector<std::vector<scoped_gradient>> out;
+    for (const auto& grads : layers) {
+      out.emplace_back();
+      for (const auto& g : grads) out.back().push_back({g, GradientScope::World});
+    }
+    return out;
+  }
+
   bool pending() const {
     for (const auto& reqs : requests_)
       if (!reqs.empty()) return true;
@@ -119,10 +161,12 @@ private:
   }
 
   using host_view = StagingBuffer<T, MemorySpace>;  // empty unless Stage
-  std::vector<std::vector<grad_view>> layers_;
+  std::vector<std::vector<grad_view>> layers_;  // the gradients to sum (one-rank scopes left out)
+  std::vector<std::vector<MPI_Comm>> comms_;     // world_ or data_, per gradient
   std::vector<std::vector<host_view>> host_;
   std::vector<std::vector<MPI_Request>> requests_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm world_ = MPI_COMM_NULL, data_ = MPI_COMM_NULL;
+  std::size_t bytesPerStep_ = 0;
 };
 
 }  // namespace hybrid3d

@@ -6,8 +6,11 @@
 //   /state/step, /state/epoch, /state/seed
 //   root attribute "deck"             the input deck the run was started from
 //   root attribute "identity"         the run's identity, "key=value" lines (RunState::identity)
-// Parameters are replicated on every rank, so world rank 0 writes the file alone and reads
-// broadcast it. Batch-norm running statistics are replicated too, except with statistics per
+// The file holds GLOBAL tensors whatever the grid: a column-sharded parameter
+// (layers/Parameter.hpp) and its optimizer state are gathered before world rank 0 writes the
+// file alone, and on reading rank 0 broadcasts each tensor and every rank keeps its own part,
+// so a checkpoint written on one grid restarts on another. Other parameters are replicated and
+// written from rank 0's copy. Batch-norm running statistics are replicated too, except with statistics per
 // spatial group: then the trainer hands in their mean over the data-parallel groups (see
 // meanOverGroups in Trainer.cpp), which a restart with any number of groups continues exactly. A write goes to "<path>.tmp", is flushed to disk and then renamed over
 // <path>: a crash at any moment leaves the previous checkpoint whole.
@@ -40,7 +43,8 @@ struct CheckpointContents {
   Optimizer<T, M>* optimizer = nullptr;          // may be null (weights-only files)
 };
 
-// Collective over `comm`. Throws on every rank (with the path) if rank 0 could not write.
+// Collective over `comm` (the world: every column of a sharded parameter must be on some rank of
+// it). Throws on every rank (with the path) if rank 0 could not write.
 template <class T, class M>
 void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c,
                      const RunState& state);

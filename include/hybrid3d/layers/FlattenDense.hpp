@@ -4,12 +4,14 @@
 // W [out, C*D*H*W] and bias [out] are exactly PyTorch's Linear after torch.flatten.
 //
 // Column j of W multiplies one voxel of one channel, and that voxel is owned by exactly one rank
-// of the spatial group. So each rank packs its own voxels, x_own [N, C*V] (V = owned voxels),
-// and the matching columns, W_own [out, C*V], multiplies them with one gemm, and the partial
-// products are summed over the spatial communicator: y [N, out] is then replicated on the
-// group. Backward needs no communication: dx_own = dy W_own, and dW_own += dy^T x_own goes to
-// this rank's own columns only (disjoint over the group, so no rank is counted twice). The bias
-// is replicated work and its gradient is added on spatial rank 0 only (Parameter.hpp).
+// of the spatial group. So each rank holds only those columns of the weight, W_own [out, C*V]
+// (V = owned voxels; a column shard, Parameter.hpp), packs its own voxels in the same order,
+// x_own [N, C*V], multiplies them with one gemm, and the partial products are summed over the
+// spatial communicator: y [N, out] is then replicated on the group. Backward needs no
+// communication: dx_own = dy W_own, and dW_own += dy^T x_own; the weight gradient is summed
+// over the data-parallel communicator only (no other rank of the group holds those columns),
+// so the weight costs a spatial group the memory and the reduction of ONE copy. The bias is
+// replicated work and its gradient is added on spatial rank 0 only (Parameter.hpp).
 
 #include <string>
 #include <vector>
@@ -44,8 +46,8 @@ public:
     Index expectedInFeatures = 0;
   };
 
-  // Collective over grid.worldComm() (dups the spatial communicator). Allocates the packed
-  // workspaces: x and dx [N, C*V], W and dW [out, C*V].
+  // Collective over grid.worldComm() (dups the spatial communicator). Allocates this rank's
+  // weight columns and the packed workspaces x and dx [N, C*V].
   FlattenDense(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
                const Options& options);
 
@@ -56,7 +58,8 @@ public:
   Index inFeatures() const { return in_; }
   Index outFeatures() const { return out_; }
   GhostMap inputGhosts() const { return {}; }
-  std::vector<Parameter<T, MemorySpace>> parameters() const;  // weight [out, in], bias [out]
+  // weight [out, in] (this rank's columns, in packed order), bias [out]
+  std::vector<Parameter<T, MemorySpace>> parameters() const;
   const Parameter<T, MemorySpace>& weight() const { return weight_; }
   // Which implementation runs the passes (for the start-up report).
   std::string engineDescription() const { return gemmDescription<MemorySpace>(); }
@@ -65,8 +68,8 @@ public:
   // y [N, out] := flatten(x) W^T + b, the same on every rank of the spatial group
   // (collective over the spatial communicator). x may carry any ghosts.
   void forward(const execution_space& exec, const tensor_type& x, const feature_type& y);
-  // dx owned cells := dy W restricted to this rank's voxels. Uses the weights of the last
-  // forward (packed then). dy must be the same on every rank of the group.
+  // dx owned cells := dy W restricted to this rank's voxels. dy must be the same on every rank
+  // of the group.
   void backwardData(const execution_space& exec, const feature_type& dy, const tensor_type& dx);
   // weight.grad (own columns) += dy^T x_own; bias.grad += sum_n dy on spatial rank 0.
   void backwardWeights(const execution_space& exec, const tensor_type& x, const feature_type& dy);
@@ -80,8 +83,6 @@ public:
   // CUDA forbids device lambdas in private member functions.
   void packInput(const execution_space& exec, const tensor_type& x);
   void unpackInputGradient(const execution_space& exec, const tensor_type& dx);
-  void packWeights(const execution_space& exec);
-  void addWeightGradient(const execution_space& exec);
 
 private:
   void check(const tensor_type& t, const char* what) const;
@@ -95,8 +96,9 @@ private:
   bool addsBiasGradient_ = false;  // spatial rank 0
   Impl::OwnedComm spatial_;
   Parameter<T, MemorySpace> weight_, bias_;
-  Kokkos::View<Index*, MemorySpace> columns_;  // packed column k -> global column of W
-  Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> xPacked_, dxPacked_, wPacked_, dwPacked_;
+  using matrix_type = Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>;
+  matrix_type xPacked_, dxPacked_;
+  matrix_type w_, dw_;  // the weight's value and gradient as [out, C*V] (unmanaged views of it)
   StagedAllreduce<T, MemorySpace> yAllreduce_;  // the partial products y over the spatial group
 };
 

@@ -71,8 +71,9 @@ public:
 
   std::vector<NamedParameter<T, MemorySpace>> parameters() const;
   std::vector<NamedParameter<T, MemorySpace>> buffers() const;
-  // Gradients of node i's parameters at index i: what GradientReducer takes.
-  std::vector<std::vector<Kokkos::View<T*, MemorySpace>>> gradientsByNode() const;
+  // Gradients of node i's parameters at index i, each with the ranks it is summed over: what
+  // GradientReducer takes.
+  std::vector<std::vector<ScopedGradient<T, MemorySpace>>> gradientsByNode() const;
   void setTraining(bool training);
   void setStep(std::int64_t step, std::int64_t firstGlobalSample);
 

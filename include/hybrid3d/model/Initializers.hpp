@@ -1,7 +1,8 @@
 #pragma once
-// Seeded parameter initialisers. Parameters are replicated, so every rank draws the same
-// values: the stream of each parameter is seeded from (run seed, layer name, parameter name)
-// and filled on the host, independent of the process grid and of the order layers are built.
+// Seeded parameter initialisers. Every rank draws the same global tensor and keeps its own part
+// (the whole unless the parameter is a column shard): the stream of each parameter is seeded
+// from (run seed, layer name, parameter name) and filled on the host, independent of the
+// process grid and of the order layers are built.
 
 #include <cstdint>
 #include <string>

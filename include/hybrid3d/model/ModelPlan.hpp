@@ -37,7 +37,10 @@ struct LayerPlan {
   TensorShape output;                    // per data-parallel group: local batch, channels, extents
   bool volume = true;                    // false: a feature matrix [batch, channels]
   std::vector<GhostMap> inputGhosts;     // what each input must carry on every rank (and its gradient)
-  Index parameters = 0;                  // trainable values (each with a gradient)
+  Index parameters = 0;                  // trainable values (each with a gradient), global
+  // > 0: the layer's weight is a column shard [rows, C*D*H*W of its input] of this many rows
+  // (FlattenDense): a rank holds only the columns of the voxels it owns.
+  Index columnShardRows = 0;
   ConvPlan conv;
 };
 
@@ -55,6 +58,8 @@ struct ModelPlan {
   // its consumers need (Graph::finalize's rule).
   GhostMap outputGhosts(int id) const;
   Index parameterCount() const;
+  // Trainable values of layer `id` on the rank at `coords` (a column shard holds only its part).
+  Index localParameters(int id, const Int3& coords) const;
 };
 
 // The plan of `options` on a grid of `grid` ranks per sample. Throws as buildModel would on
@@ -66,6 +71,13 @@ ModelPlan planModel(const ModelOptions& options, const Int3& grid);
 // onednn engine's shared host buffer (oneDNN is asked for its sizes, nothing is allocated).
 template <class T, class MemorySpace = DefaultMemorySpace>
 GraphMemory predictMemory(const ModelPlan& plan, const Int3& coords);
+
+// Bytes one rank hands to the gradient reduction per step with scalar T and `groups`
+// data-parallel groups: what GradientReducer::bytesPerStep() counts on that rank. Replicated
+// parameters are summed over the world, column shards over the data-parallel groups only;
+// nothing is reduced over a single rank.
+template <class T>
+std::size_t predictAllreduceBytes(const ModelPlan& plan, const Int3& coords, int groups);
 
 // The smallest and largest owned box of a volume over the ranks of `grid`, per dimension.
 struct BoxRange {

@@ -6,6 +6,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/io/CollectiveVerdict.hpp>
 #include <hybrid3d/io/Checkpoint.hpp>
+#include <hybrid3d/layers/DistributedParameter.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "../Command.hpp"
@@ -47,10 +48,10 @@ void report(const DeckRun& r, const std::string& weights, const std::string& out
   output.values = all;
   output.shape[0] *= G;
   arrays.push_back(output);
+  // The reduced gradients as global tensors (a column shard's parts gathered).
   for (const auto& p : graph.parameters()) {
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.param.grad);
-    arrays.push_back({"/grads/" + p.path(), p.param.shape,
-                      std::vector<double>(h.data(), h.data() + h.size())});
+    const std::vector<T> g = gatherGlobal(p.param, p.param.grad, grid.worldComm());
+    arrays.push_back({"/grads/" + p.path(), p.param.shape, std::vector<double>(g.begin(), g.end())});
   }
   io::writeArrays(out, grid.worldComm(), arrays);
 }

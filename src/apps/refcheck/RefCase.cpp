@@ -6,6 +6,7 @@
 
 #include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/DistributedParameter.hpp>
 
 namespace hybrid3d::app::refcheck {
 
@@ -83,7 +84,13 @@ void load(const RefCase& c, const std::string& dataset, const Kokkos::View<doubl
 }
 
 void loadParameters(const RefCase& c, const std::vector<Parameter<double>>& params) {
-  for (const Parameter<double>& p : params) load(c, p.name, p.value);
+  for (const Parameter<double>& p : params) {
+    const std::vector<double> v = c.flat(p.name);
+    if (Index(v.size()) != globalSize(p.shape))
+      fail(c.path(), ": dataset '", p.name, "' has ", v.size(), " values, the layer expects ",
+           globalSize(p.shape));
+    scatterGlobal(p, v, p.value);  // this rank's part
+  }
 }
 
 FeatureView<double> toFeatures(const GlobalArray<double>& a) {
@@ -125,8 +132,7 @@ void compareGradients(const RefCase& c, const std::vector<Parameter<double>>& pa
   for (const Parameter<double>& p : params) {
     const std::string name = "grad_" + p.name;
     if (!c.has(name)) continue;
-    allreduceSum(p.grad, grid.worldComm());
-    out.push_back(compareVector(c, name, p.grad));
+    out.push_back(compare(name, globalGradient(p, grid), c.tensor(name)));
   }
 }
 

@@ -129,7 +129,7 @@ std::vector<Comparison> groupedRunner(const RefCase& c, const ProcessGrid& grid)
 // Copies the case's dataset into a layer vector (parameter value or buffer).
 void load(const RefCase& c, const std::string& dataset, const Kokkos::View<double*>& to);
 
-// Loads every parameter from the dataset of its name ("weight", "bias").
+// Loads every parameter (this rank's part of it) from the dataset of its name ("weight", "bias").
 void loadParameters(const RefCase& c, const std::vector<Parameter<double>>& params);
 
 // A replicated [N, F] device view holding an (N, F, 1, 1, 1) global array.
@@ -157,9 +157,10 @@ Comparison compareWholeBatch(const RefCase& c, const std::string& dataset,
 Comparison compareSamples(const RefCase& c, const std::string& dataset,
                           const FeatureView<double>& got, Index first, Index count);
 
-// The gradient contract (Parameter.hpp): each parameter's gradient summed over all ranks of the
-// grid's world equals the gradient of the whole mini-batch. Appends one comparison per
-// parameter whose "grad_<name>" the case holds.
+// The gradient contract (Parameter.hpp): each parameter's gradient summed over the ranks its
+// scope names (the grid's world, or its data-parallel communicator for a column shard), gathered
+// into the global tensor, equals the gradient of the whole mini-batch. Appends one comparison
+// per parameter whose "grad_<name>" the case holds.
 void compareGradients(const RefCase& c, const std::vector<Parameter<double>>& params,
                       const ProcessGrid& grid, std::vector<Comparison>& out);
 

@@ -56,7 +56,12 @@ public:
     l.parameters = 2 * Index(shape(in).channels);  // weight and bias (affine)
     return add(l);
   }
-  int flattenDense(const std::string& name, int in, int out) { return dense(name, in, out, "FlattenDense"); }
+  // The weight is a column shard: each rank holds `out` rows of its own voxels' columns.
+  int flattenDense(const std::string& name, int in, int out) {
+    const int id = dense(name, in, out, "FlattenDense");
+    p_.layers[id].columnShardRows = out;
+    return id;
+  }
   int dense(const std::string& name, int in, int out) { return dense(name, in, out, "Dense"); }
   int concat(const std::string& name, int a, int b) {
     const TensorShape x = shape(a), y = shape(b);

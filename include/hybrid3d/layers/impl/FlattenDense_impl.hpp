@@ -24,27 +24,27 @@ FlattenDense<T, M>::FlattenDense(const ProcessGrid& grid, const std::string& nam
   output_ = {input.batch, options.outFeatures, {1, 1, 1}};
   addsBiasGradient_ = grid.spatialRank() == 0;
   spatial_ = Impl::OwnedComm(grid.spatialComm());
-  weight_ = createParameter<T, M>(name, "weight", {out_, in_});
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {out_});
 
   const Index V = owned_.size(), N = input.batch;
   localColumns_ = Index(input.channels) * V;
-  xPacked_ = decltype(xPacked_)(name + "/x packed", N, localColumns_);
-  dxPacked_ = decltype(dxPacked_)(name + "/dx packed", N, localColumns_);
-  wPacked_ = decltype(wPacked_)(name + "/weight packed", out_, localColumns_);
-  dwPacked_ = decltype(dwPacked_)(name + "/weight grad packed", out_, localColumns_);
-  yAllreduce_ = StagedAllreduce<T, M>(name + "/output", std::size_t(N) * std::size_t(out_));
-  columns_ = decltype(columns_)(name + "/columns", localColumns_);
-  auto columns = Kokkos::create_mirror_view(columns_);
+  // This rank's columns of W in packed order: owned cell (c, z, y, x) in (c, z, y, x) order,
+  // as packInput lays out the input.
+  std::vector<Index> columns;
+  columns.reserve(std::size_t(localColumns_));
   const Index3 oe = owned_.extents();
-  Index k = 0;
   for (Index c = 0; c < input.channels; ++c)
     for (Index z = 0; z < oe[0]; ++z)
       for (Index y = 0; y < oe[1]; ++y)
         for (Index x = 0; x < oe[2]; ++x)
-          columns(k++) = ((c * e[0] + owned_.lo[0] + z) * e[1] + owned_.lo[1] + y) * e[2] +
-                         owned_.lo[2] + x;
-  Kokkos::deep_copy(columns_, columns);
+          columns.push_back(((c * e[0] + owned_.lo[0] + z) * e[1] + owned_.lo[1] + y) * e[2] +
+                            owned_.lo[2] + x);
+  weight_ = createColumnShard<T, M>(name, "weight", out_, in_, std::move(columns));
+  w_ = matrix_type(weight_.value.data(), out_, localColumns_);
+  dw_ = matrix_type(weight_.grad.data(), out_, localColumns_);
+  xPacked_ = matrix_type(name + "/x packed", N, localColumns_);
+  dxPacked_ = matrix_type(name + "/dx packed", N, localColumns_);
+  yAllreduce_ = StagedAllreduce<T, M>(name + "/output", std::size_t(N) * std::size_t(out_));
 }
 
 template <class T, class M>
@@ -101,41 +101,12 @@ void FlattenDense<T, M>::unpackInputGradient(const execution_space& exec, const 
 }
 
 template <class T, class M>
-void FlattenDense<T, M>::packWeights(const execution_space& exec) {
-  const auto packed = wPacked_;
-  const auto columns = columns_;
-  const auto w = weight_.value;
-  const Index K = localColumns_, in = in_;
-  Kokkos::parallel_for(
-      Impl::kernelLabel("hybrid3d::FlattenDense::packWeights"),
-      Impl::CellPolicy<execution_space>(exec, 0, out_ * K), KOKKOS_LAMBDA(const Index i) {
-        const Index o = i / K, k = i % K;
-        packed(o, k) = w(o * in + columns(k));
-      });
-}
-
-template <class T, class M>
-void FlattenDense<T, M>::addWeightGradient(const execution_space& exec) {
-  const auto packed = dwPacked_;
-  const auto columns = columns_;
-  const auto g = weight_.grad;
-  const Index K = localColumns_, in = in_;
-  Kokkos::parallel_for(
-      Impl::kernelLabel("hybrid3d::FlattenDense::backwardWeights"),
-      Impl::CellPolicy<execution_space>(exec, 0, out_ * K), KOKKOS_LAMBDA(const Index i) {
-        const Index o = i / K, k = i % K;
-        g(o * in + columns(k)) += packed(o, k);
-      });
-}
-
-template <class T, class M>
 void FlattenDense<T, M>::forward(const execution_space& exec, const tensor_type& x,
                                  const feature_type& y) {
   check(x, "input");
   check(y, "output");
   packInput(exec, x);
-  packWeights(exec);
-  Impl::denseGemm(exec, "N", "T", 1.0, xPacked_, wPacked_, 0.0, y);
+  Impl::denseGemm(exec, "N", "T", 1.0, xPacked_, w_, 0.0, y);
   // The partial products of all ranks' voxels; then the bias once, on the replicated sum.
   Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::FlattenDense::forward::allreduce"));
   yAllreduce_(exec, y, spatial_.get());
@@ -149,7 +120,7 @@ void FlattenDense<T, M>::backwardData(const execution_space& exec, const feature
                                       const tensor_type& dx) {
   check(dy, "output gradient");
   check(dx, "input gradient");
-  Impl::denseGemm(exec, "N", "N", 1.0, dy, wPacked_, 0.0, dxPacked_);
+  Impl::denseGemm(exec, "N", "N", 1.0, dy, w_, 0.0, dxPacked_);
   unpackInputGradient(exec, dx);
 }
 
@@ -159,8 +130,7 @@ void FlattenDense<T, M>::backwardWeights(const execution_space& exec, const tens
   check(x, "input");
   check(dy, "output gradient");
   packInput(exec, x);
-  Impl::denseGemm(exec, "T", "N", 1.0, dy, xPacked_, 0.0, dwPacked_);
-  addWeightGradient(exec);
+  Impl::denseGemm(exec, "T", "N", 1.0, dy, xPacked_, 1.0, dw_);  // adds (the contract)
   if (addsBiasGradient_ && bias_.grad.data() != nullptr)
     Impl::addBiasGradient("hybrid3d::FlattenDense::backwardWeights", exec, dy, bias_.grad);
 }
