@@ -14,6 +14,7 @@
 #include <hybrid3d/layers/Parameter.hpp>
 
 #include "Invariance.hpp"
+#include "LayerTensors.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
@@ -43,25 +44,10 @@ ConvResult runConv(const ProcessGrid& grid, const TensorShape& in,
                    const typename Layer::Options& options, const GlobalArray<double>& x,
                    const GlobalArray<double>& dy, unsigned paramSeed,
                    const GhostWidths& outGhosts = {}) {
-  using T = typename Layer::tensor_type::value_type;
   Layer layer(grid, "conv", in, options);
   setRandomParameters(layer, paramSeed);
-  const TensorShape out = layer.outputShape();
-  auto xt = createDistTensor<T, TestDevice>("x", in.batch, in.channels, layer.inputDecomposition(),
-                                            grid.coords(), layer.inputGhosts());
-  auto dxt = createDistTensor<T, TestDevice>(
-      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
-  auto yt = createDistTensor<T, TestDevice>("y", out.batch, out.channels,
-                                            layer.outputDecomposition(), grid.coords(), outGhosts);
-  auto dyt = createDistTensor<T, TestDevice>("dy", out.batch, out.channels,
-                                             layer.outputDecomposition(), grid.coords(), outGhosts);
-  scatterFromGlobal(convertGlobal<T>(x), xt);
-  scatterFromGlobal(convertGlobal<T>(dy), dyt);
-  const TestExecSpace exec;
-  layer.forward(exec, xt, yt);
-  layer.backward(exec, xt, dyt, dxt);
-  ConvResult r{convertGlobal<double>(gatherToGlobal(yt, grid.spatialComm())),
-               convertGlobal<double>(gatherToGlobal(dxt, grid.spatialComm())), {}};
+  const ForwardBackward run = forwardBackward(layer, grid, x, dy, outGhosts);
+  ConvResult r{run.y, run.dx, {}};
   for (const auto& p : layer.parameters()) {
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.grad);
     r.grads.emplace_back(h.data(), h.data() + h.size());
