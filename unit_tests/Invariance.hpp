@@ -42,9 +42,10 @@ inline ProcessGrid& selfGrid() {
   return grid;
 }
 
-// max |a - b| / max |b| over all elements (0 when both are all zero).
-template <class View>
-double maxRelativeError(const View& got, const View& want) {
+// max |got - want| / max |want| over all elements (0 when both are all zero), for any two
+// contiguous arrays of one size (views, vectors).
+template <class Got, class Want>
+double maxRelativeError(const Got& got, const Want& want) {
   double diff = 0, scale = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     diff = std::max(diff, std::abs(double(got.data()[i]) - double(want.data()[i])));

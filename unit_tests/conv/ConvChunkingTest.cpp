@@ -38,7 +38,7 @@ void expectSameForEveryWorkspace(const ProcessGrid& grid, const TensorShape& in,
     expectSameArray(got.y, want.y, 1e-12, what + ": output");
     expectSameArray(got.dx, want.dx, 1e-12, what + ": grad_input");
     for (std::size_t i = 0; i < got.grads.size(); ++i)
-      EXPECT_LE(maxRelativeDifference(got.grads[i], want.grads[i]), 1e-12) << what;
+      EXPECT_LE(maxRelativeError(got.grads[i], want.grads[i]), 1e-12) << what;
   }
 }
 

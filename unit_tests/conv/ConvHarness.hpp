@@ -60,16 +60,6 @@ inline void sumOver(std::vector<std::vector<double>>& grads, MPI_Comm comm) {
     MPI_Allreduce(MPI_IN_PLACE, g.data(), int(g.size()), MPI_DOUBLE, MPI_SUM, comm);
 }
 
-inline double maxRelativeDifference(const std::vector<double>& got,
-                                    const std::vector<double>& want) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::abs(got[i] - want[i]));
-    scale = std::max(scale, std::abs(want[i]));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
-
 // Decomposition invariance of one configuration on `grid`: each group runs its own samples
 // (seeded by group); the reference is the 1-rank run of the same samples by `Reference` (by
 // default the same layer), and the world sum of the parameter gradients must equal the sum of
@@ -94,7 +84,7 @@ void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,
   expectSameArray(got.dx, want.dx, tolerance, what + ": grad_input");
   EXPECT_EQ(got.grads.size(), want.grads.size()) << what;
   for (std::size_t i = 0; i < got.grads.size() && i < want.grads.size(); ++i) {
-    const double err = maxRelativeDifference(got.grads[i], want.grads[i]);
+    const double err = maxRelativeError(got.grads[i], want.grads[i]);
     EXPECT_LE(err, tolerance) << what << ": parameter gradient " << i << " max relative error "
                               << err;
   }

@@ -243,7 +243,7 @@ bool expectSameWithAndWithoutOverlap(const ProcessGrid& grid, const OverlapCase&
   // last bits between two layers of the same problem on some grids, hence the tolerance.)
   EXPECT_EQ(with.grads.size(), without.grads.size()) << c.name();
   for (std::size_t i = 0; i < with.grads.size() && i < without.grads.size(); ++i)
-    EXPECT_LE(maxRelativeDifference(with.grads[i], without.grads[i]), tolerance)
+    EXPECT_LE(maxRelativeError(with.grads[i], without.grads[i]), tolerance)
         << c.name() << ": parameter gradient " << i;
   return overlapped;
 }

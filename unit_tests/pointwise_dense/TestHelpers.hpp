@@ -61,14 +61,4 @@ inline FeatureView<double, TestDevice> rows(const FeatureView<double, TestDevice
   return r;
 }
 
-template <class A, class B>
-double maxRelDiff(const A& got, const B& want) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::abs(double(got.data()[i]) - double(want.data()[i])));
-    scale = std::max(scale, std::abs(double(want.data()[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
-
 }  // namespace hybrid3d::test
