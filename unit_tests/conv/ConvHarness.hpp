@@ -60,6 +60,20 @@ inline void sumOver(std::vector<std::vector<double>>& grads, MPI_Comm comm) {
     MPI_Allreduce(MPI_IN_PLACE, g.data(), int(g.size()), MPI_DOUBLE, MPI_SUM, comm);
 }
 
+// got equals want to `tolerance`: output, input gradient and each parameter gradient (relative
+// to its largest entry).
+inline void expectSameConvResult(const ConvResult& got, const ConvResult& want, double tolerance,
+                                 const std::string& what) {
+  expectSameArray(got.y, want.y, tolerance, what + ": output");
+  expectSameArray(got.dx, want.dx, tolerance, what + ": grad_input");
+  EXPECT_EQ(got.grads.size(), want.grads.size()) << what;
+  for (std::size_t i = 0; i < got.grads.size() && i < want.grads.size(); ++i) {
+    const double err = maxRelativeError(got.grads[i], want.grads[i]);
+    EXPECT_LE(err, tolerance) << what << ": parameter gradient " << i << " max relative error "
+                              << err;
+  }
+}
+
 // Decomposition invariance of one configuration on `grid`: each group runs its own samples
 // (seeded by group); the reference is the 1-rank run of the same samples by `Reference` (by
 // default the same layer), and the world sum of the parameter gradients must equal the sum of
@@ -80,14 +94,7 @@ void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,
   ConvResult want = runConv<Reference>(selfGrid(), in, referenceOptions, x, dy, 7);
   sumOver(got.grads, grid.worldComm());
   sumOver(want.grads, grid.dataComm());
-  expectSameArray(got.y, want.y, tolerance, what + ": output");
-  expectSameArray(got.dx, want.dx, tolerance, what + ": grad_input");
-  EXPECT_EQ(got.grads.size(), want.grads.size()) << what;
-  for (std::size_t i = 0; i < got.grads.size() && i < want.grads.size(); ++i) {
-    const double err = maxRelativeError(got.grads[i], want.grads[i]);
-    EXPECT_LE(err, tolerance) << what << ": parameter gradient " << i << " max relative error "
-                              << err;
-  }
+  expectSameConvResult(got, want, tolerance, what);
 }
 template <class Layer>
 void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,
