@@ -92,7 +92,7 @@ TEST(FlattenDense, MatchesOneRankOnEveryGrid) {
     const auto x = randomGlobal<double>("x", total, kChannels, kExtents, 7);
     const auto dy = randomFeatures("dy", total, kOut, 8);
     const Index first = grid.group() * N;
-    const auto got = runFlatten(grid, sampleSlice(x, first, N), rows(dy, first, N));
+    const auto got = runFlatten(grid, samples(x, first, N), rows(dy, first, N));
     const auto want = runFlatten(selfGrid(), x, dy);
     expectSame(got, want, first, N, kChannels * kExtents[0] * kExtents[1] * kExtents[2]);
   });

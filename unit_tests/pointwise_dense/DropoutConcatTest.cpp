@@ -55,11 +55,11 @@ TEST(Dropout, MaskIsTheSameOnEveryGrid) {
     const auto x = randomGlobal<double>("x", total, kChannels, kExtents, 3);
     const auto dy = randomGlobal<double>("dy", total, kChannels, kExtents, 4);
     const Index first = grid.group() * kBatch;
-    const auto got = runDropout(grid, sampleSlice(x, first, kBatch), sampleSlice(dy, first, kBatch),
+    const auto got = runDropout(grid, samples(x, first, kBatch), samples(dy, first, kBatch),
                                 first, 0.75);
     const auto want = runDropout(selfGrid(), x, dy, 0, 0.75);
-    expectSameArray(got.first, sampleSlice(want.first, first, kBatch), 0.0, "output");
-    expectSameArray(got.second, sampleSlice(want.second, first, kBatch), 0.0, "grad_input");
+    expectSameArray(got.first, samples(want.first, first, kBatch), 0.0, "output");
+    expectSameArray(got.second, samples(want.second, first, kBatch), 0.0, "grad_input");
   });
   EXPECT_GE(ran, 1);
 }

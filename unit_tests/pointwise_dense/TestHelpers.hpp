@@ -14,15 +14,6 @@
 
 namespace hybrid3d::test {
 
-// Samples [first, first + count) of a global array.
-template <class T>
-GlobalArray<T> sampleSlice(const GlobalArray<T>& a, Index first, Index count) {
-  GlobalArray<T> s(a.label(), count, a.extent(1), a.extent(2), a.extent(3), a.extent(4));
-  Kokkos::deep_copy(s, Kokkos::subview(a, Kokkos::pair<Index, Index>(first, first + count),
-                                       Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
-  return s;
-}
-
 // A flat host copy of any contiguous device view.
 template <class V>
 Kokkos::View<double*, Kokkos::HostSpace> hostCopy(const V& v) {
