@@ -15,6 +15,7 @@
 
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
 
 namespace hybrid3d::test {
 
@@ -34,6 +35,13 @@ GlobalArray<U> convertGlobal(const GlobalArray<T>& a) {
   GlobalArray<U> b(a.label(), a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4));
   for (std::size_t i = 0; i < a.size(); ++i) b.data()[i] = static_cast<U>(a.data()[i]);
   return b;
+}
+
+// The (batch, channels, extents) a layer takes for the global array `a`.
+template <class T>
+TensorShape shapeOf(const GlobalArray<T>& a) {
+  return {int(a.extent(0)), int(a.extent(1)),
+          {Index(a.extent(2)), Index(a.extent(3)), Index(a.extent(4))}};
 }
 
 // A 1x1x1 grid of this rank alone: the reference every decomposition must reproduce.

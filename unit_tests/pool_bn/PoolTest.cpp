@@ -33,10 +33,8 @@ struct PoolConfig {
 template <class Layer>
 ForwardBackward runPool(const ProcessGrid& grid, const typename Layer::Options& options,
                         const GlobalArray<double>& x, const GlobalArray<double>& dy) {
-  const TensorShape in{int(x.extent(0)), int(x.extent(1)),
-                       {Index(x.extent(2)), Index(x.extent(3)), Index(x.extent(4))}};
   const GhostWidths nextLayers{{1, 0, 1}, {0, 1, 1}};
-  return forwardBackward(Layer(grid, "pool", in, options), grid, x, dy, nextLayers);
+  return forwardBackward(Layer(grid, "pool", shapeOf(x), options), grid, x, dy, nextLayers);
 }
 
 ForwardBackward runConfig(const ProcessGrid& grid, const PoolConfig& c,
