@@ -15,18 +15,14 @@
 #include <hybrid3d/io/generate/SampleWriter.hpp>
 
 #include "GenerateTestUtils.hpp"
+#include "WorldRank.hpp"
 
 namespace {
 
 using namespace hybrid3d;
 using namespace hybrid3d::io::generate;
 namespace fs = std::filesystem;
-
-int worldRank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using test::worldRank;
 
 // The message of the hybrid3d::Error that `run` throws ("" when it throws none).
 template <class Run>
