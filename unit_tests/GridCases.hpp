@@ -17,6 +17,8 @@
 #include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 
+#include "WorldRank.hpp"
+
 namespace hybrid3d::test {
 
 struct GridCase {
@@ -88,18 +90,6 @@ inline bool someRankOwnsOutputButNoInput(const BlockDecomposition& in,
     for (int k = 0; k < in.dims()[i]; ++k)
       if (in.extent(i, k) == 0 && out.extent(i, k) > 0) return true;
   return false;
-}
-
-inline int worldSize() {
-  int n;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
-  return n;
-}
-
-inline int worldRank() {
-  int r;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
 }
 
 // Runs body(grid) for every case that fits; returns how many cases ran (same on all ranks).

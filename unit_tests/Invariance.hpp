@@ -15,6 +15,7 @@
 
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
 
 namespace hybrid3d::test {
 
@@ -36,15 +37,23 @@ GlobalArray<U> convertGlobal(const GlobalArray<T>& a) {
   return b;
 }
 
+// The (batch, channels, extents) a layer takes for the global array `a`.
+template <class T>
+TensorShape shapeOf(const GlobalArray<T>& a) {
+  return {int(a.extent(0)), int(a.extent(1)),
+          {Index(a.extent(2)), Index(a.extent(3)), Index(a.extent(4))}};
+}
+
 // A 1x1x1 grid of this rank alone: the reference every decomposition must reproduce.
 inline ProcessGrid& selfGrid() {
   static ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
   return grid;
 }
 
-// max |a - b| / max |b| over all elements (0 when both are all zero).
-template <class View>
-double maxRelativeError(const View& got, const View& want) {
+// max |got - want| / max |want| over all elements (0 when both are all zero), for any two
+// contiguous arrays of one size (views, vectors).
+template <class Got, class Want>
+double maxRelativeError(const Got& got, const Want& want) {
   double diff = 0, scale = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     diff = std::max(diff, std::abs(double(got.data()[i]) - double(want.data()[i])));

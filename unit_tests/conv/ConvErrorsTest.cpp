@@ -3,26 +3,16 @@
 
 #include <gtest/gtest.h>
 
-#include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/Conv3d.hpp>
 #include <hybrid3d/layers/ConvTranspose3d.hpp>
 
+#include "ErrorOf.hpp"
 #include "GridCases.hpp"
 #include "Invariance.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
-
-template <class F>
-std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 #define EXPECT_HAS(text, piece) EXPECT_NE((text).find(piece), std::string::npos) << (text)
 

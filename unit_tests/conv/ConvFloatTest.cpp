@@ -8,6 +8,7 @@
 
 #include "ConvHarness.hpp"
 #include "GridCases.hpp"
+#include "LayerTensors.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
@@ -29,26 +30,12 @@ Results runIn(const ProcessGrid& grid, const TensorShape& in,
     for (std::size_t i = 0; i < h.size(); ++i) h(i) = T(0.01) * T(int(i % 97) - 48);
     Kokkos::deep_copy(params[0].value, h);
   }
-  const TensorShape out = layer.outputShape();
-  auto xt = createDistTensor<T, TestDevice>("x", in.batch, in.channels, layer.inputDecomposition(),
-                                            grid.coords(), layer.inputGhosts());
-  auto dxt = createDistTensor<T, TestDevice>(
-      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
-  auto yt = createDistTensor<T, TestDevice>("y", out.batch, out.channels,
-                                            layer.outputDecomposition(), grid.coords());
-  auto dyt = createDistTensor<T, TestDevice>("dy", out.batch, out.channels,
-                                             layer.outputDecomposition(), grid.coords());
-  scatterFromGlobal(convertGlobal<T>(x), xt);
-  scatterFromGlobal(convertGlobal<T>(dy), dyt);
-  const TestExecSpace exec;
-  layer.forward(exec, xt, yt);
-  layer.backward(exec, xt, dyt, dxt);
+  const ForwardBackward run = forwardBackward(layer, grid, x, dy);
   allreduceSum(params[0].grad, grid.worldComm());
   auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), params[0].grad);
   GlobalArray<double> dw("dw", hw.size(), 1, 1, 1, 1);
   for (std::size_t i = 0; i < hw.size(); ++i) dw.data()[i] = double(hw(i));
-  return {convertGlobal<double>(gatherToGlobal(yt, grid.spatialComm())),
-          convertGlobal<double>(gatherToGlobal(dxt, grid.spatialComm())), dw};
+  return {run.y, run.dx, dw};
 }
 
 template <template <class, class> class L>

@@ -9,6 +9,7 @@
 #include <hybrid3d/layers/ConvTranspose3d.hpp>
 
 #include "ConvHarness.hpp"
+#include "LayerTensors.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
@@ -22,31 +23,23 @@ void expectGradientsMatchFiniteDifferences(const TensorShape& in,
   setRandomParameters(layer, 3);
   const TensorShape out = layer.outputShape();
   const TestExecSpace exec;
-  auto x = createDistTensor<double, TestDevice>(
-      "x", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
-  auto dx = createDistTensor<double, TestDevice>(
-      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
-  auto y = createDistTensor<double, TestDevice>("y", out.batch, out.channels,
-                                                layer.outputDecomposition(), grid.coords());
-  auto g = createDistTensor<double, TestDevice>("g", out.batch, out.channels,
-                                                layer.outputDecomposition(), grid.coords());
   GlobalArray<double> xs = randomGlobal<double>("x", in.batch, in.channels, in.extents, 5);
   const GlobalArray<double> gs =
       randomGlobal<double>("g", out.batch, out.channels, out.extents, 6);
-  scatterFromGlobal(xs, x);
-  scatterFromGlobal(gs, g);
+  // dL/dy = g: g is backward's dy.
+  const auto t = layerTensors(layer, grid, xs, gs);
 
   auto loss = [&]() {
-    scatterFromGlobal(xs, x);
-    layer.forward(exec, x, y);
-    const GlobalArray<double> ys = gatherToGlobal(y, MPI_COMM_SELF);
+    scatterFromGlobal(xs, t.x);
+    layer.forward(exec, t.x, t.y);
+    const GlobalArray<double> ys = gatherToGlobal(t.y, MPI_COMM_SELF);
     double l = 0;
     for (std::size_t i = 0; i < ys.size(); ++i) l += ys.data()[i] * gs.data()[i];
     return l;
   };
   loss();
-  layer.backward(exec, x, g, dx);
-  const GlobalArray<double> dxs = gatherToGlobal(dx, MPI_COMM_SELF);
+  layer.backward(exec, t.x, t.dy, t.dx);
+  const GlobalArray<double> dxs = gatherToGlobal(t.dx, MPI_COMM_SELF);
 
   const double h = 1e-6, tol = 1e-7;
   std::mt19937 rng(11);

@@ -14,6 +14,7 @@
 #include <hybrid3d/layers/Parameter.hpp>
 
 #include "Invariance.hpp"
+#include "LayerTensors.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
@@ -43,25 +44,10 @@ ConvResult runConv(const ProcessGrid& grid, const TensorShape& in,
                    const typename Layer::Options& options, const GlobalArray<double>& x,
                    const GlobalArray<double>& dy, unsigned paramSeed,
                    const GhostWidths& outGhosts = {}) {
-  using T = typename Layer::tensor_type::value_type;
   Layer layer(grid, "conv", in, options);
   setRandomParameters(layer, paramSeed);
-  const TensorShape out = layer.outputShape();
-  auto xt = createDistTensor<T, TestDevice>("x", in.batch, in.channels, layer.inputDecomposition(),
-                                            grid.coords(), layer.inputGhosts());
-  auto dxt = createDistTensor<T, TestDevice>(
-      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
-  auto yt = createDistTensor<T, TestDevice>("y", out.batch, out.channels,
-                                            layer.outputDecomposition(), grid.coords(), outGhosts);
-  auto dyt = createDistTensor<T, TestDevice>("dy", out.batch, out.channels,
-                                             layer.outputDecomposition(), grid.coords(), outGhosts);
-  scatterFromGlobal(convertGlobal<T>(x), xt);
-  scatterFromGlobal(convertGlobal<T>(dy), dyt);
-  const TestExecSpace exec;
-  layer.forward(exec, xt, yt);
-  layer.backward(exec, xt, dyt, dxt);
-  ConvResult r{convertGlobal<double>(gatherToGlobal(yt, grid.spatialComm())),
-               convertGlobal<double>(gatherToGlobal(dxt, grid.spatialComm())), {}};
+  const ForwardBackward run = forwardBackward(layer, grid, x, dy, outGhosts);
+  ConvResult r{run.y, run.dx, {}};
   for (const auto& p : layer.parameters()) {
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.grad);
     r.grads.emplace_back(h.data(), h.data() + h.size());
@@ -74,14 +60,18 @@ inline void sumOver(std::vector<std::vector<double>>& grads, MPI_Comm comm) {
     MPI_Allreduce(MPI_IN_PLACE, g.data(), int(g.size()), MPI_DOUBLE, MPI_SUM, comm);
 }
 
-inline double maxRelativeDifference(const std::vector<double>& got,
-                                    const std::vector<double>& want) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::abs(got[i] - want[i]));
-    scale = std::max(scale, std::abs(want[i]));
+// got equals want to `tolerance`: output, input gradient and each parameter gradient (relative
+// to its largest entry).
+inline void expectSameConvResult(const ConvResult& got, const ConvResult& want, double tolerance,
+                                 const std::string& what) {
+  expectSameArray(got.y, want.y, tolerance, what + ": output");
+  expectSameArray(got.dx, want.dx, tolerance, what + ": grad_input");
+  EXPECT_EQ(got.grads.size(), want.grads.size()) << what;
+  for (std::size_t i = 0; i < got.grads.size() && i < want.grads.size(); ++i) {
+    const double err = maxRelativeError(got.grads[i], want.grads[i]);
+    EXPECT_LE(err, tolerance) << what << ": parameter gradient " << i << " max relative error "
+                              << err;
   }
-  return scale > 0 ? diff / scale : diff;
 }
 
 // Decomposition invariance of one configuration on `grid`: each group runs its own samples
@@ -104,14 +94,7 @@ void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,
   ConvResult want = runConv<Reference>(selfGrid(), in, referenceOptions, x, dy, 7);
   sumOver(got.grads, grid.worldComm());
   sumOver(want.grads, grid.dataComm());
-  expectSameArray(got.y, want.y, tolerance, what + ": output");
-  expectSameArray(got.dx, want.dx, tolerance, what + ": grad_input");
-  EXPECT_EQ(got.grads.size(), want.grads.size()) << what;
-  for (std::size_t i = 0; i < got.grads.size() && i < want.grads.size(); ++i) {
-    const double err = maxRelativeDifference(got.grads[i], want.grads[i]);
-    EXPECT_LE(err, tolerance) << what << ": parameter gradient " << i << " max relative error "
-                              << err;
-  }
+  expectSameConvResult(got, want, tolerance, what);
 }
 template <class Layer>
 void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,

@@ -9,17 +9,13 @@
 #include <hybrid3d/io/generate/CosmologyGenerator.hpp>
 
 #include "GenerateTestUtils.hpp"
+#include "WorldRank.hpp"
 
 namespace {
 
 using namespace hybrid3d;
 using namespace hybrid3d::io::generate;
-
-int worldRank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using test::worldRank;
 
 TEST(CosmologyGenerator, SameFileOnOneRankAndOnAllRanksAndAnotherForAnotherSeed) {
   // 9 is odd and leaves FFTW's blocks of ceil(9/P) planes uneven, with ranks that own no plane

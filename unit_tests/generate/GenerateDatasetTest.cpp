@@ -10,34 +10,20 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/io/generate/GenerateDataset.hpp>
 #include <hybrid3d/io/generate/SampleWriter.hpp>
 
+#include "ErrorOf.hpp"
 #include "GenerateTestUtils.hpp"
+#include "WorldRank.hpp"
 
 namespace {
 
 using namespace hybrid3d;
 using namespace hybrid3d::io::generate;
 namespace fs = std::filesystem;
-
-int worldRank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-// The message of the hybrid3d::Error that `run` throws ("" when it throws none).
-template <class Run>
-std::string errorOf(Run run) {
-  try {
-    run();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::errorOf;
+using test::worldRank;
 
 std::vector<std::string> words(const std::string& line) {
   std::vector<std::string> out;

@@ -9,17 +9,13 @@
 #include <hybrid3d/io/generate/SegmentationGenerator.hpp>
 
 #include "GenerateTestUtils.hpp"
+#include "WorldRank.hpp"
 
 namespace {
 
 using namespace hybrid3d;
 using namespace hybrid3d::io::generate;
-
-int worldRank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using test::worldRank;
 
 TEST(SegmentationGenerator, ThreeClassesWithLesionsOnlyInsideTheOrgan) {
   const Index S = 32;

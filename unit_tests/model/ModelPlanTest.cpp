@@ -6,16 +6,15 @@
 // a 512^3 plan is made without allocating what it predicts.
 #include <sys/resource.h>
 
-#include <functional>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include <hybrid3d/comm/GradientReducer.hpp>
-#include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
 
+#include "ErrorOf.hpp"
 #include "GridCases.hpp"
 #include "TestDevice.hpp"
 
@@ -33,15 +32,6 @@ ModelOptions options(const std::string& architecture, int width, int batch) {
   o.inputWidth = width;
   o.batch = batch;
   return o;
-}
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::string describe(const GraphMemory& m) {

@@ -45,8 +45,7 @@ int addConv(Graph<T, M>& g, const ProcessGrid& grid, const std::string& name, in
 // Forward with x, backward with dy (this group's samples) on `grid`.
 Result run(const ProcessGrid& grid, const GlobalArray<T>& x, const GlobalArray<T>& dy,
            MPI_Comm sumOver) {
-  const TensorShape in{int(x.extent(0)), int(x.extent(1)),
-                       {Index(x.extent(2)), Index(x.extent(3)), Index(x.extent(4))}};
+  const TensorShape in = shapeOf(x);
   Graph<T, M> g(grid, in);
   const int conv1 = addConv(g, grid, "conv1", Graph<T, M>::Input);
   const int act1 = g.add(makeNode<LeakyReLU<T, M>, V, V, T, M>(grid, "act1", g.shape(conv1),

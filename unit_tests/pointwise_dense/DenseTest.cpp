@@ -91,10 +91,10 @@ Host rowsOf(const Host& a, Index width, Index first, Index count) {
 
 void expectSame(const DenseResult& got, const DenseResult& want, Index first, Index count,
                 Index inWidth) {
-  EXPECT_LE(maxRelDiff(got.y, rowsOf(want.y, kOut, first, count)), 1e-12) << "output";
-  EXPECT_LE(maxRelDiff(got.dx, rowsOf(want.dx, inWidth, first, count)), 1e-12) << "grad_input";
-  EXPECT_LE(maxRelDiff(got.dw, want.dw), 1e-12) << "grad_weight";
-  EXPECT_LE(maxRelDiff(got.db, want.db), 1e-12) << "grad_bias";
+  EXPECT_LE(maxRelativeError(got.y, rowsOf(want.y, kOut, first, count)), 1e-12) << "output";
+  EXPECT_LE(maxRelativeError(got.dx, rowsOf(want.dx, inWidth, first, count)), 1e-12) << "grad_input";
+  EXPECT_LE(maxRelativeError(got.dw, want.dw), 1e-12) << "grad_weight";
+  EXPECT_LE(maxRelativeError(got.db, want.db), 1e-12) << "grad_bias";
 }
 
 TEST(FlattenDense, MatchesOneRankOnEveryGrid) {
@@ -103,7 +103,7 @@ TEST(FlattenDense, MatchesOneRankOnEveryGrid) {
     const auto x = randomGlobal<double>("x", total, kChannels, kExtents, 7);
     const auto dy = randomFeatures("dy", total, kOut, 8);
     const Index first = grid.group() * N;
-    const auto got = runFlatten(grid, sampleSlice(x, first, N), rows(dy, first, N));
+    const auto got = runFlatten(grid, samples(x, first, N), rows(dy, first, N));
     const auto want = runFlatten(selfGrid(), x, dy);
     expectSame(got, want, first, N, kChannels * kExtents[0] * kExtents[1] * kExtents[2]);
   });

@@ -55,11 +55,11 @@ TEST(Dropout, MaskIsTheSameOnEveryGrid) {
     const auto x = randomGlobal<double>("x", total, kChannels, kExtents, 3);
     const auto dy = randomGlobal<double>("dy", total, kChannels, kExtents, 4);
     const Index first = grid.group() * kBatch;
-    const auto got = runDropout(grid, sampleSlice(x, first, kBatch), sampleSlice(dy, first, kBatch),
+    const auto got = runDropout(grid, samples(x, first, kBatch), samples(dy, first, kBatch),
                                 first, 0.75);
     const auto want = runDropout(selfGrid(), x, dy, 0, 0.75);
-    expectSameArray(got.first, sampleSlice(want.first, first, kBatch), 0.0, "output");
-    expectSameArray(got.second, sampleSlice(want.second, first, kBatch), 0.0, "grad_input");
+    expectSameArray(got.first, samples(want.first, first, kBatch), 0.0, "output");
+    expectSameArray(got.second, samples(want.second, first, kBatch), 0.0, "grad_input");
   });
   EXPECT_GE(ran, 1);
 }
@@ -138,16 +138,16 @@ TEST(Dropout, FeatureMaskDependsOnGlobalSampleOnly) {
   Kokkos::deep_copy(x, 1.0);
   all.forward(Exec(), x, y);
   other.forward(Exec(), x, yo);
-  EXPECT_GT(maxRelDiff(hostCopy(yo), hostCopy(y)), 0.0) << "two layers share a mask";
+  EXPECT_GT(maxRelativeError(hostCopy(yo), hostCopy(y)), 0.0) << "two layers share a mask";
   for (int s = 0; s < N; ++s) {
     one.setStep(3, s);
     one.forward(Exec(), rows(x, s, 1), y1);
-    EXPECT_EQ(maxRelDiff(hostCopy(y1), hostCopy(rows(y, s, 1))), 0.0) << "sample " << s;
+    EXPECT_EQ(maxRelativeError(hostCopy(y1), hostCopy(rows(y, s, 1))), 0.0) << "sample " << s;
   }
   // A different step gives a different mask.
   all.setStep(4, 0);
   all.forward(Exec(), x, yo);
-  EXPECT_GT(maxRelDiff(hostCopy(yo), hostCopy(y)), 0.0) << "steps share a mask";
+  EXPECT_GT(maxRelativeError(hostCopy(yo), hostCopy(y)), 0.0) << "steps share a mask";
 }
 
 TEST(Dropout, KeepOneAndInferenceAreTheIdentity) {
@@ -161,7 +161,7 @@ TEST(Dropout, KeepOneAndInferenceAreTheIdentity) {
   layer.setTraining(false);
   const FeatureView<double, TestDevice> xf = randomFeatures("xf", 3, 5, 1), yf("yf", 3, 5);
   layer.forward(Exec(), xf, yf);
-  EXPECT_EQ(maxRelDiff(hostCopy(yf), hostCopy(xf)), 0.0);
+  EXPECT_EQ(maxRelativeError(hostCopy(yf), hostCopy(xf)), 0.0);
 }
 
 TEST(Dropout, RefusesKeepProbabilityOutsideZeroOne) {

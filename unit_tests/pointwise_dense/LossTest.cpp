@@ -57,11 +57,11 @@ TEST(SoftmaxCrossEntropy, MatchesOneRankOnEveryGrid) {
     const auto x = randomGlobal<double>("x", total, kClasses, kExtents, 1, -800.0, 800.0);
     const auto labels = randomLabels(total, 2);
     const Index first = grid.group() * N;
-    const auto got = runCrossEntropy(grid, sampleSlice(x, first, N), sampleSlice(labels, first, N));
+    const auto got = runCrossEntropy(grid, samples(x, first, N), samples(labels, first, N));
     const auto want = runCrossEntropy(selfGrid(), x, labels);
     EXPECT_TRUE(std::isfinite(got.first));
     EXPECT_NEAR(got.first, want.first, 1e-12 * std::abs(want.first));
-    expectSameArray(got.second, sampleSlice(want.second, first, N), 1e-12, "dlogits");
+    expectSameArray(got.second, samples(want.second, first, N), 1e-12, "dlogits");
   });
   EXPECT_GE(ran, 1);
 }
@@ -85,7 +85,7 @@ TEST(MseLoss, MatchesOneRankOnEveryGrid) {
     EXPECT_NEAR(got.first, want.first, 1e-14 * want.first);
     Host wantRows("want", N * F);
     std::copy(want.second.data() + first * F, want.second.data() + (first + N) * F, wantRows.data());
-    EXPECT_LE(maxRelDiff(got.second, wantRows), 1e-14);
+    EXPECT_LE(maxRelativeError(got.second, wantRows), 1e-14);
   });
   EXPECT_GE(ran, 1);
 }

@@ -14,15 +14,6 @@
 
 namespace hybrid3d::test {
 
-// Samples [first, first + count) of a global array.
-template <class T>
-GlobalArray<T> sampleSlice(const GlobalArray<T>& a, Index first, Index count) {
-  GlobalArray<T> s(a.label(), count, a.extent(1), a.extent(2), a.extent(3), a.extent(4));
-  Kokkos::deep_copy(s, Kokkos::subview(a, Kokkos::pair<Index, Index>(first, first + count),
-                                       Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
-  return s;
-}
-
 // A flat host copy of any contiguous device view.
 template <class V>
 Kokkos::View<double*, Kokkos::HostSpace> hostCopy(const V& v) {
@@ -59,16 +50,6 @@ inline FeatureView<double, TestDevice> rows(const FeatureView<double, TestDevice
   Kokkos::deep_copy(r, Kokkos::subview(v, Kokkos::pair<Index, Index>(first, first + count),
                                        Kokkos::ALL));
   return r;
-}
-
-template <class A, class B>
-double maxRelDiff(const A& got, const B& want) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::abs(double(got.data()[i]) - double(want.data()[i])));
-    scale = std::max(scale, std::abs(double(want.data()[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
 }
 
 }  // namespace hybrid3d::test

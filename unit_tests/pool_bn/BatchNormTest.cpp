@@ -52,8 +52,7 @@ struct BnRun {
 BnRun runBatchNorm(const ProcessGrid& grid, const BN::Options& options, bool training,
                    const BnState& state, const GlobalArray<double>& x,
                    const GlobalArray<double>& dy, MPI_Comm gradComm, bool split = false) {
-  const TensorShape shape{int(x.extent(0)), int(x.extent(1)),
-                          {Index(x.extent(2)), Index(x.extent(3)), Index(x.extent(4))}};
+  const TensorShape shape = shapeOf(x);
   BN bn(grid, "bn", shape, options);
   bn.setTraining(training);
   const auto params = bn.parameters();

@@ -9,51 +9,15 @@
 #include <hybrid3d/layers/MaxPool3d.hpp>
 
 #include "GridCases.hpp"
-#include "LayerRun.hpp"
+#include "LayerTensors.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
 
-template <class To, class From>
-GlobalArray<To> convert(const GlobalArray<From>& a) {
-  GlobalArray<To> b(a.label(), a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4));
-  for (std::size_t i = 0; i < a.size(); ++i) b.data()[i] = static_cast<To>(a.data()[i]);
-  return b;
-}
-
-struct Run {
-  GlobalArray<double> y, dx;
-};
-
-// Forward and backward of any layer of the common API, from double arrays x and dy.
-template <class Layer>
-Run runLayer(Layer&& layer, const ProcessGrid& grid, const GlobalArray<double>& x,
-             const GlobalArray<double>& dy) {
-  using T = typename std::decay_t<Layer>::tensor_type::value_type;
-  const TensorShape& in = layer.inputShape();
-  const TensorShape& out = layer.outputShape();
-  auto xt = createDistTensor<T, TestDevice>("x", in.batch, in.channels, layer.inputDecomposition(),
-                                            grid.coords(), layer.inputGhosts());
-  auto dxt = createDistTensor<T, TestDevice>(
-      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
-  auto yt = createDistTensor<T, TestDevice>("y", out.batch, out.channels,
-                                            layer.outputDecomposition(), grid.coords());
-  auto dyt = createDistTensor<T, TestDevice>("dy", out.batch, out.channels,
-                                             layer.outputDecomposition(), grid.coords());
-  scatterFromGlobal(convert<T>(x), xt);
-  scatterFromGlobal(convert<T>(dy), dyt);
-  TestExecSpace exec;
-  layer.forward(exec, xt, yt);
-  layer.backward(exec, xt, dyt, dxt);
-  return {convert<double>(gatherToGlobal(yt, grid.spatialComm())),
-          convert<double>(gatherToGlobal(dxt, grid.spatialComm()))};
-}
-
-void expectClose(const Run& f, const Run& d, double tol, const char* what) {
+void expectClose(const ForwardBackward& f, const ForwardBackward& d, double tol, const char* what) {
   SCOPED_TRACE(what);
-  expectSameArray(f.y, d.y, tol, "output");
-  expectSameArray(f.dx, d.dx, tol, "input gradient");
+  expectSameOutputAndGradient(f, d, tol);
 }
 
 TEST(PoolAndBatchNorm, FloatAgreesWithDoubleOnEveryGrid) {
@@ -63,16 +27,19 @@ TEST(PoolAndBatchNorm, FloatAgreesWithDoubleOnEveryGrid) {
     const auto dyFull = randomGlobal<double>("dy", 2, 3, s.extents, 91 + grid.group());
     const Index3 pooled = windowOutputExtents(s.extents, Window::cubic(3, 2, 1));
     const auto dyPool = randomGlobal<double>("dy", 2, 3, pooled, 92 + grid.group());
-    expectClose(runLayer(MaxPool3d<float, TestDevice>(grid, "max", s, {3, 2, 1}), grid, x, dyPool),
-                runLayer(MaxPool3d<double, TestDevice>(grid, "max", s, {3, 2, 1}), grid, x, dyPool),
-                1e-6, "MaxPool3d");
     expectClose(
-        runLayer(AvgPool3d<float, TestDevice>(grid, "avg", s, {3, 2, 1, false}), grid, x, dyPool),
-        runLayer(AvgPool3d<double, TestDevice>(grid, "avg", s, {3, 2, 1, false}), grid, x, dyPool),
-        1e-6, "AvgPool3d");
-    expectClose(runLayer(BatchNorm3d<float, TestDevice>(grid, "bn", s, {}), grid, x, dyFull),
-                runLayer(BatchNorm3d<double, TestDevice>(grid, "bn", s, {}), grid, x, dyFull), 1e-5,
-                "BatchNorm3d");
+        forwardBackward(MaxPool3d<float, TestDevice>(grid, "max", s, {3, 2, 1}), grid, x, dyPool),
+        forwardBackward(MaxPool3d<double, TestDevice>(grid, "max", s, {3, 2, 1}), grid, x, dyPool),
+        1e-6, "MaxPool3d");
+    expectClose(forwardBackward(AvgPool3d<float, TestDevice>(grid, "avg", s, {3, 2, 1, false}),
+                                grid, x, dyPool),
+                forwardBackward(AvgPool3d<double, TestDevice>(grid, "avg", s, {3, 2, 1, false}),
+                                grid, x, dyPool),
+                1e-6, "AvgPool3d");
+    expectClose(
+        forwardBackward(BatchNorm3d<float, TestDevice>(grid, "bn", s, {}), grid, x, dyFull),
+        forwardBackward(BatchNorm3d<double, TestDevice>(grid, "bn", s, {}), grid, x, dyFull), 1e-5,
+        "BatchNorm3d");
   });
 }
 
@@ -84,13 +51,13 @@ TEST(PoolAndBatchNorm, FloatAgreesWithDoubleOnEveryGrid) {
 TEST(PoolAndBatchNorm, FloatBatchNormKeepsItsDigitsAtALargeMean) {
   forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase&) {
     const TensorShape s{2, 3, {7, 6, 9}};
-    const auto x = convert<double>(
-        convert<float>(randomGlobal<double>("x", 2, 3, s.extents, 83 + grid.group(), 999, 1001)));
+    const auto x = convertGlobal<double>(convertGlobal<float>(
+        randomGlobal<double>("x", 2, 3, s.extents, 83 + grid.group(), 999, 1001)));
     const auto dy = randomGlobal<double>("dy", 2, 3, s.extents, 93 + grid.group());
     BatchNorm3d<float, TestDevice> f(grid, "bn", s, {});
     BatchNorm3d<double, TestDevice> d(grid, "bn", s, {});
     for (const char* step : {"step 1 (shift 0)", "step 2 (shift 100)"})
-      expectClose(runLayer(f, grid, x, dy), runLayer(d, grid, x, dy), 2e-4, step);
+      expectClose(forwardBackward(f, grid, x, dy), forwardBackward(d, grid, x, dy), 2e-4, step);
   });
 }
 

@@ -1,7 +1,6 @@
 #pragma once
-// Helpers shared by the pooling and batch-norm tests: running a layer on a grid from global
-// arrays, slicing batches, the loss <dy, y> for finite differences, and checking that a
-// configuration error is one line naming the layer.
+// Helpers shared by the pooling and batch-norm tests: the loss <dy, y> for finite differences,
+// host copies, and checking that a configuration error is one line naming the layer.
 
 #include <string>
 
@@ -15,14 +14,6 @@
 #include "Invariance.hpp"
 
 namespace hybrid3d::test {
-
-// Samples [first, first + count) of a global array.
-inline GlobalArray<double> samples(const GlobalArray<double>& a, Index first, Index count) {
-  GlobalArray<double> s(a.label(), count, a.extent(1), a.extent(2), a.extent(3), a.extent(4));
-  Kokkos::deep_copy(s, Kokkos::subview(a, Kokkos::pair<Index, Index>(first, first + count),
-                                       Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
-  return s;
-}
 
 inline double dot(const GlobalArray<double>& a, const GlobalArray<double>& b) {
   double s = 0;

@@ -13,6 +13,7 @@
 
 #include "GridCases.hpp"
 #include "LayerRun.hpp"
+#include "LayerTensors.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
@@ -27,42 +28,28 @@ struct PoolConfig {
   Window window() const { return Window::cubic(kernel, stride, padding); }
 };
 
-struct PoolRun {
-  GlobalArray<double> y, dx;
-};
-
 // Forward and backward on `grid` from this group's global x and dy. y and dy carry ghosts of
 // their own (as the next layer's would): the layer must touch only their owned cells.
 template <class Layer>
-PoolRun runPool(const ProcessGrid& grid, const typename Layer::Options& options,
-                const GlobalArray<double>& x, const GlobalArray<double>& dy) {
-  const TensorShape in{int(x.extent(0)), int(x.extent(1)),
-                       {Index(x.extent(2)), Index(x.extent(3)), Index(x.extent(4))}};
-  Layer layer(grid, "pool", in, options);
-  const TensorShape& out = layer.outputShape();
+ForwardBackward runPool(const ProcessGrid& grid, const typename Layer::Options& options,
+                        const GlobalArray<double>& x, const GlobalArray<double>& dy) {
   const GhostWidths nextLayers{{1, 0, 1}, {0, 1, 1}};
-  auto xt = createDistTensor<double, TestDevice>(
-      "x", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
-  auto dxt = createDistTensor<double, TestDevice>(
-      "dx", in.batch, in.channels, layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
-  auto yt = createDistTensor<double, TestDevice>(
-      "y", out.batch, out.channels, layer.outputDecomposition(), grid.coords(), nextLayers);
-  auto dyt = createDistTensor<double, TestDevice>(
-      "dy", out.batch, out.channels, layer.outputDecomposition(), grid.coords(), nextLayers);
-  scatterFromGlobal(x, xt);
-  scatterFromGlobal(dy, dyt);
-  typename Layer::execution_space exec;
-  layer.forward(exec, xt, yt);
-  layer.backward(exec, xt, dyt, dxt);
-  return {gatherToGlobal(yt, grid.spatialComm()), gatherToGlobal(dxt, grid.spatialComm())};
+  return forwardBackward(Layer(grid, "pool", shapeOf(x), options), grid, x, dy, nextLayers);
 }
 
-PoolRun runConfig(const ProcessGrid& grid, const PoolConfig& c, const GlobalArray<double>& x,
-                  const GlobalArray<double>& dy) {
+ForwardBackward runConfig(const ProcessGrid& grid, const PoolConfig& c,
+                          const GlobalArray<double>& x, const GlobalArray<double>& dy) {
   if (c.max)
     return runPool<MaxPool3d<double, TestDevice>>(grid, {c.kernel, c.stride, c.padding}, x, dy);
   return runPool<AvgPool3d<double, TestDevice>>(
       grid, {c.kernel, c.stride, c.padding, c.countIncludePad}, x, dy);
+}
+
+// Output and input gradient of `c` on `grid` equal the 1-rank run on the same samples.
+void expectSameAsOneRank(const ProcessGrid& grid, const PoolConfig& c, const GlobalArray<double>& x,
+                         const GlobalArray<double>& dy) {
+  const ForwardBackward got = runConfig(grid, c, x, dy);
+  expectSameOutputAndGradient(got, runConfig(selfGrid(), c, x, dy), 1e-12);
 }
 
 // Each group pools its own samples; both must equal the 1-rank run on those samples.
@@ -73,10 +60,7 @@ void expectInvariance(const PoolConfig& c) {
     const auto x = randomGlobal<double>("x", 2, 3, c.extents, seed);
     const auto dy =
         randomGlobal<double>("dy", 2, 3, windowOutputExtents(c.extents, c.window()), seed + 1);
-    const PoolRun got = runConfig(grid, c, x, dy);
-    const PoolRun want = runConfig(selfGrid(), c, x, dy);
-    expectSameArray(got.y, want.y, 1e-12, "output");
-    expectSameArray(got.dx, want.dx, 1e-12, "input gradient");
+    expectSameAsOneRank(grid, c, x, dy);
   });
   EXPECT_GE(ran, 1);
 }
@@ -108,10 +92,7 @@ TEST(Pool3d, OutputAndGradientMatchOneRankOnOneVoxelThinSubdomains) {
       const auto x = randomGlobal<double>("x", 2, 2, c.extents, 5 + grid.group());
       const auto dy = randomGlobal<double>("dy", 2, 2, windowOutputExtents(c.extents, c.window()),
                                            9 + grid.group());
-      const PoolRun got = runConfig(grid, c, x, dy);
-      const PoolRun want = runConfig(selfGrid(), c, x, dy);
-      expectSameArray(got.y, want.y, 1e-12, "output");
-      expectSameArray(got.dx, want.dx, 1e-12, "input gradient");
+      expectSameAsOneRank(grid, c, x, dy);
     }
   });
 }
@@ -130,10 +111,7 @@ TEST(Pool3d, OutputAndGradientMatchOneRankWhereOnlyPerRankGhostsFit) {
       EXPECT_TRUE(refusedByWidestRank(in, windowGhosts(in, out, c.window(), "pool")));
       const auto x = randomGlobal<double>("x", 2, 3, e, 31 + grid.group());
       const auto dy = randomGlobal<double>("dy", 2, 3, out.globalExtents(), 37 + grid.group());
-      const PoolRun got = runConfig(grid, c, x, dy);
-      const PoolRun want = runConfig(selfGrid(), c, x, dy);
-      expectSameArray(got.y, want.y, 1e-12, "output");
-      expectSameArray(got.dx, want.dx, 1e-12, "input gradient");
+      expectSameAsOneRank(grid, c, x, dy);
     }
   });
   EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 3 : 0);
@@ -155,10 +133,7 @@ TEST(Pool3d, OutputAndGradientMatchOneRankWhereARankOwnsOutputButNoInput) {
       EXPECT_TRUE(someRankOwnsOutputButNoInput(in, out));
       const auto x = randomGlobal<double>("x", 2, 3, e, 41 + grid.group());
       const auto dy = randomGlobal<double>("dy", 2, 3, out.globalExtents(), 43 + grid.group());
-      const PoolRun got = runConfig(grid, c, x, dy);
-      const PoolRun want = runConfig(selfGrid(), c, x, dy);
-      expectSameArray(got.y, want.y, 1e-12, "output");
-      expectSameArray(got.dx, want.dx, 1e-12, "input gradient");
+      expectSameAsOneRank(grid, c, x, dy);
     }
   });
   EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 4 : worldSize() >= 2 ? 1 : 0);
@@ -184,12 +159,12 @@ TEST(Pool3d, RefusesOnEveryRankANeedTwoRanksAway) {
 // PyTorch's pooling of a whole array, written plainly from its documentation. Max: padding
 // never wins, the first maximum in (d, h, w) window order takes a tie and receives dy.
 // Average: the divisor is the window's volume (count_include_pad) or its cells in the domain.
-PoolRun naivePool(const GlobalArray<double>& x, const PoolConfig& c,
-                  const GlobalArray<double>& dy) {
-  PoolRun r{GlobalArray<double>("y", dy.extent(0), dy.extent(1), dy.extent(2), dy.extent(3),
-                                dy.extent(4)),
-            GlobalArray<double>("dx", x.extent(0), x.extent(1), x.extent(2), x.extent(3),
-                                x.extent(4))};
+ForwardBackward naivePool(const GlobalArray<double>& x, const PoolConfig& c,
+                          const GlobalArray<double>& dy) {
+  ForwardBackward r{
+      GlobalArray<double>("y", dy.extent(0), dy.extent(1), dy.extent(2), dy.extent(3),
+                          dy.extent(4)),
+      GlobalArray<double>("dx", x.extent(0), x.extent(1), x.extent(2), x.extent(3), x.extent(4))};
   const Index k = c.kernel, s = c.stride, p = c.padding;
   auto inDomain = [&](Index d, Index h, Index w) {
     return d >= 0 && h >= 0 && w >= 0 && d < Index(x.extent(2)) && h < Index(x.extent(3)) &&
@@ -238,8 +213,8 @@ TEST(MaxPool3d, TiesAndPaddingFollowPyTorchOnEveryGrid) {
       for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = std::floor(x.data()[i]) - 3;
       const auto dy = randomGlobal<double>("dy", 2, 2, windowOutputExtents(c.extents, c.window()),
                                            41 + grid.group());
-      const PoolRun got = runConfig(grid, c, x, dy);
-      const PoolRun want = naivePool(x, c, dy);
+      const ForwardBackward got = runConfig(grid, c, x, dy);
+      const ForwardBackward want = naivePool(x, c, dy);
       expectSameArray(got.y, want.y, 0, "output");
       expectSameArray(got.dx, want.dx, 1e-15, "input gradient");
     });
@@ -256,8 +231,8 @@ TEST(AvgPool3d, DivisorFollowsPyTorchOnEveryGrid) {
       const auto x = randomGlobal<double>("x", 2, 2, c.extents, 51 + grid.group());
       const auto dy = randomGlobal<double>("dy", 2, 2, windowOutputExtents(c.extents, c.window()),
                                            61 + grid.group());
-      const PoolRun got = runConfig(grid, c, x, dy);
-      const PoolRun want = naivePool(x, c, dy);
+      const ForwardBackward got = runConfig(grid, c, x, dy);
+      const ForwardBackward want = naivePool(x, c, dy);
       expectSameArray(got.y, want.y, 1e-14, "output");
       expectSameArray(got.dx, want.dx, 1e-14, "input gradient");
     });
@@ -270,7 +245,7 @@ void expectFiniteDifferenceGradient(const PoolConfig& c) {
   const Index3 e = c.extents;
   const auto x = randomGlobal<double>("x", 2, 2, e, 3);
   const auto dy = randomGlobal<double>("dy", 2, 2, windowOutputExtents(e, c.window()), 4);
-  const PoolRun r = runConfig(selfGrid(), c, x, dy);
+  const ForwardBackward r = runConfig(selfGrid(), c, x, dy);
   auto xp = randomGlobal<double>("x+", 2, 2, e, 3);
   std::mt19937 rng(7);
   std::uniform_int_distribution<std::size_t> pick(0, x.size() - 1);

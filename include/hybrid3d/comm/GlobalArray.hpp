@@ -19,6 +19,15 @@ namespace hybrid3d {
 template <class T>
 using GlobalArray = Kokkos::View<T*****, Kokkos::LayoutRight, Kokkos::HostSpace>;
 
+// Samples [first, first + count) of a global array (a data-parallel group's share of a batch).
+template <class T>
+GlobalArray<T> samples(const GlobalArray<T>& a, Index first, Index count) {
+  GlobalArray<T> s(a.label(), count, a.extent(1), a.extent(2), a.extent(3), a.extent(4));
+  Kokkos::deep_copy(s, Kokkos::subview(a, Kokkos::pair<Index, Index>(first, first + count),
+                                       Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
+  return s;
+}
+
 // Copy this rank's owned box of `global` into t's owned cells (ghosts untouched).
 template <class T, class M>
 void scatterFromGlobal(const GlobalArray<T>& global, const DistTensor<T, M>& t) {

@@ -80,16 +80,7 @@ int intAttribute(const RefCase& c, const std::string& name, int fallback);
 // The (batch, channels, extents) of an NCDHW array.
 TensorShape shapeOf(const GlobalArray<double>& a);
 
-// ---- Splitting a case's batch over the data-parallel groups -------------------------------------
-
-// Samples [first, first + count) of a whole-batch array.
-template <class T>
-GlobalArray<T> samples(const GlobalArray<T>& a, Index first, Index count) {
-  GlobalArray<T> s(a.label(), count, a.extent(1), a.extent(2), a.extent(3), a.extent(4));
-  Kokkos::deep_copy(s, Kokkos::subview(a, Kokkos::pair<Index, Index>(first, first + count),
-                                       Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
-  return s;
-}
+// ---- Splitting a case's batch over the data-parallel groups (samples(): GlobalArray.hpp) --------
 
 // The worst error of each comparison over all ranks of `comm` (same order on every rank).
 void reduceWorst(std::vector<Comparison>& comparisons, MPI_Comm comm);
