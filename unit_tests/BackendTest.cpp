@@ -54,6 +54,19 @@ TEST(Backend, TypesUnderTestRunOnTheExecutablesBackend) {
   EXPECT_EQ(lower(TestExecSpace::name()), HYBRID3D_TEST_BACKEND);
 }
 
+// Sets every cell of a tensor's view to 1 with a kernel on the view's own execution space. A
+// free function: CUDA forbids a device lambda in a test body (a private member function).
+template <class View>
+void fillWithOnes(const View& v) {
+  Kokkos::parallel_for(
+      "hybrid3d::test::fill", Kokkos::RangePolicy<typename View::execution_space>(0, v.extent(2)),
+      KOKKOS_LAMBDA(int d) {
+        for (std::size_t h = 0; h < v.extent(3); ++h)
+          for (std::size_t w = 0; w < v.extent(4); ++w) v(0, 0, d, h, w) = 1.0;
+      });
+  typename View::execution_space().fence();
+}
+
 TEST(Backend, TensorsUnderTestAreViewsOfTheBackend) {
   const BlockDecomposition dec({4, 4, 4}, {1, 1, 1});
   auto t = createDistTensor<double, TestDevice>("t", 1, 1, dec, selfGrid().coords());
@@ -62,13 +75,7 @@ TEST(Backend, TensorsUnderTestAreViewsOfTheBackend) {
   static_assert(std::is_same_v<typename View::memory_space, typename TestDevice::memory_space>);
   // A kernel on the tensor's own execution space fills it: the space is initialised and usable.
   auto v = t.view();
-  Kokkos::parallel_for(
-      "fill", Kokkos::RangePolicy<TestExecSpace>(0, v.extent(2)),
-      KOKKOS_LAMBDA(int d) {
-        for (std::size_t h = 0; h < v.extent(3); ++h)
-          for (std::size_t w = 0; w < v.extent(4); ++w) v(0, 0, d, h, w) = 1.0;
-      });
-  TestExecSpace().fence();
+  fillWithOnes(v);
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   double sum = 0;
   for (std::size_t i = 0; i < h.size(); ++i) sum += h.data()[i];
