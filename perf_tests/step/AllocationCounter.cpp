@@ -15,6 +15,9 @@ namespace {
 thread_local long long ours = 0, labels = 0;
 std::atomic<long long> anyThread{0}, vendor{0};
 
+// Only the host pass needs these (see the replacements at the end); nvcc's device pass would
+// warn that they are unused.
+#if !defined(__CUDA_ARCH__)
 void countAllocation() {
   if (hybrid3d::VendorCallScope::active()) {
     vendor.fetch_add(1, std::memory_order_relaxed);
@@ -42,6 +45,7 @@ void release(void* p) noexcept {
   countIfLabel(p);
   std::free(p);
 }
+#endif
 
 }  // namespace
 
