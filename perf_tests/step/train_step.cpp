@@ -163,6 +163,7 @@ struct Setup {
   std::unique_ptr<SoftmaxCrossEntropy<T>> crossEntropy;
   FeatureView<T> targets;
   DistTensor<int> labels;
+  Exec exec;  // made once, as the trainer's: a Kokkos 4 host instance allocates when made
 };
 
 Setup build(const ProcessGrid& grid, const std::string& arch, int S, const Options& opt) {
@@ -203,7 +204,7 @@ Setup build(const ProcessGrid& grid, const std::string& arch, int S, const Optio
 // the group's first global sample, zeroed gradients, forward, loss and its gradient, backward
 // starting each layer's reduction as soon as it is done, wait for the reductions, SGD update.
 double stepOnce(const ProcessGrid& grid, Setup& s, long long step, double lr) {
-  const Exec exec;
+  const Exec& exec = s.exec;
   auto& g = *s.model.graph;
   g.setStep(step, static_cast<std::int64_t>(grid.group()) * g.inputShape().batch);
   g.zeroGradients(exec);

@@ -232,7 +232,7 @@ Trainer<T, M>::~Trainer() = default;
 
 template <class T, class M>
 void Trainer<T, M>::load(Data& d, const io::HostBatch& batch) {
-  const execution_space exec;
+  const execution_space& exec = exec_;
   d.preprocess->apply(exec, batch, model_.graph->input().volume);
   if (d.targets.size()) {
     for (int n = 0; n < batch.slots(); ++n)
@@ -250,7 +250,7 @@ void Trainer<T, M>::load(Data& d, const io::HostBatch& batch) {
 
 template <class T, class M>
 double Trainer<T, M>::lossAndGradient(Data& d, bool withGradient) {
-  const execution_space exec;
+  const execution_space& exec = exec_;
   auto& graph = *model_.graph;
   graph.forward(exec);
   double loss;
@@ -273,7 +273,7 @@ double Trainer<T, M>::lossAndGradient(Data& d, bool withGradient) {
 
 template <class T, class M>
 double Trainer<T, M>::forwardBackward() {
-  const execution_space exec;
+  const execution_space& exec = exec_;
   auto& graph = *model_.graph;
   const io::HostBatch& batch = train_->loader->next();
   load(*train_, batch);
@@ -289,7 +289,7 @@ double Trainer<T, M>::forwardBackward() {
 
 template <class T, class M>
 double Trainer<T, M>::step() {
-  const execution_space exec;
+  const execution_space& exec = exec_;
   const double loss = forwardBackward();
   const double rate = config_.schedule.rate(step_, train_->loader->plan().batchesPerEpoch());
   optimizer_->step(exec, rate);
@@ -300,7 +300,7 @@ double Trainer<T, M>::step() {
 
 template <class T, class M>
 void Trainer<T, M>::loadSlots(Data& d, const io::HostBatch& batch, int first, int real) {
-  const execution_space exec;
+  const execution_space& exec = exec_;
   const auto& x = model_.graph->input().volume;
   const int L = x.batch();
   for (int n = 0; n < L; ++n) {
@@ -337,7 +337,7 @@ void Trainer<T, M>::loadSlots(Data& d, const io::HostBatch& batch, int first, in
 template <class T, class M>
 EvalSummary Trainer<T, M>::evaluate() {
   if (!validation_) return {};
-  const execution_space exec;
+  const execution_space& exec = exec_;
   auto& graph = *model_.graph;
   graph.setTraining(false);
   EvalAccumulator acc;

@@ -72,6 +72,9 @@ private:
 
   const ProcessGrid& grid_;
   TrainConfig config_;
+  // The instance every kernel of the run is issued to, made once: constructing a Kokkos 4 host
+  // instance allocates (a shared-pointer control block), which a step must not.
+  execution_space exec_;
   Model<T, MemorySpace> model_;
   std::unique_ptr<Optimizer<T, MemorySpace>> optimizer_;
   std::unique_ptr<GradientReducer<T, MemorySpace>> reducer_;
