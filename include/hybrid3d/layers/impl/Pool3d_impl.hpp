@@ -107,6 +107,13 @@ void withStaticWindow(const PoolGeometry& g, Run&& run) {
     run(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
 }
 
+// True when withStaticWindow runs `g`'s window with compile-time sizes.
+inline bool hasStaticWindow(const PoolGeometry& g) {
+  bool known = false;
+  withStaticWindow(g, [&](auto K, auto) { known = decltype(K)::value > 0; });
+  return known;
+}
+
 // For each local index of x's layout along one dimension, the owned outputs [first, last) whose
 // windows contain that input (empty for padding cells): backward's inverse window map, built
 // once so that the per-cell kernels do no division.
