@@ -15,6 +15,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/core/Prefetch.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/layers/impl/HostIsa.hpp>
 #include <hybrid3d/layers/impl/Pool3d_impl.hpp>
@@ -22,11 +23,18 @@
 namespace hybrid3d::Impl {
 
 // One row of `width` outputs: x points at the first output's window start, rowStride and
-// planeStride are x's strides along H and D; y and arg the row's outputs.
+// planeStride are x's strides along H and D; y and arg the row's outputs. `ahead`: the window
+// start of a later row of the same plane (kPoolPrefetchRows on), or null: its K x K rows are asked
+// for first.
 template <int K, int S, class T>
-KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, Index rowStride,
-                                                Index planeStride, T* __restrict y,
-                                                int* __restrict arg, Index width) {
+KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, const T* ahead,
+                                                Index rowStride, Index planeStride,
+                                                T* __restrict y, int* __restrict arg,
+                                                Index width) {
+  if (ahead)
+    for (int d = 0; d < K; ++d)
+      for (int h = 0; h < K; ++h)
+        prefetchOnHost(ahead + d * planeStride + h * rowStride, S * (width - 1) + K);
   for (Index xx = 0; xx < width; ++xx) {
     const T* __restrict w0 = x + S * xx;
     T best = w0[0];
@@ -45,16 +53,16 @@ KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, Index row
 }
 
 template <int K, int S, class T>
-void maxPoolRowBaseline(const T* x, Index rowStride, Index planeStride, T* y, int* arg,
-                        Index width) {
-  maxPoolRowHost<K, S>(x, rowStride, planeStride, y, arg, width);
+void maxPoolRowBaseline(const T* x, const T* ahead, Index rowStride, Index planeStride, T* y,
+                        int* arg, Index width) {
+  maxPoolRowHost<K, S>(x, ahead, rowStride, planeStride, y, arg, width);
 }
 
 #if HYBRID3D_HOST_AVX2
 template <int K, int S, class T>
-HYBRID3D_TARGET_AVX2 void maxPoolRowAvx2(const T* x, Index rowStride, Index planeStride, T* y,
-                                         int* arg, Index width) {
-  maxPoolRowHost<K, S>(x, rowStride, planeStride, y, arg, width);
+HYBRID3D_TARGET_AVX2 void maxPoolRowAvx2(const T* x, const T* ahead, Index rowStride,
+                                         Index planeStride, T* y, int* arg, Index width) {
+  maxPoolRowHost<K, S>(x, ahead, rowStride, planeStride, y, arg, width);
 }
 #endif
 
@@ -87,8 +95,10 @@ void maxPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pool
         Index n, c, z;
         rows.decode(r / e1, n, c, z);
         const Index yy = r % e1;
-        row(&xv(n, c, bd + S * z, bh + S * yy, bw), rowStride, planeStride,
-            &yv(n, c, oy.d + z, oy.h + yy, oy.w), &am(n, c, z, yy, 0), rows.width);
+        const T* x = &xv(n, c, bd + S * z, bh + S * yy, bw);
+        const T* ahead = yy + kPoolPrefetchRows < e1 ? x + kPoolPrefetchRows * S * rowStride : nullptr;
+        row(x, ahead, rowStride, planeStride, &yv(n, c, oy.d + z, oy.h + yy, oy.w),
+            &am(n, c, z, yy, 0), rows.width);
       });
 }
 
