@@ -4,6 +4,7 @@
 
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/layers/impl/AvgPool3dBackwardHost.hpp>
+#include <hybrid3d/layers/impl/AvgPool3dForwardHost.hpp>
 
 namespace hybrid3d {
 
@@ -343,7 +344,10 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   const Impl::OwnedRows rows(N, C, owned.extents());
   Impl::withStaticWindow(g, [&](auto K, auto S) {
     constexpr int k = decltype(K)::value, s = decltype(S)::value;
-    if constexpr (k > 0)
+    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+      Impl::avgPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), inverseCount_[0],
+                                     inverseCount_[1], inverseCount_[2], Impl::bestHostIsa());
+    else if constexpr (k > 0)
       Impl::avgPoolForwardRowSums<k, s>(exec, rows, g, xo, oy, x.view(), y.view(),
                                         inverseCount_[0], inverseCount_[1], inverseCount_[2]);
     else
