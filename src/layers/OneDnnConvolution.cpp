@@ -40,7 +40,7 @@ private:
 
 // oneDNN threads through OpenMP. With one rank per core (the Serial backend) it must use one
 // thread, with the OpenMP backend the threads Kokkos uses, never one per core in every rank.
-void useHostThreads() { omp_set_num_threads(Kokkos::DefaultHostExecutionSpace().concurrency()); }
+int hostThreads() { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
 
 // A window of a ghosted NCDHW local array as a strided oneDNN memory descriptor, and where it
 // starts. `extents` are the window's spatial extents, `at` its first local index. Built through
@@ -348,7 +348,7 @@ struct OneDnnConvolution::Primitives : PassOperands {
 };
 
 OneDnnConvolution::OneDnnConvolution(const LocalConvProblem& problem)
-    : problem_(problem), p_(std::make_unique<Primitives>()) {
+    : problem_(problem), p_(std::make_unique<Primitives>()), threads_(hostThreads()) {
   if (problem.emptyOutput()) return;  // nothing to compute on this rank
   auto& P = *p_;
   const auto& q = problem_;
@@ -402,7 +402,7 @@ void OneDnnConvolution::forward(const execution_space& exec, const tensor_type& 
                                 const tensor_type& y) {
   if (problem_.emptyOutput()) return;
   exec.fence();  // Kokkos kernels (the halo gather) have finished writing x
-  useHostThreads();
+  omp_set_num_threads(threads_);
   auto& P = *p_;
   const auto& q = problem_;
   char* ws = HostWorkspace::instance().data();
@@ -437,7 +437,7 @@ void OneDnnConvolution::backwardData(const execution_space& exec, const values_t
   if (!q.accumulateDx && !q.windowIsWholeArray(dx.localExtents()))
     std::fill_n(v.data(), v.size(), 0.0f);
   if (q.emptyOutput()) return;
-  useHostThreads();
+  omp_set_num_threads(threads_);
   auto& P = *p_;
   char* ws = HostWorkspace::instance().data();
   P.bind(P.bwdDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, outputStart(dy, q)), ws);
@@ -468,7 +468,7 @@ void OneDnnConvolution::backwardWeights(const execution_space& exec, const tenso
                                         const values_type& db) {
   if (problem_.emptyOutput()) return;
   exec.fence();
-  useHostThreads();
+  omp_set_num_threads(threads_);
   auto& P = *p_;
   const auto& q = problem_;
   char* ws = HostWorkspace::instance().data();

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <string>
 
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
@@ -47,10 +48,8 @@ void addOwned(const typename M::execution_space& exec, const EdgeTensor<T, M>& s
 // grad := 0 (Kokkos::deep_copy builds its own kernel label, a heap allocation, per call).
 template <class T, class M>
 void zeroGradient(const typename M::execution_space& exec, const Kokkos::View<T*, M>& grad) {
-  using Exec = typename M::execution_space;
   static const std::string label = "hybrid3d::Graph::zeroGradients";
-  Kokkos::parallel_for(label,
-                       Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, Index(grad.size())),
+  Kokkos::parallel_for(label, rangePolicy(exec, 0, Index(grad.size())),
                        KOKKOS_LAMBDA(const Index i) { grad(i) = T(0); });
 }
 

@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
@@ -44,7 +45,7 @@ void Adam<T, M>::step(const execution_space& exec, double lr) {
     auto v = v_[i];
     Kokkos::parallel_for(
         Impl::kernelLabel("hybrid3d::Adam::step"),
-        Kokkos::RangePolicy<execution_space>(exec, 0, p.size()),
+        rangePolicy(exec, 0, Index(p.size())),
         KOKKOS_LAMBDA(const std::size_t j) {
           T d = g(j);
           if (decoupled)

@@ -1,3 +1,4 @@
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
@@ -33,7 +34,7 @@ void Sgd<T, M>::step(const execution_space& exec, double lr) {
     auto b = momentum ? momentum_[i] : state_view();
     Kokkos::parallel_for(
         Impl::kernelLabel("hybrid3d::Sgd::step"),
-        Kokkos::RangePolicy<execution_space>(exec, 0, p.size()),
+        rangePolicy(exec, 0, Index(p.size())),
         KOKKOS_LAMBDA(const std::size_t j) {
           T d = g(j) + wd * p(j);
           if (momentum) {

@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
@@ -77,7 +78,7 @@ double MseLoss<T, M>::forward(const execution_space& exec, const feature_type& p
   double sum = 0;
   Kokkos::parallel_reduce(
       Impl::kernelLabel("hybrid3d::MseLoss::forward"),
-      Impl::CellPolicy<execution_space>(exec, 0, batch_ * F),
+      rangePolicy(exec, 0, batch_ * F),
       KOKKOS_LAMBDA(const Index i, double& s) {
         const double d = double(p(i / F, i % F)) - double(t(i / F, i % F));
         s += d * d;
@@ -100,7 +101,7 @@ void MseLoss<T, M>::backward(const execution_space& exec, const feature_type& pr
   const T scale = T(2.0 / count_);
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::MseLoss::backward"),
-      Impl::CellPolicy<execution_space>(exec, 0, batch_ * F),
+      rangePolicy(exec, 0, batch_ * F),
       KOKKOS_LAMBDA(const Index i) {
         const Index n = i / F, f = i % F;
         g(n, f) = scale * (p(n, f) - t(n, f));

@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Prefetch.hpp>
@@ -64,11 +65,10 @@ void applyBox(std::string_view label, const ExecSpace& exec, const View5& v, con
   if (N * C * e0 * e1 * e2 == 0) return;
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
-  using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
   if (host && e2 >= kHostRowItem) {
     const bool thinH = e1 <= kHostThinH;
     Kokkos::parallel_for(
-        Impl::kernelLabel(label), Range(exec, 0, N * C * e0 * e1),
+        Impl::kernelLabel(label), rangePolicy(exec, 0, N * C * e0 * e1),
         KOKKOS_LAMBDA(const Index row) {  // row: flat (n, c, z, y)
           const Index y = row % e1, z = (row / e1) % e0, nc = row / (e1 * e0);
           const Index n = nc / C, c = nc % C;
@@ -79,7 +79,7 @@ void applyBox(std::string_view label, const ExecSpace& exec, const View5& v, con
         });
   } else if (host) {
     Kokkos::parallel_for(
-        Impl::kernelLabel(label), Range(exec, 0, N * C * e0),
+        Impl::kernelLabel(label), rangePolicy(exec, 0, N * C * e0),
         KOKKOS_LAMBDA(const Index plane) {  // plane: flat (n, c, z)
           const Index z = plane % e0, nc = plane / e0, n = nc / C, c = nc % C;
           const Index i = offset + plane * e1 * e2;

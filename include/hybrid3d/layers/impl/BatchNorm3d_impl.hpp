@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/core/Error.hpp>
@@ -198,7 +199,7 @@ void batchNormChannelSums(const ExecSpace& exec, std::string_view label, Index N
   }
   const Index slabs = N * D;
   Kokkos::parallel_for(
-      Impl::kernelLabel(label, "::channels"), Kokkos::RangePolicy<ExecSpace>(exec, 0, C),
+      Impl::kernelLabel(label, "::channels"), rangePolicy(exec, 0, C),
       KOKKOS_LAMBDA(const int c) {
         double a = 0, b = 0;
         for (Index j = 0; j < slabs; ++j) {
@@ -240,7 +241,7 @@ void batchNormAddParameterGrads(const ExecSpace& exec, const Kokkos::View<double
   const Index C = static_cast<Index>(dgamma.extent(0));
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::BatchNorm3d::backwardWeights"),
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, C),
+      rangePolicy(exec, 0, C),
       KOKKOS_LAMBDA(const int c) {
         dgamma(c) += T(sums(C + c));
         dbeta(c) += T(sums(c));
@@ -397,7 +398,7 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
     const double n = count_, momentum = options_.momentum;
     Kokkos::parallel_for(
         Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::finalize"),
-        Kokkos::RangePolicy<execution_space>(exec, 0, C),
+        rangePolicy(exec, 0, C),
         KOKKOS_LAMBDA(const int c) {
           const double shift = rm(c), m1 = sums(c) / n;
           const double mu = shift + m1;
@@ -412,7 +413,7 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   } else {
     Kokkos::parallel_for(
         Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::runningStatistics"),
-        Kokkos::RangePolicy<execution_space>(exec, 0, C), KOKKOS_LAMBDA(const int c) {
+        rangePolicy(exec, 0, C), KOKKOS_LAMBDA(const int c) {
           mean(c) = rm(c);
           invstd(c) = Impl::rsqrt(double(rv(c)) + eps);
         });

@@ -2,12 +2,10 @@
 // Definitions of Conv3d (declared in layers/Conv3d.hpp); instantiated for float and double in
 // src/layers/Conv3d.cpp.
 
-#include <KokkosBlas2_gemv.hpp>
-#include <KokkosBlas3_gemm.hpp>
-
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/layers/impl/InstanceBlas.hpp>
 #include <hybrid3d/layers/impl/CudnnConvolution.hpp>
 #include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
 
@@ -210,8 +208,9 @@ typename Conv3d<T, M>::Vector Conv3d<T, M>::biasGradVector() const {
   return Vector(bias_.grad.data(), geometry_.cout);
 }
 
-// Note on ordering: KokkosBlas::gemm runs on the default execution space instance, as our
-// kernels do when `exec` is that instance (the only one Kokkos 3.4 Serial has).
+// Note on ordering: the products run on `exec` where Kokkos-Kernels takes an instance (4.1 and
+// later), otherwise on the default instance, as our kernels do when `exec` is that instance
+// (the only one Kokkos 3.4 Serial has); layers/impl/InstanceBlas.hpp.
 
 template <class T, class M>
 void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x,
@@ -230,7 +229,7 @@ void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x
     const Index nr = std::min(part.rowsPerChunk, part.rows - r0), cols = nr * g.ow;
     Matrix col(col_.data(), K, cols), out(out_.data(), g.cout, cols);
     Impl::im2col(exec, x.view(), col, g, r0, nr);
-    KokkosBlas::gemm("N", "N", T(1), W, col, T(0), out);
+    Impl::gemm(exec, "N", "N", T(1), W, col, T(0), out);
     Impl::chunkToTensor("hybrid3d::Conv3d::forward", exec, out, y.view(), off, g, r0, nr,
                         biasVector());
     if (halo_) halo_->progress();  // an exchange in flight moves on between chunks
@@ -255,7 +254,7 @@ void Conv3d<T, M>::backwardDataPart(const execution_space& exec, const tensor_ty
     Matrix dcol(col_.data(), K, cols), dyc(out_.data(), g.cout, cols);
     Impl::tensorToChunk("hybrid3d::Conv3d::backwardData::pack", exec, dy.view(), off, dyc, g,
                         r0, nr);
-    KokkosBlas::gemm("T", "N", T(1), W, dyc, T(0), dcol);
+    Impl::gemm(exec, "T", "N", T(1), W, dyc, T(0), dcol);
     Impl::col2imAdd(exec, dcol, dx.view(), g, r0, nr);
     if (halo_) halo_->progress();
   }
@@ -287,7 +286,7 @@ void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
       for (int n = 0; n < inShape_.batch && V > 0; ++n) {
         Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
         Matrix yn(y.view().data() + n * g.cout * V, g.cout, V);
-        KokkosBlas::gemm("N", "N", T(1), W, xn, T(0), yn);
+        Impl::gemm(exec, "N", "N", T(1), W, xn, T(0), yn);
         if (options_.bias)
           Impl::chunkToTensor("hybrid3d::Conv3d::forward::bias", exec, yn, y.view(),
                               Index3{0, 0, 0}, g, Index(n) * g.od * g.oh, g.od * g.oh,
@@ -328,7 +327,7 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
       for (int n = 0; n < inShape_.batch && V > 0; ++n) {
         Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
         Matrix dxn(dx.view().data() + n * g.cin * V, g.cin, V);
-        KokkosBlas::gemm("T", "N", T(1), W, dyn, T(0), dxn);
+        Impl::gemm(exec, "T", "N", T(1), W, dyn, T(0), dxn);
       }
     } else {
       // col2im adds chunk by chunk into the whole ghosted array, ghosts included.
@@ -357,9 +356,9 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
     for (int n = 0; n < inShape_.batch && V > 0; ++n) {
       Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
       Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
-      KokkosBlas::gemm("N", "T", T(1), dyn, xn, T(1), dW);
+      Impl::gemm(exec, "N", "T", T(1), dyn, xn, T(1), dW);
       if (options_.bias)
-        KokkosBlas::gemv("N", T(1), dyn, Vector(ones_.data(), V), T(1), biasGradVector());
+        Impl::gemv(exec, "N", T(1), dyn, Vector(ones_.data(), V), T(1), biasGradVector());
     }
   } else {
     const Index rows = whole_.rows, rowsPerChunk = whole_.rowsPerChunk;
@@ -369,9 +368,9 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
       Impl::im2col(exec, x.view(), col, g, r0, nr);
       Impl::tensorToChunk("hybrid3d::Conv3d::backwardWeights::pack", exec, dy.view(),
                           Impl::lowGhosts(dy.ghosts()), dyc, g, r0, nr);
-      KokkosBlas::gemm("N", "T", T(1), dyc, col, T(1), dW);
+      Impl::gemm(exec, "N", "T", T(1), dyc, col, T(1), dW);
       if (options_.bias)
-        KokkosBlas::gemv("N", T(1), dyc, Vector(ones_.data(), cols), T(1), biasGradVector());
+        Impl::gemv(exec, "N", T(1), dyc, Vector(ones_.data(), cols), T(1), biasGradVector());
     }
   }
   Kokkos::Profiling::popRegion();

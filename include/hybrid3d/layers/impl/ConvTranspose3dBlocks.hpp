@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Types.hpp>
 
@@ -43,7 +44,7 @@ void blocksToTensor(const Exec& exec, const BlockView& blocks, const YView& y, c
   const bool hasBias = bias.data() != nullptr;
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::ConvTranspose3d::forward"),
-      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, g.cout * nrows * k * k),
+      rangePolicy(exec, 0, g.cout * nrows * k * k),
       KOKKOS_LAMBDA(const Index i) {
         Index t = i;
         const Index b = t % k;
@@ -77,7 +78,7 @@ void tensorToBlocks(std::string_view label, const Exec& exec, const DyView& dy,
   const Index y0 = off[0], y1 = off[1], y2 = off[2];
   Kokkos::parallel_for(
       Impl::kernelLabel(label),
-      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, g.cout * nrows * k * k),
+      rangePolicy(exec, 0, g.cout * nrows * k * k),
       KOKKOS_LAMBDA(const Index i) {
         Index t = i;
         const Index b = t % k;
@@ -107,7 +108,7 @@ template <class Exec, class PerTapView, class BiasView>
 void foldTaps(const Exec& exec, const PerTapView& perTap, const BiasView& bias, Index taps) {
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::ConvTranspose3d::biasGrad"),
-      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, Index(bias.extent(0))),
+      rangePolicy(exec, 0, Index(bias.extent(0))),
       KOKKOS_LAMBDA(const Index co) {
         auto sum = bias(co);
         for (Index t = 0; t < taps; ++t) sum += perTap(co * taps + t);

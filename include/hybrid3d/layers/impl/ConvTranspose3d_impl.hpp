@@ -2,12 +2,10 @@
 // Definitions of ConvTranspose3d (declared in layers/ConvTranspose3d.hpp); instantiated for
 // float and double in src/layers/ConvTranspose3d.cpp.
 
-#include <KokkosBlas2_gemv.hpp>
-#include <KokkosBlas3_gemm.hpp>
-
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/layers/impl/InstanceBlas.hpp>
 
 namespace hybrid3d {
 
@@ -124,7 +122,7 @@ void ConvTranspose3d<T, M>::forward(const execution_space& exec, const tensor_ty
     Matrix xc(in_.data(), cin, cols), yb(blockBuf_.data(), blockRows, cols);
     Impl::tensorToChunk("hybrid3d::ConvTranspose3d::forward::pack", exec, x.view(), rangeOffset_,
                         xc, range_, r0, nr);
-    KokkosBlas::gemm("T", "N", T(1), W, xc, T(0), yb);
+    Impl::gemm(exec, "T", "N", T(1), W, xc, T(0), yb);
     Impl::blocksToTensor(exec, yb, y.view(), Impl::lowGhosts(y.ghosts()), blocks_, r0, nr, bias);
   }
   Kokkos::Profiling::popRegion();
@@ -145,7 +143,7 @@ void ConvTranspose3d<T, M>::backwardData(const execution_space& exec, const tens
     Matrix dxc(in_.data(), cin, cols), dyb(blockBuf_.data(), blockRows, cols);
     Impl::tensorToBlocks("hybrid3d::ConvTranspose3d::backwardData::pack", exec, dy.view(),
                          Impl::lowGhosts(dy.ghosts()), dyb, blocks_, r0, nr);
-    KokkosBlas::gemm("N", "N", T(1), W, dyb, T(0), dxc);
+    Impl::gemm(exec, "N", "N", T(1), W, dyb, T(0), dxc);
     Impl::chunkToTensor("hybrid3d::ConvTranspose3d::backwardData", exec, dxc, dx.view(),
                         rangeOffset_, range_, r0, nr, Vector());
   }
@@ -169,9 +167,9 @@ void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const t
                         rangeOffset_, xc, range_, r0, nr);
     Impl::tensorToBlocks("hybrid3d::ConvTranspose3d::backwardWeights::packGrad", exec, dy.view(),
                          Impl::lowGhosts(dy.ghosts()), dyb, blocks_, r0, nr);
-    KokkosBlas::gemm("N", "T", T(1), xc, dyb, T(1), dW);
+    Impl::gemm(exec, "N", "T", T(1), xc, dyb, T(1), dW);
     if (options_.bias)
-      KokkosBlas::gemv("N", T(1), dyb, Vector(ones_.data(), cols), T(1),
+      Impl::gemv(exec, "N", T(1), dyb, Vector(ones_.data(), cols), T(1),
                        Vector(perTap_.data(), blockRows));
   }
   if (options_.bias)

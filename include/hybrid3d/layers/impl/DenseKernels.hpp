@@ -5,14 +5,15 @@
 #include <string>
 #include <utility>
 
-#include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/layers/impl/InstanceBlas.hpp>
 
 namespace hybrid3d::Impl {
 
@@ -25,25 +26,22 @@ MatrixView<T, M> asMatrix(const Kokkos::View<T*, M>& flat, Index rows, Index col
   return MatrixView<T, M>(flat.data(), rows, cols);
 }
 
-// C := alpha op(A) op(B) + beta C. KokkosBlas::gemm returns without touching C when the inner
-// dimension is empty (a rank that owns no voxels), where we still need C := beta C.
-// gemm runs on the default instance: `exec` is fenced before it and the default instance
-// after it, so kernels on `exec` see a consistent order on every backend.
+// C := alpha op(A) op(B) + beta C, on `exec` (layers/impl/InstanceBlas.hpp). KokkosBlas::gemm
+// returns without touching C when the inner dimension is empty (a rank that owns no voxels),
+// where we still need C := beta C.
 template <class ExecSpace, class A, class B, class C>
 void denseGemm(const ExecSpace& exec, const char* ta, const char* tb, double alpha, const A& a,
           const B& b, double beta, const C& c) {
   using T = typename C::non_const_value_type;
-  exec.fence();
   const bool transA = ta[0] == 'T';
   const std::size_t inner = transA ? a.extent(0) : a.extent(1);
   if (c.extent(0) == 0 || c.extent(1) == 0) return;
   if (inner == 0) {
-    if (beta == 0.0) Kokkos::deep_copy(c, T(0));
+    if (beta == 0.0) Kokkos::deep_copy(exec, c, T(0));
     else if (beta != 1.0) fail("hybrid3d gemm: beta other than 0 or 1 with an empty product");
     return;
   }
-  KokkosBlas::gemm(ta, tb, T(alpha), a, b, T(beta), c);
-  typename C::execution_space().fence();
+  Impl::gemm(exec, ta, tb, T(alpha), a, b, T(beta), c);
 }
 
 // y(n, o) += b(o).
@@ -51,7 +49,7 @@ template <class ExecSpace, class Y, class Bias>
 void addBias(const char* label, const ExecSpace& exec, const Y& y, const Bias& b) {
   const Index F = static_cast<Index>(y.extent(1));
   Kokkos::parallel_for(Impl::kernelLabel(label),
-                       CellPolicy<ExecSpace>(exec, 0, static_cast<Index>(y.size())),
+                       rangePolicy(exec, 0, static_cast<Index>(y.size())),
                        KOKKOS_LAMBDA(const Index i) { y(i / F, i % F) += b(i % F); });
 }
 
@@ -60,7 +58,7 @@ template <class ExecSpace, class DY, class G>
 void addBiasGradient(const char* label, const ExecSpace& exec, const DY& dy, const G& g) {
   const Index N = static_cast<Index>(dy.extent(0));
   Kokkos::parallel_for(Impl::kernelLabel(label),
-                       CellPolicy<ExecSpace>(exec, 0, static_cast<Index>(dy.extent(1))),
+                       rangePolicy(exec, 0, static_cast<Index>(dy.extent(1))),
                        KOKKOS_LAMBDA(const Index o) {
                          typename G::non_const_value_type s = 0;
                          for (Index n = 0; n < N; ++n) s += dy(n, o);

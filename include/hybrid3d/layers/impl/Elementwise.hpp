@@ -8,6 +8,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Types.hpp>
@@ -57,10 +58,6 @@ GhostOffset ghostOffset(const DistTensor<T, M>& t) {
   const Int3& g = t.ghosts().lo;
   return {g[0], g[1], g[2]};
 }
-
-// A flat range of cells, for kernels on small [N, F] views that index with i / F and i % F.
-template <class ExecSpace>
-using CellPolicy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>;
 
 template <class ExecSpace>
 using RowPolicy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<Index>>;
@@ -172,8 +169,7 @@ void zeroFill(const ExecSpace& exec, const View& v) {
   if (!v.span_is_contiguous()) fail("zeroFill: view '", v.label(), "' is not contiguous");
   T* const p = v.data();
   Kokkos::parallel_for(kernelLabel("hybrid3d::zeroFill"),
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(
-                           exec, 0, static_cast<Index>(v.span())),
+                       rangePolicy(exec, 0, static_cast<Index>(v.span())),
                        KOKKOS_LAMBDA(const Index i) { p[i] = T(0); });
 }
 

@@ -16,6 +16,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
@@ -83,7 +84,7 @@ void im2col(const Exec& exec, const XView& x, const ColView& col, const ConvGeom
   const Index o0 = g.inOffset[0], o1 = g.inOffset[1], o2 = g.inOffset[2];
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::Conv3d::im2col"),
-      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, g.cin * nrows),
+      rangePolicy(exec, 0, g.cin * nrows),
       KOKKOS_LAMBDA(const Index i) {
         const Index rr = i % nrows, ci = i / nrows;
         const Index row = firstRow + rr, n = row / perSample, t = row % perSample;
@@ -126,7 +127,7 @@ void col2imAdd(const Exec& exec, const ColView& col, const DxView& dx,
   const Index count = (n1 - n0 + 1) * C * nzd * nzh;
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::Conv3d::col2im"),
-      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, count),
+      rangePolicy(exec, 0, count),
       KOKKOS_LAMBDA(const Index i) {
         Index t = i;
         const Index zh = zh0 + t % nzh;
@@ -169,7 +170,7 @@ void chunkToTensor(std::string_view label, const Exec& exec, const MView& m, con
   const bool hasBias = bias.data() != nullptr;
   Kokkos::parallel_for(
       Impl::kernelLabel(label),
-      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, C * nrows),
+      rangePolicy(exec, 0, C * nrows),
       KOKKOS_LAMBDA(const Index i) {
         const Index rr = i % nrows, co = i / nrows;
         const Index row = firstRow + rr, n = row / perSample, t = row % perSample;
@@ -190,7 +191,7 @@ void tensorToChunk(std::string_view label, const Exec& exec, const DyView& dy,
   const Index y0 = off[0], y1 = off[1], y2 = off[2];
   Kokkos::parallel_for(
       Impl::kernelLabel(label),
-      Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>(exec, 0, C * nrows),
+      rangePolicy(exec, 0, C * nrows),
       KOKKOS_LAMBDA(const Index i) {
         const Index rr = i % nrows, co = i / nrows;
         const Index row = firstRow + rr, n = row / perSample, t = row % perSample;

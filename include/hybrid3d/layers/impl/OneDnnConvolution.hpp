@@ -38,6 +38,9 @@ private:
   struct Primitives;  // oneDNN objects, defined in the source file
   LocalConvProblem problem_;
   std::unique_ptr<Primitives> p_;
+  // The OpenMP threads oneDNN runs on: those of Kokkos's host execution space, read once at
+  // set-up (asking a Kokkos 4 host space in the step constructs, and allocates, an instance).
+  int threads_ = 1;
 };
 
 }  // namespace hybrid3d::Impl
