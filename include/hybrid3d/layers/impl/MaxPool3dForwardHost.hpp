@@ -16,6 +16,7 @@
 
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Prefetch.hpp>
+#include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/layers/impl/HostIsa.hpp>
 #include <hybrid3d/layers/impl/Pool3d_impl.hpp>
@@ -90,7 +91,7 @@ void maxPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pool
   const Index e1 = rows.e1;
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::MaxPool3d::forward"),
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(exec, 0, rows.planes * e1),
+      rangePolicy(exec, 0, rows.planes * e1),
       [=](const Index r) {
         Index n, c, z;
         rows.decode(r / e1, n, c, z);
