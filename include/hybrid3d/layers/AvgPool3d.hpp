@@ -11,7 +11,9 @@
 // Backward-data, in gather form (deterministic, no atomics): first dy / divisor once per owned
 // output (the same products forward's divisor uses), then every cell of the ghosted dx sums
 // those over the owned outputs whose window contains it; then the halo's scatterAdd adds ghost
-// cells into their owners, exact for overlapping windows and uneven grids.
+// cells into their owners, exact for overlapping windows and uneven grids. On host memory the
+// models' windows (3/2, 2/2) take both steps in one pass with the same bits
+// (impl/AvgPool3dBackwardHost.hpp).
 
 #include <string>
 #include <vector>
@@ -69,7 +71,8 @@ private:
   Impl::Pool3dPlan<T, MemorySpace> plan_;
   // Per owned output index along D, H, W: 1 / (that dimension's factor of the divisor).
   Kokkos::View<T*, MemorySpace> inverseCount_[3];
-  // Backward's dy / divisor on the owned outputs [N, C, owned box] (1/8 of x for stride 2).
+  // Backward's dy / divisor on the owned outputs [N, C, owned box] (1/8 of x for stride 2);
+  // empty where the one-pass host backward runs.
   Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace> scaledDy_;
 };
 

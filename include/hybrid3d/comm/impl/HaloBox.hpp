@@ -15,6 +15,7 @@
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/core/Prefetch.hpp>
 
 namespace hybrid3d::Impl {
 
@@ -30,21 +31,6 @@ KOKKOS_FORCEINLINE_FUNCTION void applyCell(T& cell, const Buffer& buf, Index i) 
   else if (Op == BoxOp::Unpack) cell = buf(i);
   else if (Op == BoxOp::UnpackAdd) cell += buf(i);
   else cell = 0;  // BoxOp::Zero
-}
-
-// Asks the host's caches for the `count` elements from `p` (a no-op in device code and for
-// compilers without __builtin_prefetch). A prefetch never faults.
-template <class T>
-KOKKOS_FORCEINLINE_FUNCTION void prefetchOnHost(const T* p, Index count) {
-#if defined(__GNUC__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && \
-    !defined(__SYCL_DEVICE_ONLY__)
-  constexpr Index perLine = Index(64 / sizeof(T));
-  for (Index k = 0; k < count; k += perLine) __builtin_prefetch(p + k);
-  __builtin_prefetch(p + count - 1);  // an unaligned run ends in one more line
-#else
-  (void)p;
-  (void)count;
-#endif
 }
 
 // Host: rows of at least this many cells (along W) are a work item each, long enough for the

@@ -3,6 +3,8 @@
 // src/layers/AvgPool3d.cpp).
 
 #include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/layers/impl/AvgPool3dBackwardHost.hpp>
+#include <hybrid3d/layers/impl/AvgPool3dForwardHost.hpp>
 
 namespace hybrid3d {
 
@@ -223,6 +225,93 @@ void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<in
       kernel);
 }
 
+// PyTorch's divisor is a product of one count per dimension: the window's extent up to the
+// padding (countIncludePad; always the kernel without ceil mode) or its extent inside the
+// domain. Its reciprocal per owned output and dimension turns the kernels' divisions into two
+// multiplications (a few ulp from PyTorch's single division). out[d]: one entry per owned output
+// along dimension d.
+template <class T, class M>
+void avgPoolInverseCounts(const Pool3dPlan<T, M>& plan, bool countIncludePad,
+                          Kokkos::View<T*, M> (&out)[3]) {
+  const PoolGeometry g = plan.geometry();
+  for (int d = 0; d < 3; ++d) {
+    out[d] = Kokkos::View<T*, M>(plan.label() + " 1/count " + "DHW"[d], g.outHi[d] - g.outLo[d]);
+    auto h = Kokkos::create_mirror_view(out[d]);
+    for (Index o = g.outLo[d]; o < g.outHi[d]; ++o) {
+      const Index count = countIncludePad
+                              ? imin(g.start(d, o) + g.k[d], g.n[d] + g.p[d]) - g.start(d, o)
+                              : g.last(d, o) - g.first(d, o);
+      h(o - g.outLo[d]) = T(1) / T(count);
+    }
+    Kokkos::deep_copy(out[d], h);
+  }
+}
+
+// Backward-data before the halo's scatterAdd, the form every backend runs: scaledDy := dy /
+// divisor on the owned outputs (avgPoolScaleGradient), then every local cell of dx sums those of
+// its outputs (avgPoolSumWindows). `inverseCount`: avgPoolInverseCounts.
+template <class T, class M>
+void avgPoolBackwardTwoPass(const typename M::execution_space& exec, const Pool3dPlan<T, M>& plan,
+                            const Kokkos::View<T*, M> (&inverseCount)[3],
+                            const Kokkos::View<T*****, Kokkos::LayoutRight, M>& scaledDy,
+                            const DistTensor<T, M>& dy, const DistTensor<T, M>& dx) {
+  const PoolGeometry g = plan.geometry();
+  const Index N = dx.batch(), C = dx.channels();
+  const Box3 local = dx.localBox();
+  const Box3& owned = plan.outputOwned();
+  if (N * C * owned.size() > 0)
+    avgPoolScaleGradient(exec, OwnedRows(N, C, owned.extents()), ghostOffset(dy), scaledDy,
+                         dy.view(), inverseCount[0], inverseCount[1], inverseCount[2]);
+  if (N * C * local.size() == 0) return;
+  const AvgPoolInputSum<Kokkos::View<T*****, Kokkos::LayoutRight, M>, OutputRange<M>> sum{
+      scaledDy,
+      plan.outputsOf(0),
+      plan.outputsOf(1),
+      plan.outputsOf(2),
+      {g.outLo[0], g.outLo[1], g.outLo[2]}};
+  withStaticWindow(g, [&](auto K, auto S) {
+    avgPoolSumWindows(K, S, exec, OwnedRows(N, C, local.extents()), plan.wInterior(), dx.view(),
+                      sum);
+  });
+}
+
+// The same in one pass on host memory for the windows withStaticWindow knows
+// (AvgPool3dBackwardHost.hpp), with the same bits; false (nothing done) for other windows.
+template <class T, class M>
+bool avgPoolBackwardOnePassHost(const typename M::execution_space& exec,
+                                const Pool3dPlan<T, M>& plan,
+                                const Kokkos::View<T*, M> (&inverseCount)[3],
+                                const DistTensor<T, M>& dy, const DistTensor<T, M>& dx) {
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible,
+                "avgPoolBackwardOnePassHost: host memory only");
+  const PoolGeometry g = plan.geometry();
+  const Index N = dx.batch(), C = dx.channels();
+  const Box3 local = dx.localBox();
+  bool done = false;
+  withStaticWindow(g, [&](auto K, auto S) {
+    constexpr int k = decltype(K)::value, s = decltype(S)::value;
+    if constexpr (k > 0) {
+      done = true;
+      if (N * C * local.size() == 0) return;
+      const AvgPoolBackwardInputs<typename DistTensor<T, M>::view_type, Kokkos::View<T*, M>,
+                                  OutputRange<M>>
+          in{dy.view(),
+             ghostOffset(dy),
+             inverseCount[0],
+             inverseCount[1],
+             inverseCount[2],
+             plan.outputsOf(0),
+             plan.outputsOf(1),
+             plan.outputsOf(2),
+             {g.outLo[0], g.outLo[1], g.outLo[2]},
+             plan.outputOwned().extent(2)};
+      avgPoolBackwardHost<k, s>(exec, OwnedRows(N, C, local.extents()), plan.wInterior(),
+                                dx.view(), in);
+    }
+  });
+  return done;
+}
+
 }  // namespace Impl
 
 template <class T, class M>
@@ -231,24 +320,11 @@ AvgPool3d<T, M>::AvgPool3d(const ProcessGrid& grid, const std::string& name,
     : options_(options),
       plan_(grid, "AvgPool3d", name, input,
             Window::cubic(options.kernel, options.stride, options.padding)) {
-  // PyTorch's divisor is a product of one count per dimension: the window's extent up to the
-  // padding (countIncludePad; always the kernel without ceil mode) or its extent inside the
-  // domain. Its reciprocal per owned output and dimension turns the kernels' divisions into
-  // two multiplications (a few ulp from PyTorch's single division).
-  const Impl::PoolGeometry g = plan_.geometry();
-  for (int d = 0; d < 3; ++d) {
-    inverseCount_[d] = Kokkos::View<T*, M>(plan_.label() + " 1/count " + "DHW"[d],
-                                           g.outHi[d] - g.outLo[d]);
-    auto h = Kokkos::create_mirror_view(inverseCount_[d]);
-    for (Index o = g.outLo[d]; o < g.outHi[d]; ++o) {
-      const Index count = options.countIncludePad
-                               ? Impl::imin(g.start(d, o) + g.k[d], g.n[d] + g.p[d]) - g.start(d, o)
-                               : g.last(d, o) - g.first(d, o);
-      h(o - g.outLo[d]) = T(1) / T(count);
-    }
-    Kokkos::deep_copy(inverseCount_[d], h);
-  }
-  const Index3 e = plan_.outputOwned().extents();
+  Impl::avgPoolInverseCounts(plan_, options.countIncludePad, inverseCount_);
+  // The two-pass backward's buffer; the host's one pass needs none.
+  const bool onePass = Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible &&
+                       Impl::hasStaticWindow(plan_.geometry());
+  const Index3 e = onePass ? Index3{0, 0, 0} : plan_.outputOwned().extents();
   scaledDy_ = Kokkos::View<T*****, Kokkos::LayoutRight, M>(
       plan_.label() + " dy / divisor", input.batch, input.channels, e[0], e[1], e[2]);
 }
@@ -268,7 +344,10 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   const Impl::OwnedRows rows(N, C, owned.extents());
   Impl::withStaticWindow(g, [&](auto K, auto S) {
     constexpr int k = decltype(K)::value, s = decltype(S)::value;
-    if constexpr (k > 0)
+    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+      Impl::avgPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), inverseCount_[0],
+                                     inverseCount_[1], inverseCount_[2], Impl::bestHostIsa());
+    else if constexpr (k > 0)
       Impl::avgPoolForwardRowSums<k, s>(exec, rows, g, xo, oy, x.view(), y.view(),
                                         inverseCount_[0], inverseCount_[1], inverseCount_[2]);
     else
@@ -282,26 +361,10 @@ void AvgPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
                                    const tensor_type& dx) {
   plan_.checkOutput(dy, "dy");
   plan_.checkInput(dx, "dx");
-  const Impl::PoolGeometry g = plan_.geometry();
-  const Index N = dx.batch(), C = dx.channels();
-  const Box3 local = dx.localBox();
-  const Box3& owned = plan_.outputOwned();
-  if (N * C * owned.size() > 0)
-    Impl::avgPoolScaleGradient(exec, Impl::OwnedRows(N, C, owned.extents()), Impl::ghostOffset(dy),
-                               scaledDy_, dy.view(), inverseCount_[0], inverseCount_[1],
-                               inverseCount_[2]);
-  if (N * C * local.size() > 0) {
-    const Impl::AvgPoolInputSum<decltype(scaledDy_), Impl::OutputRange<M>> sum{
-        scaledDy_,
-        plan_.outputsOf(0),
-        plan_.outputsOf(1),
-        plan_.outputsOf(2),
-        {g.outLo[0], g.outLo[1], g.outLo[2]}};
-    const Impl::OwnedRows rows(N, C, local.extents());
-    Impl::withStaticWindow(g, [&](auto K, auto S) {
-      Impl::avgPoolSumWindows(K, S, exec, rows, plan_.wInterior(), dx.view(), sum);
-    });
-  }
+  bool done = false;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+    done = Impl::avgPoolBackwardOnePassHost(exec, plan_, inverseCount_, dy, dx);
+  if (!done) Impl::avgPoolBackwardTwoPass(exec, plan_, inverseCount_, scaledDy_, dy, dx);
   plan_.halo().scatterAdd(exec, dx);
 }
 

@@ -3,6 +3,7 @@
 // src/layers/MaxPool3d.cpp).
 
 #include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/layers/impl/MaxPool3dForwardHost.hpp>
 
 namespace hybrid3d {
 
@@ -145,8 +146,12 @@ void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
     return;
   }
   Impl::withStaticWindow(g, [&](auto K, auto S) {
-    Impl::maxPoolForwardUnpadded<decltype(K)::value, decltype(S)::value>(
-        exec, rows, g, xo, oy, x.view(), y.view(), argmax_);
+    constexpr int k = decltype(K)::value, s = decltype(S)::value;
+    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+      Impl::maxPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), argmax_,
+                                     Impl::bestHostIsa());
+    else
+      Impl::maxPoolForwardUnpadded<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), argmax_);
   });
 }
 

@@ -22,6 +22,7 @@
 #include <hybrid3d/comm/Halo.hpp>
 #include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Prefetch.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -106,6 +107,22 @@ void withStaticWindow(const PoolGeometry& g, Run&& run) {
   else
     run(std::integral_constant<int, 0>{}, std::integral_constant<int, 0>{});
 }
+
+// True when withStaticWindow runs `g`'s window with compile-time sizes.
+inline bool hasStaticWindow(const PoolGeometry& g) {
+  bool known = false;
+  withStaticWindow(g, [&](auto K, auto) { known = decltype(K)::value > 0; });
+  return known;
+}
+
+// How many rows of outputs ahead MaxPool3d's host forward asks for its windows' rows (core/
+// Prefetch.hpp): a row of outputs reads K rows in each of K planes, more streams than the
+// hardware prefetcher kept up with. At 16x128^3 (bench_memory_bound, load 7, two runs each):
+// none 0.61-0.63 of copy, 1 row 1.00-1.02, 2 rows 1.06-1.11, 4 rows 0.94-0.98; at 32x64^3 no
+// change outside the noise (0.82-0.92). The same in AvgPool3d's forward changed nothing
+// (0.53-0.57 against 0.56-0.63): it re-reads each input row 2.25 times from the caches and is
+// bound by those loads, not by memory.
+inline constexpr Index kPoolPrefetchRows = 2;
 
 // For each local index of x's layout along one dimension, the owned outputs [first, last) whose
 // windows contain that input (empty for padding cells): backward's inverse window map, built

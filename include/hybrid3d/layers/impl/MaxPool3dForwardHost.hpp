@@ -1,0 +1,106 @@
+#pragma once
+// MaxPool3d's forward on host memory for a compile-time window without padding: one work item
+// per row of outputs, the window's rows as restrict pointers, built for the baseline and for
+// AVX2 (HostIsa.hpp).
+//
+// Why: the forward is compute-bound on a host, not memory-bound. PyTorch's rule (a cell wins if
+// it is larger or NaN, so that the first of equal cells wins and NaN propagates) is a compare,
+// an unordered compare, an or and two selects (value and argmax) per window cell; without SSE4.1
+// a select is three instructions (and, andnot, or), and the stride-2 loads need shuffles: about
+// 115 SSE2 instructions per 4 outputs, ~12 GB/s at both sizes of bench_memory_bound (0.37 of
+// the copy at 32x64^3 on a loaded machine). AVX2 has 8 lanes, vblendvps (one-instruction
+// select) and vpermd for the strided loads. Only compares and selects: the same bits on every
+// instruction set and as the device form (maxPoolForwardUnpadded).
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/core/Prefetch.hpp>
+#include <hybrid3d/core/RangePolicy.hpp>
+#include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/layers/impl/HostIsa.hpp>
+#include <hybrid3d/layers/impl/Pool3d_impl.hpp>
+
+namespace hybrid3d::Impl {
+
+// One row of `width` outputs: x points at the first output's window start, rowStride and
+// planeStride are x's strides along H and D; y and arg the row's outputs. `ahead`: the window
+// start of a later row of the same plane (kPoolPrefetchRows on), or null: its K x K rows are asked
+// for first.
+template <int K, int S, class T>
+KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, const T* ahead,
+                                                Index rowStride, Index planeStride,
+                                                T* __restrict y, int* __restrict arg,
+                                                Index width) {
+  if (ahead)
+    for (int d = 0; d < K; ++d)
+      for (int h = 0; h < K; ++h)
+        prefetchOnHost(ahead + d * planeStride + h * rowStride, S * (width - 1) + K);
+  for (Index xx = 0; xx < width; ++xx) {
+    const T* __restrict w0 = x + S * xx;
+    T best = w0[0];
+    int at = 0;
+    for (int d = 0; d < K; ++d)
+      for (int h = 0; h < K; ++h)
+        for (int w = 0; w < K; ++w) {
+          const T v = w0[d * planeStride + h * rowStride + w];
+          const bool take = v > best || v != v;  // v != v: NaN propagates, as in PyTorch
+          best = take ? v : best;
+          at = take ? PoolGeometry::packOffset(d, h, w) : at;
+        }
+    y[xx] = best;
+    arg[xx] = at;
+  }
+}
+
+template <int K, int S, class T>
+void maxPoolRowBaseline(const T* x, const T* ahead, Index rowStride, Index planeStride, T* y,
+                        int* arg, Index width) {
+  maxPoolRowHost<K, S>(x, ahead, rowStride, planeStride, y, arg, width);
+}
+
+#if HYBRID3D_HOST_AVX2
+template <int K, int S, class T>
+HYBRID3D_TARGET_AVX2 void maxPoolRowAvx2(const T* x, const T* ahead, Index rowStride,
+                                         Index planeStride, T* y, int* arg, Index width) {
+  maxPoolRowHost<K, S>(x, ahead, rowStride, planeStride, y, arg, width);
+}
+#endif
+
+// The forward over `rows` (N x C x the owned output box) with the row function of `isa`
+// (Baseline where the build or the CPU lacks AVX2). The arguments are maxPoolForwardUnpadded's.
+template <int K, int S, class ExecSpace, class XView, class YView, class ArgView>
+void maxPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const PoolGeometry& g,
+                        const Origin3& xo, const GhostOffset& oy, const XView& xv,
+                        const YView& yv, const ArgView& am, HostIsa isa) {
+  using T = typename YView::non_const_value_type;
+  static_assert(K > 0 && S > 0, "maxPoolForwardHost: compile-time windows only");
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible,
+                "maxPoolForwardHost runs on host memory only");
+  if (rows.empty()) return;
+  auto row = &maxPoolRowBaseline<K, S, T>;
+#if HYBRID3D_HOST_AVX2
+  if (isa == HostIsa::Avx2) row = &maxPoolRowAvx2<K, S, T>;
+#else
+  (void)isa;
+#endif
+  const Index bd = g.start(0, g.outLo[0]) - xo.v[0], bh = g.start(1, g.outLo[1]) - xo.v[1],
+              bw = g.start(2, g.outLo[2]) - xo.v[2];
+  const Index rowStride = Index(xv.stride(3)), planeStride = Index(xv.stride(2));
+  const Index e1 = rows.e1;
+  Kokkos::parallel_for(
+      Impl::kernelLabel("hybrid3d::MaxPool3d::forward"),
+      rangePolicy(exec, 0, rows.planes * e1),
+      [=](const Index r) {
+        Index n, c, z;
+        rows.decode(r / e1, n, c, z);
+        const Index yy = r % e1;
+        const T* x = &xv(n, c, bd + S * z, bh + S * yy, bw);
+        const T* ahead = yy + kPoolPrefetchRows < e1 ? x + kPoolPrefetchRows * S * rowStride : nullptr;
+        row(x, ahead, rowStride, planeStride, &yv(n, c, oy.d + z, oy.h + yy, oy.w),
+            &am(n, c, z, yy, 0), rows.width);
+      });
+}
+
+}  // namespace hybrid3d::Impl

@@ -1,0 +1,102 @@
+// AvgPool3d's one-pass backward on host memory (impl/AvgPool3dBackwardHost.hpp) gives every
+// local cell of dx, ghosts included, the very bits of the two-pass form every backend runs
+// (scale dy, then sum the windows), on every grid, in float and double, with signed zeros in
+// dy. The layer takes the one-pass form on host backends, so this test also keeps the two-pass
+// kernels running on a host-only build.
+
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <hybrid3d/layers/AvgPool3d.hpp>
+
+#include "GridCases.hpp"
+#include "Invariance.hpp"
+#include "TestDevice.hpp"
+
+namespace hybrid3d::test {
+namespace {
+
+struct OnePassCase {
+  const char* name;
+  int kernel, stride, padding;
+  bool countIncludePad;
+  Index3 extents;  // a negative entry: twice the grid's extent there (one output per rank)
+};
+
+template <class T, class M>
+void expectOnePassBits(const ProcessGrid& grid, const OnePassCase& c) {
+  SCOPED_TRACE(std::string(c.name) + (sizeof(T) == 4 ? ", float" : ", double"));
+  Index3 e = c.extents;
+  for (int d = 0; d < 3; ++d)
+    if (e[d] < 0) e[d] = 2 * grid.dims()[d];
+  const Impl::Pool3dPlan<T, M> plan(grid, "AvgPool3d", "pool", {2, 3, e},
+                                    Window::cubic(c.kernel, c.stride, c.padding));
+  Kokkos::View<T*, M> inverseCount[3];
+  Impl::avgPoolInverseCounts(plan, c.countIncludePad, inverseCount);
+  const TensorShape& out = plan.outputShape();
+  const auto dy = createDistTensor<T, M>("dy", out.batch, out.channels,
+                                         plan.outputDecomposition(), grid.coords(),
+                                         GhostWidths{{1, 0, 1}, {0, 1, 1}});
+  auto global = randomGlobal<double>("dy", out.batch, out.channels, out.extents,
+                                     71 + grid.group());
+  for (std::size_t i = 0; i < global.size(); i += 5) global.data()[i] = i % 2 ? -0.0 : 0.0;
+  scatterFromGlobal(convertGlobal<T>(global), dy);
+  auto dx = [&](const char* label, T fill) {
+    const auto t = createDistTensor<T, M>(label, 2, 3, plan.inputDecomposition(), grid.coords(),
+                                          plan.inputGhosts());
+    Kokkos::deep_copy(t.view(), fill);  // cells a form leaves unwritten differ
+    return t;
+  };
+  const auto onePass = dx("dx one pass", std::numeric_limits<T>::quiet_NaN());
+  const auto twoPass = dx("dx two passes", T(7));
+  const Box3 owned = plan.outputOwned();
+  const Kokkos::View<T*****, Kokkos::LayoutRight, M> scaledDy(
+      "dy / divisor", 2, 3, owned.extent(0), owned.extent(1), owned.extent(2));
+  const typename M::execution_space exec;
+  ASSERT_TRUE(Impl::avgPoolBackwardOnePassHost(exec, plan, inverseCount, dy, onePass));
+  Impl::avgPoolBackwardTwoPass(exec, plan, inverseCount, scaledDy, dy, twoPass);
+  exec.fence();
+  const auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), onePass.view());
+  const auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), twoPass.view());
+  ASSERT_EQ(a.size(), b.size());
+  std::size_t differ = 0, first = a.size();
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(a.data() + i, b.data() + i, sizeof(T)) != 0) {
+      ++differ;
+      if (first == a.size()) first = i;
+    }
+  EXPECT_EQ(differ, 0u) << "of " << a.size() << " local cells; the first at flat index " << first
+                        << ": " << (first < a.size() ? double(a.data()[first]) : 0.0) << " vs "
+                        << (first < b.size() ? double(b.data()[first]) : 0.0);
+}
+
+TEST(AvgPool3d, OnePassHostBackwardHasTheTwoPassBitsOnEveryGrid) {
+  if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                            typename TestDevice::memory_space>::accessible) {
+    GTEST_SKIP() << "the one-pass backward runs on host memory only";
+  } else {
+    const int ran = forEachGrid(standardGridCases(), [](const ProcessGrid& grid,
+                                                        const GridCase&) {
+      // CosmoFlow's window with and without padded cells counted, uneven and odd extents (an
+      // odd leftover output at a rank's edge: cells with two outputs outside the interior),
+      // one output per rank along every cut, rows long enough for many interior groups, and
+      // the 2/2 window.
+      for (const OnePassCase& c : {OnePassCase{"avg 3/2/1", 3, 2, 1, true, {9, 7, 6}},
+                                   OnePassCase{"avg 3/2/1 excluding pad", 3, 2, 1, false, {7, 6, 9}},
+                                   OnePassCase{"avg 3/2/1 one output per rank", 3, 2, 1, true,
+                                               {-1, -1, -1}},
+                                   OnePassCase{"avg 3/2/1 long rows", 3, 2, 1, true, {5, 6, 37}},
+                                   OnePassCase{"avg 2/2/0", 2, 2, 0, true, {7, 6, 9}}}) {
+        expectOnePassBits<float, TestDevice>(grid, c);
+        expectOnePassBits<double, TestDevice>(grid, c);
+      }
+    });
+    EXPECT_GE(ran, 1);
+  }
+}
+
+}  // namespace
+}  // namespace hybrid3d::test

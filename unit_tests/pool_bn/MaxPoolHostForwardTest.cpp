@@ -1,0 +1,103 @@
+// MaxPool3d's forward on host memory (impl/MaxPool3dForwardHost.hpp) gives the very bits of the
+// device form (maxPoolForwardUnpadded), maxima and argmax, with its baseline and its AVX2 row
+// function (the latter where the CPU has AVX2), on every grid, in float and double, with ties,
+// signed zeros and NaNs in x (PyTorch's rule: the first of equal cells wins, NaN wins).
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <hybrid3d/layers/MaxPool3d.hpp>
+
+#include "GridCases.hpp"
+#include "Invariance.hpp"
+#include "TestDevice.hpp"
+
+namespace hybrid3d::test {
+namespace {
+
+template <class V>
+std::size_t differingCells(const V& a, const V& b) {
+  const auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+  const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < ha.span(); ++i)
+    differ += std::memcmp(ha.data() + i, hb.data() + i, sizeof(*ha.data())) != 0;
+  return differ;
+}
+
+template <class T, class M>
+void expectHostForwardBits(const ProcessGrid& grid, int k, const Index3& e) {
+  SCOPED_TRACE("max " + std::to_string(k) + "/" + std::to_string(k) + "/0, " +
+               (sizeof(T) == 4 ? "float" : "double"));
+  const Impl::Pool3dPlan<T, M> plan(grid, "MaxPool3d", "pool", {2, 3, e}, Window::cubic(k, k, 0));
+  const auto x = createDistTensor<T, M>("x", 2, 3, plan.inputDecomposition(), grid.coords(),
+                                        plan.inputGhosts());
+  auto global = randomGlobal<double>("x", 2, 3, e, 83 + grid.group());
+  // Ties (a run of equal cells), signed zeros and NaNs.
+  for (std::size_t i = 0; i < global.size(); ++i) {
+    if (i % 7 == 0) global.data()[i] = 0.5;
+    if (i % 11 == 0) global.data()[i] = i % 2 ? -0.0 : 0.0;
+    if (i % 29 == 0) global.data()[i] = std::numeric_limits<double>::quiet_NaN();
+  }
+  scatterFromGlobal(convertGlobal<T>(global), x);
+  const Box3 owned = plan.outputOwned();
+  const Index3 oe = owned.extents();
+  auto outputs = [&](const char* label) {
+    const auto y = createDistTensor<T, M>(label, 2, 3, plan.outputDecomposition(), grid.coords(),
+                                          GhostWidths{{1, 0, 1}, {0, 1, 1}});
+    Kokkos::deep_copy(y.view(), T(3));
+    Kokkos::View<int*****, Kokkos::LayoutRight, M> arg(std::string(label) + " argmax", 2, 3,
+                                                       oe[0], oe[1], oe[2]);
+    Kokkos::deep_copy(arg, -1);
+    return std::make_pair(y, arg);
+  };
+  const Impl::PoolGeometry g = plan.geometry();
+  const Impl::OwnedRows rows(2, 3, oe);
+  const Impl::Origin3 xo = Impl::originOf(x);
+  const typename M::execution_space exec;
+  const auto device = outputs("device form");
+  const auto oy = Impl::ghostOffset(device.first);
+  auto run = [&](auto K) {
+    constexpr int kk = decltype(K)::value;
+    Impl::maxPoolForwardUnpadded<kk, kk>(exec, rows, g, xo, oy, x.view(), device.first.view(),
+                                         device.second);
+    for (const Impl::HostIsa isa : {Impl::HostIsa::Baseline, Impl::HostIsa::Avx2}) {
+      if (isa == Impl::HostIsa::Avx2 && Impl::bestHostIsa() != Impl::HostIsa::Avx2) continue;
+      SCOPED_TRACE(isa == Impl::HostIsa::Avx2 ? "AVX2" : "baseline");
+      const auto host = outputs("host");
+      Impl::maxPoolForwardHost<kk, kk>(exec, rows, g, xo, oy, x.view(), host.first.view(),
+                                       host.second, isa);
+      exec.fence();
+      EXPECT_EQ(differingCells(host.first.view(), device.first.view()), 0u) << "maxima";
+      EXPECT_EQ(differingCells(host.second, device.second), 0u) << "argmax";
+    }
+  };
+  if (k == 2) run(std::integral_constant<int, 2>{});
+  if (k == 3) run(std::integral_constant<int, 3>{});
+}
+
+TEST(MaxPool3d, HostForwardHasTheDeviceFormsBitsOnEveryInstructionSetAndGrid) {
+  if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                            typename TestDevice::memory_space>::accessible) {
+    GTEST_SKIP() << "the host forward runs on host memory only";
+  } else {
+    const int ran = forEachGrid(standardGridCases(), [](const ProcessGrid& grid,
+                                                        const GridCase&) {
+      // Odd extents (a cell past the last window), rows long enough for whole AVX2 vectors
+      // and their tails, and a 3/3 window.
+      for (const Index3& e : {Index3{7, 6, 9}, Index3{6, 8, 70}}) {
+        expectHostForwardBits<float, TestDevice>(grid, 2, e);
+        expectHostForwardBits<double, TestDevice>(grid, 2, e);
+      }
+      expectHostForwardBits<float, TestDevice>(grid, 3, {9, 9, 31});
+    });
+    EXPECT_GE(ran, 1);
+  }
+}
+
+}  // namespace
+}  // namespace hybrid3d::test
