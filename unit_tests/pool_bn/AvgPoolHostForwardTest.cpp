@@ -3,29 +3,19 @@
 // where the CPU has AVX2), on every grid, in float and double, with padded cells counted or
 // not and signed zeros in x.
 
-#include <cstring>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include <hybrid3d/layers/AvgPool3d.hpp>
 
+#include "DifferingCells.hpp"
 #include "GridCases.hpp"
 #include "Invariance.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
-
-template <class V>
-std::size_t differingCells(const V& a, const V& b) {
-  const auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
-  const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
-  std::size_t differ = 0;
-  for (std::size_t i = 0; i < ha.span(); ++i)
-    differ += std::memcmp(ha.data() + i, hb.data() + i, sizeof(*ha.data())) != 0;
-  return differ;
-}
 
 template <class T, class M, int K, int S>
 void expectHostForwardBits(const ProcessGrid& grid, int padding, bool countIncludePad,

@@ -4,7 +4,6 @@
 // signed zeros and NaNs in x (PyTorch's rule: the first of equal cells wins, NaN wins).
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 
@@ -12,22 +11,13 @@
 
 #include <hybrid3d/layers/MaxPool3d.hpp>
 
+#include "DifferingCells.hpp"
 #include "GridCases.hpp"
 #include "Invariance.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
 namespace {
-
-template <class V>
-std::size_t differingCells(const V& a, const V& b) {
-  const auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
-  const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
-  std::size_t differ = 0;
-  for (std::size_t i = 0; i < ha.span(); ++i)
-    differ += std::memcmp(ha.data() + i, hb.data() + i, sizeof(*ha.data())) != 0;
-  return differ;
-}
 
 template <class T, class M>
 void expectHostForwardBits(const ProcessGrid& grid, int k, const Index3& e) {
