@@ -282,7 +282,7 @@ bool avgPoolBackwardOnePassHost(const typename M::execution_space& exec,
                                 const Pool3dPlan<T, M>& plan,
                                 const Kokkos::View<T*, M> (&inverseCount)[3],
                                 const DistTensor<T, M>& dy, const DistTensor<T, M>& dx) {
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible,
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible,
                 "avgPoolBackwardOnePassHost: host memory only");
   const PoolGeometry g = plan.geometry();
   const Index N = dx.batch(), C = dx.channels();
@@ -322,7 +322,7 @@ AvgPool3d<T, M>::AvgPool3d(const ProcessGrid& grid, const std::string& name,
             Window::cubic(options.kernel, options.stride, options.padding)) {
   Impl::avgPoolInverseCounts(plan_, options.countIncludePad, inverseCount_);
   // The two-pass backward's buffer; the host's one pass needs none.
-  const bool onePass = Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible &&
+  const bool onePass = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
                        Impl::hasStaticWindow(plan_.geometry());
   const Index3 e = onePass ? Index3{0, 0, 0} : plan_.outputOwned().extents();
   scaledDy_ = Kokkos::View<T*****, Kokkos::LayoutRight, M>(
@@ -344,7 +344,7 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   const Impl::OwnedRows rows(N, C, owned.extents());
   Impl::withStaticWindow(g, [&](auto K, auto S) {
     constexpr int k = decltype(K)::value, s = decltype(S)::value;
-    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
       Impl::avgPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), inverseCount_[0],
                                      inverseCount_[1], inverseCount_[2], Impl::bestHostIsa());
     else if constexpr (k > 0)
@@ -362,7 +362,7 @@ void AvgPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
   plan_.checkOutput(dy, "dy");
   plan_.checkInput(dx, "dx");
   bool done = false;
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
     done = Impl::avgPoolBackwardOnePassHost(exec, plan_, inverseCount_, dy, dx);
   if (!done) Impl::avgPoolBackwardTwoPass(exec, plan_, inverseCount_, scaledDy_, dy, dx);
   plan_.halo().scatterAdd(exec, dx);

@@ -147,7 +147,7 @@ void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   }
   Impl::withStaticWindow(g, [&](auto K, auto S) {
     constexpr int k = decltype(K)::value, s = decltype(S)::value;
-    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
       Impl::maxPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), argmax_,
                                      Impl::bestHostIsa());
     else
