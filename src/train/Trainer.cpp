@@ -78,7 +78,7 @@ void countSegmentation(const typename M::execution_space& exec, const DistTensor
                        const DistTensor<int, M>& labels, const Kokkos::View<long long*, M>& counts,
                        int real, EvalAccumulator& acc) {
   const int K = logits.channels();
-  Kokkos::deep_copy(exec, counts, 0LL);
+  Impl::zeroFill(exec, counts);  // not deep_copy, which allocates (see zeroFill)
   const Index3 e = logits.owned().extents();
   double crossEntropy = 0;
   if (!logits.owned().empty() && real > 0) {

@@ -28,7 +28,7 @@ MatrixView<T, M> asMatrix(const Kokkos::View<T*, M>& flat, Index rows, Index col
 
 // C := alpha op(A) op(B) + beta C, on `exec` (layers/impl/InstanceBlas.hpp). KokkosBlas::gemm
 // returns without touching C when the inner dimension is empty (a rank that owns no voxels),
-// where we still need C := beta C.
+// where we still need C := beta C (zeroFill: Kokkos::deep_copy would allocate, see there).
 template <class ExecSpace, class A, class B, class C>
 void denseGemm(const ExecSpace& exec, const char* ta, const char* tb, double alpha, const A& a,
           const B& b, double beta, const C& c) {
@@ -37,7 +37,7 @@ void denseGemm(const ExecSpace& exec, const char* ta, const char* tb, double alp
   const std::size_t inner = transA ? a.extent(0) : a.extent(1);
   if (c.extent(0) == 0 || c.extent(1) == 0) return;
   if (inner == 0) {
-    if (beta == 0.0) Kokkos::deep_copy(exec, c, T(0));
+    if (beta == 0.0) Impl::zeroFill(exec, c);
     else if (beta != 1.0) fail("hybrid3d gemm: beta other than 0 or 1 with an empty product");
     return;
   }

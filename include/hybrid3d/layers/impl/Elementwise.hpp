@@ -161,8 +161,9 @@ double sumOverRowCells(const char* label, const ExecSpace& exec, const OwnedRows
 }
 
 // v := 0 over its whole span (ghosts included), on `exec`. Kokkos::deep_copy(exec, v, 0) does
-// the same but builds its kernel label ("Kokkos::ViewFill-5D") as a heap string at every call,
-// an allocation in the step loop.
+// the same but allocates in the step loop: it builds its kernel label ("Kokkos::ViewFill-5D")
+// as a heap string at every call, and on Kokkos 4 its RangePolicy has no chunk size, which
+// default-constructs an execution space instance (core/RangePolicy.hpp).
 template <class ExecSpace, class View>
 void zeroFill(const ExecSpace& exec, const View& v) {
   using T = typename View::non_const_value_type;
