@@ -98,7 +98,7 @@ inline void avgPoolBackwardPlane(const DxView& dxv, const In& in, const PhaseRun
       continue;
     }
     const Index zh = oh0 - in.outLo[1];
-    unrolled<NO>([&](auto e) {
+    unrolledOnHost<NO>([&](auto e) {
       if (nh == decltype(e)::value + 1)
         avgPoolRowBuffer<ND, decltype(e)::value + 1>(in, n, c, zd, zh, byOutput);
     });
@@ -113,11 +113,11 @@ inline void avgPoolBackwardPlane(const DxView& dxv, const In& in, const PhaseRun
     T* __restrict interior = out + run.first;
     const T* __restrict entries = byOutput + base;
     for (Index m = 0; m < run.groups; ++m)
-      unrolled<S>([&](auto phase) {
+      unrolledOnHost<S>([&](auto phase) {
         // The outputs along W of input `phase` of group m: m + first + jw, jw < 1 - first.
         constexpr int first = int(floorDiv(decltype(phase)::value - K, S)) + 1;
         T s = 0;
-        unrolled<1 - first>([&](auto jw) { s += entries[m + first + decltype(jw)::value]; });
+        unrolledOnHost<1 - first>([&](auto jw) { s += entries[m + first + decltype(jw)::value]; });
         interior[S * m + decltype(phase)::value] = s;
       });
   }
@@ -152,7 +152,7 @@ void avgPoolBackwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pha
       return;
     }
     const Index zd = od0 - in.outLo[0];
-    unrolled<NO>([&](auto a) {
+    unrolledOnHost<NO>([&](auto a) {
       if (nd == decltype(a)::value + 1)
         avgPoolBackwardPlane<K, S, decltype(a)::value + 1>(dxv, in, run, n, c, i, zd, rows.e1,
                                                            rows.width, byOutput.data());

@@ -89,6 +89,16 @@ template <int N, class F>
 KOKKOS_INLINE_FUNCTION void unrolled(const F& f) {
   unrolledLoop(f, std::make_integer_sequence<int, N>{});
 }
+// The same for host-only code (the pools' *Host.hpp paths). A lambda written in a host function
+// is host-only, and nvcc warns (#20013) when the __host__ __device__ unrolledLoop calls one.
+template <class F, int... I>
+inline void unrolledOnHostLoop(const F& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+inline void unrolledOnHost(const F& f) {
+  unrolledOnHostLoop(f, std::make_integer_sequence<int, N>{});
+}
 
 // Calls run(K, S) with the window's kernel and stride as std::integral_constant when the window
 // is one the models use (CosmoFlow's average pool 3/2, the max pool 2/2 of MLPerf CosmoFlow and
