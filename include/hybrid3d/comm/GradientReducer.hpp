@@ -1,7 +1,8 @@
 #pragma once
 // Sums weight gradients with non-blocking allreduces, one per parameter, started as soon as a
 // layer's backward has produced its gradients and completed together before the optimizer step:
-// the reduction of late layers overlaps the backward pass of earlier ones. Each gradient is
+// the reduction of late layers overlaps the backward pass of earlier ones. Each is a persistent
+// request set up here (comm/PersistentSum.hpp): a step's reductions allocate nothing. Each gradient is
 // summed over the ranks its scope names (comm/GradientScope.hpp): the world for a replicated
 // parameter, the data-parallel communicator for a column shard; over a communicator of one rank
 // nothing is done at all.
@@ -11,6 +12,7 @@
 // nothing and fences nothing.
 
 #include <climits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/comm/GradientScope.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
+#include <hybrid3d/comm/PersistentSum.hpp>
 #include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/core/Error.hpp>
@@ -52,7 +55,7 @@ public:
   // its scope says. Collective over `world` (both communicators are duplicated, owned).
   GradientReducer(MPI_Comm world, MPI_Comm dataParallel,
                   const std::vector<std::vector<scoped_gradient>>& layers)
-      : requests_(layers.size()) {
+      : started_(layers.size(), false) {
     MPI_Comm_dup(world, &world_);
     MPI_Comm_dup(dataParallel, &data_);
     for (const auto& grads : layers) {
@@ -72,6 +75,12 @@ public:
         bytesPerStep_ += g.grad.size() * sizeof(T);
       }
       host_.push_back(staged);
+      sums_.emplace_back();
+      for (std::size_t p = 0; p < layers_.back().size(); ++p) {
+        T* data = Stage ? host_.back()[p].data() : layers_.back()[p].data();
+        sums_.back().push_back(std::make_unique<PersistentSum>(
+            data, static_cast<int>(layers_.back()[p].size()), mpiType<T>(), comms_.back()[p]));
+      }
     }
   }
   // Every gradient summed over `comm` (the world).
@@ -85,10 +94,11 @@ public:
       // An error on this rank: the others may never join the reductions, so do not wait for
       // them (core/Unwinding.hpp). The communicator is left to the process's end as well, not
       // freed: MPI_Comm_free is collective and may block (Unwinding.hpp says why).
-      keepForAbandonedOperation(std::move(layers_), std::move(host_));
+      keepForAbandonedOperation(std::move(layers_), std::move(host_), std::move(sums_));
       return;
     }
     finish();
+    sums_.clear();  // frees the persistent requests before their communicators
     MPI_Comm_free(&world_);
     MPI_Comm_free(&data_);
   }
@@ -99,20 +109,14 @@ public:
   // order is free, but every rank must start the same layers in the same order, as MPI
   // collectives require). Fences `exec` when the layer has gradients, and nothing else.
   void start(const execution_space& exec, std::size_t layer) {
-    auto& reqs = requests_.at(layer);
-    if (!reqs.empty()) fail("gradient reduction: layer ", layer, " started twice");
+    if (started_.at(layer)) fail("gradient reduction: layer ", layer, " started twice");
     if (layers_[layer].empty()) return;  // nothing to reduce, nothing to wait for
     if constexpr (Stage)
       for (std::size_t p = 0; p < layers_[layer].size(); ++p)
         Kokkos::deep_copy(exec, host_[layer][p], layers_[layer][p]);  // asynchronous: pinned
     exec.fence();  // gradients (or their staged copies) complete before MPI reads them
-    for (std::size_t p = 0; p < layers_[layer].size(); ++p) {
-      const grad_view& g = layers_[layer][p];
-      T* data = Stage ? host_[layer][p].data() : g.data();
-      reqs.emplace_back();
-      MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(g.size()), mpiType<T>(), MPI_SUM,
-                     comms_[layer][p], &reqs.back());
-    }
+    for (const auto& sum : sums_[layer]) sum->start();
+    started_[layer] = true;
   }
 
   // For gradients written on the default execution space instance.
@@ -122,11 +126,10 @@ public:
   // issued to `exec` (the copies back from the staging buffers are asynchronous on it).
   void finish(const execution_space& exec) {
     ScopedPhase timed(PhaseTimers::global().allreduce);
-    for (std::size_t layer = 0; layer < requests_.size(); ++layer) {
-      auto& reqs = requests_[layer];
-      if (reqs.empty()) continue;
-      MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-      reqs.clear();
+    for (std::size_t layer = 0; layer < started_.size(); ++layer) {
+      if (!started_[layer]) continue;
+      for (const auto& sum : sums_[layer]) MPI_Wait(&sum->request(), MPI_STATUS_IGNORE);
+      started_[layer] = false;
       if constexpr (Stage)
         for (std::size_t p = 0; p < layers_[layer].size(); ++p)
           Kokkos::deep_copy(exec, layers_[layer][p], host_[layer][p]);
@@ -155,8 +158,8 @@ private:
   }
 
   bool pending() const {
-    for (const auto& reqs : requests_)
-      if (!reqs.empty()) return true;
+    for (const bool started : started_)
+      if (started) return true;
     return false;
   }
 
@@ -164,7 +167,8 @@ private:
   std::vector<std::vector<grad_view>> layers_;  // the gradients to sum (one-rank scopes left out)
   std::vector<std::vector<MPI_Comm>> comms_;     // world_ or data_, per gradient
   std::vector<std::vector<host_view>> host_;
-  std::vector<std::vector<MPI_Request>> requests_;
+  std::vector<std::vector<std::unique_ptr<PersistentSum>>> sums_;  // one per gradient of layers_
+  std::vector<bool> started_;  // per layer: its sums are in flight
   MPI_Comm world_ = MPI_COMM_NULL, data_ = MPI_COMM_NULL;
   std::size_t bytesPerStep_ = 0;
 };
