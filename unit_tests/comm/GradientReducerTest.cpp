@@ -10,37 +10,42 @@ namespace hybrid3d::test {
 namespace {
 
 // Layers 0..3, layer 3 without parameters (it starts nothing). Stage forced on runs the
-// staged path (pinned host copies on a GPU) on the host too.
+// staged path (pinned host copies on a GPU) on the host too. One reducer serves three steps,
+// as in training: its sums are set up once and started again each step (PersistentSum).
 template <bool Stage>
 void everyGradientEndsAsTheWorldSum() {
   const int rank = worldRank(), size = worldSize();
   using V = Kokkos::View<double*, TestDevice>;
   std::vector<std::vector<V>> layers = {
       {V("a", 5), V("b", 3)}, {V("c", 7)}, {V("d", 1), V("e", 2)}, {}};
-  auto fill = [&](const V& v, int salt) {
-    auto h = Kokkos::create_mirror_view(v);
-    for (std::size_t i = 0; i < h.size(); ++i) h(i) = salt * 100 + rank * 10 + double(i);
-    Kokkos::deep_copy(v, h);
-  };
-  int salt = 0;
-  for (auto& l : layers)
-    for (auto& v : l) fill(v, ++salt);
-  {
-    const TestExecSpace exec;
-    GradientReducer<double, TestDevice, Stage> reducer(MPI_COMM_WORLD, layers);
+  const TestExecSpace exec;
+  GradientReducer<double, TestDevice, Stage> reducer(MPI_COMM_WORLD, layers);
+  for (int step = 0; step < 3; ++step) {
+    // Gradient number `salt` of this step holds step * 1000 + salt * 100 + 10 rank + i.
+    int salt = 0;
+    for (auto& l : layers)
+      for (auto& v : l) {
+        auto h = Kokkos::create_mirror_view(v);
+        ++salt;
+        for (std::size_t i = 0; i < h.size(); ++i)
+          h(i) = step * 1000 + salt * 100 + rank * 10 + double(i);
+        Kokkos::deep_copy(v, h);
+      }
     // backward order: last layer first
     for (std::size_t l : {3u, 2u, 0u, 1u}) reducer.start(exec, l);
     reducer.finish(exec);
     exec.fence();
+    salt = 0;
+    for (auto& l : layers)
+      for (auto& v : l) {
+        ++salt;
+        auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+        for (std::size_t i = 0; i < h.size(); ++i)  // the sum over ranks r of the above
+          EXPECT_EQ(h(i), size * (step * 1000 + salt * 100 + double(i)) +
+                              10.0 * size * (size - 1) / 2)
+              << "step " << step << ", gradient " << salt << ", element " << i;
+      }
   }
-  salt = 0;
-  for (auto& l : layers)
-    for (auto& v : l) {
-      ++salt;
-      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-      for (std::size_t i = 0; i < h.size(); ++i)  // sum over ranks r of salt*100 + 10 r + i
-        EXPECT_EQ(h(i), size * (salt * 100 + double(i)) + 10.0 * size * (size - 1) / 2);
-    }
 }
 
 TEST(GradientReducer, EveryGradientEndsAsTheWorldSumWhateverTheStartOrder) {
