@@ -2,11 +2,10 @@
 // Sums weight gradients with non-blocking allreduces, one per parameter, started as soon as a
 // layer's backward has produced its gradients and completed together before the optimizer step:
 // the reduction of late layers overlaps the backward pass of earlier ones. Each is a
-// persistent request set up here (comm/PersistentSum.hpp): a step's reductions allocate
-// nothing. Each gradient is
-// summed over the ranks its scope names (comm/GradientScope.hpp): the world for a replicated
-// parameter, the data-parallel communicator for a column shard; over a communicator of one rank
-// nothing is done at all.
+// persistent request set up here (comm/PersistentSum.hpp), so a step's reductions allocate
+// nothing. Each gradient is summed over the ranks its scope names (comm/GradientScope.hpp): the
+// world for a replicated parameter, the data-parallel communicator for a column shard; over a
+// communicator of one rank nothing is done at all.
 //
 // Device gradients are staged through pinned host buffers allocated once, here, unless hybrid3d
 // was built with GPU-aware MPI (core/StagingSpace.hpp). A layer without parameters starts
