@@ -18,36 +18,36 @@
 #include <mpi-ext.h>
 #endif
 
-namespace hybrid3d {
-
-#if MPI_VERSION >= 4
-inline constexpr bool kPersistentAllreduce = true;
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-inline constexpr bool kPersistentAllreduce = true;
+// MPI-4, or Open MPI 4.1's extension of it.
+#if MPI_VERSION >= 4 || (defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define HYBRID3D_PERSISTENT_ALLREDUCE 1
 #else
-inline constexpr bool kPersistentAllreduce = false;
+#define HYBRID3D_PERSISTENT_ALLREDUCE 0
 #endif
+
+namespace hybrid3d {
 
 class PersistentSum {
 public:
   // Sums `count` elements of `type` at `data` in place over `comm` at each start(). `data` and
   // `comm` must outlive this object. Collective over `comm` where persistent: every rank sets up
   // its sums in the same order.
-  PersistentSum(void* data, int count, MPI_Datatype type, MPI_Comm comm)
-      : data_(data), count_(count), type_(type), comm_(comm) {
+  PersistentSum(void* data, int count, MPI_Datatype type, MPI_Comm comm) {
 #if MPI_VERSION >= 4
     MPI_Allreduce_init(MPI_IN_PLACE, data, count, type, MPI_SUM, comm, MPI_INFO_NULL, &request_);
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#elif HYBRID3D_PERSISTENT_ALLREDUCE
     MPIX_Allreduce_init(MPI_IN_PLACE, data, count, type, MPI_SUM, comm, MPI_INFO_NULL,
                         &request_);
+#else
+    data_ = data, count_ = count, type_ = type, comm_ = comm;
 #endif
   }
-  // Waits for a started sum, then frees the request. (A rank unwinding after an error must not
-  // wait: the owner keeps the object alive instead, core/Unwinding.hpp.)
+  // Waits for a started sum, then frees a persistent request. (A rank unwinding after an error
+  // must not wait: the owner keeps the object alive instead, core/Unwinding.hpp.)
   ~PersistentSum() {
     if (request_ == MPI_REQUEST_NULL) return;
     MPI_Wait(&request_, MPI_STATUS_IGNORE);
-    if (kPersistentAllreduce && request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
+    if (request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
   }
   PersistentSum(const PersistentSum&) = delete;
   PersistentSum& operator=(const PersistentSum&) = delete;
@@ -55,7 +55,7 @@ public:
   // Starts the sum (collective: every rank of the communicator starts its sums in the same
   // order). The buffer must not be touched until the request completes.
   void start() {
-#if MPI_VERSION >= 4 || (defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#if HYBRID3D_PERSISTENT_ALLREDUCE
     MPI_Start(&request_);
 #else
     MPI_Iallreduce(MPI_IN_PLACE, data_, count_, type_, MPI_SUM, comm_, &request_);
@@ -66,11 +66,14 @@ public:
   MPI_Request& request() { return request_; }
 
 private:
-  void* data_;
-  int count_;
-  MPI_Datatype type_;
-  MPI_Comm comm_;
   MPI_Request request_ = MPI_REQUEST_NULL;
+#if !HYBRID3D_PERSISTENT_ALLREDUCE
+  // The fallback starts a new MPI_Iallreduce from these each time.
+  void* data_ = nullptr;
+  int count_ = 0;
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+#endif
 };
 
 }  // namespace hybrid3d
