@@ -42,10 +42,13 @@ public:
     data_ = data, count_ = count, type_ = type, comm_ = comm;
 #endif
   }
-  // Waits for a started sum, then frees a persistent request. (A rank unwinding after an error
-  // must not wait: the owner keeps the object alive instead, core/Unwinding.hpp.)
+  // Waits for a started sum, then frees a persistent request; nothing once MPI is finalised. (A
+  // rank unwinding after an error must not wait: the owner keeps the object alive instead,
+  // core/Unwinding.hpp.)
   ~PersistentSum() {
-    if (request_ == MPI_REQUEST_NULL) return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized || request_ == MPI_REQUEST_NULL) return;
     MPI_Wait(&request_, MPI_STATUS_IGNORE);
     if (request_ != MPI_REQUEST_NULL) MPI_Request_free(&request_);
   }
