@@ -1,6 +1,8 @@
 // bench_conv_layers: time and GFLOP/s of the CosmoFlow convolution layers (DESIGN.md section 6)
 // at 64^3 and 128^3 input, batch 1, float, 1 rank: forward, backward-data and backward-weights
-// separately, for every convolution engine built (kokkos, onednn, cudnn), side by side with
+// separately, for every convolution engine built (kokkos, onednn, cudnn) and for `auto`, the
+// choice a training step makes (an engine, and on AVX2 hosts the direct backward-weights
+// kernel for layers with few input channels), side by side with
 //  - the FP32 FMA peak of one core measured in the same run (perf_tests/FmaPeak.hpp): the
 //    "% peak" columns are the performance issue's yardstick (60 % for every pass carrying 1 %
 //    of the step's convolution FLOPs, 40 % for conv1), and
@@ -13,7 +15,7 @@
 // gradient), so its share of the step is 0.
 //
 // Usage: bench_conv_layers [--sizes 64,128] [--reps 5] [--workspace-mib 64]
-//                          [--engines kokkos,onednn,cudnn]
+//                          [--engines kokkos,onednn,cudnn,auto]
 // The BLAS library actually loaded, the OpenBLAS environment and each engine's implementation
 // per pass are printed first: the numbers mean little without them (DESIGN.md section 10).
 #include <time.h>
@@ -202,6 +204,7 @@ int main(int argc, char** argv) {
     std::vector<ConvEngine> engines{ConvEngine::Kokkos};
     if (oneDnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::OneDnn);
     if (cudnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::Cudnn);
+    engines.push_back(ConvEngine::Auto);  // what a training step runs (per pass, see above)
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string a = argv[i];
       if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));

@@ -6,6 +6,7 @@
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/layers/impl/InstanceBlas.hpp>
+#include <hybrid3d/layers/impl/ConvWeightsHost.hpp>
 #include <hybrid3d/layers/impl/CudnnConvolution.hpp>
 #include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
 
@@ -81,6 +82,8 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
       g.inOffset[d] = outOwned_.lo[d] * s - p - inOwned_.lo[d] + ghosts_.lo[d];
   pointwise_ = k == 1 && s == 1 && p == 0;
   engine_ = resolveConvEngine<T, M>(options.engine, name, g.od * g.oh * g.ow);
+  hostWeights_ =
+      options.engine == ConvEngine::Auto && Impl::convWeightsHostCanRun<T, M>(k, s, g.cin);
 
   Impl::LocalConvProblem problem;
   problem.layer = name;
@@ -179,8 +182,9 @@ void Conv3d<T, M>::checkTensor(const tensor_type& t, const char* what, const Ten
 
 template <class T, class M>
 std::string Conv3d<T, M>::engineDescription() const {
-  const std::string what = whole_.vendor ? whole_.vendor->describe()
-                                         : "kokkos (im2col + " + gemmDescription<M>() + ")";
+  std::string what = whole_.vendor ? whole_.vendor->describe()
+                                   : "kokkos (im2col + " + gemmDescription<M>() + ")";
+  if (hostWeights_) what += "; backward-weights by the direct host kernel (AVX2 + FMA)";
   return overlaps() ? what + Impl::concat(", halo overlapped: interior + ", shell_.size(),
                                           " shell slab(s)")
                     : what;
@@ -350,7 +354,14 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
   const auto& g = geometry_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto dW = weightGradMatrix();
-  if (whole_.vendor) {
+  if (hostWeights_) {
+    if constexpr (std::is_same_v<T, float> &&
+                  Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+      Impl::convWeightsHost(exec, Impl::convWeightsHostProblem(
+                                      x.view(), dy.view(), Impl::lowGhosts(dy.ghosts()), g,
+                                      weight_.grad.data(),
+                                      options_.bias ? bias_.grad.data() : nullptr));
+  } else if (whole_.vendor) {
     whole_.vendor->backwardWeights(exec, x, dy, weight_.grad, bias_.grad);
   } else if (direct(dy)) {
     for (int n = 0; n < inShape_.batch && V > 0; ++n) {

@@ -1,0 +1,244 @@
+#pragma once
+// Backward-weights of a 3^3 stride-1 float convolution on host memory as a direct AVX2 + FMA
+// kernel, for layers with few input channels (CosmoFlow's conv1: 4):
+//
+//   dw[co][ci][a][b][c] += sum over owned output voxels (n, d, h, w) of
+//                          dy(n, co, d, h, w) * x(n, ci, d + a + o0, h + b + o1, w + c + o2)
+//   db[co]              += sum of dy(n, co, ...)
+//
+// Why: with 4 input channels the product is [Cout = 16] x [Cin * 27 = 108] summed over every
+// voxel. im2col + gemm (the kokkos engine) writes and reads 27 copies of x and hands OpenBLAS a
+// shape it packs badly (39 % of the FMA peak on a Zen 3 core at 128^3, the plain gemm alone
+// 54 %); oneDNN 2.6's jit:avx2 reaches 34 %. This kernel reads x and dy where they lie.
+//
+// How: vectors run along W, so every load is contiguous: for 8 voxels of a row, 4 output
+// channels x the 3 W-taps c are 12 accumulators in registers, fed by 4 loads of dy and 3 of x
+// (x shifted by c) per 12 FMAs. Rows (n, d, h) go in tiles small enough that their dy and x
+// rows stay in cache while every (ci, a, b) passes over them; between tiles the accumulators
+// rest as per-lane partial sums in a small array on the stack, summed across lanes once at the
+// end. The order of every sum is fixed: the same bits on every run of one machine and grid (the
+// vector lanes split the sum by w mod 8, so another box cut sums in another order: float
+// rounding, as any engine).
+//
+// AVX2 + FMA only: the caller checks hostHasAvx2Fma() and keeps its engine's own pass otherwise
+// (and on device memory, and in double).
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/core/RangePolicy.hpp>
+#include <hybrid3d/core/Types.hpp>
+#include <hybrid3d/layers/impl/HostIsa.hpp>
+#include <hybrid3d/layers/impl/Im2col.hpp>
+
+#if HYBRID3D_HOST_AVX2
+#include <immintrin.h>
+#define HYBRID3D_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
+#endif
+
+namespace hybrid3d::Impl {
+
+// Whether this CPU and build can run the direct kernel (asked once).
+inline bool hostHasAvx2Fma() {
+#if HYBRID3D_HOST_AVX2
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
+// The most input channels the kernel takes (its partial sums live on the stack: 110 KiB at
+// 32). Measured on a Zen 3 core against the best other engine, rank boxes of the 2-rank step:
+// 4 -> 16 on 64x128^2 79 against 40 GFLOP/s, 16 -> 32 on 32x64^2 85 against 72, 32 -> 64 on
+// 32^3 76 against 73. Wider layers keep their engine's pass: at 64 and 128 input channels a
+// first try ran at 35-60 GFLOP/s (the tile's x rows grow with the channels and leave L2).
+constexpr Index convWeightsHostMaxCin = 32;
+
+// Whether a layer of scalar T in memory space M with this kernel, stride and input channels
+// can have its backward-weights computed here, on this CPU.
+template <class T, class M>
+bool convWeightsHostCanRun(Index kernel, Index stride, Index cin) {
+  return std::is_same_v<T, float> &&
+         Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
+         kernel == 3 && stride == 1 && cin <= convWeightsHostMaxCin && hostHasAvx2Fma();
+}
+
+// One rank's problem in raw strides (elements; W is unit-stride in both tensors).
+struct ConvWeightsHostProblem {
+  Index batch = 0, cin = 0, cout = 0;
+  Index od = 0, oh = 0, ow = 0;  // the owned output box
+  const float* x = nullptr;      // x(n, ci, zd, zh, zw) at x + n*xN + ci*xC + zd*xD + zh*xH + zw
+  Index xN = 0, xC = 0, xD = 0, xH = 0;
+  Index o0 = 0, o1 = 0, o2 = 0;  // local input index of tap 0 of output voxel 0 (ConvGeometry)
+  const float* dy = nullptr;     // dy(n, co, d, h, w) at dy + n*yN + co*yC + d*yD + h*yH + w
+  Index yN = 0, yC = 0, yD = 0, yH = 0;  // dy already points at its first owned voxel
+  float* dw = nullptr;  // [cout][cin][27], added into
+  float* db = nullptr;  // [cout], added into; null without a bias
+};
+
+// Rows of a tile: about this many bytes of dy and x rows per tile (a core's L2 holds them with
+// room for the next tile's prefetch).
+constexpr Index convWeightsHostTileBytes = Index(96) << 10;
+
+// The problem of a float layer: x and dy as NCDHW LayoutRight views (dy's first owned voxel at
+// local index dyLowGhosts), the layer's geometry (ConvGeometry: owned output box and input
+// offsets), dw [Cout, Cin, 27] and db [Cout] or null.
+template <class XView, class YView>
+ConvWeightsHostProblem convWeightsHostProblem(const XView& x, const YView& dy,
+                                              const Index3& dyLowGhosts, const ConvGeometry& g,
+                                              float* dw, float* db) {
+  static_assert(std::is_same_v<typename XView::non_const_value_type, float> &&
+                    std::is_same_v<typename YView::non_const_value_type, float>,
+                "convWeightsHost computes float");
+  ConvWeightsHostProblem p;
+  p.batch = Index(x.extent(0));
+  p.cin = g.cin;
+  p.cout = g.cout;
+  p.od = g.od;
+  p.oh = g.oh;
+  p.ow = g.ow;
+  p.x = x.data();
+  p.xN = Index(x.stride(0));
+  p.xC = Index(x.stride(1));
+  p.xD = Index(x.stride(2));
+  p.xH = Index(x.stride(3));
+  p.o0 = g.inOffset[0];
+  p.o1 = g.inOffset[1];
+  p.o2 = g.inOffset[2];
+  p.yN = Index(dy.stride(0));
+  p.yC = Index(dy.stride(1));
+  p.yD = Index(dy.stride(2));
+  p.yH = Index(dy.stride(3));
+  p.dy = dy.data() ? dy.data() + dyLowGhosts[0] * p.yD + dyLowGhosts[1] * p.yH + dyLowGhosts[2]
+                   : nullptr;
+  p.dw = dw;
+  p.db = db;
+  return p;
+}
+
+#if HYBRID3D_HOST_AVX2
+// Lanes of the W tail (w < rest) as a maskload mask.
+HYBRID3D_TARGET_AVX2_FMA inline __m256i tailMask(Index rest) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(rest)), lane);
+}
+
+// The output channels co0 .. co0 + B - 1 (B <= 4): their dw rows and bias.
+template <int B>
+HYBRID3D_TARGET_AVX2_FMA void convWeightsHostBlock(const ConvWeightsHostProblem& p, Index co0) {
+  constexpr int lanes = 8;
+  // partial[j][ci][a][b][c][lane]
+  alignas(32) float partial[B][convWeightsHostMaxCin][27][lanes];
+  std::memset(partial, 0, sizeof(partial));
+  __m256 biasAcc[B];
+  for (int j = 0; j < B; ++j) biasAcc[j] = _mm256_setzero_ps();
+
+  const Index OW = p.ow, full = OW / lanes * lanes, rest = OW - full;
+  const __m256i mask = tailMask(rest);
+  const Index rowBytes = Index(sizeof(float)) * (B * OW + p.cin * 3 * (OW + 2));
+  const Index tileRows = std::max<Index>(1, std::min(p.oh, convWeightsHostTileBytes / rowBytes));
+
+  for (Index n = 0; n < p.batch; ++n)
+    for (Index d = 0; d < p.od; ++d)
+      for (Index h0 = 0; h0 < p.oh; h0 += tileRows) {
+        const Index h1 = std::min(p.oh, h0 + tileRows);
+        const float* dyPlane = p.dy + n * p.yN + co0 * p.yC + d * p.yD;
+        if (p.db)  // the bias: sum of dy over the tile's rows
+          for (Index h = h0; h < h1; ++h)
+            for (int j = 0; j < B; ++j) {
+              const float* r = dyPlane + j * p.yC + h * p.yH;
+              for (Index w = 0; w < full; w += lanes)
+                biasAcc[j] = _mm256_add_ps(biasAcc[j], _mm256_loadu_ps(r + w));
+              if (rest) biasAcc[j] = _mm256_add_ps(biasAcc[j], _mm256_maskload_ps(r + full, mask));
+            }
+        for (Index ci = 0; ci < p.cin; ++ci)
+          for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) {
+              __m256 acc[B][3];
+              float(*part)[lanes] = partial[0][ci] + (a * 3 + b) * 3;
+              for (int j = 0; j < B; ++j)
+                for (int c = 0; c < 3; ++c)
+                  acc[j][c] = _mm256_load_ps(part[j * convWeightsHostMaxCin * 27 + c]);
+              const float* xPlane = p.x + n * p.xN + ci * p.xC + (d + a + p.o0) * p.xD + p.o2;
+              for (Index h = h0; h < h1; ++h) {
+                const float* xr = xPlane + (h + b + p.o1) * p.xH;
+                const float* yr = dyPlane + h * p.yH;
+                for (Index w = 0; w < full; w += lanes) {
+                  const __m256 x0 = _mm256_loadu_ps(xr + w), x1 = _mm256_loadu_ps(xr + w + 1),
+                               x2 = _mm256_loadu_ps(xr + w + 2);
+                  for (int j = 0; j < B; ++j) {
+                    const __m256 g = _mm256_loadu_ps(yr + j * p.yC + w);
+                    acc[j][0] = _mm256_fmadd_ps(g, x0, acc[j][0]);
+                    acc[j][1] = _mm256_fmadd_ps(g, x1, acc[j][1]);
+                    acc[j][2] = _mm256_fmadd_ps(g, x2, acc[j][2]);
+                  }
+                }
+                if (rest) {  // masked lanes load zeros (and touch no memory)
+                  const __m256 x0 = _mm256_maskload_ps(xr + full, mask),
+                               x1 = _mm256_maskload_ps(xr + full + 1, mask),
+                               x2 = _mm256_maskload_ps(xr + full + 2, mask);
+                  for (int j = 0; j < B; ++j) {
+                    const __m256 g = _mm256_maskload_ps(yr + j * p.yC + full, mask);
+                    acc[j][0] = _mm256_fmadd_ps(g, x0, acc[j][0]);
+                    acc[j][1] = _mm256_fmadd_ps(g, x1, acc[j][1]);
+                    acc[j][2] = _mm256_fmadd_ps(g, x2, acc[j][2]);
+                  }
+                }
+              }
+              for (int j = 0; j < B; ++j)
+                for (int c = 0; c < 3; ++c)
+                  _mm256_store_ps(part[j * convWeightsHostMaxCin * 27 + c], acc[j][c]);
+            }
+      }
+
+  // Lanes summed in a fixed order, then added into the caller's gradients.
+  for (int j = 0; j < B; ++j) {
+    float* dwRow = p.dw + (co0 + j) * p.cin * 27;
+    for (Index ci = 0; ci < p.cin; ++ci)
+      for (int t = 0; t < 27; ++t) {
+        const float* l = partial[j][ci][t];
+        dwRow[ci * 27 + t] += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+      }
+    if (p.db) {
+      alignas(32) float l[lanes];
+      _mm256_store_ps(l, biasAcc[j]);
+      p.db[co0 + j] += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    }
+  }
+}
+#endif
+
+// dw (and db) += this rank's contribution, blocks of 4 output channels in parallel over the
+// host execution space's threads (each block owns its rows of dw: no two threads add into the
+// same value). Requires hostHasAvx2Fma() and cin <= convWeightsHostMaxCin.
+template <class HostExec>
+void convWeightsHost(const HostExec& exec, const ConvWeightsHostProblem& p) {
+  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename HostExec::memory_space>::accessible,
+                "convWeightsHost runs on host memory only");
+#if HYBRID3D_HOST_AVX2
+  if (p.batch == 0 || p.od == 0 || p.oh == 0 || p.ow == 0 || !p.x || !p.dy) return;
+  const Index blocks = (p.cout + 3) / 4;
+  Kokkos::parallel_for(
+      kernelLabel("hybrid3d::Conv3d::backwardWeights::host"), rangePolicy(exec, 0, blocks),
+      [=](const Index i) {
+        const Index co0 = i * 4;
+        switch (std::min<Index>(4, p.cout - co0)) {
+          case 4: convWeightsHostBlock<4>(p, co0); break;
+          case 3: convWeightsHostBlock<3>(p, co0); break;
+          case 2: convWeightsHostBlock<2>(p, co0); break;
+          default: convWeightsHostBlock<1>(p, co0); break;
+        }
+      });
+#else
+  (void)exec;
+  (void)p;
+#endif
+}
+
+}  // namespace hybrid3d::Impl
