@@ -76,66 +76,85 @@ TEST(Conv3dEngine, KokkosFloatMatchesOneRankDoubleOnEveryGrid) {
 
 TEST(Conv3dEngine, AutoMatchesOneRankKokkosDoubleOnEveryGrid) {
   // What a model runs by default: the engine auto picks and, where it runs (float on host
-  // memory, 3^3 stride 1, few input channels, AVX2 + FMA), the direct backward-weights kernel
-  // (layers/impl/ConvWeightsHost.hpp).
+  // memory, 3^3 stride 1, few input channels, AVX2 + FMA), the direct forward and
+  // backward-weights kernels (layers/impl/ConvForwardHost.hpp, ConvWeightsHost.hpp).
   expectEngineMatchesKokkosDouble(ConvEngine::Auto);
 }
 
-TEST(Conv3dEngine, DirectHostBackwardWeightsMatchesKokkosDoubleOnWideRows) {
-  // The engine cases' rows are narrower than one 8-lane vector: here rows of full vectors and
-  // a tail, output channels not a multiple of the kernel's block of 4, 32 input channels (its
-  // widest), W cut in two and three, ghosted dy, two samples.
+// Which passes a layer's description says the direct host kernels run: "forward and
+// backward-weights", "backward-weights" or "" (none).
+std::string directHostPasses(const std::string& how) {
+  for (const char* passes : {"forward and backward-weights", "backward-weights"})
+    if (how.find(std::string("; ") + passes + " by the direct host kernels") != std::string::npos)
+      return passes;
+  return "";
+}
+
+TEST(Conv3dEngine, DirectHostKernelsMatchKokkosDoubleOnWideRows) {
+  // The engine cases' rows are narrower than one 8-lane vector: here rows of 16-voxel blocks,
+  // single vectors and tails, output channels not a multiple of the kernels' block of 4, the
+  // widest layer each kernel takes, W cut in two and three, ghosted y and dy, two samples, and
+  // the forward's interior and shell parts when the halo exchange is overlapped.
   if (!Impl::convWeightsHostCanRun<float, TestDevice>(3, 1, 4))
     GTEST_SKIP() << "needs float on host memory and a CPU with AVX2 and FMA";
   const std::vector<GridCase> grids{{{1, 1, 1}, 1}, {{1, 1, 2}, 1}, {{1, 1, 3}, 1},
                                     {{2, 1, 1}, 2}};
   const GhostWidths one = GhostWidths::uniform(1);
   const std::vector<EngineCase> cases{
-      {1, 4, 6, 3, 1, 1, true, {4, 3, 21}, {}},
+      {1, 4, 6, 3, 1, 1, true, {4, 3, 45}, {}},
       {2, 3, 5, 3, 1, 1, false, {3, 4, 17}, one},
       {1, 32, 3, 3, 1, 1, true, {3, 3, 9}, {}},
   };
   const int ran = forEachGrid(grids, [&](const ProcessGrid& grid, const GridCase&) {
-    for (const EngineCase& c : cases) {
-      const auto o = convOptions<float>(c, ConvEngine::Auto);
-      const std::string what = c.name() + " on " + toString(grid.dims());
-      const std::string how =
-          FloatConv3d(grid, "probe", {c.batch, c.cin, c.extents}, o).engineDescription();
-      EXPECT_NE(how.find("direct host kernel"), std::string::npos) << what << ": " << how;
-      expectSameAsOneRank<FloatConv3d, DoubleConv3d>(grid, {c.batch, c.cin, c.extents}, o,
-                                                     convOptions<double>(c, ConvEngine::Kokkos),
-                                                     c.outGhosts, 5e-6, what);
-    }
+    for (const EngineCase& c : cases)
+      for (const bool overlap : {false, true}) {
+        auto o = convOptions<float>(c, ConvEngine::Auto);
+        o.overlap = overlap;
+        const std::string what =
+            c.name() + (overlap ? " overlapped" : "") + " on " + toString(grid.dims());
+        const std::string how =
+            FloatConv3d(grid, "probe", {c.batch, c.cin, c.extents}, o).engineDescription();
+        EXPECT_EQ(directHostPasses(how),
+                  c.cin <= Impl::convForwardHostMaxCin ? "forward and backward-weights"
+                                                       : "backward-weights")
+            << what << ": " << how;
+        expectSameAsOneRank<FloatConv3d, DoubleConv3d>(grid, {c.batch, c.cin, c.extents}, o,
+                                                       convOptions<double>(c, ConvEngine::Kokkos),
+                                                       c.outGhosts, 5e-6, what);
+      }
   });
   EXPECT_GE(ran, 1);
 }
 
-TEST(Conv3dEngine, DirectHostBackwardWeightsOnlyWhereItRuns) {
+TEST(Conv3dEngine, DirectHostKernelsOnlyWhereTheyRun) {
   // Asked for by name, an engine runs every pass itself; auto leaves double, strided layers,
   // other kernels and wide layers to its engine.
   const bool host = Impl::convWeightsHostCanRun<float, TestDevice>(3, 1, 4);
-  const auto describe = [](auto layer) { return layer.engineDescription(); };
-  const auto has = [](const std::string& s) { return s.find("direct host kernel") != std::string::npos; };
+  const auto passes = [](const auto& layer) { return directHostPasses(layer.engineDescription()); };
   const TensorShape in{1, 4, {6, 6, 6}};
   FloatConv3d::Options o;
   o.outChannels = 8;
-  EXPECT_EQ(has(describe(FloatConv3d(selfGrid(), "c", in, o))), host);
+  EXPECT_EQ(passes(FloatConv3d(selfGrid(), "c", in, o)),
+            host ? "forward and backward-weights" : "");
+  EXPECT_EQ(passes(FloatConv3d(selfGrid(), "c", {1, 5, {6, 6, 6}}, o)),
+            host ? "backward-weights" : "");
   o.engine = ConvEngine::Kokkos;
-  EXPECT_FALSE(has(describe(FloatConv3d(selfGrid(), "c", in, o))));
+  EXPECT_EQ(passes(FloatConv3d(selfGrid(), "c", in, o)), "");
   o.engine = ConvEngine::Auto;
   o.stride = 2;
-  EXPECT_FALSE(has(describe(FloatConv3d(selfGrid(), "c", in, o))));
+  EXPECT_EQ(passes(FloatConv3d(selfGrid(), "c", in, o)), "");
   o.stride = 1;
   o.kernel = 5;
   o.padding = 2;
-  EXPECT_FALSE(has(describe(FloatConv3d(selfGrid(), "c", in, o))));
+  EXPECT_EQ(passes(FloatConv3d(selfGrid(), "c", in, o)), "");
   o.kernel = 3;
   o.padding = 1;
-  EXPECT_FALSE(has(describe(FloatConv3d(
-      selfGrid(), "c", {1, int(Impl::convWeightsHostMaxCin) + 1, {6, 6, 6}}, o))));
+  EXPECT_EQ(passes(FloatConv3d(selfGrid(), "c",
+                               {1, int(Impl::convWeightsHostMaxCin) + 1, {6, 6, 6}}, o)),
+            "");
   DoubleConv3d::Options od;
   od.outChannels = 8;
-  EXPECT_FALSE(has(describe(DoubleConv3d(selfGrid(), "c", in, od))));
+  EXPECT_EQ(passes(DoubleConv3d(selfGrid(), "c", in, od)), "");
 }
 
 #if HYBRID3D_ENABLE_ONEDNN

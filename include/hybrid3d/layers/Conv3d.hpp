@@ -172,9 +172,10 @@ private:
   bool pointwise_ = false;              // k = 1, s = 1, p = 0
   bool inputGhostsFilled_ = false;      // see setInputGhostsFilled
   ConvEngine engine_ = ConvEngine::Kokkos;
-  // Backward-weights by Impl::convWeightsHost instead of the engine (auto only, where it runs:
-  // float on host memory, 3^3 stride 1, few input channels, AVX2 + FMA; ConvWeightsHost.hpp).
-  bool hostWeights_ = false;
+  // Passes by the direct host kernels instead of the engine (auto only, where they run: float
+  // on host memory, 3^3 stride 1, few input channels, AVX2 + FMA): forward
+  // (ConvForwardHost.hpp) and backward-weights (ConvWeightsHost.hpp).
+  bool hostForward_ = false, hostWeights_ = false;
   Part whole_;                          // the owned box (backward-weights, and no overlap)
   std::vector<Part> interior_, shell_;  // with overlap: one interior part, the shell slabs
 

@@ -6,6 +6,7 @@
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/layers/impl/InstanceBlas.hpp>
+#include <hybrid3d/layers/impl/ConvForwardHost.hpp>
 #include <hybrid3d/layers/impl/ConvWeightsHost.hpp>
 #include <hybrid3d/layers/impl/CudnnConvolution.hpp>
 #include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
@@ -82,8 +83,9 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
       g.inOffset[d] = outOwned_.lo[d] * s - p - inOwned_.lo[d] + ghosts_.lo[d];
   pointwise_ = k == 1 && s == 1 && p == 0;
   engine_ = resolveConvEngine<T, M>(options.engine, name, g.od * g.oh * g.ow);
-  hostWeights_ =
-      options.engine == ConvEngine::Auto && Impl::convWeightsHostCanRun<T, M>(k, s, g.cin);
+  const bool autoEngine = options.engine == ConvEngine::Auto;
+  hostForward_ = autoEngine && Impl::convForwardHostCanRun<T, M>(k, s, g.cin);
+  hostWeights_ = autoEngine && Impl::convWeightsHostCanRun<T, M>(k, s, g.cin);
 
   Impl::LocalConvProblem problem;
   problem.layer = name;
@@ -184,7 +186,10 @@ template <class T, class M>
 std::string Conv3d<T, M>::engineDescription() const {
   std::string what = whole_.vendor ? whole_.vendor->describe()
                                    : "kokkos (im2col + " + gemmDescription<M>() + ")";
-  if (hostWeights_) what += "; backward-weights by the direct host kernel (AVX2 + FMA)";
+  if (hostForward_ || hostWeights_)
+    what += std::string("; ") + (hostForward_ ? "forward" : "") +
+            (hostForward_ && hostWeights_ ? " and " : "") + (hostWeights_ ? "backward-weights" : "") +
+            " by the direct host kernels (AVX2 + FMA)";
   return overlaps() ? what + Impl::concat(", halo overlapped: interior + ", shell_.size(),
                                           " shell slab(s)")
                     : what;
@@ -219,16 +224,24 @@ typename Conv3d<T, M>::Vector Conv3d<T, M>::biasGradVector() const {
 template <class T, class M>
 void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x,
                                const tensor_type& y, const Part& part) {
+  const auto& g = part.geometry;
+  const Index3 ghosts = Impl::lowGhosts(y.ghosts());
+  const Index3 off{ghosts[0] + part.box.lo[0], ghosts[1] + part.box.lo[1],
+                   ghosts[2] + part.box.lo[2]};
+  if (hostForward_) {
+    if constexpr (std::is_same_v<T, float> &&
+                  Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+      Impl::convForwardHost(exec, Impl::convForwardHostProblem(
+                                      x.view(), y.view(), off, g, weight_.value.data(),
+                                      options_.bias ? bias_.value.data() : nullptr));
+    return;
+  }
   if (part.vendor) {
     part.vendor->forward(exec, x, weight_.value, bias_.value, y);
     return;
   }
-  const auto& g = part.geometry;
   const Index K = g.cin * g.taps();
   const auto W = weightMatrix();
-  const Index3 ghosts = Impl::lowGhosts(y.ghosts());
-  const Index3 off{ghosts[0] + part.box.lo[0], ghosts[1] + part.box.lo[1],
-                   ghosts[2] + part.box.lo[2]};
   for (Index r0 = 0; r0 < part.rows; r0 += part.rowsPerChunk) {
     const Index nr = std::min(part.rowsPerChunk, part.rows - r0), cols = nr * g.ow;
     Matrix col(col_.data(), K, cols), out(out_.data(), g.cout, cols);

@@ -20,8 +20,8 @@
 // vector lanes split the sum by w mod 8, so another box cut sums in another order: float
 // rounding, as any engine).
 //
-// AVX2 + FMA only: the caller checks hostHasAvx2Fma() and keeps its engine's own pass otherwise
-// (and on device memory, and in double).
+// AVX2 + FMA only (HostIsa.hpp): the caller checks hostHasAvx2Fma() and keeps its engine's own
+// pass otherwise (and on device memory, and in double).
 
 #include <algorithm>
 #include <cstring>
@@ -35,22 +35,7 @@
 #include <hybrid3d/layers/impl/HostIsa.hpp>
 #include <hybrid3d/layers/impl/Im2col.hpp>
 
-#if HYBRID3D_HOST_AVX2
-#include <immintrin.h>
-#define HYBRID3D_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
-#endif
-
 namespace hybrid3d::Impl {
-
-// Whether this CPU and build can run the direct kernel (asked once).
-inline bool hostHasAvx2Fma() {
-#if HYBRID3D_HOST_AVX2
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-#else
-  return false;
-#endif
-}
 
 // The most input channels the kernel takes (its partial sums live on the stack: 110 KiB at
 // 32). Measured on a Zen 3 core against the best other engine, rank boxes of the 2-rank step:
@@ -122,12 +107,6 @@ ConvWeightsHostProblem convWeightsHostProblem(const XView& x, const YView& dy,
 }
 
 #if HYBRID3D_HOST_AVX2
-// Lanes of the W tail (w < rest) as a maskload mask.
-HYBRID3D_TARGET_AVX2_FMA inline __m256i tailMask(Index rest) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(rest)), lane);
-}
-
 // The output channels co0 .. co0 + B - 1 (B <= 4): their dw rows and bias.
 template <int B>
 HYBRID3D_TARGET_AVX2_FMA void convWeightsHostBlock(const ConvWeightsHostProblem& p, Index co0) {
@@ -139,7 +118,7 @@ HYBRID3D_TARGET_AVX2_FMA void convWeightsHostBlock(const ConvWeightsHostProblem&
   for (int j = 0; j < B; ++j) biasAcc[j] = _mm256_setzero_ps();
 
   const Index OW = p.ow, full = OW / lanes * lanes, rest = OW - full;
-  const __m256i mask = tailMask(rest);
+  const __m256i mask = firstLanesMask(rest);
   const Index rowBytes = Index(sizeof(float)) * (B * OW + p.cin * 3 * (OW + 2));
   const Index tileRows = std::max<Index>(1, std::min(p.oh, convWeightsHostTileBytes / rowBytes));
 

@@ -11,10 +11,17 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Types.hpp>
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
     !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__)
 #define HYBRID3D_HOST_AVX2 1
 #define HYBRID3D_TARGET_AVX2 __attribute__((target("avx2")))
+// Kernels written with FMA intrinsics (the direct convolution kernels, ConvForwardHost.hpp and
+// ConvWeightsHost.hpp): they have no baseline twin, so their bits differ from the engines'
+// by float rounding, as one engine's from another's.
+#define HYBRID3D_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
+#include <immintrin.h>
 #else
 #define HYBRID3D_HOST_AVX2 0
 #define HYBRID3D_TARGET_AVX2
@@ -33,5 +40,23 @@ inline HostIsa bestHostIsa() {
   return HostIsa::Baseline;
 #endif
 }
+
+// Whether this CPU (and build) has AVX2 and FMA, for the intrinsic kernels (asked once).
+inline bool hostHasAvx2Fma() {
+#if HYBRID3D_HOST_AVX2
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
+#if HYBRID3D_HOST_AVX2
+// The first `rest` lanes (0 to 8) as a maskload / maskstore mask.
+HYBRID3D_TARGET_AVX2_FMA inline __m256i firstLanesMask(Index rest) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(rest)), lane);
+}
+#endif
 
 }  // namespace hybrid3d::Impl
