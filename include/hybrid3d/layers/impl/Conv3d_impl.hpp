@@ -14,6 +14,13 @@
 namespace hybrid3d {
 
 namespace Impl {
+// Whether T and M are what the direct host kernels compute (ConvForwardHost.hpp): the calls
+// exist only in those instantiations.
+template <class T, class M>
+constexpr bool hostFloat =
+    std::is_same_v<T, float> &&
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible;
+
 // The vendor engine `engine` (already resolved for T and M) for one rank's problem.
 template <class T, class M>
 std::unique_ptr<LocalConvolution<T, M>> createVendorConvolution(ConvEngine engine,
@@ -229,8 +236,7 @@ void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x
   const Index3 off{ghosts[0] + part.box.lo[0], ghosts[1] + part.box.lo[1],
                    ghosts[2] + part.box.lo[2]};
   if (hostForward_) {
-    if constexpr (std::is_same_v<T, float> &&
-                  Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+    if constexpr (Impl::hostFloat<T, M>)
       Impl::convForwardHost(exec, Impl::convForwardHostProblem(
                                       x.view(), y.view(), off, g, weight_.value.data(),
                                       options_.bias ? bias_.value.data() : nullptr));
@@ -368,8 +374,7 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto dW = weightGradMatrix();
   if (hostWeights_) {
-    if constexpr (std::is_same_v<T, float> &&
-                  Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible)
+    if constexpr (Impl::hostFloat<T, M>)
       Impl::convWeightsHost(exec, Impl::convWeightsHostProblem(
                                       x.view(), dy.view(), Impl::lowGhosts(dy.ghosts()), g,
                                       weight_.grad.data(),
