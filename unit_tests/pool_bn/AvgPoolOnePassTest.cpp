@@ -1,7 +1,7 @@
-// AvgPool3d's one-pass backward on host memory (impl/AvgPool3dBackwardHost.hpp) gives every
-// local cell of dx, ghosts included, the very bits of the two-pass form every backend runs
-// (scale dy, then sum the windows), on every grid, in float and double, with signed zeros in
-// dy. The layer takes the one-pass form on host backends, so this test also keeps the two-pass
+// AvgPool3d's one-pass backward on host memory (impl/AvgPool3dBackwardHost.hpp), built for the
+// baseline and (where the CPU has it) for AVX2, gives every local cell of dx, ghosts included,
+// the very bits of the two-pass form every backend runs (scale dy, then sum the windows), on
+// every grid, in float and double, with signed zeros in dy. The layer takes the one-pass form on host backends, so this test also keeps the two-pass
 // kernels running on a host-only build.
 
 #include <cstring>
@@ -27,8 +27,9 @@ struct OnePassCase {
 };
 
 template <class T, class M>
-void expectOnePassBits(const ProcessGrid& grid, const OnePassCase& c) {
-  SCOPED_TRACE(std::string(c.name) + (sizeof(T) == 4 ? ", float" : ", double"));
+void expectOnePassBits(const ProcessGrid& grid, const OnePassCase& c, Impl::HostIsa isa) {
+  SCOPED_TRACE(std::string(c.name) + (sizeof(T) == 4 ? ", float" : ", double") +
+               (isa == Impl::HostIsa::Avx2 ? ", AVX2" : ", baseline"));
   Index3 e = c.extents;
   for (int d = 0; d < 3; ++d)
     if (e[d] < 0) e[d] = 2 * grid.dims()[d];
@@ -56,7 +57,7 @@ void expectOnePassBits(const ProcessGrid& grid, const OnePassCase& c) {
   const Kokkos::View<T*****, Kokkos::LayoutRight, M> scaledDy(
       "dy / divisor", 2, 3, owned.extent(0), owned.extent(1), owned.extent(2));
   const typename M::execution_space exec;
-  ASSERT_TRUE(Impl::avgPoolBackwardOnePassHost(exec, plan, inverseCount, dy, onePass));
+  ASSERT_TRUE(Impl::avgPoolBackwardOnePassHost(exec, plan, inverseCount, dy, onePass, isa));
   Impl::avgPoolBackwardTwoPass(exec, plan, inverseCount, scaledDy, dy, twoPass);
   exec.fence();
   const auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), onePass.view());
@@ -94,8 +95,11 @@ void expectOnePassBitsOnEveryGrid() {
                                                {-1, -1, -1}},
                                    OnePassCase{"avg 3/2/1 long rows", 3, 2, 1, true, {5, 6, 37}},
                                    OnePassCase{"avg 2/2/0", 2, 2, 0, true, {7, 6, 9}}}) {
-        expectOnePassBits<float, M>(grid, c);
-        expectOnePassBits<double, M>(grid, c);
+        for (const Impl::HostIsa isa : {Impl::HostIsa::Baseline, Impl::HostIsa::Avx2}) {
+          if (isa == Impl::HostIsa::Avx2 && Impl::bestHostIsa() != Impl::HostIsa::Avx2) continue;
+          expectOnePassBits<float, M>(grid, c, isa);
+          expectOnePassBits<double, M>(grid, c, isa);
+        }
       }
     });
     EXPECT_GE(ran, 1);

@@ -24,6 +24,7 @@
 
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/layers/impl/HostIsa.hpp>
 #include <hybrid3d/layers/impl/Pool3d_impl.hpp>
 
 namespace hybrid3d::Impl {
@@ -44,7 +45,7 @@ struct AvgPoolBackwardInputs {
 // One row's buffer: entry q = 0 + sum over the row's ND x NH outputs (od0 + a, oh0 + e) in the
 // order (a, e) of dy * (wd * wh * ww) at owned output q along W.
 template <int ND, int NH, class T, class In>
-inline void avgPoolRowBuffer(const In& in, Index n, Index c, Index zd, Index zh,
+KOKKOS_FORCEINLINE_FUNCTION void avgPoolRowBuffer(const In& in, Index n, Index c, Index zd, Index zh,
                              T* __restrict byOutput) {
   const T* __restrict dy[ND][NH];
   T a[ND][NH];
@@ -80,7 +81,7 @@ inline T avgPoolCellSum(const In& in, Index n, Index c, Index i, Index j, Index 
 // The rows of dx's plane (n, c, i) with that plane's nd outputs along D from zd (ND == nd,
 // 1 <= ND <= ceil(K / S)): each row's buffer, then its interior (PhaseRun) and edge cells.
 template <int K, int S, int ND, class DxView, class In>
-inline void avgPoolBackwardPlane(const DxView& dxv, const In& in, const PhaseRun& run,
+KOKKOS_FORCEINLINE_FUNCTION void avgPoolBackwardPlane(const DxView& dxv, const In& in, const PhaseRun& run,
                                  Index n, Index c, Index i, Index zd, Index rowsH, Index width,
                                  typename DxView::non_const_value_type* __restrict byOutput) {
   using T = typename DxView::non_const_value_type;
@@ -123,12 +124,32 @@ inline void avgPoolBackwardPlane(const DxView& dxv, const In& in, const PhaseRun
   }
 }
 
+// The plane function built for the baseline and for AVX2 (HostIsa.hpp; the plane and row-buffer
+// functions are force-inlined, so each copy is compiled for its target). Multiplies and adds
+// only, in the same order: the same bits on both (GCC neither contracts nor reorders them).
+template <int K, int S, int ND, class DxView, class In>
+void avgPoolBackwardPlaneBaseline(const DxView& dxv, const In& in, const PhaseRun& run, Index n,
+                                  Index c, Index i, Index zd, Index rowsH, Index width,
+                                  typename DxView::non_const_value_type* byOutput) {
+  avgPoolBackwardPlane<K, S, ND>(dxv, in, run, n, c, i, zd, rowsH, width, byOutput);
+}
+
+#if HYBRID3D_HOST_AVX2
+template <int K, int S, int ND, class DxView, class In>
+HYBRID3D_TARGET_AVX2 void avgPoolBackwardPlaneAvx2(
+    const DxView& dxv, const In& in, const PhaseRun& run, Index n, Index c, Index i, Index zd,
+    Index rowsH, Index width, typename DxView::non_const_value_type* byOutput) {
+  avgPoolBackwardPlane<K, S, ND>(dxv, in, run, n, c, i, zd, rowsH, width, byOutput);
+}
+#endif
+
 // dx (every local cell, N x C x dx's local box as `rows`) := the backward of the average pool,
 // on a host execution space: one work item per plane of dx, a row buffer of the owned outputs
-// along W in per-thread scratch.
+// along W in per-thread scratch; the plane function of `isa` (Baseline where the build or the
+// CPU lacks AVX2).
 template <int K, int S, class ExecSpace, class DxView, class In>
 void avgPoolBackwardHost(const ExecSpace& exec, const OwnedRows& rows, const PhaseRun& run,
-                         const DxView& dxv, const In& in) {
+                         const DxView& dxv, const In& in, HostIsa isa) {
   using T = typename DxView::non_const_value_type;
   static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename ExecSpace::memory_space>::accessible,
@@ -153,9 +174,17 @@ void avgPoolBackwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pha
     }
     const Index zd = od0 - in.outLo[0];
     unrolledOnHost<NO>([&](auto a) {
-      if (nd == decltype(a)::value + 1)
-        avgPoolBackwardPlane<K, S, decltype(a)::value + 1>(dxv, in, run, n, c, i, zd, rows.e1,
-                                                           rows.width, byOutput.data());
+      constexpr int ND = decltype(a)::value + 1;
+      if (nd != ND) return;
+#if HYBRID3D_HOST_AVX2
+      if (isa == HostIsa::Avx2) {
+        avgPoolBackwardPlaneAvx2<K, S, ND>(dxv, in, run, n, c, i, zd, rows.e1, rows.width,
+                                           byOutput.data());
+        return;
+      }
+#endif
+      avgPoolBackwardPlaneBaseline<K, S, ND>(dxv, in, run, n, c, i, zd, rows.e1, rows.width,
+                                             byOutput.data());
     });
   };
   if (rows.planes > Index(std::numeric_limits<int>::max()))

@@ -277,11 +277,13 @@ void avgPoolBackwardTwoPass(const typename M::execution_space& exec, const Pool3
 
 // The same in one pass on host memory for the windows withStaticWindow knows
 // (AvgPool3dBackwardHost.hpp), with the same bits; false (nothing done) for other windows.
+// `isa`: the plane function's build (tests ask for each; the layer for the best one).
 template <class T, class M>
 bool avgPoolBackwardOnePassHost(const typename M::execution_space& exec,
                                 const Pool3dPlan<T, M>& plan,
                                 const Kokkos::View<T*, M> (&inverseCount)[3],
-                                const DistTensor<T, M>& dy, const DistTensor<T, M>& dx) {
+                                const DistTensor<T, M>& dy, const DistTensor<T, M>& dx,
+                                HostIsa isa = bestHostIsa()) {
   static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible,
                 "avgPoolBackwardOnePassHost: host memory only");
   const PoolGeometry g = plan.geometry();
@@ -306,7 +308,7 @@ bool avgPoolBackwardOnePassHost(const typename M::execution_space& exec,
              {g.outLo[0], g.outLo[1], g.outLo[2]},
              plan.outputOwned().extent(2)};
       avgPoolBackwardHost<k, s>(exec, OwnedRows(N, C, local.extents()), plan.wInterior(),
-                                dx.view(), in);
+                                dx.view(), in, isa);
     }
   });
   return done;
