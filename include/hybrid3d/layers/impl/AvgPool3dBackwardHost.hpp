@@ -45,8 +45,8 @@ struct AvgPoolBackwardInputs {
 // One row's buffer: entry q = 0 + sum over the row's ND x NH outputs (od0 + a, oh0 + e) in the
 // order (a, e) of dy * (wd * wh * ww) at owned output q along W.
 template <int ND, int NH, class T, class In>
-KOKKOS_FORCEINLINE_FUNCTION void avgPoolRowBuffer(const In& in, Index n, Index c, Index zd, Index zh,
-                             T* __restrict byOutput) {
+HYBRID3D_HOST_FORCEINLINE void avgPoolRowBuffer(const In& in, Index n, Index c, Index zd,
+                                                Index zh, T* __restrict byOutput) {
   const T* __restrict dy[ND][NH];
   T a[ND][NH];
   for (int e0 = 0; e0 < ND; ++e0)
@@ -81,9 +81,9 @@ inline T avgPoolCellSum(const In& in, Index n, Index c, Index i, Index j, Index 
 // The rows of dx's plane (n, c, i) with that plane's nd outputs along D from zd (ND == nd,
 // 1 <= ND <= ceil(K / S)): each row's buffer, then its interior (PhaseRun) and edge cells.
 template <int K, int S, int ND, class DxView, class In>
-KOKKOS_FORCEINLINE_FUNCTION void avgPoolBackwardPlane(const DxView& dxv, const In& in, const PhaseRun& run,
-                                 Index n, Index c, Index i, Index zd, Index rowsH, Index width,
-                                 typename DxView::non_const_value_type* __restrict byOutput) {
+HYBRID3D_HOST_FORCEINLINE void avgPoolBackwardPlane(
+    const DxView& dxv, const In& in, const PhaseRun& run, Index n, Index c, Index i, Index zd,
+    Index rowsH, Index width, typename DxView::non_const_value_type* __restrict byOutput) {
   using T = typename DxView::non_const_value_type;
   constexpr int NO = (K + S - 1) / S;
   const Index base = run.output - in.outLo[2];  // buffer index of group 0's output
@@ -155,6 +155,9 @@ void avgPoolBackwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pha
                                            typename ExecSpace::memory_space>::accessible,
                 "avgPoolBackwardHost runs on host memory only");
   constexpr int NO = (K + S - 1) / S;
+#if !HYBRID3D_HOST_AVX2
+  (void)isa;  // a build without the AVX2 copy (device compilers) has only the baseline one
+#endif
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<Index>>;
   using Member = typename Policy::member_type;
   using Scratch =

@@ -27,6 +27,15 @@
 #define HYBRID3D_TARGET_AVX2
 #endif
 
+// A host function's body inlined into each caller, so that a wrapper with a target attribute
+// compiles it for its instruction set. Not KOKKOS_FORCEINLINE_FUNCTION: under nvcc and hipcc
+// that makes the function __host__ __device__, and these call host-only code.
+#if defined(__GNUC__) || defined(__clang__)
+#define HYBRID3D_HOST_FORCEINLINE inline __attribute__((always_inline))
+#else
+#define HYBRID3D_HOST_FORCEINLINE inline
+#endif
+
 namespace hybrid3d::Impl {
 
 enum class HostIsa { Baseline, Avx2 };
