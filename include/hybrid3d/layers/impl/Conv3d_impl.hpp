@@ -237,9 +237,9 @@ void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x
                    ghosts[2] + part.box.lo[2]};
   if (hostForward_) {
     if constexpr (Impl::hostFloat<T, M>)
-      Impl::convForwardHost(exec, Impl::convForwardHostProblem(
-                                      x.view(), y.view(), off, g, weight_.value.data(),
-                                      options_.bias ? bias_.value.data() : nullptr));
+      Impl::convForwardHost(
+          exec, {Impl::directConvOperands(x.view(), y.view(), off, g), weight_.value.data(),
+                 options_.bias ? bias_.value.data() : nullptr});
     return;
   }
   if (part.vendor) {
@@ -375,10 +375,9 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
   const auto dW = weightGradMatrix();
   if (hostWeights_) {
     if constexpr (Impl::hostFloat<T, M>)
-      Impl::convWeightsHost(exec, Impl::convWeightsHostProblem(
-                                      x.view(), dy.view(), Impl::lowGhosts(dy.ghosts()), g,
-                                      weight_.grad.data(),
-                                      options_.bias ? bias_.grad.data() : nullptr));
+      Impl::convWeightsHost(
+          exec, {Impl::directConvOperands(x.view(), dy.view(), Impl::lowGhosts(dy.ghosts()), g),
+                 weight_.grad.data(), options_.bias ? bias_.grad.data() : nullptr});
   } else if (whole_.vendor) {
     whole_.vendor->backwardWeights(exec, x, dy, weight_.grad, bias_.grad);
   } else if (direct(dy)) {

@@ -28,7 +28,7 @@
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/layers/impl/HostIsa.hpp>
-#include <hybrid3d/layers/impl/Im2col.hpp>
+#include <hybrid3d/layers/impl/DirectConvOperands.hpp>
 
 namespace hybrid3d::Impl {
 
@@ -46,52 +46,11 @@ bool convForwardHostCanRun(Index kernel, Index stride, Index cin) {
          kernel == 3 && stride == 1 && cin <= convForwardHostMaxCin && hostHasAvx2Fma();
 }
 
-// One rank's (or one part's) problem in raw strides (elements; W is unit-stride).
-struct ConvForwardHostProblem {
-  Index batch = 0, cin = 0, cout = 0;
-  Index od = 0, oh = 0, ow = 0;  // the output box computed
-  const float* x = nullptr;      // x(n, ci, zd, zh, zw) at x + n*xN + ci*xC + zd*xD + zh*xH + zw
-  Index xN = 0, xC = 0, xD = 0, xH = 0;
-  Index o0 = 0, o1 = 0, o2 = 0;  // local input index of tap 0 of output voxel 0 (ConvGeometry)
-  float* y = nullptr;            // y(n, co, d, h, w) at y + n*yN + co*yC + d*yD + h*yH + w
-  Index yN = 0, yC = 0, yD = 0, yH = 0;  // y points at the box's first voxel
-  const float* w = nullptr;              // [cout][cin][27], PyTorch's order
-  const float* bias = nullptr;           // [cout] or null
+// One rank's (or one overlap part's) problem: the operands, y the output box.
+struct ConvForwardHostProblem : DirectConvOperands {
+  const float* w = nullptr;     // [cout][cin][27], PyTorch's order
+  const float* bias = nullptr;  // [cout] or null
 };
-
-// The problem of a float layer's output box: x and y as NCDHW LayoutRight views, y's first
-// voxel of the box at local index yFirst, the box's geometry (ConvGeometry).
-template <class XView, class YView>
-ConvForwardHostProblem convForwardHostProblem(const XView& x, const YView& y,
-                                              const Index3& yFirst, const ConvGeometry& g,
-                                              const float* w, const float* bias) {
-  static_assert(std::is_same_v<typename XView::non_const_value_type, float> &&
-                    std::is_same_v<typename YView::non_const_value_type, float>,
-                "convForwardHost computes float");
-  ConvForwardHostProblem p;
-  p.batch = Index(x.extent(0));
-  p.cin = g.cin;
-  p.cout = g.cout;
-  p.od = g.od;
-  p.oh = g.oh;
-  p.ow = g.ow;
-  p.x = x.data();
-  p.xN = Index(x.stride(0));
-  p.xC = Index(x.stride(1));
-  p.xD = Index(x.stride(2));
-  p.xH = Index(x.stride(3));
-  p.o0 = g.inOffset[0];
-  p.o1 = g.inOffset[1];
-  p.o2 = g.inOffset[2];
-  p.yN = Index(y.stride(0));
-  p.yC = Index(y.stride(1));
-  p.yD = Index(y.stride(2));
-  p.yH = Index(y.stride(3));
-  p.y = y.data() ? y.data() + yFirst[0] * p.yD + yFirst[1] * p.yH + yFirst[2] : nullptr;
-  p.w = w;
-  p.bias = bias;
-  return p;
-}
 
 #if HYBRID3D_HOST_AVX2
 // Output channels co0 .. co0 + B - 1 of one row, voxels w0 .. w0 + 8V - 1 (the last vector

@@ -33,7 +33,7 @@
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/layers/impl/HostIsa.hpp>
-#include <hybrid3d/layers/impl/Im2col.hpp>
+#include <hybrid3d/layers/impl/DirectConvOperands.hpp>
 
 namespace hybrid3d::Impl {
 
@@ -53,15 +53,8 @@ bool convWeightsHostCanRun(Index kernel, Index stride, Index cin) {
          kernel == 3 && stride == 1 && cin <= convWeightsHostMaxCin && hostHasAvx2Fma();
 }
 
-// One rank's problem in raw strides (elements; W is unit-stride in both tensors).
-struct ConvWeightsHostProblem {
-  Index batch = 0, cin = 0, cout = 0;
-  Index od = 0, oh = 0, ow = 0;  // the owned output box
-  const float* x = nullptr;      // x(n, ci, zd, zh, zw) at x + n*xN + ci*xC + zd*xD + zh*xH + zw
-  Index xN = 0, xC = 0, xD = 0, xH = 0;
-  Index o0 = 0, o1 = 0, o2 = 0;  // local input index of tap 0 of output voxel 0 (ConvGeometry)
-  const float* dy = nullptr;     // dy(n, co, d, h, w) at dy + n*yN + co*yC + d*yD + h*yH + w
-  Index yN = 0, yC = 0, yD = 0, yH = 0;  // dy already points at its first owned voxel
+// One rank's problem: the operands (y is dy on the owned output box), the gradients added into.
+struct ConvWeightsHostProblem : DirectConvOperands {
   float* dw = nullptr;  // [cout][cin][27], added into
   float* db = nullptr;  // [cout], added into; null without a bias
 };
@@ -69,42 +62,6 @@ struct ConvWeightsHostProblem {
 // Rows of a tile: about this many bytes of dy and x rows per tile (a core's L2 holds them with
 // room for the next tile's prefetch).
 constexpr Index convWeightsHostTileBytes = Index(96) << 10;
-
-// The problem of a float layer: x and dy as NCDHW LayoutRight views (dy's first owned voxel at
-// local index dyLowGhosts), the layer's geometry (ConvGeometry: owned output box and input
-// offsets), dw [Cout, Cin, 27] and db [Cout] or null.
-template <class XView, class YView>
-ConvWeightsHostProblem convWeightsHostProblem(const XView& x, const YView& dy,
-                                              const Index3& dyLowGhosts, const ConvGeometry& g,
-                                              float* dw, float* db) {
-  static_assert(std::is_same_v<typename XView::non_const_value_type, float> &&
-                    std::is_same_v<typename YView::non_const_value_type, float>,
-                "convWeightsHost computes float");
-  ConvWeightsHostProblem p;
-  p.batch = Index(x.extent(0));
-  p.cin = g.cin;
-  p.cout = g.cout;
-  p.od = g.od;
-  p.oh = g.oh;
-  p.ow = g.ow;
-  p.x = x.data();
-  p.xN = Index(x.stride(0));
-  p.xC = Index(x.stride(1));
-  p.xD = Index(x.stride(2));
-  p.xH = Index(x.stride(3));
-  p.o0 = g.inOffset[0];
-  p.o1 = g.inOffset[1];
-  p.o2 = g.inOffset[2];
-  p.yN = Index(dy.stride(0));
-  p.yC = Index(dy.stride(1));
-  p.yD = Index(dy.stride(2));
-  p.yH = Index(dy.stride(3));
-  p.dy = dy.data() ? dy.data() + dyLowGhosts[0] * p.yD + dyLowGhosts[1] * p.yH + dyLowGhosts[2]
-                   : nullptr;
-  p.dw = dw;
-  p.db = db;
-  return p;
-}
 
 #if HYBRID3D_HOST_AVX2
 // The output channels co0 .. co0 + B - 1 (B <= 4): their dw rows and bias.
@@ -126,7 +83,7 @@ HYBRID3D_TARGET_AVX2_FMA void convWeightsHostBlock(const ConvWeightsHostProblem&
     for (Index d = 0; d < p.od; ++d)
       for (Index h0 = 0; h0 < p.oh; h0 += tileRows) {
         const Index h1 = std::min(p.oh, h0 + tileRows);
-        const float* dyPlane = p.dy + n * p.yN + co0 * p.yC + d * p.yD;
+        const float* dyPlane = p.y + n * p.yN + co0 * p.yC + d * p.yD;
         if (p.db)  // the bias: sum of dy over the tile's rows
           for (Index h = h0; h < h1; ++h)
             for (int j = 0; j < B; ++j) {
@@ -201,7 +158,7 @@ void convWeightsHost(const HostExec& exec, const ConvWeightsHostProblem& p) {
                                            typename HostExec::memory_space>::accessible,
                 "convWeightsHost runs on host memory only");
 #if HYBRID3D_HOST_AVX2
-  if (p.batch == 0 || p.od == 0 || p.oh == 0 || p.ow == 0 || !p.x || !p.dy) return;
+  if (p.batch == 0 || p.od == 0 || p.oh == 0 || p.ow == 0 || !p.x || !p.y) return;
   const Index blocks = (p.cout + 3) / 4;
   Kokkos::parallel_for(
       kernelLabel("hybrid3d::Conv3d::backwardWeights::host"), rangePolicy(exec, 0, blocks),
