@@ -37,13 +37,9 @@ namespace hybrid3d::Impl {
 // against oneDNN's 92 (whose channel-blocked kernel has enough channels there).
 constexpr Index convForwardHostMaxCin = 4;
 
-// Whether a layer of scalar T in memory space M with this kernel, stride and input channels
-// can have its forward computed here, on this CPU.
 template <class T, class M>
-bool convForwardHostCanRun(Index kernel, Index stride, Index cin) {
-  return std::is_same_v<T, float> &&
-         Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
-         kernel == 3 && stride == 1 && cin <= convForwardHostMaxCin && hostHasAvx2Fma();
+bool convForwardHostCanRun(Index kernel, Index stride, Index cin) {  // DirectConvOperands.hpp
+  return directConvHostCanRun<T, M>(kernel, stride, cin, convForwardHostMaxCin);
 }
 
 // One rank's (or one overlap part's) problem: the operands, y the output box.

@@ -44,13 +44,9 @@ namespace hybrid3d::Impl {
 // first try ran at 35-60 GFLOP/s (the tile's x rows grow with the channels and leave L2).
 constexpr Index convWeightsHostMaxCin = 32;
 
-// Whether a layer of scalar T in memory space M with this kernel, stride and input channels
-// can have its backward-weights computed here, on this CPU.
 template <class T, class M>
-bool convWeightsHostCanRun(Index kernel, Index stride, Index cin) {
-  return std::is_same_v<T, float> &&
-         Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
-         kernel == 3 && stride == 1 && cin <= convWeightsHostMaxCin && hostHasAvx2Fma();
+bool convWeightsHostCanRun(Index kernel, Index stride, Index cin) {  // DirectConvOperands.hpp
+  return directConvHostCanRun<T, M>(kernel, stride, cin, convWeightsHostMaxCin);
 }
 
 // One rank's problem: the operands (y is dy on the owned output box), the gradients added into.

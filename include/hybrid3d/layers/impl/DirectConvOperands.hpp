@@ -5,10 +5,23 @@
 
 #include <type_traits>
 
+#include <Kokkos_Core.hpp>
+
 #include <hybrid3d/core/Types.hpp>
+#include <hybrid3d/layers/impl/HostIsa.hpp>
 #include <hybrid3d/layers/impl/Im2col.hpp>
 
 namespace hybrid3d::Impl {
+
+// Whether the direct kernels can run a layer of scalar T in memory space M with this kernel,
+// stride and input channels, on this CPU: float on host memory, 3^3 stride 1, at most maxCin
+// input channels (each kernel's own bound), AVX2 and FMA.
+template <class T, class M>
+bool directConvHostCanRun(Index kernel, Index stride, Index cin, Index maxCin) {
+  return std::is_same_v<T, float> &&
+         Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
+         kernel == 3 && stride == 1 && cin <= maxCin && hostHasAvx2Fma();
+}
 
 struct DirectConvOperands {
   Index batch = 0, cin = 0, cout = 0;
