@@ -157,6 +157,21 @@ TEST(Conv3dEngine, DirectHostKernelsOnlyWhereTheyRun) {
   EXPECT_EQ(passes(DoubleConv3d(selfGrid(), "c", in, od)), "");
 }
 
+TEST(Conv3dEngine, DirectHostBackwardWeightsRefusesMoreInputChannelsThanItHolds) {
+  // Its partial sums are sized for convWeightsHostMaxCin; a caller past the rule gets an error,
+  // not an overrun.
+  if (!Impl::hostHasAvx2Fma()) GTEST_SKIP() << "needs a CPU with AVX2 and FMA";
+  float v = 1, dw = 0;
+  Impl::ConvWeightsHostProblem p;
+  p.batch = p.cout = p.od = p.oh = p.ow = 1;
+  p.cin = Impl::convWeightsHostMaxCin + 1;
+  p.x = &v;
+  p.y = &v;
+  p.dw = &dw;
+  EXPECT_THROW(Impl::convWeightsHost(Kokkos::DefaultHostExecutionSpace(), p), Error);
+  EXPECT_EQ(dw, 0.0f);
+}
+
 #if HYBRID3D_ENABLE_ONEDNN
 TEST(Conv3dEngine, OneDnnMatchesOneRankKokkosDoubleOnEveryGrid) {
   if (!oneDnnCanRun<float, TestDevice>()) GTEST_SKIP() << "device memory space";

@@ -14,13 +14,6 @@
 namespace hybrid3d {
 
 namespace Impl {
-// Whether T and M are what the direct host kernels compute (ConvForwardHost.hpp): the calls
-// exist only in those instantiations.
-template <class T, class M>
-constexpr bool hostFloat =
-    std::is_same_v<T, float> &&
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible;
-
 // The vendor engine `engine` (already resolved for T and M) for one rank's problem.
 template <class T, class M>
 std::unique_ptr<LocalConvolution<T, M>> createVendorConvolution(ConvEngine engine,
@@ -193,10 +186,12 @@ template <class T, class M>
 std::string Conv3d<T, M>::engineDescription() const {
   std::string what = whole_.vendor ? whole_.vendor->describe()
                                    : "kokkos (im2col + " + gemmDescription<M>() + ")";
-  if (hostForward_ || hostWeights_)
-    what += std::string("; ") + (hostForward_ ? "forward" : "") +
-            (hostForward_ && hostWeights_ ? " and " : "") + (hostWeights_ ? "backward-weights" : "") +
-            " by the direct host kernels (AVX2 + FMA)";
+  if (hostForward_ || hostWeights_) {
+    const char* passes = !hostWeights_  ? "forward"
+                         : hostForward_ ? "forward and backward-weights"
+                                        : "backward-weights";
+    what += Impl::concat("; ", passes, " by the direct host kernels (AVX2 + FMA)");
+  }
   return overlaps() ? what + Impl::concat(", halo overlapped: interior + ", shell_.size(),
                                           " shell slab(s)")
                     : what;
@@ -236,7 +231,7 @@ void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x
   const Index3 off{ghosts[0] + part.box.lo[0], ghosts[1] + part.box.lo[1],
                    ghosts[2] + part.box.lo[2]};
   if (hostForward_) {
-    if constexpr (Impl::hostFloat<T, M>)
+    if constexpr (Impl::directConvHostTypes<T, M>)
       Impl::convForwardHost(
           exec, {Impl::directConvOperands(x.view(), y.view(), off, g), weight_.value.data(),
                  options_.bias ? bias_.value.data() : nullptr});
@@ -374,7 +369,7 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto dW = weightGradMatrix();
   if (hostWeights_) {
-    if constexpr (Impl::hostFloat<T, M>)
+    if constexpr (Impl::directConvHostTypes<T, M>)
       Impl::convWeightsHost(
           exec, {Impl::directConvOperands(x.view(), dy.view(), Impl::lowGhosts(dy.ghosts()), g),
                  weight_.grad.data(), options_.bias ? bias_.grad.data() : nullptr});

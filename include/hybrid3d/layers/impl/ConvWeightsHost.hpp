@@ -29,6 +29,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Types.hpp>
@@ -155,6 +156,10 @@ void convWeightsHost(const HostExec& exec, const ConvWeightsHostProblem& p) {
                 "convWeightsHost runs on host memory only");
 #if HYBRID3D_HOST_AVX2
   if (p.batch == 0 || p.od == 0 || p.oh == 0 || p.ow == 0 || !p.x || !p.y) return;
+  // The partial sums are sized for convWeightsHostMaxCin: a wider layer would overrun them.
+  if (p.cin > convWeightsHostMaxCin)
+    fail("convWeightsHost: ", p.cin, " input channels, the kernel takes at most ",
+         convWeightsHostMaxCin);
   const Index blocks = (p.cout + 3) / 4;
   Kokkos::parallel_for(
       kernelLabel("hybrid3d::Conv3d::backwardWeights::host"), rangePolicy(exec, 0, blocks),

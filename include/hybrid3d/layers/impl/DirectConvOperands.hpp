@@ -13,14 +13,21 @@
 
 namespace hybrid3d::Impl {
 
+// Whether scalar T in memory space M (a memory space or a Kokkos::Device) is what the direct
+// kernels compute: float the host can address. A layer calls them only under `if constexpr` on
+// this, so other instantiations (double, device memory) hold no call.
+template <class T, class M>
+constexpr bool directConvHostTypes =
+    std::is_same_v<T, float> &&
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible;
+
 // Whether the direct kernels can run a layer of scalar T in memory space M with this kernel,
-// stride and input channels, on this CPU: float on host memory, 3^3 stride 1, at most maxCin
-// input channels (each kernel's own bound), AVX2 and FMA.
+// stride and input channels, on this CPU: those types, 3^3 stride 1, at most maxCin input
+// channels (each kernel's own bound), AVX2 and FMA.
 template <class T, class M>
 bool directConvHostCanRun(Index kernel, Index stride, Index cin, Index maxCin) {
-  return std::is_same_v<T, float> &&
-         Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
-         kernel == 3 && stride == 1 && cin <= maxCin && hostHasAvx2Fma();
+  return directConvHostTypes<T, M> && kernel == 3 && stride == 1 && cin <= maxCin &&
+         hostHasAvx2Fma();
 }
 
 struct DirectConvOperands {
