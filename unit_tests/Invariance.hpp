@@ -15,6 +15,7 @@
 
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 
 namespace hybrid3d::test {

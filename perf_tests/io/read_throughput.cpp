@@ -30,10 +30,10 @@
 #include <mpi.h>
 
 #include <hybrid3d/core/MpiThreads.hpp>
-#include <hybrid3d/io/BatchLoader.hpp>
-#include <hybrid3d/io/Hdf5.hpp>
-#include <hybrid3d/io/Preprocess.hpp>
-#include <hybrid3d/io/SampleReader.hpp>
+#include <hybrid3d/data/BatchLoader.hpp>
+#include <hybrid3d/data/Hdf5.hpp>
+#include <hybrid3d/data/Preprocess.hpp>
+#include <hybrid3d/data/SampleReader.hpp>
 
 using namespace hybrid3d;
 
@@ -68,16 +68,16 @@ std::vector<std::string> writeSamples(const std::string& dir, Index S, int n) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         v = std::int16_t(x % 64);
       }
-      io::Handle f(H5Fcreate(paths[i].c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+      data::Handle f(H5Fcreate(paths[i].c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
       const hsize_t dims[4] = {4, hsize_t(S), hsize_t(S), hsize_t(S)};
-      io::Handle space(H5Screate_simple(4, dims, nullptr), H5Sclose);
-      io::Handle d(H5Dcreate2(f, "/full", H5T_STD_I16LE, space, H5P_DEFAULT, H5P_DEFAULT,
+      data::Handle space(H5Screate_simple(4, dims, nullptr), H5Sclose);
+      data::Handle d(H5Dcreate2(f, "/full", H5T_STD_I16LE, space, H5P_DEFAULT, H5P_DEFAULT,
                               H5P_DEFAULT), H5Dclose);
       H5Dwrite(d, H5T_NATIVE_INT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data());
       const float par[4] = {0.1f, -0.2f, 0.3f, -0.4f};
       const hsize_t four = 4;
-      io::Handle ps(H5Screate_simple(1, &four, nullptr), H5Sclose);
-      io::Handle p(H5Dcreate2(f, "/unitPar", H5T_IEEE_F32LE, ps, H5P_DEFAULT, H5P_DEFAULT,
+      data::Handle ps(H5Screate_simple(1, &four, nullptr), H5Sclose);
+      data::Handle p(H5Dcreate2(f, "/unitPar", H5T_IEEE_F32LE, ps, H5P_DEFAULT, H5P_DEFAULT,
                               H5P_DEFAULT), H5Dclose);
       H5Dwrite(p, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, par);
     }
@@ -103,9 +103,9 @@ struct ReadFigures {
   double secondsPerSample, perRankMBs, totalMBs;
 };
 
-ReadFigures measureReads(const ProcessGrid& grid, const io::Subvolume& sub, Index S,
-                         const std::vector<std::string>& paths, io::ReadMode mode, bool cold) {
-  io::SampleReader reader(grid.spatialComm(), io::SampleSpec::cosmology(4, {S, S, S}), sub, mode);
+ReadFigures measureReads(const ProcessGrid& grid, const data::Subvolume& sub, Index S,
+                         const std::vector<std::string>& paths, data::ReadMode mode, bool cold) {
+  data::SampleReader reader(grid.spatialComm(), data::SampleSpec::cosmology(4, {S, S, S}), sub, mode);
   std::vector<unsigned char> input(reader.inputCapacityBytes());
   std::vector<float> targets(4);
   if (cold) evict(paths);
@@ -122,24 +122,24 @@ struct StepFigures {
   double firstExposed, steadyExposed, preprocess;  // seconds per step, slowest rank (medians)
 };
 
-StepFigures measureSteps(const ProcessGrid& grid, const io::Subvolume& sub, Index S,
+StepFigures measureSteps(const ProcessGrid& grid, const data::Subvolume& sub, Index S,
                          const std::vector<std::string>& paths, bool prefetch, double computeSec) {
-  io::LoaderOptions o;
+  data::LoaderOptions o;
   o.globalBatch = 1;
   o.seed = 7;
   o.prefetch = prefetch;
-  const io::SampleSpec spec = io::SampleSpec::cosmology(4, {S, S, S});
+  const data::SampleSpec spec = data::SampleSpec::cosmology(4, {S, S, S});
   auto x = createDistTensor<float>("x", 1, 4, BlockDecomposition({S, S, S}, grid.dims()),
                                    grid.coords(), GhostWidths::uniform(1));
-  io::Preprocess<float> preprocess({true, {}, {}}, 4, sub);
-  io::BatchLoader loader(grid, io::Dataset(paths), spec, sub, o);
+  data::Preprocess<float> preprocess({true, {}, {}}, 4, sub);
+  data::BatchLoader loader(grid, data::Dataset(paths), spec, sub, o);
   DefaultExecutionSpace exec;
   evict(paths);
   std::vector<double> exposed, pre;
   for (std::size_t step = 0; step < paths.size(); ++step) {  // one epoch, every file cold
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    const io::HostBatch& batch = loader.next();
+    const data::HostBatch& batch = loader.next();
     const double t1 = MPI_Wtime();
     preprocess.apply(exec, batch, x);
     exec.fence();
@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
     for (const Index S : {Index(128), Index(256)}) {
       const Int3 dims = autoSpatialGrid(P, {S, S, S});
       ProcessGrid grid(MPI_COMM_WORLD, dims);
-      const io::Subvolume sub(BlockDecomposition({S, S, S}, dims), grid.coords(),
+      const data::Subvolume sub(BlockDecomposition({S, S, S}, dims), grid.coords(),
                               GhostWidths::uniform(1));
       const std::vector<std::string> paths = writeSamples(dir, S, samples);
       const double sampleMB = 4.0 * S * S * S * 2 / 1e6;
@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
       ReadFigures fig[2][2];
       for (int cold = 1; cold >= 0; --cold)
         for (int m = 0; m < 2; ++m) {
-          const io::ReadMode mode = m == 0 ? io::ReadMode::Collective : io::ReadMode::Independent;
+          const data::ReadMode mode = m == 0 ? data::ReadMode::Collective : data::ReadMode::Independent;
           fig[m][cold] = measureReads(grid, sub, S, paths, mode, cold);
           if (rank == 0)
             std::printf("  %-12s %-5s %14.1f %16.0f %14.0f\n", m == 0 ? "collective" : "independent",

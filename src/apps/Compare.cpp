@@ -21,8 +21,8 @@
 #include <mpi.h>
 
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/io/CollectiveVerdict.hpp>
-#include <hybrid3d/io/Hdf5.hpp>
+#include <hybrid3d/data/CollectiveVerdict.hpp>
+#include <hybrid3d/data/Hdf5.hpp>
 
 #include "Command.hpp"
 
@@ -35,7 +35,7 @@ herr_t collect(hid_t, const char* name, const H5O_info_t* info, void* out) {
   return 0;
 }
 
-std::set<std::string> datasetsOf(const io::File& f) {
+std::set<std::string> datasetsOf(const data::File& f) {
   std::set<std::string> names;
   if (H5Ovisit(f.id(), H5_INDEX_NAME, H5_ITER_INC, collect, &names) < 0)
     fail(f.path(), ": cannot list its datasets");
@@ -71,7 +71,7 @@ Difference differenceOf(const std::vector<double>& a, const std::vector<double>&
 }
 
 int compareFiles(const std::string& a, const std::string& b, double tolerance, double floor) {
-  const io::File fa(a), fb(b);
+  const data::File fa(a), fb(b);
   const std::set<std::string> inA = datasetsOf(fa), inB = datasetsOf(fb);
   std::set<std::string> all = inA;
   all.insert(inB.begin(), inB.end());
@@ -127,7 +127,7 @@ int run(const std::vector<std::string>& args) {
   int rank, code = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   // Rank 0 reads; a bad file stops every rank with its message (the others do not wait).
-  io::collectively(MPI_COMM_WORLD, [&] {
+  data::collectively(MPI_COMM_WORLD, [&] {
     if (rank == 0) code = compareFiles(files[0], files[1], tolerance, floor);
   });
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -4,14 +4,14 @@
 
 #include <mpi.h>
 
-#include <hybrid3d/io/generate/GenerateDataset.hpp>
+#include <hybrid3d/generate/GenerateDataset.hpp>
 
 #include "Command.hpp"
 
 namespace {
 
 int runGenerate(const std::vector<std::string>& args) {
-  using namespace hybrid3d::io::generate;
+  using namespace hybrid3d::generate;
   const GenerateOptions options = parseGenerateOptions(args);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -41,7 +41,7 @@ int runGenerate(const std::vector<std::string>& args) {
 
 const hybrid3d::app::Registration registration{
     "generate",
-    {hybrid3d::io::generate::generateUsage(),
+    {hybrid3d::generate::generateUsage(),
      "writes a synthetic dataset (train/, validation/, test/, manifest.txt) over all ranks",
      "  --out DIR            the dataset directory (created)\n"
      "  --size S             volumes of S^3 voxels (S >= 8)\n"

@@ -56,10 +56,6 @@ int ProcessGrid::rankAt(const Int3& coords) const {
   return r;
 }
 
-std::shared_ptr<const ProcessGrid> createProcessGrid(MPI_Comm world, const Int3& spatialDims) {
-  return std::make_shared<const ProcessGrid>(world, spatialDims);
-}
-
 Int3 parseGridSpec(const std::string& text) {
   Int3 dims{0, 0, 0};
   std::size_t pos = 0;

@@ -22,17 +22,17 @@ void checkTrainConfig(const TrainConfig& config, int groups) {
          " must be >= 1 (0: the mini-batch)");
 }
 
-io::Dataset listDataset(MPI_Comm world, const TrainConfig& config, bool training) {
+data::Dataset listDataset(MPI_Comm world, const TrainConfig& config, bool training) {
   if (training && !config.data.trainFiles.empty())
-    return io::Dataset::listOnce(
-        world, [&] { return io::Dataset::ofFiles(config.data.trainFiles, "command line"); });
-  return io::Dataset::openShared(world, training ? config.data.train : config.data.validation);
+    return data::Dataset::listOnce(
+        world, [&] { return data::Dataset::ofFiles(config.data.trainFiles, "command line"); });
+  return data::Dataset::openShared(world, training ? config.data.train : config.data.validation);
 }
 
-io::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents) {
+data::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents) {
   return traits.loss == LossKind::SoftmaxCrossEntropy
-             ? io::SampleSpec::segmentation(traits.inputChannels, extents, traits.outputs)
-             : io::SampleSpec::cosmology(traits.inputChannels, extents);
+             ? data::SampleSpec::segmentation(traits.inputChannels, extents, traits.outputs)
+             : data::SampleSpec::cosmology(traits.inputChannels, extents);
 }
 
 }  // namespace hybrid3d

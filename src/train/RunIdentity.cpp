@@ -63,7 +63,7 @@ RunIdentity runIdentity(const TrainConfig& c, const ProcessGrid& grid,
   };
 }
 
-std::vector<std::string> checkRestart(const std::string& checkpoint, const io::RunState& saved,
+std::vector<std::string> checkRestart(const std::string& checkpoint, const RunState& saved,
                                       const RunIdentity& now, const std::string& deckNow) {
   if (saved.identity.empty())
     return {checkpoint + " records no run identity (written before hybrid3d checked restarts): "

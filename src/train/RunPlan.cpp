@@ -1,9 +1,9 @@
 #include <algorithm>
 
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/io/CollectiveVerdict.hpp>
-#include <hybrid3d/io/Dataset.hpp>
-#include <hybrid3d/io/SampleReader.hpp>
+#include <hybrid3d/data/CollectiveVerdict.hpp>
+#include <hybrid3d/data/Dataset.hpp>
+#include <hybrid3d/data/SampleReader.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
 #include <hybrid3d/train/RunPlan.hpp>
 
@@ -15,9 +15,9 @@ namespace {
 // mini-batch, evaluation keeps it.
 SetPlan planSet(const SetListing& listing, int batch, int groups, const TrainConfig& config,
                 bool training) {
-  const io::BatchPlan p =
-      training ? io::BatchPlan(listing.samples, batch, groups, config.model.seed, config.data.shuffle)
-               : io::BatchPlan::evaluation(listing.samples, batch, groups);
+  const data::BatchPlan p =
+      training ? data::BatchPlan(listing.samples, batch, groups, config.model.seed, config.data.shuffle)
+               : data::BatchPlan::evaluation(listing.samples, batch, groups);
   SetPlan s;
   s.listing = listing;
   s.batch = p.globalBatch();
@@ -33,20 +33,20 @@ ModelOptions modelOptionsFor(const TrainConfig& config, int groups) {
   return o;
 }
 
-SetListing listingOf(const io::Dataset& set) { return {set.source(), set.size()}; }
+SetListing listingOf(const data::Dataset& set) { return {set.source(), set.size()}; }
 
 // Checks the metadata (datasets, shapes, types) of every file of `set` as a reader does before
 // it reads, each rank a share of the files, plus that each file still has its listed size.
 // Collective over `world`: any rank's failure is thrown on every rank.
-void inspectSamples(MPI_Comm world, const io::Dataset& set, const io::SampleSpec& spec) {
+void inspectSamples(MPI_Comm world, const data::Dataset& set, const data::SampleSpec& spec) {
   int rank, size;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
-  io::collectively(world, [&] {
+  data::collectively(world, [&] {
     // A whole-volume reader: inspect() looks at the spec only, never at a subvolume.
     const BlockDecomposition whole(spec.extents, {1, 1, 1});
-    const io::SampleReader reader(MPI_COMM_SELF, spec, io::Subvolume(whole, {0, 0, 0}, {}),
-                                  io::ReadMode::Independent);
+    const data::SampleReader reader(MPI_COMM_SELF, spec, data::Subvolume(whole, {0, 0, 0}, {}),
+                                  data::ReadMode::Independent);
     const std::string who = "world rank " + std::to_string(rank);
     for (Index i = rank; i < set.size(); i += size) {
       set.checkUnchanged(i, who);
@@ -98,16 +98,16 @@ RunPlan checkRun(const ProcessGrid& grid, const TrainConfig& config, const SetLi
   // In the order a run meets them: configuration, the model on this grid, then the data.
   checkTrainConfig(config, groups);
   const ModelPlan model = planModel(modelOptionsFor(config, groups), grid.dims());
-  const io::SampleSpec spec = sampleSpec(model.traits, model.input.extents);
+  const data::SampleSpec spec = sampleSpec(model.traits, model.input.extents);
   SetListing t = train, v = validation;
   if (t.source.empty()) {
-    const io::Dataset set = listDataset(grid.worldComm(), config, true);
+    const data::Dataset set = listDataset(grid.worldComm(), config, true);
     t = listingOf(set);
     planSet(t, config.globalBatch, groups, config, true);  // its size checked before its files
     inspectSamples(grid.worldComm(), set, spec);
   }
   if (v.source.empty() && !config.data.validation.empty()) {
-    const io::Dataset set = listDataset(grid.worldComm(), config, false);
+    const data::Dataset set = listDataset(grid.worldComm(), config, false);
     v = listingOf(set);
     inspectSamples(grid.worldComm(), set, spec);
   }

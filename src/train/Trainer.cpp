@@ -11,7 +11,7 @@
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
-#include <hybrid3d/io/Checkpoint.hpp>
+#include <hybrid3d/train/Checkpoint.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
@@ -23,8 +23,8 @@ namespace hybrid3d {
 
 template <class T, class M>
 struct Trainer<T, M>::Data {
-  std::unique_ptr<io::BatchLoader> loader;
-  std::unique_ptr<io::Preprocess<T, M>> preprocess;
+  std::unique_ptr<data::BatchLoader> loader;
+  std::unique_ptr<data::Preprocess<T, M>> preprocess;
   FeatureView<T, M> targets;
   typename FeatureView<T, M>::HostMirror targetsHost;
   DistTensor<int, M> labels;
@@ -169,11 +169,11 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   // Data: one loader per set, each with its preprocessing and target/label buffers.
   const Index3 extents = graph.inputShape().extents;
   const bool segmentation = model_.loss == LossKind::SoftmaxCrossEntropy;
-  const io::SampleSpec spec = sampleSpec(modelTraits(mo), extents);
-  const io::Subvolume sub = io::Subvolume::of(graph.input().volume);
+  const data::SampleSpec spec = sampleSpec(modelTraits(mo), extents);
+  const data::Subvolume sub = data::Subvolume::of(graph.input().volume);
   auto makeData = [&](bool training) {
     auto d = std::make_unique<Data>();
-    io::LoaderOptions lo;
+    data::LoaderOptions lo;
     lo.globalBatch = training || config.validationBatch == 0 ? config.globalBatch
                                                              : config.validationBatch;
     lo.evaluation = !training;
@@ -183,13 +183,13 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     lo.prefetch = config.data.prefetch;
     lo.cacheBytes = config.data.cacheBytes;
     // Listed once (world rank 0) and broadcast: every rank plans the same batches.
-    const io::Dataset set = listDataset(grid.worldComm(), config, training);
-    d->loader = std::make_unique<io::BatchLoader>(grid, set, spec, sub, lo);
-    io::PreprocessOptions po;
+    const data::Dataset set = listDataset(grid.worldComm(), config, training);
+    d->loader = std::make_unique<data::BatchLoader>(grid, set, spec, sub, lo);
+    data::PreprocessOptions po;
     po.log1p = config.data.log1p;
     po.channelScale = config.data.channelScale;
     po.channelOffset = config.data.channelOffset;
-    d->preprocess = std::make_unique<io::Preprocess<T, M>>(po, model_.inputChannels, sub);
+    d->preprocess = std::make_unique<data::Preprocess<T, M>>(po, model_.inputChannels, sub);
     if (segmentation) {
       d->labels = createDistTensor<int, M>("labels", mo.batch, 1,
                                            BlockDecomposition(extents, grid.dims()), grid.coords());
@@ -203,7 +203,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   };
   train_ = makeData(true);
   if (!config.data.validation.empty()) validation_ = makeData(false);
-  // io::Preprocess writes the input's whole local box, its ghosts read from the file (and zero
+  // data::Preprocess writes the input's whole local box, its ghosts read from the file (and zero
   // padding): the first layers need not exchange them again.
   graph.setInputGhostsFilled(true);
 
@@ -212,12 +212,12 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   if (!config.restartFrom.empty()) {
     // Checked before any tensor is read, so a changed architecture is named as such.
     restartNotes_ = checkRestart(config.restartFrom,
-                                 io::readRunState(config.restartFrom, grid.worldComm()),
+                                 readRunState(config.restartFrom, grid.worldComm()),
                                  identity_, config.deckText);
     if (grid.worldRank() == 0)
       for (const std::string& note : restartNotes_)
         std::printf("hybrid3d: restart: %s\n", note.c_str());
-    const io::RunState s = io::readCheckpoint<T, M>(
+    const RunState s = readCheckpoint<T, M>(
         config.restartFrom, grid.worldComm(),
         {graph.parameters(), graph.buffers(), optimizer_.get()});
     step_ = s.step;
@@ -231,7 +231,7 @@ template <class T, class M>
 Trainer<T, M>::~Trainer() = default;
 
 template <class T, class M>
-void Trainer<T, M>::load(Data& d, const io::HostBatch& batch) {
+void Trainer<T, M>::load(Data& d, const data::HostBatch& batch) {
   const execution_space& exec = exec_;
   d.preprocess->apply(exec, batch, model_.graph->input().volume);
   if (d.targets.size()) {
@@ -275,7 +275,7 @@ template <class T, class M>
 double Trainer<T, M>::forwardBackward() {
   const execution_space& exec = exec_;
   auto& graph = *model_.graph;
-  const io::HostBatch& batch = train_->loader->next();
+  const data::HostBatch& batch = train_->loader->next();
   load(*train_, batch);
   graph.setTraining(true);
   // Dropout masks: keyed by the step and each sample's position in the global mini-batch.
@@ -299,7 +299,7 @@ double Trainer<T, M>::step() {
 }
 
 template <class T, class M>
-void Trainer<T, M>::loadSlots(Data& d, const io::HostBatch& batch, int first, int real) {
+void Trainer<T, M>::loadSlots(Data& d, const data::HostBatch& batch, int first, int real) {
   const execution_space& exec = exec_;
   const auto& x = model_.graph->input().volume;
   const int L = x.batch();
@@ -347,7 +347,7 @@ EvalSummary Trainer<T, M>::evaluate() {
   const int L = graph.inputShape().batch;
   const Index batches = validation_->loader->plan().batchesPerEpoch();
   for (Index b = 0; b < batches; ++b) {
-    const io::HostBatch& batch = validation_->loader->next();
+    const data::HostBatch& batch = validation_->loader->next();
     for (int first = 0; first < batch.slots(); first += L) {
       const int real = std::max(0, std::min(L, batch.filled - first));
       loadSlots(*validation_, batch, first, real);
@@ -372,14 +372,14 @@ EvalSummary Trainer<T, M>::evaluate() {
 
 template <class T, class M>
 void Trainer<T, M>::loadWeights(const std::string& path) {
-  io::readCheckpoint<T, M>(path, grid_.worldComm(),
+  readCheckpoint<T, M>(path, grid_.worldComm(),
                            {model_.graph->parameters(), model_.graph->buffers(), nullptr});
 }
 
 template <class T, class M>
 void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
   const bool perGroup = config_.model.batchNormPerGroup && grid_.numGroups() > 1;
-  io::writeCheckpoint<T, M>(path, grid_.worldComm(),
+  writeCheckpoint<T, M>(path, grid_.worldComm(),
                             {model_.graph->parameters(),
                              perGroup ? meanOverGroups(model_.graph->buffers(), grid_)
                                       : model_.graph->buffers(),

@@ -1,13 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/io/deck/Deck.hpp>
+#include <hybrid3d/deck/Deck.hpp>
 
 namespace hybrid3d::test {
 namespace {
 
-using io::Deck;
-using io::DeckKey;
+using deck::Deck;
+using deck::DeckKey;
 using Type = DeckKey::Type;
 
 std::vector<DeckKey> schema() {
@@ -96,7 +96,7 @@ TEST(Deck, EveryBadInputNamesTheFileAndTheKey) {
 #include <filesystem>
 #include <fstream>
 
-#include <hybrid3d/io/deck/TrainDeck.hpp>
+#include <hybrid3d/deck/TrainDeck.hpp>
 
 namespace hybrid3d::test {
 namespace {
@@ -109,7 +109,7 @@ TEST(Deck, EveryShippedInputDeckIsValid) {
     if (e.path().extension() != ".xml") continue;
     ++count;
     SCOPED_TRACE(e.path().string());
-    const io::DeckRun r = io::readTrainDeck(e.path().string(), 64);
+    const deck::DeckRun r = deck::readTrainDeck(e.path().string(), 64);
     EXPECT_EQ(64 % (r.spatialGrid[0] * r.spatialGrid[1] * r.spatialGrid[2]), 0);
     EXPECT_FALSE(r.config.data.train.empty());
   }
@@ -128,7 +128,7 @@ TEST(Deck, HaloOverlapReachesTheModelOptionsOffByDefault) {
                <Parameter name="train" type="string" value="/data/train"/></ParameterList>
                </ParameterList>)x";
     }
-    const io::DeckRun r = io::readTrainDeck(path, 1);
+    const deck::DeckRun r = deck::readTrainDeck(path, 1);
     std::filesystem::remove(path);
     return r.config.model.convOverlap;
   };

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <hybrid3d/io/generate/CosmologyGenerator.hpp>
+#include <hybrid3d/generate/CosmologyGenerator.hpp>
 
 #include "GenerateTestUtils.hpp"
 #include "WorldRank.hpp"
@@ -14,7 +14,7 @@
 namespace {
 
 using namespace hybrid3d;
-using namespace hybrid3d::io::generate;
+using namespace hybrid3d::generate;
 using test::worldRank;
 
 TEST(CosmologyGenerator, SameFileOnOneRankAndOnAllRanksAndAnotherForAnotherSeed) {
@@ -35,7 +35,7 @@ TEST(CosmologyGenerator, SameFileOnOneRankAndOnAllRanksAndAnotherForAnotherSeed)
       const auto all = test::readWhole<std::int16_t>(dir / "all.h5", "/full");
       const auto one = test::readWhole<std::int16_t>(dir / "one.h5", "/full");
       const auto other = test::readWhole<std::int16_t>(dir / "otherSeed.h5", "/full");
-      EXPECT_EQ(io::File(dir / "all.h5").shape("/full"), (std::vector<Index>{4, S, S, S}));
+      EXPECT_EQ(data::File(dir / "all.h5").shape("/full"), (std::vector<Index>{4, S, S, S}));
       EXPECT_EQ(all, one);
       EXPECT_NE(all, other);
       EXPECT_EQ(test::readWhole<float>(dir / "all.h5", "/unitPar"),

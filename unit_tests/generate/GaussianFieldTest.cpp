@@ -7,17 +7,17 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <hybrid3d/io/generate/CounterHash.hpp>
-#include <hybrid3d/io/generate/GaussianField.hpp>
-#include <hybrid3d/io/generate/PowerSpectrum.hpp>
-#include <hybrid3d/io/generate/SlabFft.hpp>
+#include <hybrid3d/generate/CounterHash.hpp>
+#include <hybrid3d/generate/GaussianField.hpp>
+#include <hybrid3d/generate/PowerSpectrum.hpp>
+#include <hybrid3d/generate/SlabFft.hpp>
 
 #include "GenerateTestUtils.hpp"
 
 namespace {
 
 using namespace hybrid3d;
-using namespace hybrid3d::io::generate;
+using namespace hybrid3d::generate;
 
 // The whole field on rank 0 of the FFT's communicator (padding dropped), [d][h][w].
 std::vector<double> gatherField(const SlabFft& fft) {

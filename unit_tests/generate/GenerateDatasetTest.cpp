@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <hybrid3d/io/generate/GenerateDataset.hpp>
-#include <hybrid3d/io/generate/SampleWriter.hpp>
+#include <hybrid3d/generate/GenerateDataset.hpp>
+#include <hybrid3d/generate/SampleWriter.hpp>
 
 #include "ErrorOf.hpp"
 #include "GenerateTestUtils.hpp"
@@ -20,7 +20,7 @@
 namespace {
 
 using namespace hybrid3d;
-using namespace hybrid3d::io::generate;
+using namespace hybrid3d::generate;
 namespace fs = std::filesystem;
 using test::errorOf;
 using test::worldRank;

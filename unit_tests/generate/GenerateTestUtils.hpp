@@ -9,7 +9,7 @@
 
 #include <mpi.h>
 
-#include <hybrid3d/io/Hdf5.hpp>
+#include <hybrid3d/data/Hdf5.hpp>
 
 namespace hybrid3d::test {
 
@@ -62,7 +62,7 @@ private:
 // Whole dataset `name` of an HDF5 file, read by the calling rank alone.
 template <class T>
 std::vector<T> readWhole(const std::string& path, const std::string& name) {
-  return io::File(path).read<T>(name);
+  return data::File(path).read<T>(name);
 }
 
 }  // namespace hybrid3d::test

@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include <hybrid3d/io/generate/CounterHash.hpp>
-#include <hybrid3d/io/generate/PoissonSample.hpp>
+#include <hybrid3d/generate/CounterHash.hpp>
+#include <hybrid3d/generate/PoissonSample.hpp>
 
 namespace {
 
-using namespace hybrid3d::io::generate;
+using namespace hybrid3d::generate;
 
 TEST(PoissonSample, MeanAndVarianceEqualLambda) {
   const int draws = 40000;

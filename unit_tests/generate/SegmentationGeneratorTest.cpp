@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <hybrid3d/io/generate/SegmentationGenerator.hpp>
+#include <hybrid3d/generate/SegmentationGenerator.hpp>
 
 #include "GenerateTestUtils.hpp"
 #include "WorldRank.hpp"
@@ -14,7 +14,7 @@
 namespace {
 
 using namespace hybrid3d;
-using namespace hybrid3d::io::generate;
+using namespace hybrid3d::generate;
 using test::worldRank;
 
 TEST(SegmentationGenerator, ThreeClassesWithLesionsOnlyInsideTheOrgan) {
@@ -25,8 +25,8 @@ TEST(SegmentationGenerator, ThreeClassesWithLesionsOnlyInsideTheOrgan) {
     writeSegmentationSample(MPI_COMM_WORLD, {S}, 9, sample, path);
     if (worldRank() != 0) continue;
     SCOPED_TRACE("sample " + std::to_string(sample));
-    EXPECT_EQ(io::File(path).shape("/segmentation"), (std::vector<Index>{S, S, S}));
-    EXPECT_EQ(io::File(path).shape("/volume"), (std::vector<Index>{1, S, S, S}));
+    EXPECT_EQ(data::File(path).shape("/segmentation"), (std::vector<Index>{S, S, S}));
+    EXPECT_EQ(data::File(path).shape("/volume"), (std::vector<Index>{1, S, S, S}));
     const auto labels = test::readWhole<int>(path, "/segmentation");
     const auto volume = test::readWhole<float>(path, "/volume");
     const SegmentationScene scene = drawSegmentationScene(S, 9, sample);

@@ -1,5 +1,5 @@
 // LearningRateSchedule gives, step by step, the rates of the PyTorch schedulers it mirrors
-// (unit_tests/data/lr_*.h5, make_optimizer_references.py: LinearLR warm-up, MultiStepLR,
+// (unit_tests/reference/lr_*.h5, make_optimizer_references.py: LinearLR warm-up, MultiStepLR,
 // LinearLR then CosineAnnealingLR), plus what PyTorch's numbers do not show.
 
 #include <string>
@@ -7,14 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/io/Hdf5.hpp>
+#include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/optim/LearningRateSchedule.hpp>
 
 namespace hybrid3d::test {
 namespace {
 
 void expectScheduleMatches(const std::string& name) {
-  const io::File f(std::string(HYBRID3D_TEST_DATA_DIR) + "/optimizers/" + name);
+  const data::File f(std::string(HYBRID3D_TEST_DATA_DIR) + "/optimizers/" + name);
   ASSERT_EQ(f.attributeString("op"), "lr_schedule");
   LearningRateSchedule s;
   s.kind = LearningRateSchedule::parseKind(f.attributeString("kind"));
@@ -25,8 +25,8 @@ void expectScheduleMatches(const std::string& name) {
   if (f.hasAttribute("min_rate")) s.minRate = f.attributeNumber("min_rate");
   if (f.hasAttribute("decay_epochs")) {
     // A 1-D attribute: read with the C API (File reads scalar attributes only).
-    io::Handle a(H5Aopen(f.id(), "decay_epochs", H5P_DEFAULT), H5Aclose);
-    io::Handle space(H5Aget_space(a), H5Sclose);
+    data::Handle a(H5Aopen(f.id(), "decay_epochs", H5P_DEFAULT), H5Aclose);
+    data::Handle space(H5Aget_space(a), H5Sclose);
     s.decayEpochs.resize(std::size_t(H5Sget_simple_extent_npoints(space)));
     ASSERT_GE(H5Aread(a, H5T_NATIVE_DOUBLE, s.decayEpochs.data()), 0);
   }

@@ -1,5 +1,5 @@
 #pragma once
-// One optimiser reference case of unit_tests/data (make_optimizer_references.py): PyTorch's
+// One optimiser reference case of unit_tests/reference (make_optimizer_references.py): PyTorch's
 // settings, initial values, per-step gradients and rates, and every parameter and state buffer
 // after every step; plus the replay of the same steps through a hybrid3d optimiser and the
 // elementwise comparison of the two.
@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include <hybrid3d/io/Hdf5.hpp>
+#include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/optim/Optimizer.hpp>
 
 namespace hybrid3d::test {
@@ -33,7 +33,7 @@ struct OptimizerCase {
   std::map<std::string, std::vector<Index>> shape;  // per parameter, PyTorch's
   // "<param>/<dataset>" -> row-major values; per-step datasets are [step, ...].
   std::map<std::string, std::vector<double>> data;
-  io::File h5;
+  data::File h5;
 
   explicit OptimizerCase(const std::string& name)
       : file(std::string(HYBRID3D_TEST_DATA_DIR) + "/optimizers/" + name), h5(file) {

@@ -1,5 +1,5 @@
 // hybrid3d's SGD, Adam and AdamW reproduce torch.optim's parameters and state buffers after
-// every step of the reference cases in unit_tests/data (make_optimizer_references.py): to 1e-12
+// every step of the reference cases in unit_tests/reference (make_optimizer_references.py): to 1e-12
 // relative in double, and to float's precision in float. The optimisers have no distributed
 // part (every rank applies the same update to the reduced gradient), so one rank tests them.
 

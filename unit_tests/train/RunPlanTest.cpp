@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/io/generate/SampleWriter.hpp>
+#include <hybrid3d/generate/SampleWriter.hpp>
 #include <hybrid3d/train/RunPlan.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
@@ -27,7 +27,7 @@ void writeSamples(const std::string& dir, int count, int channels = 4) {
     fs::create_directories(dir);
     const std::vector<float> full(std::size_t(channels) * S * S * S, 1.0f), target(4, 0.5f);
     for (int s = 0; s < count; ++s) {
-      io::generate::SampleWriter w(MPI_COMM_SELF, dir + "/sample_" + std::to_string(s) + ".h5");
+      generate::SampleWriter w(MPI_COMM_SELF, dir + "/sample_" + std::to_string(s) + ".h5");
       w.writeWhole<float>("/full", {Index(channels), S, S, S}, full.data());
       w.writeWhole<float>("/unitPar", {4}, target.data());
       w.commit();

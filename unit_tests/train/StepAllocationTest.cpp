@@ -28,7 +28,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
-#include <hybrid3d/io/generate/SampleWriter.hpp>
+#include <hybrid3d/generate/SampleWriter.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "AllocationCounter.hpp"
@@ -76,7 +76,7 @@ std::vector<std::string> writeSamples(const std::string& dir, bool segmentation,
     for (const std::string& f : files) {
       std::vector<float> volume(std::size_t(channels) * S * S * S);
       for (float& v : volume) v = u(rng);
-      io::generate::SampleWriter w(MPI_COMM_SELF, f);
+      generate::SampleWriter w(MPI_COMM_SELF, f);
       if (segmentation) {
         std::vector<int> labels(volume.size());
         for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = volume[i] < -0.3f ? 0 : volume[i] < 0.3f ? 1 : 2;

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/io/generate/SampleWriter.hpp>
+#include <hybrid3d/generate/SampleWriter.hpp>
 #include <hybrid3d/layers/DistributedParameter.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
@@ -51,7 +51,7 @@ std::vector<std::string> writeSamples(const std::string& dir, int count, unsigne
           full[c * S * S * S + i] = static_cast<float>(target[c] + noise(rng));
       }
       if (poison) full[123] = std::nanf("");
-      io::generate::SampleWriter w(MPI_COMM_SELF, files[s]);
+      generate::SampleWriter w(MPI_COMM_SELF, files[s]);
       w.writeWhole<float>("/full", {4, S, S, S}, full.data());
       w.writeWhole<float>("/unitPar", {4}, target);
       w.commit();
@@ -300,7 +300,7 @@ std::vector<std::string> writeSegmentationSamples(const std::string& dir, int co
         volume[i] = noise(rng) + 0.5f * s;
         labels[i] = volume[i] < 0 ? 0 : volume[i] < 1 ? 1 : 2;
       }
-      io::generate::SampleWriter w(MPI_COMM_SELF, files[s]);
+      generate::SampleWriter w(MPI_COMM_SELF, files[s]);
       w.writeWhole<float>("/volume", {1, S, S, S}, volume.data());
       w.writeWhole<int>("/segmentation", {S, S, S}, labels.data());
       w.commit();

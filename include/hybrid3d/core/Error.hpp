@@ -15,7 +15,7 @@ public:
 };
 
 // An Error thrown by every rank of MPI_COMM_WORLD together, with the same message (agreed by
-// io::agreeOnError over the world): main can wait for all ranks to end the run cleanly.
+// data::agreeOnError over the world): main can wait for all ranks to end the run cleanly.
 class WorldError : public Error {
 public:
   using Error::Error;

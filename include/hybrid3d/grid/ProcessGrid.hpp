@@ -7,7 +7,6 @@
 // data-parallel communicator over the G ranks holding the same box of different samples
 // (weight-gradient reduction). All communicators are owned and freed here.
 
-#include <memory>
 #include <string>
 
 #include <mpi.h>
@@ -48,9 +47,6 @@ private:
   int worldRank_ = 0, worldSize_ = 1, spatialRank_ = 0, group_ = 0;
   MPI_Comm world_ = MPI_COMM_NULL, spatial_ = MPI_COMM_NULL, data_ = MPI_COMM_NULL;
 };
-
-// Factory: a ready grid shared by the tensors, halos and layers built on it.
-std::shared_ptr<const ProcessGrid> createProcessGrid(MPI_Comm world, const Int3& spatialDims);
 
 // Parses "DxHxW" (three integers >= 1, e.g. "2x1x1"). Throws naming the text otherwise.
 Int3 parseGridSpec(const std::string& text);

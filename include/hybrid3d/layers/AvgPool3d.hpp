@@ -21,6 +21,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/impl/Pool3d_impl.hpp>
 
 namespace hybrid3d {

@@ -36,6 +36,7 @@
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/ConvEngine.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
@@ -104,7 +105,7 @@ public:
   }
 
   // filled = true: whoever writes x also writes its ghost cells, with the neighbours' values
-  // and zero padding outside the domain (io::Preprocess does, from ghosts read from the file),
+  // and zero padding outside the domain (data::Preprocess does, from ghosts read from the file),
   // so forward exchanges no halo: the model input's ghosts are read or exchanged, not both.
   void setInputGhostsFilled(bool filled) { inputGhostsFilled_ = filled; }
 

@@ -12,6 +12,7 @@
 
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>

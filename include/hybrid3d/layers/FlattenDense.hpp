@@ -20,8 +20,10 @@
 
 #include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
@@ -94,7 +96,7 @@ private:
   Box3 owned_;
   Index in_ = 0, out_ = 0, localColumns_ = 0;
   bool addsBiasGradient_ = false;  // spatial rank 0
-  Impl::OwnedComm spatial_;
+  OwnedComm spatial_;
   Parameter<T, MemorySpace> weight_, bias_;
   using matrix_type = Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>;
   matrix_type xPacked_, dxPacked_;

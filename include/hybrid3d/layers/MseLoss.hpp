@@ -16,6 +16,7 @@
 
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -50,7 +51,7 @@ private:
   std::string name_;
   Index batch_ = 0, features_ = 0;
   double count_ = 1;  // N * G * F
-  Impl::OwnedComm data_;
+  OwnedComm data_;
 };
 
 template <class T, class M>

@@ -30,16 +30,6 @@
 
 namespace hybrid3d {
 
-// Shape of a distributed activation: per-group batch, channels and global spatial extents.
-struct TensorShape {
-  int batch = 0;
-  int channels = 0;
-  Index3 extents{0, 0, 0};
-  friend bool operator==(const TensorShape& a, const TensorShape& b) {
-    return a.batch == b.batch && a.channels == b.channels && a.extents == b.extents;
-  }
-};
-
 // How a parameter is spread over the ranks (see the top of this file).
 struct ParameterLayout {
   bool columnShard = false;    // false: the whole tensor on every rank
@@ -55,6 +45,16 @@ struct Parameter {
   Kokkos::View<T*, MemorySpace> value;  // this rank's part (the whole unless a column shard)
   Kokkos::View<T*, MemorySpace> grad;  // empty for buffers (batch-norm running statistics)
   ParameterLayout layout;
+};
+
+// A parameter together with the layer that owns it: checkpoints store it as
+// /model/<layer>/<name> and its optimizer state as /optimizer/<layer>/<name>/<state>.
+template <class T, class MemorySpace = DefaultMemorySpace>
+struct NamedParameter {
+  HYBRID3D_ASSERT_SPACE(MemorySpace);
+  std::string layer;
+  Parameter<T, MemorySpace> param;
+  std::string path() const { return layer + "/" + param.name; }
 };
 
 // Elements of the global tensor.

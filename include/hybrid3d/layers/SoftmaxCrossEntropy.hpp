@@ -15,11 +15,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
@@ -64,7 +66,7 @@ private:
   TensorShape shape_;
   BlockDecomposition decomposition_;
   double count_ = 1;  // N * G * D * H * W
-  Impl::OwnedComm world_;
+  OwnedComm world_;
   Kokkos::View<int, MemorySpace> badLabels_;
 };
 

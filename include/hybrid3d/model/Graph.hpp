@@ -16,9 +16,10 @@
 #include <hybrid3d/comm/GradientReducer.hpp>
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/model/GraphMemory.hpp>
 #include <hybrid3d/model/Node.hpp>
-#include <hybrid3d/optim/Optimizer.hpp>
+#include <hybrid3d/layers/Parameter.hpp>
 
 namespace hybrid3d {
 

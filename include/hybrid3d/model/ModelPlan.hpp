@@ -16,6 +16,7 @@
 
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/ConvEngine.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/model/GraphMemory.hpp>

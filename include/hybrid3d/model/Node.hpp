@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/model/EdgeTensor.hpp>

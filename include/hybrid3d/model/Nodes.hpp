@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Concat.hpp>
 #include <hybrid3d/model/Node.hpp>
 

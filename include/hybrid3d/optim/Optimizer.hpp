@@ -12,16 +12,6 @@
 
 namespace hybrid3d {
 
-// A parameter together with the layer that owns it: checkpoints store it as
-// /model/<layer>/<name> and its optimizer state as /optimizer/<layer>/<name>/<state>.
-template <class T, class MemorySpace = DefaultMemorySpace>
-struct NamedParameter {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-  std::string layer;
-  Parameter<T, MemorySpace> param;
-  std::string path() const { return layer + "/" + param.name; }
-};
-
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Optimizer {
   HYBRID3D_ASSERT_SPACE(MemorySpace);

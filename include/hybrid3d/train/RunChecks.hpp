@@ -5,8 +5,8 @@
 
 #include <mpi.h>
 
-#include <hybrid3d/io/Dataset.hpp>
-#include <hybrid3d/io/SampleReader.hpp>
+#include <hybrid3d/data/Dataset.hpp>
+#include <hybrid3d/data/SampleReader.hpp>
 #include <hybrid3d/train/TrainConfig.hpp>
 
 namespace hybrid3d {
@@ -19,9 +19,9 @@ void checkTrainConfig(const TrainConfig& config, int groups);
 
 // The training (`training`) or validation set as a run lists it: the command line's files or
 // the configured directory or list file, listed on one rank of `world` and broadcast.
-io::Dataset listDataset(MPI_Comm world, const TrainConfig& config, bool training);
+data::Dataset listDataset(MPI_Comm world, const TrainConfig& config, bool training);
 
 // What every sample file must hold for this architecture at this input width.
-io::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents);
+data::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents);
 
 }  // namespace hybrid3d

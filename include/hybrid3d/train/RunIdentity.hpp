@@ -1,5 +1,5 @@
 #pragma once
-// A run's identity: what a checkpoint was trained as, stored in it (io::RunState::identity) and
+// A run's identity: what a checkpoint was trained as, stored in it (RunState::identity) and
 // compared on --restart. A change that alters what the continued run computes (architecture,
 // input width, precision, mini-batch, seed, training samples, optimizer, batch-norm statistics,
 // and the data-parallel groups when batch norm is per group) is refused with one line naming
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <hybrid3d/grid/ProcessGrid.hpp>
-#include <hybrid3d/io/Checkpoint.hpp>
+#include <hybrid3d/train/Checkpoint.hpp>
 #include <hybrid3d/train/TrainConfig.hpp>
 
 namespace hybrid3d {
@@ -24,7 +24,7 @@ RunIdentity runIdentity(const TrainConfig& config, const ProcessGrid& grid,
 // Throws hybrid3d::Error naming `checkpoint`, the key and both values for the first refused
 // change (the same on every rank: both sides are replicated). Returns one line per allowed
 // change ("epochs 3 -> 5"), and says so when the checkpoint predates identities.
-std::vector<std::string> checkRestart(const std::string& checkpoint, const io::RunState& saved,
+std::vector<std::string> checkRestart(const std::string& checkpoint, const RunState& saved,
                                       const RunIdentity& now, const std::string& deckNow);
 
 }  // namespace hybrid3d

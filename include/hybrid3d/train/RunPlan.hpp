@@ -25,7 +25,7 @@ struct SetListing {
   Index samples = 0;
 };
 
-// How a set is cut into mini-batches (io::BatchPlan's rules).
+// How a set is cut into mini-batches (data::BatchPlan's rules).
 struct SetPlan {
   SetListing listing;
   int batch = 0;          // global mini-batch of this set

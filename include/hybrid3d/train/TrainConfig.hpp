@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <hybrid3d/io/BatchLoader.hpp>
+#include <hybrid3d/data/BatchLoader.hpp>
 #include <hybrid3d/model/Models.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/LearningRateSchedule.hpp>
@@ -18,7 +18,7 @@ struct DataConfig {
   std::string train;       // directory of sample files or a list file
   std::vector<std::string> trainFiles;  // or the files themselves (then `train` is ignored)
   std::string validation;  // empty: no validation
-  io::ReadMode readMode = io::ReadMode::Independent;
+  data::ReadMode readMode = data::ReadMode::Independent;
   bool prefetch = true;
   std::size_t cacheBytes = 0;
   bool shuffle = true;

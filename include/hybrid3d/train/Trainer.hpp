@@ -13,8 +13,8 @@
 #include <vector>
 
 #include <hybrid3d/comm/GradientReducer.hpp>
-#include <hybrid3d/io/BatchLoader.hpp>
-#include <hybrid3d/io/Preprocess.hpp>
+#include <hybrid3d/data/BatchLoader.hpp>
+#include <hybrid3d/data/Preprocess.hpp>
 #include <hybrid3d/layers/MseLoss.hpp>
 #include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
 #include <hybrid3d/model/Models.hpp>
@@ -63,10 +63,10 @@ public:
 private:
   struct Data;  // a loader with its preprocessing and target/label tensors
   double lossAndGradient(Data& d, bool withGradient);
-  void load(Data& d, const io::HostBatch& batch);
+  void load(Data& d, const data::HostBatch& batch);
   // Slots [first, first + real) of `batch` into model slots [0, real); the model's other slots
   // get zero input, targets and labels (padding of a short validation batch).
-  void loadSlots(Data& d, const io::HostBatch& batch, int first, int real);
+  void loadSlots(Data& d, const data::HostBatch& batch, int first, int real);
   // Which engine and kernel path each layer with a choice runs (rank 0, at start-up).
   void printImplementations();
 

@@ -1,7 +1,7 @@
 // `hybrid3d check DECK.xml`: the dry run (DryRun.hpp), the same as `hybrid3d train DECK.xml
 // --dry-run`.
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/io/CollectiveVerdict.hpp>
+#include <hybrid3d/data/CollectiveVerdict.hpp>
 
 #include "../Command.hpp"
 #include "DryRun.hpp"
@@ -11,9 +11,9 @@ namespace {
 
 int run(const std::vector<std::string>& args) {
   std::string deck;
-  io::DeckRun r;
+  deck::DeckRun r;
   // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
-  io::collectively(MPI_COMM_WORLD, [&] {
+  data::collectively(MPI_COMM_WORLD, [&] {
     for (const std::string& a : args) {
       if (!a.empty() && a[0] == '-') fail("check: unknown option ", a);
       if (!deck.empty()) fail("check: more than one deck given");
@@ -22,7 +22,7 @@ int run(const std::vector<std::string>& args) {
     if (deck.empty()) fail("check: no deck given (hybrid3d check DECK.xml)");
     int world;
     MPI_Comm_size(MPI_COMM_WORLD, &world);
-    r = io::readTrainDeck(deck, world);
+    r = deck::readTrainDeck(deck, world);
   });
   return dryRun(deck, r);
 }

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <hybrid3d/io/CollectiveVerdict.hpp>
+#include <hybrid3d/data/CollectiveVerdict.hpp>
 #include <hybrid3d/train/RunPlan.hpp>
 
 #include "../PlanText.hpp"
@@ -14,7 +14,7 @@ namespace {
 
 // A deck that generates its data before training, when the data are not there yet: the sets
 // it will make, taken as listed (the dry run generates nothing). Empty listings otherwise.
-std::pair<SetListing, SetListing> toBeGenerated(const io::DeckRun& r, MPI_Comm world) {
+std::pair<SetListing, SetListing> toBeGenerated(const deck::DeckRun& r, MPI_Comm world) {
   int rank, have = 1;
   MPI_Comm_rank(world, &rank);
   if (r.generate && rank == 0)
@@ -30,16 +30,16 @@ std::pair<SetListing, SetListing> toBeGenerated(const io::DeckRun& r, MPI_Comm w
 }
 
 template <class T>
-RunPlan check(const ProcessGrid& grid, const io::DeckRun& r) {
+RunPlan check(const ProcessGrid& grid, const deck::DeckRun& r) {
   const auto [train, validation] = toBeGenerated(r, grid.worldComm());
   RunPlan plan;
-  io::collectively(grid.worldComm(), [&] { plan = checkRun<T>(grid, r.config, train, validation); });
+  data::collectively(grid.worldComm(), [&] { plan = checkRun<T>(grid, r.config, train, validation); });
   return plan;
 }
 
 }  // namespace
 
-int dryRun(const std::string& deckPath, const io::DeckRun& r) {
+int dryRun(const std::string& deckPath, const deck::DeckRun& r) {
   const ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
   const RunPlan plan = r.precision == "double" ? check<double>(grid, r) : check<float>(grid, r);
   if (grid.worldRank() == 0) {

@@ -7,11 +7,11 @@
 
 #include <string>
 
-#include <hybrid3d/io/deck/TrainDeck.hpp>
+#include <hybrid3d/deck/TrainDeck.hpp>
 
 namespace hybrid3d::app {
 
 // Returns the exit status (0); throws an error agreed over the world otherwise.
-int dryRun(const std::string& deckPath, const io::DeckRun& run);
+int dryRun(const std::string& deckPath, const deck::DeckRun& run);
 
 }  // namespace hybrid3d::app

@@ -4,17 +4,17 @@
 // /grads/<layer>/<param> (PyTorch shapes, float64): how users compare with other frameworks.
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/io/CollectiveVerdict.hpp>
-#include <hybrid3d/io/Checkpoint.hpp>
+#include <hybrid3d/data/CollectiveVerdict.hpp>
+#include <hybrid3d/train/Checkpoint.hpp>
 #include <hybrid3d/layers/DistributedParameter.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "../Command.hpp"
-#include <hybrid3d/io/deck/TrainDeck.hpp>
+#include <hybrid3d/deck/TrainDeck.hpp>
 
 namespace hybrid3d::app {
-using io::DeckRun;
-using io::readTrainDeck;
+using deck::DeckRun;
+using deck::readTrainDeck;
 namespace {
 
 template <class T>
@@ -25,11 +25,11 @@ void report(const DeckRun& r, const std::string& weights, const std::string& out
   const double loss = trainer.forwardBackward();
   auto& graph = *trainer.model().graph;
 
-  std::vector<io::NamedArray> arrays;
+  std::vector<NamedArray> arrays;
   arrays.push_back({"/loss", {1}, {loss}});
   // The output of every group, in global sample order (group g holds samples g*L..g*L+L-1).
   const auto& o = graph.output();
-  io::NamedArray output{"/output", {}, {}};
+  NamedArray output{"/output", {}, {}};
   if (o.isVolume()) {
     const auto g = gatherToGlobal(o.volume, grid.spatialComm());
     output.shape = {Index(g.extent(0)), Index(g.extent(1)), Index(g.extent(2)), Index(g.extent(3)),
@@ -53,7 +53,7 @@ void report(const DeckRun& r, const std::string& weights, const std::string& out
     const std::vector<T> g = gatherGlobal(p.param, p.param.grad, grid.worldComm());
     arrays.push_back({"/grads/" + p.path(), p.param.shape, std::vector<double>(g.begin(), g.end())});
   }
-  io::writeArrays(out, grid.worldComm(), arrays);
+  writeArrays(out, grid.worldComm(), arrays);
 }
 
 struct Request {
@@ -98,7 +98,7 @@ Request readRequest(const std::vector<std::string>& args) {
 int run(const std::vector<std::string>& args) {
   Request q;
   // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
-  io::collectively(MPI_COMM_WORLD, [&] { q = readRequest(args); });
+  data::collectively(MPI_COMM_WORLD, [&] { q = readRequest(args); });
   if (q.run.precision == "double")
     report<double>(q.run, q.weights, q.out);
   else

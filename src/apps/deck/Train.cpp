@@ -10,18 +10,18 @@
 #include <filesystem>
 
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/io/CollectiveVerdict.hpp>
+#include <hybrid3d/data/CollectiveVerdict.hpp>
 #include <hybrid3d/train/Preemption.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "../Command.hpp"
 #include "../Options.hpp"
 #include "DryRun.hpp"
-#include <hybrid3d/io/deck/TrainDeck.hpp>
+#include <hybrid3d/deck/TrainDeck.hpp>
 
 namespace hybrid3d::app {
-using io::DeckRun;
-using io::readTrainDeck;
+using deck::DeckRun;
+using deck::readTrainDeck;
 namespace {
 
 // Generates the deck's dataset unless a complete one is there (rank 0 looks, all agree).
@@ -37,7 +37,7 @@ void ensureGenerated(const DeckRun& r) {
                 static_cast<long long>(r.generation.train),
                 static_cast<long long>(r.generation.validation), r.generation.generator.c_str(),
                 static_cast<long long>(r.generation.size), r.generation.outDir.c_str());
-  io::generate::generateDataset(MPI_COMM_WORLD, r.generation);
+  generate::generateDataset(MPI_COMM_WORLD, r.generation);
 }
 
 // Quoted for a POSIX shell when it holds anything but plain path characters.
@@ -133,7 +133,7 @@ int run(const std::vector<std::string>& args) {
   std::string deck;
   bool dry = false;
   // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
-  io::collectively(MPI_COMM_WORLD, [&] { r = readRun(args, deck, dry); });
+  data::collectively(MPI_COMM_WORLD, [&] { r = readRun(args, deck, dry); });
   if (dry) return dryRun(deck, r);
   ensureGenerated(r);
   return r.precision == "double" ? train<double>(r, args) : train<float>(r, args);

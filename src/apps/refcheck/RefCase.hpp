@@ -1,5 +1,5 @@
 #pragma once
-// The reference checker's view of one case file (format: unit_tests/data/README.md) and the
+// The reference checker's view of one case file (format: unit_tests/reference/README.md) and the
 // table of operations it can run. Each op lives in its own file under apps/refcheck/ and
 // registers a runner:
 //
@@ -21,7 +21,8 @@
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
-#include <hybrid3d/io/Hdf5.hpp>
+#include <hybrid3d/data/Hdf5.hpp>
+#include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 
@@ -43,7 +44,7 @@ public:
   std::vector<int> labels(const std::string& name) const { return file_.read<int>(name); }
 
 private:
-  io::File file_;
+  data::File file_;
 };
 
 struct Comparison {

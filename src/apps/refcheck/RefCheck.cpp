@@ -1,5 +1,5 @@
 // `hybrid3d refcheck DIR [--grid DxHxW] [--tolerance T]`: runs every reference case file in DIR
-// (format: unit_tests/data/README.md) on this run's process grid and compares every tensor.
+// (format: unit_tests/reference/README.md) on this run's process grid and compares every tensor.
 // One line per case with the worst relative error; exit status 1 if any case fails.
 //
 // Without --grid, every rank works on the case as one spatial group (P = world size, grid
@@ -142,7 +142,7 @@ const Registration reg{
      "  --grid DxHxW    ranks per sample; the world splits into world/P data-parallel groups\n"
      "                  (default: every rank on one sample, grid chosen for the case)\n"
      "  --tolerance T   largest accepted relative error (default 1e-10)\n",
-     "mpirun -n 4 hybrid3d refcheck unit_tests/data --grid 2x1x1"},
+     "mpirun -n 4 hybrid3d refcheck unit_tests/reference --grid 2x1x1"},
     run};
 
 }  // namespace

@@ -66,27 +66,4 @@ void addBiasGradient(const char* label, const ExecSpace& exec, const DY& dy, con
                        });
 }
 
-// MPI_Comm_dup'ed communicator, freed by its owner (layers keep no reference to the grid).
-class OwnedComm {
-public:
-  OwnedComm() = default;
-  explicit OwnedComm(MPI_Comm comm) { MPI_Comm_dup(comm, &comm_); }
-  ~OwnedComm() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
-  }
-  OwnedComm(const OwnedComm&) = delete;
-  OwnedComm& operator=(const OwnedComm&) = delete;
-  OwnedComm(OwnedComm&& o) noexcept : comm_(o.comm_) { o.comm_ = MPI_COMM_NULL; }
-  OwnedComm& operator=(OwnedComm&& o) noexcept {
-    std::swap(comm_, o.comm_);
-    return *this;
-  }
-  MPI_Comm get() const { return comm_; }
-
-private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
-};
-
 }  // namespace hybrid3d::Impl

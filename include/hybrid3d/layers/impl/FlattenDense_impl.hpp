@@ -23,7 +23,7 @@ FlattenDense<T, M>::FlattenDense(const ProcessGrid& grid, const std::string& nam
          " features, expected ", options.expectedInFeatures);
   output_ = {input.batch, options.outFeatures, {1, 1, 1}};
   addsBiasGradient_ = grid.spatialRank() == 0;
-  spatial_ = Impl::OwnedComm(grid.spatialComm());
+  spatial_ = OwnedComm(grid.spatialComm());
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {out_});
 
   const Index V = owned_.size(), N = input.batch;

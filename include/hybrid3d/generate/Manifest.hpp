@@ -1,0 +1,58 @@
+#pragma once
+// The manifest of a generated dataset: which generator, box size, seed, splits, and for every
+// sample its file, sample number (which keys its random streams) and physical parameters (and
+// /unitPar targets for cosmology), so a dataset can be audited or regenerated sample by sample.
+//
+// Format: DIR/manifest.txt, plain text, one record per line, words separated by spaces,
+// '#' starts a comment line:
+//   generator cosmology
+//   size 128
+//   seed 42
+//   split train 64                        (one line per split, in generation order)
+//   setting mean_count 8                  (generator settings, name value)
+//   parameter amplitude 0.6 1.2           (name lo hi, in the order of the sample values)
+//   targets unitPar                       (present when samples list unitPar after parameters)
+//   sample train train/cosmo_000000.h5 0 P1..Pn [U1..Un]
+// Numbers are written with enough digits to read back exactly.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <hybrid3d/core/Types.hpp>
+
+namespace hybrid3d::generate {
+
+struct ManifestParameter {
+  std::string name;
+  double lo = 0;
+  double hi = 0;
+};
+
+struct ManifestSample {
+  std::string split;                // train, validation or test
+  std::string file;                 // relative to the dataset directory
+  std::uint64_t index = 0;          // sample number within the dataset
+  std::vector<double> parameters;   // one per Manifest::parameters
+  std::vector<float> unitPar;       // training targets; empty when the generator has none
+};
+
+struct Manifest {
+  std::string generator;
+  Index size = 0;
+  std::uint64_t seed = 0;
+  std::vector<std::pair<std::string, Index>> splits;
+  std::vector<std::pair<std::string, double>> settings;
+  std::vector<ManifestParameter> parameters;
+  bool hasTargets = false;
+  std::vector<ManifestSample> samples;
+};
+
+// Writes `path` atomically (temporary file, then rename). Throws naming the path on failure.
+void writeManifest(const Manifest& m, const std::string& path);
+
+// Reads a manifest; throws naming the path and line when it is malformed.
+Manifest readManifest(const std::string& path);
+
+}  // namespace hybrid3d::generate

@@ -1,0 +1,212 @@
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/deck/Deck.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <Teuchos_Array.hpp>
+#include <Teuchos_ParameterList.hpp>
+#include <Teuchos_StringInputSource.hpp>
+#include <Teuchos_XMLObject.hpp>
+#include <Teuchos_XMLParameterListCoreHelpers.hpp>
+
+namespace hybrid3d::deck {
+
+namespace {
+
+const char* typeName(DeckKey::Type t) {
+  switch (t) {
+    case DeckKey::Type::Int: return "int";
+    case DeckKey::Type::Double: return "double";
+    case DeckKey::Type::String: return "string";
+    case DeckKey::Type::Bool: return "bool";
+    case DeckKey::Type::DoubleList: return "Array(double)";
+  }
+  return "?";
+}
+
+// Teuchos puts the readable part ("XML parse error at line 3: ...") on its message's last line.
+std::string lastLine(const std::string& s) {
+  std::istringstream in(s);
+  std::string line, last = s;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  return last;
+}
+
+std::string number(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+void checkRange(const std::string& file, const DeckKey& k, double v) {
+  if (!std::isfinite(v) || v < k.min || v > k.max)
+    fail(file, ": key '", k.path, "' = ", number(v), " is outside [", number(k.min), ", ",
+         number(k.max), "]");
+}
+
+// Whether `text` is one number of the XML type `type` ("int", "double"), as a whole.
+bool isNumber(const std::string& type, const std::string& text) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  if (type == "int") std::strtol(text.c_str(), &end, 10);
+  else std::strtod(text.c_str(), &end);
+  return *end == '\0';
+}
+
+// What Teuchos lets pass without a word, found in the XML itself: two entries of the same name
+// (Teuchos keeps one: a deck setting 'Training/epochs' twice would run with either), and a
+// number that is not one (Teuchos reads value="two" of type int as 0).
+void checkXml(const Teuchos::XMLObject& list, const std::string& prefix,
+              const std::string& file) {
+  std::set<std::string> seen;
+  for (int i = 0; i < list.numChildren(); ++i) {
+    const Teuchos::XMLObject& child = list.getChild(i);
+    const bool sublist = child.getTag() == "ParameterList";
+    if ((!sublist && child.getTag() != "Parameter") || !child.hasAttribute("name")) continue;
+    const std::string path = prefix + child.getRequired("name");
+    if (!seen.insert(path).second)
+      fail(file, ": ", sublist ? "section '" : "key '", path, "' is given twice");
+    if (sublist) {
+      checkXml(child, path + "/", file);
+    } else if (child.hasAttribute("type") && child.hasAttribute("value")) {
+      const std::string& type = child.getRequired("type");
+      const std::string& value = child.getRequired("value");
+      if ((type == "int" || type == "double") && !isNumber(type, value))
+        fail(file, ": key '", path, "' = \"", value, "\" is not a number of type ", type);
+    }
+  }
+}
+
+// Walks the user's list: every entry must be in the schema with the right type and range.
+void collect(const Teuchos::ParameterList& list, const std::string& prefix,
+             const std::map<std::string, DeckKey>& schema, const std::string& file,
+             std::map<std::string, std::string>& values) {
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    const std::string& name = list.name(it);
+    const Teuchos::ParameterEntry& e = list.entry(it);
+    const std::string path = prefix.empty() ? name : prefix + "/" + name;
+    if (e.isList()) {
+      bool known = false;
+      for (const auto& [p, k] : schema) known = known || p.rfind(path + "/", 0) == 0;
+      if (!known) fail(file, ": unknown section '", path, "'");
+      collect(Teuchos::getValue<Teuchos::ParameterList>(e), path, schema, file, values);
+      continue;
+    }
+    const auto s = schema.find(path);
+    if (s == schema.end()) fail(file, ": unknown key '", path, "'");
+    const DeckKey& k = s->second;
+    auto wrongType = [&] {
+      fail(file, ": key '", path, "' must be of type ", typeName(k.type));
+    };
+    switch (k.type) {
+      case DeckKey::Type::Int: {
+        if (!e.isType<int>()) wrongType();
+        const int v = Teuchos::getValue<int>(e);
+        checkRange(file, k, v);
+        values[path] = std::to_string(v);
+        break;
+      }
+      case DeckKey::Type::Double: {
+        double v;
+        if (e.isType<double>()) v = Teuchos::getValue<double>(e);
+        else if (e.isType<int>()) v = Teuchos::getValue<int>(e);  // "1" for 1.0 is fine
+        else wrongType();
+        checkRange(file, k, v);
+        values[path] = number(v);
+        break;
+      }
+      case DeckKey::Type::String: {
+        if (!e.isType<std::string>()) wrongType();
+        const std::string v = Teuchos::getValue<std::string>(e);
+        if (!k.choices.empty()) {
+          bool ok = false;
+          std::string all;
+          for (const std::string& c : k.choices) {
+            ok = ok || c == v;
+            all += (all.empty() ? "" : ", ") + c;
+          }
+          if (!ok) fail(file, ": key '", path, "' = \"", v, "\" is not one of: ", all);
+        }
+        values[path] = v;
+        break;
+      }
+      case DeckKey::Type::Bool: {
+        if (!e.isType<bool>()) wrongType();
+        values[path] = Teuchos::getValue<bool>(e) ? "1" : "0";
+        break;
+      }
+      case DeckKey::Type::DoubleList: {
+        if (!e.isType<Teuchos::Array<double>>()) wrongType();
+        std::string text;
+        for (double v : Teuchos::getValue<Teuchos::Array<double>>(e)) {
+          checkRange(file, k, v);
+          text += (text.empty() ? "" : ",") + number(v);
+        }
+        values[path] = text;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Deck Deck::fromFile(const std::string& path, const std::vector<DeckKey>& schema) {
+  std::ifstream in(path);
+  if (!in) fail(path, ": cannot open the deck");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return fromString(text.str(), schema, path);
+}
+
+Deck Deck::fromString(const std::string& xml, const std::vector<DeckKey>& schema,
+                      const std::string& name) {
+  Deck d;
+  d.file_ = name;
+  d.text_ = xml;
+  for (const DeckKey& k : schema) d.schema_[k.path] = k;
+  Teuchos::RCP<Teuchos::ParameterList> list;
+  try {
+    checkXml(Teuchos::StringInputSource(xml).getObject(), "", name);
+    list = Teuchos::getParametersFromXmlString(xml);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(name, ": not a valid XML parameter list: ", lastLine(e.what()));
+  }
+  collect(*list, "", d.schema_, name, d.values_);
+  for (const DeckKey& k : schema) {
+    if (d.values_.count(k.path)) continue;
+    if (k.required) fail(name, ": missing key '", k.path, "'");
+    if (!k.fallback.empty()) d.values_[k.path] = k.fallback;
+  }
+  return d;
+}
+
+const std::string& Deck::raw(const std::string& key) const {
+  const auto v = values_.find(key);
+  if (v == values_.end()) fail(file_, ": key '", key, "' has no value and no default");
+  return v->second;
+}
+
+int Deck::getInt(const std::string& key) const { return std::stoi(raw(key)); }
+double Deck::getDouble(const std::string& key) const { return std::stod(raw(key)); }
+const std::string& Deck::getString(const std::string& key) const { return raw(key); }
+bool Deck::getBool(const std::string& key) const { return raw(key) == "1" || raw(key) == "true"; }
+
+std::vector<double> Deck::getDoubleList(const std::string& key) const {
+  std::vector<double> out;
+  std::istringstream in(raw(key));
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(std::stod(item));
+  return out;
+}
+
+}  // namespace hybrid3d::deck

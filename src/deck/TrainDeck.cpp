@@ -1,0 +1,190 @@
+#include <hybrid3d/deck/TrainDeck.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+
+namespace hybrid3d::deck {
+
+namespace {
+using Type = deck::DeckKey::Type;
+constexpr double Big = 1e300;
+
+deck::DeckKey key(const std::string& path, Type type, const std::string& fallback, double min,
+                double max, const std::string& help, std::vector<std::string> choices = {}) {
+  return {path, type, fallback, false, min, max, std::move(choices), help};
+}
+}  // namespace
+
+const std::vector<DeckKey>& trainDeckSchema() {
+  static const std::vector<deck::DeckKey> schema = {
+      key("Parallel/spatial grid", Type::String, "auto", -Big, Big,
+          "ranks per sample as DxHxW, or auto (world / data-parallel groups, closest to cubes)"),
+      key("Parallel/data-parallel groups", Type::Int, "1", 1, 1e6,
+          "G, with spatial grid auto: world = G x spatial ranks"),
+      {"Model/architecture", Type::String, "", true, -Big, Big,
+       {"cosmoflow", "cosmoflow_mlperf", "unet3d"}, "the network (DESIGN.md section 6)"},
+      key("Model/input width", Type::Int, "128", 8, 4096, "S: samples are S^3 voxels"),
+      key("Model/dropout keep probability", Type::Double, "", 1e-6, 1,
+          "overrides the model's keep probability; 1 disables dropout"),
+      key("Model/batch norm statistics", Type::String, "global", -Big, Big,
+          "global (every rank of the mini-batch) or spatial group", {"global", "spatial group"}),
+      key("Model/seed", Type::Int, "1", 0, 2147483647, "initialisation, shuffling and dropout seed"),
+      key("Model/precision", Type::String, "float", -Big, Big, "float or double",
+          {"float", "double"}),
+      key("Model/convolution workspace MiB", Type::Int, "64", 1, 65536,
+          "bound on each convolution's im2col workspace (kokkos engine)"),
+      key("Model/convolution engine", Type::String, "auto", -Big, Big,
+          "who computes each rank's local convolution: auto (the fastest built for the "
+          "precision and memory space), kokkos (im2col + gemm, every backend), onednn (float, "
+          "host memory) or cudnn (float and double, CUDA device memory)",
+          {"auto", "kokkos", "onednn", "cudnn"}),
+      // Off by default (layers/ConvEngine.hpp, convOverlapByDefault): on 2 cores with
+      // shared-memory MPI the shell slabs cost more than the exposed halo time saved.
+      key("Model/halo overlap", Type::Bool, convOverlapByDefault ? "1" : "0", -Big, Big,
+          "overlap each convolution's halo exchange with its interior's computation (measured "
+          "slower on 2 cores with shared-memory MPI; try it where messages cross a network)"),
+      key("Data/train", Type::String, "", -Big, Big, "directory or list file of training samples"),
+      key("Data/validation", Type::String, "", -Big, Big, "directory or list file; empty: none"),
+      key("Data/read mode", Type::String, "independent", -Big, Big,
+          "independent (per-rank POSIX reads, prefetchable) or collective (MPI-IO)",
+          {"independent", "collective"}),
+      key("Data/prefetch", Type::Bool, "1", -Big, Big, "read the next mini-batch during the step"),
+      key("Data/cache MiB", Type::Int, "0", 0, 1e7, "keep subvolumes in memory up to this size"),
+      key("Data/log1p", Type::Bool, "0", -Big, Big, "apply log(1 + x) to the input when loading"),
+      key("Data/channel scale", Type::DoubleList, "", -Big, Big, "one factor per input channel"),
+      key("Data/channel offset", Type::DoubleList, "", -Big, Big,
+          "one value per input channel, subtracted before the scale"),
+      key("Data/Generate/generator", Type::String, "", -Big, Big,
+          "make a synthetic dataset first (if its manifest is missing)",
+          {"cosmology", "segmentation"}),
+      key("Data/Generate/directory", Type::String, "hybrid3d_data", -Big, Big,
+          "where the generated dataset goes (train/ and validation/ inside)"),
+      key("Data/Generate/train samples", Type::Int, "16", 1, 1e7, "generated training samples"),
+      key("Data/Generate/validation samples", Type::Int, "4", 0, 1e7, "generated validation samples"),
+      key("Data/Generate/seed", Type::Int, "7", 0, 2147483647, "generator seed"),
+      key("Data/Generate/mean count", Type::Double, "8", 1e-6, 1e9,
+          "cosmology: mean particles per voxel"),
+      key("Training/mini-batch", Type::Int, "1", 1, 1e7, "global mini-batch (multiple of G)"),
+      key("Training/validation mini-batch", Type::Int, "", 1, 1e7,
+          "samples per validation mini-batch, any size (default: the mini-batch); every "
+          "validation sample is evaluated once"),
+      key("Training/epochs", Type::Int, "1", 1, 1e7, "epochs"),
+      key("Training/max steps", Type::Int, "-1", -1, 1e12, "stop after this many steps (-1: no limit)"),
+      key("Training/optimizer", Type::String, "sgd", -Big, Big, "sgd or adam", {"sgd", "adam"}),
+      key("Training/learning rate", Type::Double, "0.001", 1e-12, 100, "base learning rate"),
+      key("Training/momentum", Type::Double, "0.9", 0, 0.999999, "SGD momentum"),
+      key("Training/nesterov", Type::Bool, "0", -Big, Big, "Nesterov momentum"),
+      key("Training/weight decay", Type::Double, "0", 0, 1, "L2 weight decay"),
+      key("Training/adam beta1", Type::Double, "0.9", 0, 0.999999, "Adam beta1"),
+      key("Training/adam beta2", Type::Double, "0.999", 0, 0.99999999, "Adam beta2"),
+      key("Training/adam eps", Type::Double, "1e-8", 1e-20, 1, "Adam epsilon"),
+      key("Training/schedule", Type::String, "constant", -Big, Big,
+          "learning-rate schedule after warm-up", {"constant", "step", "cosine"}),
+      key("Training/warm-up epochs", Type::Double, "0", 0, 1e6, "linear warm-up length"),
+      key("Training/decay epochs", Type::DoubleList, "", 0, 1e7, "step schedule: decay at these"),
+      key("Training/decay factor", Type::Double, "0.1", 1e-12, 1, "step schedule: factor"),
+      key("Training/minimum learning rate", Type::Double, "0", 0, 100, "cosine schedule: final rate"),
+      key("Training/checkpoint every", Type::Int, "0", 0, 1e12,
+          "steps between checkpoints, besides those at every epoch end, on preemption and at the "
+          "end (0: none by step count)"),
+      key("Training/checkpoint minutes", Type::Double, "30", 0, 1e9,
+          "wall-clock minutes after which the next step writes a checkpoint (0: never by time)"),
+      key("Training/print every", Type::Int, "1", 1, 1e12, "steps between progress lines"),
+      key("Training/output directory", Type::String, "hybrid3d_run", -Big, Big,
+          "checkpoint.h5 and metrics.csv go here"),
+  };
+  return schema;
+}
+
+DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData) {
+  const deck::Deck d = deck::Deck::fromFile(path, trainDeckSchema());
+  DeckRun r;
+  TrainConfig& c = r.config;
+  c.deckText = d.text();
+
+  c.model.architecture = d.getString("Model/architecture");
+  c.model.inputWidth = d.getInt("Model/input width");
+  c.model.seed = static_cast<std::uint64_t>(d.getInt("Model/seed"));
+  if (d.has("Model/dropout keep probability"))
+    c.model.dropoutKeep = d.getDouble("Model/dropout keep probability");
+  c.model.batchNormPerGroup = d.getString("Model/batch norm statistics") == "spatial group";
+  c.model.convWorkspaceBytes = std::size_t(d.getInt("Model/convolution workspace MiB")) << 20;
+  c.model.convEngine = parseConvEngine(d.getString("Model/convolution engine"));
+  c.model.convOverlap = d.getBool("Model/halo overlap");
+  r.precision = d.getString("Model/precision");
+
+  // The process grid: explicit, or auto from the world size and the number of groups.
+  const Index S = c.model.inputWidth;
+  const std::string grid = d.getString("Parallel/spatial grid");
+  const int groups = d.getInt("Parallel/data-parallel groups");
+  if (grid == "auto") {
+    if (worldSize % groups != 0)
+      fail(path, ": key 'Parallel/data-parallel groups' = ", groups, " does not divide the ",
+           worldSize, " ranks");
+    r.spatialGrid = autoSpatialGrid(worldSize / groups, {S, S, S});
+  } else {
+    try {
+      r.spatialGrid = parseGridSpec(grid);
+    } catch (const Error& e) {
+      fail(path, ": key 'Parallel/spatial grid': ", e.what());
+    }
+  }
+
+  c.data.train = d.has("Data/train") ? d.getString("Data/train") : "";
+  c.data.validation = d.has("Data/validation") ? d.getString("Data/validation") : "";
+  c.data.readMode = d.getString("Data/read mode") == "collective" ? data::ReadMode::Collective
+                                                                  : data::ReadMode::Independent;
+  c.data.prefetch = d.getBool("Data/prefetch");
+  c.data.cacheBytes = std::size_t(d.getInt("Data/cache MiB")) << 20;
+  c.data.log1p = d.getBool("Data/log1p");
+  if (d.has("Data/channel scale")) c.data.channelScale = d.getDoubleList("Data/channel scale");
+  if (d.has("Data/channel offset")) c.data.channelOffset = d.getDoubleList("Data/channel offset");
+  if (d.has("Data/Generate/generator")) {
+    r.generate = true;
+    auto& g = r.generation;
+    g.generator = d.getString("Data/Generate/generator");
+    g.outDir = d.getString("Data/Generate/directory");
+    g.size = S;
+    g.train = d.getInt("Data/Generate/train samples");
+    g.validation = d.getInt("Data/Generate/validation samples");
+    g.seed = static_cast<std::uint64_t>(d.getInt("Data/Generate/seed"));
+    g.meanCount = d.getDouble("Data/Generate/mean count");
+    if (c.data.train.empty()) c.data.train = g.outDir + "/train";
+    if (c.data.validation.empty() && g.validation > 0) c.data.validation = g.outDir + "/validation";
+  }
+  if (c.data.train.empty() && needTrainData)
+    fail(path, ": give 'Data/train' or a 'Data/Generate' section");
+
+  c.globalBatch = d.getInt("Training/mini-batch");
+  if (d.has("Training/validation mini-batch"))
+    c.validationBatch = d.getInt("Training/validation mini-batch");
+  c.epochs = d.getInt("Training/epochs");
+  c.maxSteps = d.getInt("Training/max steps");
+  c.optimizer = d.getString("Training/optimizer");
+  c.sgd.momentum = d.getDouble("Training/momentum");
+  c.sgd.nesterov = d.getBool("Training/nesterov");
+  c.sgd.weightDecay = d.getDouble("Training/weight decay");
+  c.adam.beta1 = d.getDouble("Training/adam beta1");
+  c.adam.beta2 = d.getDouble("Training/adam beta2");
+  c.adam.eps = d.getDouble("Training/adam eps");
+  c.adam.weightDecay = c.sgd.weightDecay;
+  auto& s = c.schedule;
+  s.baseRate = d.getDouble("Training/learning rate");
+  s.kind = LearningRateSchedule::parseKind(d.getString("Training/schedule"));
+  s.warmupEpochs = d.getDouble("Training/warm-up epochs");
+  if (d.has("Training/decay epochs")) s.decayEpochs = d.getDoubleList("Training/decay epochs");
+  s.decayFactor = d.getDouble("Training/decay factor");
+  s.minRate = d.getDouble("Training/minimum learning rate");
+  s.totalEpochs = c.epochs;
+  try {
+    s.validate();
+  } catch (const Error& e) {
+    fail(path, ": ", e.what());
+  }
+  c.checkpointEvery = d.getInt("Training/checkpoint every");
+  c.checkpointMinutes = d.getDouble("Training/checkpoint minutes");
+  c.printEvery = d.getInt("Training/print every");
+  c.outputDir = d.getString("Training/output directory");
+  return r;
+}
+
+}  // namespace hybrid3d::deck

@@ -1,0 +1,119 @@
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/generate/Manifest.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+namespace hybrid3d::generate {
+
+namespace {
+
+// The shortest decimal text that reads back as exactly `v` (0.6, not 0.59999999999999998).
+template <class T>
+std::string exactText(T v) {
+  for (int digits = std::numeric_limits<T>::digits10;; ++digits) {
+    std::ostringstream os;
+    os << std::setprecision(digits) << v;
+    std::istringstream back(os.str());
+    T w{};
+    back >> w;
+    if (w == v || digits >= std::numeric_limits<T>::max_digits10) return os.str();
+  }
+}
+
+}  // namespace
+
+void writeManifest(const Manifest& m, const std::string& path) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary);
+    if (!out) fail(path, ": cannot write the manifest");
+    out << "# hybrid3d synthetic dataset manifest (format: include/hybrid3d/generate/"
+           "Manifest.hpp)\n";
+    out << "generator " << m.generator << "\n";
+    out << "size " << m.size << "\n";
+    out << "seed " << m.seed << "\n";
+    for (const auto& [name, count] : m.splits) out << "split " << name << " " << count << "\n";
+    for (const auto& [name, value] : m.settings)
+      out << "setting " << name << " " << exactText(value) << "\n";
+    for (const auto& p : m.parameters)
+      out << "parameter " << p.name << " " << exactText(p.lo) << " " << exactText(p.hi) << "\n";
+    if (m.hasTargets) out << "targets unitPar\n";
+    out << "# sample SPLIT FILE INDEX";
+    for (const auto& p : m.parameters) out << " " << p.name;
+    if (m.hasTargets)
+      for (const auto& p : m.parameters) out << " unit_" << p.name;
+    out << "\n";
+    for (const auto& s : m.samples) {
+      out << "sample " << s.split << " " << s.file << " " << s.index;
+      for (double v : s.parameters) out << " " << exactText(v);
+      for (float u : s.unitPar) out << " " << exactText(u);
+      out << "\n";
+    }
+    out.flush();
+    if (!out) fail(path, ": cannot write the manifest (disk full?)");
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    fail(path, ": cannot rename '", temporary, "' into place");
+}
+
+Manifest readManifest(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(path, ": cannot open the manifest");
+  Manifest m;
+  std::string line;
+  int lineNo = 0;
+  while (std::getline(in, line)) {
+    ++lineNo;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string key;
+    words >> key;
+    auto bad = [&](const char* what) {
+      fail(path, ":", lineNo, ": ", what, " in '", line, "'");
+    };
+    if (key == "generator") {
+      words >> m.generator;
+    } else if (key == "size") {
+      words >> m.size;
+    } else if (key == "seed") {
+      words >> m.seed;
+    } else if (key == "split") {
+      std::pair<std::string, Index> s;
+      words >> s.first >> s.second;
+      m.splits.push_back(s);
+    } else if (key == "setting") {
+      std::pair<std::string, double> s;
+      words >> s.first >> s.second;
+      m.settings.push_back(s);
+    } else if (key == "parameter") {
+      ManifestParameter p;
+      words >> p.name >> p.lo >> p.hi;
+      m.parameters.push_back(p);
+    } else if (key == "targets") {
+      m.hasTargets = true;
+    } else if (key == "sample") {
+      ManifestSample s;
+      words >> s.split >> s.file >> s.index;
+      s.parameters.resize(m.parameters.size());
+      for (double& v : s.parameters) words >> v;
+      if (m.hasTargets) {
+        s.unitPar.resize(m.parameters.size());
+        for (float& u : s.unitPar) words >> u;
+      }
+      if (!words) bad("too few values for the parameters declared above");
+      m.samples.push_back(s);
+      continue;
+    } else {
+      bad("unknown record");
+    }
+    if (!words) bad("malformed record");
+  }
+  if (m.generator.empty() || m.size <= 0) fail(path, ": not a manifest (no generator or size)");
+  return m;
+}
+
+}  // namespace hybrid3d::generate
