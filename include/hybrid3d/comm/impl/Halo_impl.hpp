@@ -5,6 +5,7 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/core/Unwinding.hpp>
 
 namespace hybrid3d {
@@ -103,7 +104,7 @@ void Halo<T, M>::applyBoxes(const execution_space& exec, const tensor_type& t,
 template <class T, class M>
 void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) {
   ScopedPhase timed(PhaseTimers::global().halo);
-  Kokkos::Profiling::pushRegion(gatherRegion_);
+  ProfilingRegion region(gatherRegion_);
   checkLayout(t);
   if (t.view().data() != paddingZeroed_) {
     for (const Box3& z : plan_.zeros) {
@@ -117,40 +118,36 @@ void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) 
                                 "hybrid3d::Halo::gather::pack");
   exchange(forward_, sendBuf_, sendHost_, sendCounts_, sendOffsets_, recvHost_, recvCounts_,
            recvOffsets_, recvBuf_, exec);
-  Kokkos::Profiling::popRegion();
 }
 
 template <class T, class M>
 void Halo<T, M>::gatherEnd(const execution_space& exec, const tensor_type& t) {
   ScopedPhase timed(PhaseTimers::global().halo);
-  Kokkos::Profiling::pushRegion(gatherRegion_);
+  ProfilingRegion region(gatherRegion_);
   finishExchange(recvHost_, recvBuf_, exec);
   applyBoxes<Impl::BoxOp::Unpack>(exec, t, plan_.recvs, recvBuf_, recvOffsets_,
                                   "hybrid3d::Halo::gather::unpack");
-  Kokkos::Profiling::popRegion();
 }
 
 template <class T, class M>
 void Halo<T, M>::scatterAddBegin(const execution_space& exec, const tensor_type& t) {
   ScopedPhase timed(PhaseTimers::global().halo);
-  Kokkos::Profiling::pushRegion(scatterRegion_);
+  ProfilingRegion region(scatterRegion_);
   checkLayout(t);
   // The same boxes travel the other way: ghosts (recv boxes) out, owners (send boxes) in.
   applyBoxes<Impl::BoxOp::Pack>(exec, t, plan_.recvs, recvBuf_, recvOffsets_,
                                 "hybrid3d::Halo::scatterAdd::pack");
   exchange(reverse_, recvBuf_, recvHost_, recvCounts_, recvOffsets_, sendHost_, sendCounts_,
            sendOffsets_, sendBuf_, exec);
-  Kokkos::Profiling::popRegion();
 }
 
 template <class T, class M>
 void Halo<T, M>::scatterAddEnd(const execution_space& exec, const tensor_type& t) {
   ScopedPhase timed(PhaseTimers::global().halo);
-  Kokkos::Profiling::pushRegion(scatterRegion_);
+  ProfilingRegion region(scatterRegion_);
   finishExchange(sendHost_, sendBuf_, exec);
   applyBoxes<Impl::BoxOp::UnpackAdd>(exec, t, plan_.sends, sendBuf_, sendOffsets_,
                                      "hybrid3d::Halo::scatterAdd::unpack");
-  Kokkos::Profiling::popRegion();
 }
 
 template <class T, class M>
