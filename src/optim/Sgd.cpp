@@ -19,7 +19,8 @@ Sgd<T, M>::Sgd(const std::vector<NamedParameter<T, M>>& params, const SgdOptions
     if (p.param.grad.size() != p.param.value.size())
       fail("SGD: parameter ", p.path(), " has no gradient");
     if (options.momentum > 0)
-      momentum_.push_back(state_view(p.path() + "/momentum_buffer", p.param.value.size()));
+      momentum_.push_back(
+          state_view("hybrid3d::" + p.path() + "/momentum_buffer", p.param.value.size()));
   }
 }
 

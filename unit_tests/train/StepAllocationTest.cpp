@@ -20,24 +20,21 @@
 // 2 and 4 ranks, up to 70 on 8 oversubscribed ranks.
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
-#include <hybrid3d/generate/SampleWriter.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "AllocationCounter.hpp"
 #include "GridCases.hpp"
+#include "NoiseSamples.hpp"
 
 namespace hybrid3d::test {
 namespace {
 
-namespace fs = std::filesystem;
 constexpr int S = 16;
 
 // Pages the calling thread touched for the first time so far (the loader's thread is not it).
@@ -55,54 +52,15 @@ void onAllocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, co
   ++kokkosAllocations;
 }
 
-std::string scratch(const std::string& name) {
-  const std::string dir = "step_allocation_test_np" + std::to_string(worldSize()) + "/" + name;
-  if (worldRank() == 0) {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  return dir;
-}
-
-// Noise samples: CosmoFlow's /full and /unitPar, or the U-Net's /volume and /segmentation.
-std::vector<std::string> writeSamples(const std::string& dir, bool segmentation, int count) {
-  std::vector<std::string> files;
-  for (int s = 0; s < count; ++s) files.push_back(dir + "/sample_" + std::to_string(s) + ".h5");
-  if (worldRank() == 0) {
-    std::mt19937_64 rng(5);
-    std::uniform_real_distribution<float> u(-1, 1);
-    const int channels = segmentation ? 1 : 4;
-    for (const std::string& f : files) {
-      std::vector<float> volume(std::size_t(channels) * S * S * S);
-      for (float& v : volume) v = u(rng);
-      generate::SampleWriter w(MPI_COMM_SELF, f);
-      if (segmentation) {
-        std::vector<int> labels(volume.size());
-        for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = volume[i] < -0.3f ? 0 : volume[i] < 0.3f ? 1 : 2;
-        w.writeWhole<float>("/volume", {1, S, S, S}, volume.data());
-        w.writeWhole<int>("/segmentation", {S, S, S}, labels.data());
-      } else {
-        const float targets[4] = {u(rng), u(rng), u(rng), u(rng)};
-        w.writeWhole<float>("/full", {4, S, S, S}, volume.data());
-        w.writeWhole<float>("/unitPar", {4}, targets);
-      }
-      w.commit();
-    }
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  return files;
-}
-
 // Runs `steps` training steps and checks every one after the first on every rank.
 void expectNoAllocationAfterTheFirstStep(const std::string& architecture, const std::string& optimizer) {
   const bool segmentation = architecture == "unet3d";
-  const std::string dir = scratch(architecture + "_" + optimizer);
+  const std::string dir = scratchDirectory("step_allocation_test", architecture + "_" + optimizer);
   TrainConfig c;
   c.model.architecture = architecture;
   c.model.inputWidth = S;
   c.model.seed = 2;
-  c.data.trainFiles = writeSamples(dir, segmentation, 8);
+  c.data.trainFiles = writeNoiseSamples(dir, segmentation, 8, S);
   c.data.train = "unused";
   c.globalBatch = 2;
   c.epochs = 100;

@@ -1,0 +1,58 @@
+#pragma once
+// Sample files of noise for the tests that run whole training steps and care about what the
+// step does, not what it learns: CosmoFlow's /full and /unitPar, or the U-Net's /volume and
+// /segmentation, S^3 voxels each, in a scratch directory every rank sees.
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include <hybrid3d/generate/SampleWriter.hpp>
+
+#include "WorldRank.hpp"
+
+namespace hybrid3d::test {
+
+// An empty directory `base`_np<world>/`name`, made by rank 0, seen by every rank on return.
+inline std::string scratchDirectory(const std::string& base, const std::string& name) {
+  const std::string dir = base + "_np" + std::to_string(worldSize()) + "/" + name;
+  if (worldRank() == 0) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return dir;
+}
+
+inline std::vector<std::string> writeNoiseSamples(const std::string& dir, bool segmentation,
+                                                  int count, int S, unsigned seed = 5) {
+  std::vector<std::string> files;
+  for (int s = 0; s < count; ++s) files.push_back(dir + "/sample_" + std::to_string(s) + ".h5");
+  if (worldRank() == 0) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> u(-1, 1);
+    const int channels = segmentation ? 1 : 4;
+    for (const std::string& f : files) {
+      std::vector<float> volume(std::size_t(channels) * S * S * S);
+      for (float& v : volume) v = u(rng);
+      generate::SampleWriter w(MPI_COMM_SELF, f);
+      if (segmentation) {
+        std::vector<int> labels(volume.size());
+        for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = volume[i] < -0.3f ? 0 : volume[i] < 0.3f ? 1 : 2;
+        w.writeWhole<float>("/volume", {1, S, S, S}, volume.data());
+        w.writeWhole<int>("/segmentation", {S, S, S}, labels.data());
+      } else {
+        const float targets[4] = {u(rng), u(rng), u(rng), u(rng)};
+        w.writeWhole<float>("/full", {4, S, S, S}, volume.data());
+        w.writeWhole<float>("/unitPar", {4}, targets);
+      }
+      w.commit();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return files;
+}
+
+}  // namespace hybrid3d::test
