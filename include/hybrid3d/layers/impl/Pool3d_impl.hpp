@@ -238,6 +238,12 @@ public:
     }
   }
 
+  // The same, making the geometry (for tests of the kernels without a layer).
+  Pool3dPlan(const ProcessGrid& grid, const char* kind, const std::string& name,
+             const TensorShape& input, const Window& window)
+      : Pool3dPlan(grid, poolGeometry(kind, name, grid, input, window), window) {}
+
+  const SpatialGeometry& spatial() const { return spatial_; }
   // What messages start with ("MaxPool3d 'p1'"), and the view labels, from the geometry.
   const std::string& label() const { return spatial_.label(); }
   std::string viewLabel(std::string_view what) const { return spatial_.viewLabel(what); }
