@@ -95,7 +95,7 @@ HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const 
   // Zero padding: slabs of the local box outside [0, n) along each dimension. Slabs of two
   // dimensions overlap at edges and corners; writing zero twice is harmless.
   // A local box of no volume (an empty box without ghosts along some dimension) has none.
-  const Box3 local = TensorLayout::grow(owned, g);
+  const Box3 local = localBox(dec, me, g);
   if (local.empty()) return plan;
   for (int i = 0; i < 3; ++i) {
     if (local.lo[i] < 0) {

@@ -23,28 +23,22 @@ ProcessGrid::ProcessGrid(MPI_Comm world, const Int3& spatialDims) : dims_(spatia
   group_ = worldRank_ / p;
   spatialRank_ = worldRank_ % p;
 
-  MPI_Comm_dup(world, &world_);
-  MPI_Comm groupComm;
-  MPI_Comm_split(world_, group_, spatialRank_, &groupComm);
+  world_ = OwnedComm(world);
+  MPI_Comm made;
+  MPI_Comm_split(world_.get(), group_, spatialRank_, &made);
+  const OwnedComm groupComm = OwnedComm::adopt(made);  // only the Cartesian one is kept
   const int periodic[3] = {0, 0, 0};
   // reorder = 0: spatial rank s keeps Cartesian position s, so positions are known from ranks.
-  MPI_Cart_create(groupComm, 3, dims_.data(), periodic, 0, &spatial_);
-  MPI_Comm_free(&groupComm);
-  MPI_Comm_split(world_, spatialRank_, group_, &data_);
+  MPI_Cart_create(groupComm.get(), 3, dims_.data(), periodic, 0, &made);
+  spatial_ = OwnedComm::adopt(made);
+  MPI_Comm_split(world_.get(), spatialRank_, group_, &made);
+  data_ = OwnedComm::adopt(made);
   coords_ = coordsOf(spatialRank_);
-}
-
-ProcessGrid::~ProcessGrid() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) return;
-  for (MPI_Comm* c : {&data_, &spatial_, &world_})
-    if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
 }
 
 Int3 ProcessGrid::coordsOf(int spatialRank) const {
   Int3 c;
-  MPI_Cart_coords(spatial_, spatialRank, 3, c.data());
+  MPI_Cart_coords(spatial_.get(), spatialRank, 3, c.data());
   return c;
 }
 
@@ -52,7 +46,7 @@ int ProcessGrid::rankAt(const Int3& coords) const {
   for (int i = 0; i < 3; ++i)
     if (coords[i] < 0 || coords[i] >= dims_[i]) return MPI_PROC_NULL;
   int r;
-  MPI_Cart_rank(spatial_, coords.data(), &r);
+  MPI_Cart_rank(spatial_.get(), coords.data(), &r);
   return r;
 }
 

@@ -23,6 +23,7 @@
 #include <hybrid3d/comm/GradientScope.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
 #include <hybrid3d/comm/PersistentSum.hpp>
+#include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/core/Error.hpp>
@@ -55,15 +56,13 @@ public:
   // its scope says. Collective over `world` (both communicators are duplicated, owned).
   GradientReducer(MPI_Comm world, MPI_Comm dataParallel,
                   const std::vector<std::vector<scoped_gradient>>& layers)
-      : started_(layers.size(), false) {
-    MPI_Comm_dup(world, &world_);
-    MPI_Comm_dup(dataParallel, &data_);
+      : world_(world), data_(dataParallel), started_(layers.size(), false) {
     for (const auto& grads : layers) {
       layers_.emplace_back();
       comms_.emplace_back();
       std::vector<host_view> staged;
       for (const auto& g : grads) {
-        const MPI_Comm comm = g.scope == GradientScope::World ? world_ : data_;
+        const MPI_Comm comm = g.scope == GradientScope::World ? world_.get() : data_.get();
         int size;
         MPI_Comm_size(comm, &size);
         if (size == 1) continue;  // the sum is the gradient itself
@@ -94,13 +93,12 @@ public:
       // An error on this rank: the others may never join the reductions, so do not wait for
       // them (core/Unwinding.hpp). The communicator is left to the process's end as well, not
       // freed: MPI_Comm_free is collective and may block (Unwinding.hpp says why).
-      keepForAbandonedOperation(std::move(layers_), std::move(host_), std::move(sums_));
+      keepForAbandonedOperation(std::move(layers_), std::move(host_), std::move(sums_),
+                                std::move(world_), std::move(data_));
       return;
     }
     finish();
-    sums_.clear();  // frees the persistent requests before their communicators
-    MPI_Comm_free(&world_);
-    MPI_Comm_free(&data_);
+    sums_.clear();  // frees the persistent requests before their communicators (members)
   }
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -164,12 +162,13 @@ private:
   }
 
   using host_view = StagingBuffer<T, MemorySpace>;  // empty unless Stage
+  // Duplicates, declared first: freed last, after the persistent requests that use them.
+  OwnedComm world_, data_;
   std::vector<std::vector<grad_view>> layers_;  // the gradients to sum (one-rank scopes left out)
   std::vector<std::vector<MPI_Comm>> comms_;     // world_ or data_, per gradient
   std::vector<std::vector<host_view>> host_;
   std::vector<std::vector<std::unique_ptr<PersistentSum>>> sums_;  // one per gradient of layers_
   std::vector<bool> started_;  // per layer: its sums are in flight
-  MPI_Comm world_ = MPI_COMM_NULL, data_ = MPI_COMM_NULL;
   std::size_t bytesPerStep_ = 0;
 };
 

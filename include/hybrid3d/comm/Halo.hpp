@@ -20,6 +20,7 @@
 
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
@@ -112,8 +113,8 @@ private:
   GhostWidths ghosts_;
   BlockDecomposition decomposition_;
   HaloPlan plan_;
-  MPI_Comm forward_ = MPI_COMM_NULL;  // owners -> ghosts
-  MPI_Comm reverse_ = MPI_COMM_NULL;  // ghosts -> owners
+  OwnedComm forward_;  // owners -> ghosts (distributed graph)
+  OwnedComm reverse_;  // ghosts -> owners
   std::vector<int> sendCounts_, sendOffsets_, recvCounts_, recvOffsets_;
   Index sendCount_ = 0, recvCount_ = 0;
   buffer_type sendBuf_, recvBuf_;

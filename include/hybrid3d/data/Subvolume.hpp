@@ -5,6 +5,7 @@
 
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
+#include <hybrid3d/grid/BoxRule.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 
 namespace hybrid3d::data {
@@ -16,11 +17,11 @@ struct Subvolume {
   Box3 read;                // local clipped to the domain: what is read from the file
 
   Subvolume() = default;
-  // Same rule as DistTensor: the owned box grown by this rank's ghosts, an empty owned box
-  // too (it may read its consumer's ghosts from the file).
+  // The box rule of DistTensor (grid/BoxRule.hpp): the owned box grown by this rank's ghosts,
+  // an empty owned box too (it may read its consumer's ghosts from the file).
   Subvolume(const BlockDecomposition& decomposition, const Int3& coords, const GhostWidths& ghosts)
       : extents(decomposition.globalExtents()), owned(decomposition.ownedBox(coords)),
-        local(TensorLayout::grow(owned, ghosts)),
+        local(localBox(decomposition, coords, ghosts)),
         read(local.empty() ? local : intersect(local, decomposition.globalBox())) {}
 
   // The subvolume that fills tensor t (its decomposition, coordinates and ghosts).

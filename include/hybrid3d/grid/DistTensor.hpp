@@ -7,11 +7,9 @@
 // (grid/GhostWidths.hpp): the tensor knows every rank's, so a halo built from it knows what
 // each neighbour expects.
 //
-// A rank whose owned box is empty (extent smaller than the grid) has the ghosts its consumer
-// needs: an upsampling layer's rank can own output voxels but no input voxels, and reads the
-// input it needs from its neighbour as ghosts. Its empty box sits at blockBegin (the end of
-// the last non-empty block below it), so the same rule places its local box: owned box grown
-// by the ghosts. With no ghosts its local array has zero spatial extent.
+// The local array covers the local box: the owned box grown by the ghosts (grid/BoxRule.hpp,
+// which also says how a rank with an empty owned box gets the ghosts its consumer needs). With
+// no ghosts such a rank's local array has zero spatial extent.
 
 #include <string>
 #include <type_traits>
@@ -21,6 +19,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
+#include <hybrid3d/grid/BoxRule.hpp>
 #include <hybrid3d/grid/GhostWidths.hpp>
 
 namespace hybrid3d {
@@ -44,28 +43,9 @@ struct TensorLayout {
   // The same widths on every rank that owns voxels (uniformGhosts).
   TensorLayout(int n, int c, const BlockDecomposition& d, const Int3& at, const GhostWidths& g);
   Box3 owned() const { return decomposition.ownedBox(coords); }
-  // The owned box grown by the ghosts, in global indices (may reach outside the domain).
-  Box3 localBox() const { return grow(owned(), ghosts); }
-  // An empty box grows too: [b, b) with one low ghost is [b - 1, b).
-  static Box3 grow(Box3 b, const GhostWidths& g) {
-    for (int i = 0; i < 3; ++i) {
-      b.lo[i] -= g.lo[i];
-      b.hi[i] += g.hi[i];
-    }
-    return b;
-  }
+  // The owned box grown by the ghosts (grid/BoxRule.hpp).
+  Box3 localBox() const { return hybrid3d::localBox(decomposition, coords, ghosts); }
 };
-
-// `every` on each rank that owns voxels, none on a rank whose box is empty along a dimension
-// (along that dimension): what "the same widths on every rank" means for a halo test or a
-// reader, where no consumer asks an empty box for ghosts. Fails on a negative width.
-inline GhostMap uniformGhosts(const BlockDecomposition& d, const GhostWidths& every) {
-  GhostMap g(d.dims(), every);
-  for (int i = 0; i < 3; ++i)
-    for (int k = 0; k < d.dims()[i]; ++k)
-      if (d.extent(i, k) == 0) g.set(i, k, 0, 0);
-  return g;
-}
 
 inline TensorLayout::TensorLayout(int n, int c, const BlockDecomposition& d, const Int3& at,
                                   const GhostWidths& g)
@@ -115,7 +95,7 @@ public:
 
   TensorLayout layout() const { return {n_, c_, decomposition_, coords_, ghostMap_}; }
   // The owned box grown by the ghosts, in global indices (may reach outside the domain).
-  Box3 localBox() const { return TensorLayout::grow(owned_, ghosts_); }
+  Box3 localBox() const { return growByGhosts(owned_, ghosts_); }
   Index3 localExtents() const { return localBox().extents(); }
   // Local array index along `dim` of global index g.
   Index localIndex(int dim, Index g) const { return g - owned_.lo[dim] + ghosts_.lo[dim]; }

@@ -5,12 +5,13 @@
 // one sample are consecutive (on the same node when ranks are packed by node). Each group gets
 // a non-periodic Cartesian communicator (the halo neighbours); each spatial position gets a
 // data-parallel communicator over the G ranks holding the same box of different samples
-// (weight-gradient reduction). All communicators are owned and freed here.
+// (weight-gradient reduction). All communicators are owned (OwnedComm) and freed with the grid.
 
 #include <string>
 
 #include <mpi.h>
 
+#include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/core/Types.hpp>
 
 namespace hybrid3d {
@@ -20,13 +21,12 @@ public:
   // Collective over `world`. Throws hybrid3d::Error on every rank (before any communicator is
   // made) when a dimension is < 1 or the world size is not a multiple of pd*ph*pw.
   ProcessGrid(MPI_Comm world, const Int3& spatialDims);
-  ~ProcessGrid();
   ProcessGrid(const ProcessGrid&) = delete;
   ProcessGrid& operator=(const ProcessGrid&) = delete;
 
-  MPI_Comm worldComm() const { return world_; }
-  MPI_Comm spatialComm() const { return spatial_; }  // Cartesian, P ranks, one sample
-  MPI_Comm dataComm() const { return data_; }        // G ranks, same spatial position
+  MPI_Comm worldComm() const { return world_.get(); }
+  MPI_Comm spatialComm() const { return spatial_.get(); }  // Cartesian, P ranks, one sample
+  MPI_Comm dataComm() const { return data_.get(); }        // G ranks, same spatial position
 
   int worldRank() const { return worldRank_; }
   int worldSize() const { return worldSize_; }
@@ -45,7 +45,7 @@ private:
   Int3 dims_{1, 1, 1};
   Int3 coords_{0, 0, 0};
   int worldRank_ = 0, worldSize_ = 1, spatialRank_ = 0, group_ = 0;
-  MPI_Comm world_ = MPI_COMM_NULL, spatial_ = MPI_COMM_NULL, data_ = MPI_COMM_NULL;
+  OwnedComm world_, spatial_, data_;
 };
 
 // Parses "DxHxW" (three integers >= 1, e.g. "2x1x1"). Throws naming the text otherwise.

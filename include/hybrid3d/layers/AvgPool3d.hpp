@@ -27,7 +27,7 @@
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class AvgPool3d {
+class AvgPool3d : public SpatialLayer {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
 
 public:
@@ -47,13 +47,8 @@ public:
   AvgPool3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
             const Options& options);
 
-  const std::string& name() const { return plan_.name(); }
+  // name(), shapes, decompositions and inputGhosts(): SpatialLayer (layers/SpatialGeometry.hpp).
   const Options& options() const { return options_; }
-  const TensorShape& inputShape() const { return plan_.inputShape(); }
-  const TensorShape& outputShape() const { return plan_.outputShape(); }
-  const BlockDecomposition& inputDecomposition() const { return plan_.inputDecomposition(); }
-  const BlockDecomposition& outputDecomposition() const { return plan_.outputDecomposition(); }
-  const GhostMap& inputGhosts() const { return plan_.inputGhosts(); }
 
   // y's owned cells := avgpool(x). Gathers x's halo first (x's ghosts are overwritten).
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);

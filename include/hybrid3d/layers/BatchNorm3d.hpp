@@ -19,16 +19,18 @@
 
 #include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/SpatialGeometry.hpp>
 
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class BatchNorm3d {
+class BatchNorm3d : public SpatialLayer {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
 
 public:
@@ -53,17 +55,12 @@ public:
   // hybrid3d::Error naming the layer for bad channels, momentum or eps. Starts in training mode.
   BatchNorm3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
               const Options& options);
-  ~BatchNorm3d();
   BatchNorm3d(const BatchNorm3d&) = delete;
   BatchNorm3d& operator=(const BatchNorm3d&) = delete;
 
-  const std::string& name() const { return name_; }
+  // name(), shapes, decompositions and inputGhosts() (none): SpatialLayer
+  // (layers/SpatialGeometry.hpp).
   const Options& options() const { return options_; }
-  const TensorShape& inputShape() const { return shape_; }
-  const TensorShape& outputShape() const { return shape_; }
-  const BlockDecomposition& inputDecomposition() const { return dec_; }
-  const BlockDecomposition& outputDecomposition() const { return dec_; }
-  GhostMap inputGhosts() const { return {}; }
 
   // Training mode uses (and updates) batch statistics; inference mode uses the running ones.
   void setTraining(bool training) { training_ = training; }
@@ -87,7 +84,6 @@ public:
   std::vector<Parameter<T, MemorySpace>> buffers() const { return {runningMean_, runningVar_}; }
 
 private:
-  void checkTensor(const tensor_type& t, const char* what) const;
   // The kernels themselves are free functions in Impl (BatchNorm3d_impl.hpp): nvcc forbids
   // device lambdas in private member functions. These pass them the layer's buffers.
   // sums_[c] and sums_[C + c] := this rank's sum(dy) and sum(dy * xhat) over channel c.
@@ -96,13 +92,8 @@ private:
   void applyDataGradient(const execution_space& exec, const tensor_type& x,
                          const tensor_type& dy, const tensor_type& dx);
 
-  std::string name_, label_;
   Options options_;
-  TensorShape shape_;
-  BlockDecomposition dec_;
-  Int3 coords_;
-  Box3 owned_;
-  MPI_Comm comm_ = MPI_COMM_NULL;  // statistics communicator (a duplicate, owned)
+  OwnedComm comm_;                  // statistics communicator (a duplicate)
   double count_ = 0;                // cells per channel over comm_
   bool training_ = true;
   bool forwardTraining_ = true;  // the mode of the last forward, which backward differentiates

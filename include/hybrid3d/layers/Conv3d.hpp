@@ -40,6 +40,7 @@
 #include <hybrid3d/layers/ConvEngine.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/Window.hpp>
 #include <hybrid3d/layers/impl/ConvSplit.hpp>
 #include <hybrid3d/layers/impl/Im2col.hpp>
@@ -48,7 +49,7 @@
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class Conv3d {
+class Conv3d : public SpatialLayer {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
 
 public:
@@ -81,14 +82,8 @@ public:
   Conv3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
          const Options& options);
 
-  const std::string& name() const { return name_; }
+  // name(), shapes, decompositions and inputGhosts(): SpatialLayer (layers/SpatialGeometry.hpp).
   const Options& options() const { return options_; }
-  const TensorShape& inputShape() const { return inShape_; }
-  const TensorShape& outputShape() const { return outShape_; }
-  const BlockDecomposition& inputDecomposition() const { return inDec_; }
-  const BlockDecomposition& outputDecomposition() const { return outDec_; }
-  // Every rank's input ghost widths (a tensor for x or dx is made with them).
-  const GhostMap& inputGhosts() const { return ghostMap_; }
 
   // y's owned cells := conv(x). Gathers x's halo first (x's ghosts are overwritten), unless
   // the caller fills them (setInputGhostsFilled).
@@ -114,9 +109,12 @@ public:
   std::vector<Parameter<T, MemorySpace>> parameters() const;
   // This rank's arithmetic per pass: Cin * k^3 multiply-adds per owned output value.
   LayerFlops flops() const {
-    const double outputs = double(outShape_.batch) * outShape_.channels * outOwned_.size();
+    const auto& g = geometry_;
+    const double outputs =
+        double(g.outputShape().batch) * g.outputShape().channels * g.outputOwned().size();
     const double k3 = double(options_.kernel) * options_.kernel * options_.kernel;
-    return convolutionFlops(outputs * inShape_.channels * k3, options_.bias ? outputs : 0.0);
+    return convolutionFlops(outputs * g.inputShape().channels * k3,
+                            options_.bias ? outputs : 0.0);
   }
 
   // Output rows (n, od, oh) per gemm chunk of the kokkos engine, for tests and benchmarks.
@@ -133,8 +131,6 @@ private:
   using ConstMatrix = Impl::Matrix<const T, MemorySpace>;
   using Vector = Impl::Vector<T, MemorySpace>;
 
-  void checkTensor(const tensor_type& t, const char* what, const TensorShape& shape,
-                   const BlockDecomposition& dec, const GhostWidths* ghosts) const;
   // One box of output voxels computed as a unit: the whole owned box, or with overlap the
   // interior or one shell slab. Built once at set-up.
   struct Part {
@@ -157,19 +153,14 @@ private:
   Vector biasVector() const;
   Vector biasGradVector() const;
 
-  std::string name_;
-  // Profiling region names, made once: "hybrid3d::Conv3d::forward <name>", backwardData, ...
-  std::string forwardRegion_, backwardDataRegion_, backwardWeightsRegion_;
-  // Inside those, with overlap: "hybrid3d::Conv3d::forward::interior <name>", ...::shell.
-  std::string forwardInteriorRegion_, forwardShellRegion_;
-  std::string backwardDataInteriorRegion_, backwardDataShellRegion_;
+  // Profiling regions inside the geometry's, with overlap (interned at set-up):
+  // "hybrid3d::Conv3d::forward::interior <name>", ...::shell, and backwardData's.
+  const std::string* forwardInteriorRegion_ = nullptr;
+  const std::string* forwardShellRegion_ = nullptr;
+  const std::string* backwardDataInteriorRegion_ = nullptr;
+  const std::string* backwardDataShellRegion_ = nullptr;
   Options options_;
-  TensorShape inShape_, outShape_;
-  BlockDecomposition inDec_, outDec_;
-  GhostMap ghostMap_;   // every rank's input ghosts: the halo plans the neighbours' from it
-  GhostWidths ghosts_;  // this rank's
-  Box3 inOwned_, outOwned_;
-  Impl::ConvGeometry geometry_;         // of the whole owned box
+  Impl::ConvGeometry window_;           // the kernel window over the whole owned box
   bool pointwise_ = false;              // k = 1, s = 1, p = 0
   bool inputGhostsFilled_ = false;      // see setInputGhostsFilled
   ConvEngine engine_ = ConvEngine::Kokkos;

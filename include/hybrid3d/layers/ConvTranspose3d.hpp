@@ -29,6 +29,7 @@
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/Window.hpp>
 #include <hybrid3d/layers/impl/ConvTranspose3dBlocks.hpp>
 #include <hybrid3d/layers/impl/Im2col.hpp>
@@ -36,7 +37,7 @@
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class ConvTranspose3d {
+class ConvTranspose3d : public SpatialLayer {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
 
 public:
@@ -60,14 +61,8 @@ public:
   ConvTranspose3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
                   const Options& options);
 
-  const std::string& name() const { return name_; }
+  // name(), shapes, decompositions and inputGhosts(): SpatialLayer (layers/SpatialGeometry.hpp).
   const Options& options() const { return options_; }
-  const TensorShape& inputShape() const { return inShape_; }
-  const TensorShape& outputShape() const { return outShape_; }
-  const BlockDecomposition& inputDecomposition() const { return inDec_; }
-  const BlockDecomposition& outputDecomposition() const { return outDec_; }
-  // Every rank's input ghost widths (a tensor for x or dx is made with them).
-  const GhostMap& inputGhosts() const { return ghostMap_; }
 
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
@@ -84,8 +79,10 @@ public:
   // This rank's arithmetic per pass: with kernel = stride every output value is Cin
   // multiply-adds (one input voxel per output voxel).
   LayerFlops flops() const {
-    const double outputs = double(outShape_.batch) * outShape_.channels * outOwnedVoxels_;
-    return convolutionFlops(outputs * inShape_.channels, options_.bias ? outputs : 0.0);
+    const auto& g = geometry_;
+    const double outputs =
+        double(g.outputShape().batch) * g.outputShape().channels * g.outputOwned().size();
+    return convolutionFlops(outputs * g.inputShape().channels, options_.bias ? outputs : 0.0);
   }
 
   Index rowsPerChunk() const { return rowsPerChunk_; }
@@ -96,23 +93,13 @@ private:
   using Matrix = Impl::Matrix<T, MemorySpace>;
   using Vector = Impl::Vector<T, MemorySpace>;
 
-  void checkTensor(const tensor_type& t, const char* what, const TensorShape& shape,
-                   const BlockDecomposition& dec, const GhostWidths* ghosts) const;
   Matrix weightMatrix(bool grad) const;
 
-  std::string name_;
-  // Profiling region names, made once: "hybrid3d::ConvTranspose3d::forward <name>", backwardData, ...
-  std::string forwardRegion_, backwardDataRegion_, backwardWeightsRegion_;
   Options options_;
-  TensorShape inShape_, outShape_;
-  BlockDecomposition inDec_, outDec_;
-  GhostMap ghostMap_;   // every rank's input ghosts: the halo plans the neighbours' from it
-  GhostWidths ghosts_;  // this rank's
   Impl::BlockGeometry blocks_;
   Impl::ConvGeometry range_;  // R as rows of input voxels, for the X <-> column copies
   Index3 rangeOffset_{0, 0, 0};  // local (ghosted) index of R's first voxel
   Index rows_ = 0, rowsPerChunk_ = 1;
-  Index outOwnedVoxels_ = 0;
 
   Parameter<T, MemorySpace> weight_, bias_;
   Kokkos::View<T*, MemorySpace> in_;      // [Cin, chunk columns]: X or dX of a chunk

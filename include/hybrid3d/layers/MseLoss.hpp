@@ -17,6 +17,7 @@
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/OwnedComm.hpp>
+#include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
@@ -85,9 +86,10 @@ double MseLoss<T, M>::forward(const execution_space& exec, const feature_type& p
         s += d * d;
       },
       sum);
-  Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::MseLoss::allreduce"));
-  MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, data_.get());
-  Kokkos::Profiling::popRegion();
+  {
+    const ProfilingRegion region(Impl::kernelLabel("hybrid3d::MseLoss::allreduce"));
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, data_.get());
+  }
   return sum / count_;
 }
 

@@ -64,14 +64,21 @@ inline Index globalSize(const std::vector<Index>& shape) {
   return n;
 }
 
+// The label of a parameter's views: "hybrid3d::<layer>/<name>" (and "/grad"), as every view
+// label of the library starts. Checkpoints name parameters by NamedParameter::path(), never by
+// a label.
+inline std::string parameterLabel(const std::string& layer, const std::string& name) {
+  return "hybrid3d::" + layer + "/" + name;
+}
+
 // Allocates a parameter (zeroed value and gradient) of the given PyTorch shape.
 template <class T, class MemorySpace = DefaultMemorySpace>
 Parameter<T, MemorySpace> createParameter(const std::string& layer, const std::string& name,
                                           const std::vector<Index>& shape, bool trainable = true) {
   const Index n = globalSize(shape);
-  Parameter<T, MemorySpace> p{name, shape, Kokkos::View<T*, MemorySpace>(layer + "/" + name, n),
+  Parameter<T, MemorySpace> p{name, shape, Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name), n),
                               {}, {}};  // no gradient yet; replicated
-  if (trainable) p.grad = Kokkos::View<T*, MemorySpace>(layer + "/" + name + "/grad", n);
+  if (trainable) p.grad = Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name) + "/grad", n);
   return p;
 }
 
@@ -88,8 +95,8 @@ Parameter<T, MemorySpace> createColumnShard(const std::string& layer, const std:
   const Index n = rows * Index(columns.size());
   Parameter<T, MemorySpace> p{name,
                               {rows, globalColumns},
-                              Kokkos::View<T*, MemorySpace>(layer + "/" + name, n),
-                              Kokkos::View<T*, MemorySpace>(layer + "/" + name + "/grad", n),
+                              Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name), n),
+                              Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name) + "/grad", n),
                               {true, std::move(columns), GradientScope::DataParallel}};
   return p;
 }

@@ -16,6 +16,7 @@
 
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/OwnedComm.hpp>
+#include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
@@ -135,9 +136,10 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
   Kokkos::deep_copy(exec, badCount, bad);
   exec.fence();
   double totals[2] = {sum, double(badCount)};
-  Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::SoftmaxCrossEntropy::allreduce"));
-  MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_DOUBLE, MPI_SUM, world_.get());
-  Kokkos::Profiling::popRegion();
+  {
+    const ProfilingRegion region(Impl::kernelLabel("hybrid3d::SoftmaxCrossEntropy::allreduce"));
+    MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_DOUBLE, MPI_SUM, world_.get());
+  }
   if (totals[1] > 0)
     fail(name_, ": SoftmaxCrossEntropy found ", Index(totals[1]), " labels outside [0, ", C,
          ") in the mini-batch");

@@ -27,15 +27,15 @@ void expectHostForwardBits(const ProcessGrid& grid, int padding, bool countInclu
                                     Window::cubic(K, S, padding));
   Kokkos::View<T*, M> inverseCount[3];
   Impl::avgPoolInverseCounts(plan, countIncludePad, inverseCount);
-  const auto x = createDistTensor<T, M>("x", 2, 3, plan.inputDecomposition(), grid.coords(),
-                                        plan.inputGhosts());
+  const auto x = createDistTensor<T, M>("x", 2, 3, plan.spatial().inputDecomposition(), grid.coords(),
+                                        plan.spatial().inputGhosts());
   auto global = randomGlobal<double>("x", 2, 3, e, 97 + grid.group());
   for (std::size_t i = 0; i < global.size(); i += 13) global.data()[i] = i % 2 ? -0.0 : 0.0;
   scatterFromGlobal(convertGlobal<T>(global), x);
   const typename M::execution_space exec;
   plan.halo().gather(exec, x);  // the padding's zeros and the neighbours' cells, as forward
   auto output = [&](const char* label) {
-    const auto y = createDistTensor<T, M>(label, 2, 3, plan.outputDecomposition(), grid.coords(),
+    const auto y = createDistTensor<T, M>(label, 2, 3, plan.spatial().outputDecomposition(), grid.coords(),
                                           GhostWidths{{1, 0, 1}, {0, 1, 1}});
     Kokkos::deep_copy(y.view(), T(3));
     return y;

@@ -37,17 +37,17 @@ void expectOnePassBits(const ProcessGrid& grid, const OnePassCase& c, Impl::Host
                                     Window::cubic(c.kernel, c.stride, c.padding));
   Kokkos::View<T*, M> inverseCount[3];
   Impl::avgPoolInverseCounts(plan, c.countIncludePad, inverseCount);
-  const TensorShape& out = plan.outputShape();
+  const TensorShape& out = plan.spatial().outputShape();
   const auto dy = createDistTensor<T, M>("dy", out.batch, out.channels,
-                                         plan.outputDecomposition(), grid.coords(),
+                                         plan.spatial().outputDecomposition(), grid.coords(),
                                          GhostWidths{{1, 0, 1}, {0, 1, 1}});
   auto global = randomGlobal<double>("dy", out.batch, out.channels, out.extents,
                                      71 + grid.group());
   for (std::size_t i = 0; i < global.size(); i += 5) global.data()[i] = i % 2 ? -0.0 : 0.0;
   scatterFromGlobal(convertGlobal<T>(global), dy);
   auto dx = [&](const char* label, T fill) {
-    const auto t = createDistTensor<T, M>(label, 2, 3, plan.inputDecomposition(), grid.coords(),
-                                          plan.inputGhosts());
+    const auto t = createDistTensor<T, M>(label, 2, 3, plan.spatial().inputDecomposition(), grid.coords(),
+                                          plan.spatial().inputGhosts());
     Kokkos::deep_copy(t.view(), fill);  // cells a form leaves unwritten differ
     return t;
   };

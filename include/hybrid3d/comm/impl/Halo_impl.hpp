@@ -51,17 +51,20 @@ Halo<T, M>::Halo(const ProcessGrid& grid, const TensorLayout& layout, const std:
   int* src = recvRanks.empty() ? &dummy : recvRanks.data();
   int* dst = sendRanks.empty() ? &dummy : sendRanks.data();
   const int nr = static_cast<int>(recvRanks.size()), ns = static_cast<int>(sendRanks.size());
+  MPI_Comm graph;
   MPI_Dist_graph_create_adjacent(grid.spatialComm(), nr, src, MPI_UNWEIGHTED, ns, dst,
-                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &forward_);
+                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
+  forward_ = OwnedComm::adopt(graph);
   MPI_Dist_graph_create_adjacent(grid.spatialComm(), ns, dst, MPI_UNWEIGHTED, nr, src,
-                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &reverse_);
+                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
+  reverse_ = OwnedComm::adopt(graph);
 
-  sendBuf_ = buffer_type(Kokkos::view_alloc(name + " halo send", Kokkos::WithoutInitializing),
-                         sendCount_);
-  recvBuf_ = buffer_type(Kokkos::view_alloc(name + " halo recv", Kokkos::WithoutInitializing),
-                         recvCount_);
-  sendHost_ = stagingBuffer<T, M>(name + " halo send", std::size_t(sendCount_));
-  recvHost_ = stagingBuffer<T, M>(name + " halo recv", std::size_t(recvCount_));
+  const std::string send = "hybrid3d::" + name + "/halo send";
+  const std::string recv = "hybrid3d::" + name + "/halo recv";
+  sendBuf_ = buffer_type(Kokkos::view_alloc(send, Kokkos::WithoutInitializing), sendCount_);
+  recvBuf_ = buffer_type(Kokkos::view_alloc(recv, Kokkos::WithoutInitializing), recvCount_);
+  sendHost_ = stagingBuffer<T, M>(send, std::size_t(sendCount_));
+  recvHost_ = stagingBuffer<T, M>(recv, std::size_t(recvCount_));
 }
 
 template <class T, class M>
@@ -74,12 +77,12 @@ Halo<T, M>::~Halo() {
     keepForAbandonedOperation(std::move(sendBuf_), std::move(recvBuf_), std::move(sendHost_),
                               std::move(recvHost_), std::move(sendCounts_),
                               std::move(sendOffsets_), std::move(recvCounts_),
-                              std::move(recvOffsets_));
+                              std::move(recvOffsets_), std::move(forward_),
+                              std::move(reverse_));
     return;
   }
   if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);
-  if (forward_ != MPI_COMM_NULL) MPI_Comm_free(&forward_);
-  if (reverse_ != MPI_COMM_NULL) MPI_Comm_free(&reverse_);
+  // forward_ and reverse_ free their communicators as members, after the wait.
 }
 
 template <class T, class M>
@@ -116,7 +119,7 @@ void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) 
   }
   applyBoxes<Impl::BoxOp::Pack>(exec, t, plan_.sends, sendBuf_, sendOffsets_,
                                 "hybrid3d::Halo::gather::pack");
-  exchange(forward_, sendBuf_, sendHost_, sendCounts_, sendOffsets_, recvHost_, recvCounts_,
+  exchange(forward_.get(), sendBuf_, sendHost_, sendCounts_, sendOffsets_, recvHost_, recvCounts_,
            recvOffsets_, recvBuf_, exec);
 }
 
@@ -137,7 +140,7 @@ void Halo<T, M>::scatterAddBegin(const execution_space& exec, const tensor_type&
   // The same boxes travel the other way: ghosts (recv boxes) out, owners (send boxes) in.
   applyBoxes<Impl::BoxOp::Pack>(exec, t, plan_.recvs, recvBuf_, recvOffsets_,
                                 "hybrid3d::Halo::scatterAdd::pack");
-  exchange(reverse_, recvBuf_, recvHost_, recvCounts_, recvOffsets_, sendHost_, sendCounts_,
+  exchange(reverse_.get(), recvBuf_, recvHost_, recvCounts_, recvOffsets_, sendHost_, sendCounts_,
            sendOffsets_, sendBuf_, exec);
 }
 

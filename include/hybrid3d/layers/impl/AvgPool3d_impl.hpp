@@ -235,7 +235,7 @@ void avgPoolInverseCounts(const Pool3dPlan<T, M>& plan, bool countIncludePad,
                           Kokkos::View<T*, M> (&out)[3]) {
   const PoolGeometry g = plan.geometry();
   for (int d = 0; d < 3; ++d) {
-    out[d] = Kokkos::View<T*, M>(plan.label() + " 1/count " + "DHW"[d], g.outHi[d] - g.outLo[d]);
+    out[d] = Kokkos::View<T*, M>(plan.viewLabel(std::string("1/count ") + "DHW"[d]), g.outHi[d] - g.outLo[d]);
     auto h = Kokkos::create_mirror_view(out[d]);
     for (Index o = g.outLo[d]; o < g.outHi[d]; ++o) {
       const Index count = countIncludePad
@@ -319,23 +319,25 @@ bool avgPoolBackwardOnePassHost(const typename M::execution_space& exec,
 template <class T, class M>
 AvgPool3d<T, M>::AvgPool3d(const ProcessGrid& grid, const std::string& name,
                            const TensorShape& input, const Options& options)
-    : options_(options),
-      plan_(grid, "AvgPool3d", name, input,
-            Window::cubic(options.kernel, options.stride, options.padding)) {
+    : SpatialLayer(Impl::poolGeometry("AvgPool3d", name, grid, input,
+                                      Window::cubic(options.kernel, options.stride,
+                                                    options.padding))),
+      options_(options),
+      plan_(grid, geometry_, Window::cubic(options.kernel, options.stride, options.padding)) {
   Impl::avgPoolInverseCounts(plan_, options.countIncludePad, inverseCount_);
   // The two-pass backward's buffer; the host's one pass needs none.
   const bool onePass = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
                        Impl::hasStaticWindow(plan_.geometry());
   const Index3 e = onePass ? Index3{0, 0, 0} : plan_.outputOwned().extents();
   scaledDy_ = Kokkos::View<T*****, Kokkos::LayoutRight, M>(
-      plan_.label() + " dy / divisor", input.batch, input.channels, e[0], e[1], e[2]);
+      geometry_.viewLabel("dy / divisor"), input.batch, input.channels, e[0], e[1], e[2]);
 }
 
 template <class T, class M>
 void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                               const tensor_type& y) {
-  plan_.checkInput(x, "x");
-  plan_.checkOutput(y, "y");
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(y, "output");
   plan_.halo().gather(exec, x);
   const Impl::PoolGeometry g = plan_.geometry();
   const Index N = x.batch(), C = x.channels();
@@ -361,8 +363,8 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
 template <class T, class M>
 void AvgPool3d<T, M>::backwardData(const execution_space& exec, const tensor_type& dy,
                                    const tensor_type& dx) {
-  plan_.checkOutput(dy, "dy");
-  plan_.checkInput(dx, "dx");
+  geometry_.checkOutput(dy, "output gradient");
+  geometry_.checkInput(dx, "input gradient");
   bool done = false;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
     done = Impl::avgPoolBackwardOnePassHost(exec, plan_, inverseCount_, dy, dx);

@@ -18,6 +18,7 @@
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 
 namespace hybrid3d {
@@ -305,29 +306,32 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec,
 template <class T, class M>
 BatchNorm3d<T, M>::BatchNorm3d(const ProcessGrid& grid, const std::string& name,
                                const TensorShape& input, const Options& options)
-    : name_(name), label_("BatchNorm3d '" + name + "'"), options_(options), shape_(input),
-      coords_(grid.coords()) {
+    : options_(options) {
+  LayerNaming naming = LayerNaming::quoted("BatchNorm3d", name);
+  const std::string& label = naming.label;
   if (input.batch < 1 || input.channels < 1)
-    fail(label_, ": needs batch and channels >= 1, got batch ", input.batch, " and ",
+    fail(label, ": needs batch and channels >= 1, got batch ", input.batch, " and ",
          input.channels, " channels");
   for (int d = 0; d < 3; ++d)
     if (input.extents[d] < 1)
-      fail(label_, ": input extents ", toString(input.extents), " must all be >= 1");
+      fail(label, ": input extents ", toString(input.extents), " must all be >= 1");
   if (!(options.momentum >= 0 && options.momentum <= 1))
-    fail(label_, ": momentum ", options.momentum, " outside [0, 1]");
-  if (!(options.eps > 0)) fail(label_, ": eps ", options.eps, " must be > 0");
-  dec_ = BlockDecomposition(input.extents, grid.dims());
-  owned_ = dec_.ownedBox(coords_);
+    fail(label, ": momentum ", options.momentum, " outside [0, 1]");
+  if (!(options.eps > 0)) fail(label, ": eps ", options.eps, " must be > 0");
+  // Element-wise in space: the output has the input's shape, and no ghosts are read.
+  geometry_ = SpatialGeometry(std::move(naming), grid.dims(), grid.coords(), input, input,
+                              InputGhosts::Any);
+  const Box3& owned = geometry_.inputOwned();
   const bool global = options.statistics == Statistics::Global;
   count_ = double(input.batch) * (global ? grid.numGroups() : 1) * double(input.extents[0]) *
            double(input.extents[1]) * double(input.extents[2]);
-  MPI_Comm_dup(global ? grid.worldComm() : grid.spatialComm(), &comm_);
+  comm_ = OwnedComm(global ? grid.worldComm() : grid.spatialComm());
 
   const Index C = input.channels;
-  weight_ = createParameter<T, M>(label_, "weight", {C}, options.affine);
-  bias_ = createParameter<T, M>(label_, "bias", {C}, options.affine);
-  runningMean_ = createParameter<T, M>(label_, "running_mean", {C}, false);
-  runningVar_ = createParameter<T, M>(label_, "running_var", {C}, false);
+  weight_ = createParameter<T, M>(name, "weight", {C}, options.affine);
+  bias_ = createParameter<T, M>(name, "bias", {C}, options.affine);
+  runningMean_ = createParameter<T, M>(name, "running_mean", {C}, false);
+  runningVar_ = createParameter<T, M>(name, "running_var", {C}, false);
   // Without affine, weight and bias stay at 1 and 0 and are not exposed: the kernels need no
   // second path.
   Kokkos::deep_copy(weight_.value, T(1));
@@ -335,19 +339,12 @@ BatchNorm3d<T, M>::BatchNorm3d(const ProcessGrid& grid, const std::string& name,
   Kokkos::deep_copy(runningMean_.value, T(0));
   Kokkos::deep_copy(runningVar_.value, T(1));
 
-  partial_ = Kokkos::View<double***, M>(label_ + " partial sums", C,
-                                        Index(input.batch) * owned_.extent(0), 2);
-  sums_ = Kokkos::View<double*, M>(label_ + " sums", 2 * C);
-  sumsAllreduce_ = StagedAllreduce<double, M>(label_ + " sums", sums_.size());
-  mean_ = Kokkos::View<double*, M>(label_ + " mean", C);
-  invstd_ = Kokkos::View<double*, M>(label_ + " invstd", C);
-}
-
-template <class T, class M>
-BatchNorm3d<T, M>::~BatchNorm3d() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  partial_ = Kokkos::View<double***, M>(geometry_.viewLabel("partial sums"), C,
+                                        Index(input.batch) * owned.extent(0), 2);
+  sums_ = Kokkos::View<double*, M>(geometry_.viewLabel("sums"), 2 * C);
+  sumsAllreduce_ = StagedAllreduce<double, M>(geometry_.viewLabel("sums"), sums_.size());
+  mean_ = Kokkos::View<double*, M>(geometry_.viewLabel("mean"), C);
+  invstd_ = Kokkos::View<double*, M>(geometry_.viewLabel("invstd"), C);
 }
 
 template <class T, class M>
@@ -357,22 +354,11 @@ std::vector<Parameter<T, M>> BatchNorm3d<T, M>::parameters() const {
 }
 
 template <class T, class M>
-void BatchNorm3d<T, M>::checkTensor(const tensor_type& t, const char* what) const {
-  if (t.batch() != shape_.batch || t.channels() != shape_.channels || !(t.decomposition() == dec_) ||
-      t.coords() != coords_)
-    fail(label_, ": tensor '", what, "' is batch ", t.batch(), " x ", t.channels(),
-         " channels x ", toString(t.globalExtents()), " on grid ",
-         toString(t.decomposition().dims()), ", expected batch ", shape_.batch, " x ",
-         shape_.channels, " channels x ", toString(shape_.extents), " on grid ",
-         toString(dec_.dims()), " at this rank's coordinates");
-}
-
-template <class T, class M>
 void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                                 const tensor_type& y) {
-  checkTensor(x, "x");
-  checkTensor(y, "y");
-  const int C = shape_.channels;
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(y, "output");
+  const int C = geometry_.inputShape().channels;
   const auto mean = mean_;
   const auto invstd = invstd_;
   const auto rm = runningMean_.value;
@@ -380,20 +366,21 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   const double eps = options_.eps;
   if (training_) {
     if (count_ <= 1)
-      fail(label_, ": training needs more than one value per channel (batch ", shape_.batch,
-           ", extents ", toString(shape_.extents), ")");
+      fail(geometry_.label(), ": training needs more than one value per channel (batch ", geometry_.inputShape().batch,
+           ", extents ", toString(geometry_.inputShape().extents), ")");
     const auto xv = x.view();
     const Impl::LocalOffset xo = Impl::localOffset(x);
     Impl::batchNormChannelSums(exec, "hybrid3d::BatchNorm3d::forward::statistics",
-                               Index(shape_.batch), Index(C), owned_.extents(), partial_, sums_,
+                               Index(geometry_.inputShape().batch), Index(C), geometry_.inputOwned().extents(), partial_, sums_,
                                KOKKOS_LAMBDA(Index n, Index c, Index d, Index h, Index w) {
                                  const double v =
                                      double(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - double(rm(c));
                                  return Impl::SumPair(v, v * v);
                                });
-    Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::allreduce"));
-    sumsAllreduce_(exec, sums_, comm_);
-    Kokkos::Profiling::popRegion();
+    {
+      const ProfilingRegion region(Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::allreduce"));
+      sumsAllreduce_(exec, sums_, comm_.get());
+    }
     const auto sums = sums_;
     const double n = count_, momentum = options_.momentum;
     Kokkos::parallel_for(
@@ -422,8 +409,8 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   haveForward_ = true;
   savedX_ = x;
 
-  const Index3 e = owned_.extents();
-  if (Index(shape_.batch) * C * owned_.size() == 0) return;
+  const Index3 e = geometry_.inputOwned().extents();
+  if (Index(geometry_.inputShape().batch) * C * geometry_.inputOwned().size() == 0) return;
   const auto xv = x.view();
   const auto yv = y.view();
   const Impl::LocalOffset xo = Impl::localOffset(x), yo = Impl::localOffset(y);
@@ -431,7 +418,7 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   const auto beta = bias_.value;
   // Per row: a, b = gamma, beta.
   Impl::forEachRowCell(
-      "hybrid3d::BatchNorm3d::forward::normalize", exec, Impl::OwnedRows(shape_.batch, C, e),
+      "hybrid3d::BatchNorm3d::forward::normalize", exec, Impl::OwnedRows(geometry_.inputShape().batch, C, e),
       KOKKOS_LAMBDA(Index, const Index c, Index, Index) {
         return Impl::ChannelCoefficients<T>{T(mean(c)), T(invstd(c)), gamma(c), beta(c)};
       },
@@ -464,9 +451,9 @@ void BatchNorm3d<T, M>::applyDataGradient(const execution_space& exec, const ten
 template <class T, class M>
 void BatchNorm3d<T, M>::backwardWeights(const execution_space& exec, const tensor_type& x,
                                         const tensor_type& dy) {
-  checkTensor(x, "x");
-  checkTensor(dy, "dy");
-  if (!haveForward_) fail(label_, ": backwardWeights called before forward");
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(dy, "output gradient");
+  if (!haveForward_) fail(geometry_.label(), ": backwardWeights called before forward");
   if (!options_.affine) return;
   gradientSums(exec, x, dy);
   addParameterGrads(exec);
@@ -475,14 +462,15 @@ void BatchNorm3d<T, M>::backwardWeights(const execution_space& exec, const tenso
 template <class T, class M>
 void BatchNorm3d<T, M>::backwardData(const execution_space& exec, const tensor_type& dy,
                                      const tensor_type& dx) {
-  checkTensor(dy, "dy");
-  checkTensor(dx, "dx");
-  if (!haveForward_) fail(label_, ": backwardData called before forward");
+  geometry_.checkOutput(dy, "output gradient");
+  geometry_.checkInput(dx, "input gradient");
+  if (!haveForward_) fail(geometry_.label(), ": backwardData called before forward");
   if (forwardTraining_) {
     gradientSums(exec, savedX_, dy);
-    Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::BatchNorm3d::backward::allreduce"));
-    sumsAllreduce_(exec, sums_, comm_);
-    Kokkos::Profiling::popRegion();
+    {
+      const ProfilingRegion region(Impl::kernelLabel("hybrid3d::BatchNorm3d::backward::allreduce"));
+      sumsAllreduce_(exec, sums_, comm_.get());
+    }
   }
   applyDataGradient(exec, savedX_, dy, dx);
 }
@@ -490,11 +478,11 @@ void BatchNorm3d<T, M>::backwardData(const execution_space& exec, const tensor_t
 template <class T, class M>
 void BatchNorm3d<T, M>::backward(const execution_space& exec, const tensor_type& x,
                                  const tensor_type& dy, const tensor_type& dx) {
-  checkTensor(x, "x");
-  checkTensor(dy, "dy");
-  if (!haveForward_) fail(label_, ": backward called before forward");
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(dy, "output gradient");
+  if (!haveForward_) fail(geometry_.label(), ": backward called before forward");
   const bool wantDx = dx.view().data() != nullptr;
-  if (wantDx) checkTensor(dx, "dx");
+  if (wantDx) geometry_.checkInput(dx, "input gradient");
   if (!options_.affine && !(wantDx && forwardTraining_)) {
     if (wantDx) applyDataGradient(exec, x, dy, dx);
     return;
@@ -505,9 +493,10 @@ void BatchNorm3d<T, M>::backward(const execution_space& exec, const tensor_type&
   addParameterGrads(exec);
   if (!wantDx) return;
   if (forwardTraining_) {
-    Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::BatchNorm3d::backward::allreduce"));
-    sumsAllreduce_(exec, sums_, comm_);
-    Kokkos::Profiling::popRegion();
+    {
+      const ProfilingRegion region(Impl::kernelLabel("hybrid3d::BatchNorm3d::backward::allreduce"));
+      sumsAllreduce_(exec, sums_, comm_.get());
+    }
   }
   applyDataGradient(exec, x, dy, dx);
 }

@@ -3,6 +3,7 @@
 // src/layers/Conv3d.cpp.
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/layers/impl/InstanceBlas.hpp>
@@ -33,16 +34,7 @@ std::unique_ptr<LocalConvolution<T, M>> createVendorConvolution(ConvEngine engin
 template <class T, class M>
 Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
                      const Options& options)
-    : name_(name),
-      forwardRegion_("hybrid3d::Conv3d::forward " + name),
-      backwardDataRegion_("hybrid3d::Conv3d::backwardData " + name),
-      backwardWeightsRegion_("hybrid3d::Conv3d::backwardWeights " + name),
-      forwardInteriorRegion_("hybrid3d::Conv3d::forward::interior " + name),
-      forwardShellRegion_("hybrid3d::Conv3d::forward::shell " + name),
-      backwardDataInteriorRegion_("hybrid3d::Conv3d::backwardData::interior " + name),
-      backwardDataShellRegion_("hybrid3d::Conv3d::backwardData::shell " + name),
-      options_(options),
-      inShape_(input) {
+    : options_(options) {
   hostBlasThreadsFollowKokkos();
   const int k = options.kernel, s = options.stride, p = options.padding;
   const std::string where =
@@ -61,26 +53,32 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
            "DHW"[d], " with padding ", p, "; ", where);
 
   const Window window = Window::cubic(k, s, p);
-  outShape_ = {input.batch, options.outChannels, windowOutputExtents(input.extents, window)};
-  inDec_ = BlockDecomposition(input.extents, grid.dims());
-  outDec_ = BlockDecomposition(outShape_.extents, grid.dims());
-  ghostMap_ = windowGhosts(inDec_, outDec_, window, name);
-  const TensorLayout inLayout(input.batch, input.channels, inDec_, grid.coords(), ghostMap_);
-  ghosts_ = inLayout.ghosts;
-  inOwned_ = inDec_.ownedBox(grid.coords());
-  outOwned_ = outDec_.ownedBox(grid.coords());
+  geometry_ = SpatialGeometry::withGhostRule(
+      LayerNaming::bare("Conv3d", name), grid.dims(), grid.coords(), input,
+      {input.batch, options.outChannels, windowOutputExtents(input.extents, window)},
+      [&](const BlockDecomposition& in, const BlockDecomposition& out) {
+        return windowGhosts(in, out, window, name);
+      });
+  forwardInteriorRegion_ = &geometry_.region("forward::interior");
+  forwardShellRegion_ = &geometry_.region("forward::shell");
+  backwardDataInteriorRegion_ = &geometry_.region("backwardData::interior");
+  backwardDataShellRegion_ = &geometry_.region("backwardData::shell");
+  const TensorLayout inLayout = geometry_.inputLayout();
+  const GhostWidths& ghosts = geometry_.ghosts();
+  const Box3& inOwned = geometry_.inputOwned();
+  const Box3& outOwned = geometry_.outputOwned();
 
-  auto& g = geometry_;
+  auto& g = window_;
   g.k = k;
   g.s = s;
   g.cin = input.channels;
   g.cout = options.outChannels;
-  g.od = outOwned_.extent(0);
-  g.oh = outOwned_.extent(1);
-  g.ow = outOwned_.extent(2);
-  if (!outOwned_.empty())
+  g.od = outOwned.extent(0);
+  g.oh = outOwned.extent(1);
+  g.ow = outOwned.extent(2);
+  if (!outOwned.empty())
     for (int d = 0; d < 3; ++d)
-      g.inOffset[d] = outOwned_.lo[d] * s - p - inOwned_.lo[d] + ghosts_.lo[d];
+      g.inOffset[d] = outOwned.lo[d] * s - p - inOwned.lo[d] + ghosts.lo[d];
   pointwise_ = k == 1 && s == 1 && p == 0;
   engine_ = resolveConvEngine<T, M>(options.engine, name, g.od * g.oh * g.ow);
   const bool autoEngine = options.engine == ConvEngine::Auto;
@@ -103,12 +101,12 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
   // Overlap needs ghosts some neighbour fills (not the 1^3 path, not one rank alone) and an
   // interior: input cells this rank holds before the exchange ends are its owned ones and the
   // padding ghosts of sides at the domain boundary, which gatherBegin zeroes.
-  if (options.overlap && !ghosts_.none() && !pointwise_ && !inOwned_.empty()) {
+  if (options.overlap && !ghosts.none() && !pointwise_ && !inOwned.empty()) {
     Impl::ReadyInput ready;
     for (int d = 0; d < 3; ++d) {
-      const Index owned = inOwned_.extent(d), lo = ghosts_.lo[d], hi = ghosts_.hi[d];
-      const bool lowRemote = lo > 0 && inOwned_.lo[d] > 0;
-      const bool highRemote = hi > 0 && inOwned_.hi[d] < input.extents[d];
+      const Index owned = inOwned.extent(d), lo = ghosts.lo[d], hi = ghosts.hi[d];
+      const bool lowRemote = lo > 0 && inOwned.lo[d] > 0;
+      const bool highRemote = hi > 0 && inOwned.hi[d] < input.extents[d];
       ready.lo[d] = lowRemote ? lo : 0;
       ready.hi[d] = highRemote ? lo + owned : lo + owned + hi;
     }
@@ -127,11 +125,11 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
       for (const Part& part : *parts)
         columns = std::max(columns, part.rowsPerChunk * part.geometry.ow);
     const Index K = g.cin * g.taps();
-    col_ = Kokkos::View<T*, M>(name + "/im2col", K * columns);
-    out_ = Kokkos::View<T*, M>(name + "/chunk", g.cout * columns);
+    col_ = Kokkos::View<T*, M>(geometry_.viewLabel("im2col"), K * columns);
+    out_ = Kokkos::View<T*, M>(geometry_.viewLabel("chunk"), g.cout * columns);
     // The 1^3 path sums the bias gradient over a whole sample's voxels at once.
     const Index onesLength = std::max(columns, pointwise_ ? g.od * g.oh * g.ow : Index(0));
-    ones_ = Kokkos::View<T*, M>(name + "/ones", onesLength);
+    ones_ = Kokkos::View<T*, M>(geometry_.viewLabel("ones"), onesLength);
     Kokkos::deep_copy(ones_, T(1));
   }
 
@@ -140,7 +138,7 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
 
   // Collective: every rank builds the halo when any rank has ghosts (one without sends to one
   // with).
-  if (!ghostMap_.none()) halo_ = createHalo<T, M>(grid, inLayout, name);
+  if (!geometry_.inputGhosts().none()) halo_ = createHalo<T, M>(grid, inLayout, name);
 }
 
 template <class T, class M>
@@ -150,12 +148,12 @@ typename Conv3d<T, M>::Part Conv3d<T, M>::makePart(const Impl::OutputPart& box,
   Part part;
   part.box = box;
   auto& g = part.geometry;
-  g = geometry_;
+  g = window_;
   g.od = box.extents[0];
   g.oh = box.extents[1];
   g.ow = box.extents[2];
   for (int d = 0; d < 3; ++d) g.inOffset[d] += box.lo[d] * g.s;
-  part.rows = Index(inShape_.batch) * g.od * g.oh;
+  part.rows = Index(geometry_.inputShape().batch) * g.od * g.oh;
   part.rowsPerChunk =
       Impl::rowsPerChunk(Impl::chunkBytes<M>(options_.workspaceBytes), sizeof(T),
                          g.cin * g.taps() + g.cout, g.ow, part.rows);
@@ -168,18 +166,6 @@ typename Conv3d<T, M>::Part Conv3d<T, M>::makePart(const Impl::OutputPart& box,
     part.vendor = Impl::createVendorConvolution<T, M>(engine_, problem);
   }
   return part;
-}
-
-template <class T, class M>
-void Conv3d<T, M>::checkTensor(const tensor_type& t, const char* what, const TensorShape& shape,
-                               const BlockDecomposition& dec, const GhostWidths* ghosts) const {
-  const bool ghostsOk = !ghosts || t.owned().empty() || t.ghosts() == *ghosts;
-  if (t.batch() != shape.batch || t.channels() != shape.channels || !(t.decomposition() == dec) ||
-      !ghostsOk)
-    fail(name_, ": ", what, " tensor '", t.view().label(), "' is ", t.batch(), "x", t.channels(),
-         "x", toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
-         ghostsOk ? "" : " with other ghost widths than inputGhosts()", ", expected ", shape.batch,
-         "x", shape.channels, "x", toString(shape.extents), " on grid ", toString(dec.dims()));
 }
 
 template <class T, class M>
@@ -204,19 +190,19 @@ bool Conv3d<T, M>::direct(const tensor_type& outputLike) const {
 
 template <class T, class M>
 typename Conv3d<T, M>::Matrix Conv3d<T, M>::weightMatrix() const {
-  return Matrix(weight_.value.data(), geometry_.cout, geometry_.cin * geometry_.taps());
+  return Matrix(weight_.value.data(), window_.cout, window_.cin * window_.taps());
 }
 template <class T, class M>
 typename Conv3d<T, M>::Matrix Conv3d<T, M>::weightGradMatrix() const {
-  return Matrix(weight_.grad.data(), geometry_.cout, geometry_.cin * geometry_.taps());
+  return Matrix(weight_.grad.data(), window_.cout, window_.cin * window_.taps());
 }
 template <class T, class M>
 typename Conv3d<T, M>::Vector Conv3d<T, M>::biasVector() const {
-  return options_.bias ? Vector(bias_.value.data(), geometry_.cout) : Vector();
+  return options_.bias ? Vector(bias_.value.data(), window_.cout) : Vector();
 }
 template <class T, class M>
 typename Conv3d<T, M>::Vector Conv3d<T, M>::biasGradVector() const {
-  return Vector(bias_.grad.data(), geometry_.cout);
+  return Vector(bias_.grad.data(), window_.cout);
 }
 
 // Note on ordering: the products run on `exec` where Kokkos-Kernels takes an instance (4.1 and
@@ -281,27 +267,27 @@ void Conv3d<T, M>::backwardDataPart(const execution_space& exec, const tensor_ty
 template <class T, class M>
 void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                            const tensor_type& y) {
-  checkTensor(x, "input", inShape_, inDec_, &ghosts_);
-  checkTensor(y, "output", outShape_, outDec_, nullptr);
-  Kokkos::Profiling::pushRegion(forwardRegion_);
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(y, "output");
+  const ProfilingRegion region(geometry_.region(Pass::Forward));
   const bool gather = halo_ && !inputGhostsFilled_;
   if (gather && overlaps()) {
     halo_->gatherBegin(exec, x);
-    Kokkos::Profiling::pushRegion(forwardInteriorRegion_);
-    forwardPart(exec, x, y, interior_.front());
-    Kokkos::Profiling::popRegion();
+    {
+      const ProfilingRegion interior(*forwardInteriorRegion_);
+      forwardPart(exec, x, y, interior_.front());
+    }
     halo_->gatherEnd(exec, x);
-    Kokkos::Profiling::pushRegion(forwardShellRegion_);
+    const ProfilingRegion shell(*forwardShellRegion_);
     for (const Part& part : shell_) forwardPart(exec, x, y, part);
-    Kokkos::Profiling::popRegion();
   } else {
     if (gather) halo_->gather(exec, x);
-    const auto& g = geometry_;
+    const auto& g = window_;
     const Index V = g.od * g.oh * g.ow;
     if (!whole_.vendor && direct(y)) {
       // 1^3 kernel: x(n) is already the [Cin, V] column matrix and y(n) the [Cout, V] result.
       const auto W = weightMatrix();
-      for (int n = 0; n < inShape_.batch && V > 0; ++n) {
+      for (int n = 0; n < x.batch() && V > 0; ++n) {
         Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
         Matrix yn(y.view().data() + n * g.cout * V, g.cout, V);
         Impl::gemm(exec, "N", "N", T(1), W, xn, T(0), yn);
@@ -314,35 +300,36 @@ void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
       forwardPart(exec, x, y, whole_);
     }
   }
-  Kokkos::Profiling::popRegion();
 }
 
 template <class T, class M>
 void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& dy,
                                 const tensor_type& dx) {
-  checkTensor(dy, "output gradient", outShape_, outDec_, nullptr);
-  checkTensor(dx, "input gradient", inShape_, inDec_, &ghosts_);
-  Kokkos::Profiling::pushRegion(backwardDataRegion_);
-  const auto& g = geometry_;
+  geometry_.checkOutput(dy, "output gradient");
+  geometry_.checkInput(dx, "input gradient");
+  const ProfilingRegion region(geometry_.region(Pass::BackwardData));
+  const auto& g = window_;
   const Index V = g.od * g.oh * g.ow;
   if (overlaps()) {
     // Only the shell reaches dx's ghost cells: once it is summed, they travel to their owners
     // while the interior adds into owned cells. Every part adds, so dx starts at zero.
     Impl::zeroFill(exec, dx.view());
-    Kokkos::Profiling::pushRegion(backwardDataShellRegion_);
-    for (const Part& part : shell_) backwardDataPart(exec, dy, dx, part);
-    Kokkos::Profiling::popRegion();
+    {
+      const ProfilingRegion shell(*backwardDataShellRegion_);
+      for (const Part& part : shell_) backwardDataPart(exec, dy, dx, part);
+    }
     halo_->scatterAddBegin(exec, dx);
-    Kokkos::Profiling::pushRegion(backwardDataInteriorRegion_);
-    backwardDataPart(exec, dy, dx, interior_.front());
-    Kokkos::Profiling::popRegion();
+    {
+      const ProfilingRegion interior(*backwardDataInteriorRegion_);
+      backwardDataPart(exec, dy, dx, interior_.front());
+    }
     halo_->scatterAddEnd(exec, dx);
   } else {
     if (whole_.vendor) {
       whole_.vendor->backwardData(exec, weight_.value, dy, dx);
     } else if (direct(dy)) {
       const auto W = weightMatrix();
-      for (int n = 0; n < inShape_.batch && V > 0; ++n) {
+      for (int n = 0; n < dy.batch() && V > 0; ++n) {
         Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
         Matrix dxn(dx.view().data() + n * g.cin * V, g.cin, V);
         Impl::gemm(exec, "T", "N", T(1), W, dyn, T(0), dxn);
@@ -356,16 +343,15 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
     // 1^3 path has no ghosts, hence no halo.)
     if (halo_) halo_->scatterAdd(exec, dx);
   }
-  Kokkos::Profiling::popRegion();
 }
 
 template <class T, class M>
 void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_type& x,
                                    const tensor_type& dy) {
-  checkTensor(x, "input", inShape_, inDec_, &ghosts_);
-  checkTensor(dy, "output gradient", outShape_, outDec_, nullptr);
-  Kokkos::Profiling::pushRegion(backwardWeightsRegion_);
-  const auto& g = geometry_;
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(dy, "output gradient");
+  const ProfilingRegion region(geometry_.region(Pass::BackwardWeights));
+  const auto& g = window_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto dW = weightGradMatrix();
   if (hostWeights_) {
@@ -376,7 +362,7 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
   } else if (whole_.vendor) {
     whole_.vendor->backwardWeights(exec, x, dy, weight_.grad, bias_.grad);
   } else if (direct(dy)) {
-    for (int n = 0; n < inShape_.batch && V > 0; ++n) {
+    for (int n = 0; n < x.batch() && V > 0; ++n) {
       Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
       Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
       Impl::gemm(exec, "N", "T", T(1), dyn, xn, T(1), dW);
@@ -396,7 +382,6 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
         Impl::gemv(exec, "N", T(1), dyc, Vector(ones_.data(), cols), T(1), biasGradVector());
     }
   }
-  Kokkos::Profiling::popRegion();
 }
 
 template <class T, class M>

@@ -3,6 +3,7 @@
 // float and double in src/layers/ConvTranspose3d.cpp.
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/layers/impl/InstanceBlas.hpp>
@@ -12,12 +13,7 @@ namespace hybrid3d {
 template <class T, class M>
 ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::string& name,
                                        const TensorShape& input, const Options& options)
-    : name_(name),
-      forwardRegion_("hybrid3d::ConvTranspose3d::forward " + name),
-      backwardDataRegion_("hybrid3d::ConvTranspose3d::backwardData " + name),
-      backwardWeightsRegion_("hybrid3d::ConvTranspose3d::backwardWeights " + name),
-      options_(options),
-      inShape_(input) {
+    : options_(options) {
   hostBlasThreadsFollowKokkos();
   const int k = options.kernel;
   const std::string where =
@@ -36,18 +32,20 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
 
   Index3 outExtents;
   for (int d = 0; d < 3; ++d) outExtents[d] = transposedOutputExtent(input.extents[d], k, k, 0);
-  outShape_ = {input.batch, options.outChannels, outExtents};
-  inDec_ = BlockDecomposition(input.extents, grid.dims());
-  outDec_ = BlockDecomposition(outExtents, grid.dims());
-  ghostMap_ = requiredGhosts(
-      inDec_, outDec_,
-      [k](int, Index a, Index b) { return transposedInputRange(a, b, k, k, 0); }, name);
-  const TensorLayout inLayout(input.batch, input.channels, inDec_, grid.coords(), ghostMap_);
-  ghosts_ = inLayout.ghosts;
+  geometry_ = SpatialGeometry::withGhostRule(
+      LayerNaming::bare("ConvTranspose3d", name), grid.dims(), grid.coords(), input,
+      {input.batch, options.outChannels, outExtents},
+      [&](const BlockDecomposition& in, const BlockDecomposition& out) {
+        return requiredGhosts(
+            in, out, [k](int, Index a, Index b) { return transposedInputRange(a, b, k, k, 0); },
+            name);
+      });
+  const TensorLayout inLayout = geometry_.inputLayout();
+  const GhostWidths& ghosts = geometry_.ghosts();
 
   // The input range R this rank's owned outputs read, as rows (n, rd, rh) of RW voxels.
-  const Box3 inOwned = inDec_.ownedBox(grid.coords()), outOwned = outDec_.ownedBox(grid.coords());
-  outOwnedVoxels_ = outOwned.size();
+  const Box3& inOwned = geometry_.inputOwned();
+  const Box3& outOwned = geometry_.outputOwned();
   auto& b = blocks_;
   b.k = k;
   b.cout = options.outChannels;
@@ -59,7 +57,7 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
       b.inLo[d] = r.first;
       b.outLo[d] = outOwned.lo[d];
       b.outHi[d] = outOwned.hi[d];
-      rangeOffset_[d] = r.first - inOwned.lo[d] + ghosts_.lo[d];
+      rangeOffset_[d] = r.first - inOwned.lo[d] + ghosts.lo[d];
     }
   }
   b.rd = extent[0];
@@ -74,47 +72,34 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
   rowsPerChunk_ = Impl::rowsPerChunk(Impl::chunkBytes<M>(options.workspaceBytes), sizeof(T),
                                      cin + blockRows, extent[2], rows_);
   const Index columns = rowsPerChunk_ * extent[2];
-  in_ = Kokkos::View<T*, M>(name + "/columns", cin * columns);
-  blockBuf_ = Kokkos::View<T*, M>(name + "/blocks", blockRows * columns);
-  ones_ = Kokkos::View<T*, M>(name + "/ones", columns);
+  in_ = Kokkos::View<T*, M>(geometry_.viewLabel("columns"), cin * columns);
+  blockBuf_ = Kokkos::View<T*, M>(geometry_.viewLabel("blocks"), blockRows * columns);
+  ones_ = Kokkos::View<T*, M>(geometry_.viewLabel("ones"), columns);
   Kokkos::deep_copy(ones_, T(1));
-  if (options.bias) perTap_ = Kokkos::View<T*, M>(name + "/perTap", blockRows);
+  if (options.bias) perTap_ = Kokkos::View<T*, M>(geometry_.viewLabel("perTap"), blockRows);
 
   weight_ = createParameter<T, M>(name, "weight", {cin, options.outChannels, k, k, k});
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {options.outChannels});
 
   // Collective: every rank builds the halo when any rank has ghosts.
-  if (!ghostMap_.none()) halo_ = createHalo<T, M>(grid, inLayout, name);
-}
-
-template <class T, class M>
-void ConvTranspose3d<T, M>::checkTensor(const tensor_type& t, const char* what,
-                                        const TensorShape& shape, const BlockDecomposition& dec,
-                                        const GhostWidths* ghosts) const {
-  const bool ghostsOk = !ghosts || t.owned().empty() || t.ghosts() == *ghosts;
-  if (t.batch() != shape.batch || t.channels() != shape.channels || !(t.decomposition() == dec) ||
-      !ghostsOk)
-    fail(name_, ": ", what, " tensor '", t.view().label(), "' is ", t.batch(), "x", t.channels(),
-         "x", toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
-         ghostsOk ? "" : " with other ghost widths than inputGhosts()", ", expected ", shape.batch,
-         "x", shape.channels, "x", toString(shape.extents), " on grid ", toString(dec.dims()));
+  if (!geometry_.inputGhosts().none()) halo_ = createHalo<T, M>(grid, inLayout, name);
 }
 
 template <class T, class M>
 typename ConvTranspose3d<T, M>::Matrix ConvTranspose3d<T, M>::weightMatrix(bool grad) const {
   const Index k = blocks_.k;
-  return Matrix(grad ? weight_.grad.data() : weight_.value.data(), inShape_.channels,
+  return Matrix(grad ? weight_.grad.data() : weight_.value.data(), geometry_.inputShape().channels,
                 blocks_.cout * k * k * k);
 }
 
 template <class T, class M>
 void ConvTranspose3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                                     const tensor_type& y) {
-  checkTensor(x, "input", inShape_, inDec_, &ghosts_);
-  checkTensor(y, "output", outShape_, outDec_, nullptr);
-  Kokkos::Profiling::pushRegion(forwardRegion_);
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(y, "output");
+  const ProfilingRegion region(geometry_.region(Pass::Forward));
   if (halo_) halo_->gather(exec, x);
-  const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
+  const Index cin = geometry_.inputShape().channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
   const auto W = weightMatrix(false);
   const Vector bias = options_.bias ? Vector(bias_.value.data(), blocks_.cout) : Vector();
   for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
@@ -125,16 +110,15 @@ void ConvTranspose3d<T, M>::forward(const execution_space& exec, const tensor_ty
     Impl::gemm(exec, "T", "N", T(1), W, xc, T(0), yb);
     Impl::blocksToTensor(exec, yb, y.view(), Impl::lowGhosts(y.ghosts()), blocks_, r0, nr, bias);
   }
-  Kokkos::Profiling::popRegion();
 }
 
 template <class T, class M>
 void ConvTranspose3d<T, M>::backwardData(const execution_space& exec, const tensor_type& dy,
                                          const tensor_type& dx) {
-  checkTensor(dy, "output gradient", outShape_, outDec_, nullptr);
-  checkTensor(dx, "input gradient", inShape_, inDec_, &ghosts_);
-  Kokkos::Profiling::pushRegion(backwardDataRegion_);
-  const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
+  geometry_.checkOutput(dy, "output gradient");
+  geometry_.checkInput(dx, "input gradient");
+  const ProfilingRegion region(geometry_.region(Pass::BackwardData));
+  const Index cin = geometry_.inputShape().channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
   const auto W = weightMatrix(false);
   // Owned voxels outside R get no local contribution; ghosts get the parts other ranks own.
   Impl::zeroFill(exec, dx.view());
@@ -148,16 +132,15 @@ void ConvTranspose3d<T, M>::backwardData(const execution_space& exec, const tens
                         rangeOffset_, range_, r0, nr, Vector());
   }
   if (halo_) halo_->scatterAdd(exec, dx);
-  Kokkos::Profiling::popRegion();
 }
 
 template <class T, class M>
 void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const tensor_type& x,
                                             const tensor_type& dy) {
-  checkTensor(x, "input", inShape_, inDec_, &ghosts_);
-  checkTensor(dy, "output gradient", outShape_, outDec_, nullptr);
-  Kokkos::Profiling::pushRegion(backwardWeightsRegion_);
-  const Index cin = inShape_.channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(dy, "output gradient");
+  const ProfilingRegion region(geometry_.region(Pass::BackwardWeights));
+  const Index cin = geometry_.inputShape().channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
   const auto dW = weightMatrix(true);
   if (options_.bias) Impl::zeroFill(exec, perTap_);
   for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
@@ -175,7 +158,6 @@ void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const t
   if (options_.bias)
     Impl::foldTaps(exec, Vector(perTap_.data(), blockRows),
                    Vector(bias_.grad.data(), blocks_.cout), k * k * k);
-  Kokkos::Profiling::popRegion();
 }
 
 template <class T, class M>

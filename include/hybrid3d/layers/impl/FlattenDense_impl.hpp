@@ -3,6 +3,7 @@
 // src/layers/FlattenDense.cpp).
 
 #include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/core/ProfilingRegion.hpp>
 
 namespace hybrid3d {
 
@@ -108,9 +109,10 @@ void FlattenDense<T, M>::forward(const execution_space& exec, const tensor_type&
   packInput(exec, x);
   Impl::denseGemm(exec, "N", "T", 1.0, xPacked_, w_, 0.0, y);
   // The partial products of all ranks' voxels; then the bias once, on the replicated sum.
-  Kokkos::Profiling::pushRegion(Impl::kernelLabel("hybrid3d::FlattenDense::forward::allreduce"));
-  yAllreduce_(exec, y, spatial_.get());
-  Kokkos::Profiling::popRegion();
+  {
+    const ProfilingRegion region(Impl::kernelLabel("hybrid3d::FlattenDense::forward::allreduce"));
+    yAllreduce_(exec, y, spatial_.get());
+  }
   if (bias_.value.data() != nullptr)
     Impl::addBias("hybrid3d::FlattenDense::forward", exec, y, bias_.value);
 }

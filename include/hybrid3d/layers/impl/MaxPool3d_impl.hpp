@@ -119,19 +119,21 @@ void maxPoolBackwardTiled(const ExecSpace& exec, const OwnedRows& rows, const In
 template <class T, class M>
 MaxPool3d<T, M>::MaxPool3d(const ProcessGrid& grid, const std::string& name,
                            const TensorShape& input, const Options& options)
-    : options_(options),
-      plan_(grid, "MaxPool3d", name, input,
-            Window::cubic(options.kernel, options.stride, options.padding)) {
+    : SpatialLayer(Impl::poolGeometry("MaxPool3d", name, grid, input,
+                                      Window::cubic(options.kernel, options.stride,
+                                                    options.padding))),
+      options_(options),
+      plan_(grid, geometry_, Window::cubic(options.kernel, options.stride, options.padding)) {
   const Index3 e = plan_.outputOwned().extents();
   argmax_ = Kokkos::View<int*****, Kokkos::LayoutRight, M>(
-      plan_.label() + " argmax", input.batch, input.channels, e[0], e[1], e[2]);
+      geometry_.viewLabel("argmax"), input.batch, input.channels, e[0], e[1], e[2]);
 }
 
 template <class T, class M>
 void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                               const tensor_type& y) {
-  plan_.checkInput(x, "x");
-  plan_.checkOutput(y, "y");
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(y, "output");
   plan_.halo().gather(exec, x);
   haveArgmax_ = true;
   const Impl::PoolGeometry g = plan_.geometry();
@@ -158,8 +160,8 @@ void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
 template <class T, class M>
 void MaxPool3d<T, M>::backwardData(const execution_space& exec, const tensor_type& dy,
                                    const tensor_type& dx) {
-  plan_.checkOutput(dy, "dy");
-  plan_.checkInput(dx, "dx");
+  geometry_.checkOutput(dy, "output gradient");
+  geometry_.checkInput(dx, "input gradient");
   if (!haveArgmax_) fail(plan_.label(), ": backwardData called before forward");
   const Impl::PoolGeometry g = plan_.geometry();
   const Index N = dx.batch(), C = dx.channels();

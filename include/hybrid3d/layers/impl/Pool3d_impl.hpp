@@ -1,7 +1,7 @@
 #pragma once
-// What MaxPool3d and AvgPool3d share: validation of the window against PyTorch's rules, the
-// input and output decompositions, the input ghosts and the halo that fills them, tensor
-// layout checks, and the window index arithmetic their kernels use.
+// What MaxPool3d and AvgPool3d share: validation of the window against PyTorch's rules and
+// their SpatialGeometry (poolGeometry), the halo that fills the input ghosts, backward's
+// inverse window tables, and the window index arithmetic their kernels use.
 //
 // Both layers work in global voxel indices. Max pooling clips a window to the domain [0, n), so
 // it sees padding as -infinity (as PyTorch). Average pooling sums whole windows, padding
@@ -27,6 +27,7 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/Window.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 
@@ -157,8 +158,43 @@ struct Origin3 {
 };
 template <class T, class M>
 Origin3 originOf(const DistTensor<T, M>& t) {
-  return {{t.owned().lo[0] - t.ghosts().lo[0], t.owned().lo[1] - t.ghosts().lo[1],
-           t.owned().lo[2] - t.ghosts().lo[2]}};
+  const Box3 local = t.localBox();
+  return {{local.lo[0], local.lo[1], local.lo[2]}};
+}
+
+// The geometry of a pool of kind `kind` ("MaxPool3d"; messages name "kind 'name'"), once the
+// window passes PyTorch's rules. Throws on every rank alike (all checks use global data), so
+// before the collective halo set-up.
+inline SpatialGeometry poolGeometry(const char* kind, const std::string& name,
+                                    const ProcessGrid& grid, const TensorShape& input,
+                                    const Window& window) {
+  LayerNaming naming = LayerNaming::quoted(kind, name);
+  const std::string label = naming.label;
+  if (input.batch < 1 || input.channels < 1)
+    fail(label, ": needs batch and channels >= 1, got batch ", input.batch, " and ",
+         input.channels, " channels");
+  for (int d = 0; d < 3; ++d) {
+    const int k = window.kernel[d], s = window.stride[d], p = window.padding[d];
+    if (k < 1 || s < 1 || p < 0)
+      fail(label, ": kernel ", k, ", stride ", s, " and padding ", p,
+           " must be >= 1, >= 1 and >= 0");
+    if (k > PoolGeometry::kMaxKernel)
+      fail(label, ": kernel ", k, " larger than ", PoolGeometry::kMaxKernel);
+    // PyTorch refuses this too: a window could then lie entirely in the padding.
+    if (2 * p > k)
+      fail(label, ": padding ", p, " exceeds half the kernel ", k, " (PyTorch's limit)");
+    if (input.extents[d] < 1)
+      fail(label, ": input extents ", toString(input.extents), " must all be >= 1");
+    if (input.extents[d] + 2 * p < k)
+      fail(label, ": kernel ", k, " larger than the padded input extent ", input.extents[d],
+           " + 2*", p, " along ", "DHW"[d], " (input ", toString(input.extents), ")");
+  }
+  return SpatialGeometry::withGhostRule(
+      std::move(naming), grid.dims(), grid.coords(), input,
+      {input.batch, input.channels, windowOutputExtents(input.extents, window)},
+      [&](const BlockDecomposition& in, const BlockDecomposition& out) {
+        return windowGhosts(in, out, window, label);
+      });
 }
 
 template <class T, class MemorySpace>
@@ -166,46 +202,16 @@ class Pool3dPlan {
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
 
-  // `kind` is the layer class ("MaxPool3d"); messages and kernel labels name "kind 'name'".
-  // Throws on every rank alike (all checks use global data) before the collective halo set-up.
-  Pool3dPlan(const ProcessGrid& grid, const std::string& kind, const std::string& name,
-             const TensorShape& input, const Window& window)
-      : name_(name), label_(kind + " '" + name + "'"), window_(window), in_(input),
-        coords_(grid.coords()) {
-    if (input.batch < 1 || input.channels < 1)
-      fail(label_, ": needs batch and channels >= 1, got batch ", input.batch, " and ",
-           input.channels, " channels");
-    for (int d = 0; d < 3; ++d) {
-      const int k = window.kernel[d], s = window.stride[d], p = window.padding[d];
-      if (k < 1 || s < 1 || p < 0)
-        fail(label_, ": kernel ", k, ", stride ", s, " and padding ", p,
-             " must be >= 1, >= 1 and >= 0");
-      if (k > PoolGeometry::kMaxKernel)
-        fail(label_, ": kernel ", k, " larger than ", PoolGeometry::kMaxKernel);
-      // PyTorch refuses this too: a window could then lie entirely in the padding.
-      if (2 * p > k)
-        fail(label_, ": padding ", p, " exceeds half the kernel ", k, " (PyTorch's limit)");
-      if (input.extents[d] < 1)
-        fail(label_, ": input extents ", toString(input.extents), " must all be >= 1");
-      if (input.extents[d] + 2 * p < k)
-        fail(label_, ": kernel ", k, " larger than the padded input extent ", input.extents[d],
-             " + 2*", p, " along ", "DHW"[d], " (input ", toString(input.extents), ")");
-    }
-    out_ = {input.batch, input.channels, windowOutputExtents(input.extents, window)};
-    inDec_ = BlockDecomposition(in_.extents, grid.dims());
-    outDec_ = BlockDecomposition(out_.extents, grid.dims());
-    inOwned_ = inDec_.ownedBox(coords_);
-    outOwned_ = outDec_.ownedBox(coords_);
-    ghostMap_ = windowGhosts(inDec_, outDec_, window, label_);
-    checkGhostWidths(inDec_, ghostMap_, label_);
-    const TensorLayout layout(in_.batch, in_.channels, inDec_, coords_, ghostMap_);
-    ghosts_ = layout.ghosts;
-    halo_ = createHalo<T, MemorySpace>(grid, layout, label_);
+  // For a pool of geometry `spatial` (poolGeometry) and `window`. Collective: builds the halo.
+  Pool3dPlan(const ProcessGrid& grid, const SpatialGeometry& spatial, const Window& window)
+      : spatial_(spatial), window_(window) {
+    const TensorLayout layout = spatial_.inputLayout();
+    halo_ = createHalo<T, MemorySpace>(grid, layout, label());
     const PoolGeometry g = geometry();
     const Box3 local = layout.localBox();
     for (int d = 0; d < 3; ++d) {
-      outputsOf_[d] = OutputRange<MemorySpace>(label_ + " outputs of input " + "DHW"[d],
-                                               local.extent(d));
+      outputsOf_[d] = OutputRange<MemorySpace>(
+          spatial_.viewLabel(std::string("outputs of input ") + "DHW"[d]), local.extent(d));
       auto h = Kokkos::create_mirror_view(outputsOf_[d]);
       for (Index i = 0; i < local.extent(d); ++i) {
         const Index gi = local.lo[d] + i;
@@ -232,15 +238,16 @@ public:
     }
   }
 
-  const std::string& name() const { return name_; }
-  const std::string& label() const { return label_; }
-  const TensorShape& inputShape() const { return in_; }
-  const TensorShape& outputShape() const { return out_; }
-  const BlockDecomposition& inputDecomposition() const { return inDec_; }
-  const BlockDecomposition& outputDecomposition() const { return outDec_; }
-  // Every rank's input ghost widths (a tensor for x or dx is made with them).
-  const GhostMap& inputGhosts() const { return ghostMap_; }
-  const Box3& outputOwned() const { return outOwned_; }
+  // The same, making the geometry (for tests of the kernels without a layer).
+  Pool3dPlan(const ProcessGrid& grid, const char* kind, const std::string& name,
+             const TensorShape& input, const Window& window)
+      : Pool3dPlan(grid, poolGeometry(kind, name, grid, input, window), window) {}
+
+  const SpatialGeometry& spatial() const { return spatial_; }
+  // What messages start with ("MaxPool3d 'p1'"), and the view labels, from the geometry.
+  const std::string& label() const { return spatial_.label(); }
+  std::string viewLabel(std::string_view what) const { return spatial_.viewLabel(what); }
+  const Box3& outputOwned() const { return spatial_.outputOwned(); }
   Halo<T, MemorySpace>& halo() const { return *halo_; }
   // Backward's inverse window map along D, H and W, indexed by x's local array index.
   const OutputRange<MemorySpace>& outputsOf(int dim) const { return outputsOf_[dim]; }
@@ -249,10 +256,11 @@ public:
 
   PoolGeometry geometry() const {
     PoolGeometry g;
+    const Box3& outOwned = spatial_.outputOwned();
     for (int d = 0; d < 3; ++d) {
-      g.n[d] = in_.extents[d];
-      g.outLo[d] = outOwned_.lo[d];
-      g.outHi[d] = outOwned_.lo[d] + outOwned_.extent(d);
+      g.n[d] = spatial_.inputShape().extents[d];
+      g.outLo[d] = outOwned.lo[d];
+      g.outHi[d] = outOwned.lo[d] + outOwned.extent(d);
       g.k[d] = window_.kernel[d];
       g.s[d] = window_.stride[d];
       g.p[d] = window_.padding[d];
@@ -260,38 +268,9 @@ public:
     return g;
   }
 
-  // x and dx: the input layout with exactly inputGhosts() (what the halo was built for).
-  void checkInput(const tensor_type& t, const char* what) const {
-    const GhostWidths& want = ghosts_;
-    check(t, what, in_, inDec_);
-    if (t.ghosts() != want)
-      fail(label_, ": tensor '", what, "' must carry the ghosts of inputGhosts() (lo ",
-           toString(want.lo), ", hi ", toString(want.hi), "), has lo ", toString(t.ghosts().lo),
-           ", hi ", toString(t.ghosts().hi));
-  }
-  // y and dy: the output layout with any ghosts (the next layer's).
-  void checkOutput(const tensor_type& t, const char* what) const { check(t, what, out_, outDec_); }
-
 private:
-  void check(const tensor_type& t, const char* what, const TensorShape& s,
-             const BlockDecomposition& dec) const {
-    if (t.batch() != s.batch || t.channels() != s.channels || !(t.decomposition() == dec) ||
-        t.coords() != coords_)
-      fail(label_, ": tensor '", what, "' is batch ", t.batch(), " x ", t.channels(),
-           " channels x ", toString(t.globalExtents()), " on grid ",
-           toString(t.decomposition().dims()), ", expected batch ", s.batch, " x ", s.channels,
-           " channels x ", toString(s.extents), " on grid ", toString(dec.dims()),
-           " at this rank's coordinates");
-  }
-
-  std::string name_, label_;
+  SpatialGeometry spatial_;  // the layer's (a copy: the layer's own is its base's)
   Window window_;
-  TensorShape in_, out_;
-  Int3 coords_;
-  BlockDecomposition inDec_, outDec_;
-  Box3 inOwned_, outOwned_;
-  GhostMap ghostMap_;   // every rank's input ghosts
-  GhostWidths ghosts_;  // this rank's (an empty input box: those its owned output reads)
   std::unique_ptr<Halo<T, MemorySpace>> halo_;
   OutputRange<MemorySpace> outputsOf_[3];
   PhaseRun wRun_;
