@@ -20,6 +20,7 @@
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 
 namespace hybrid3d {
@@ -67,7 +68,7 @@ struct Log1pOp {
 };
 
 template <class Op, class T, class MemorySpace = DefaultMemorySpace>
-class Pointwise {
+class Pointwise : public SpatialLayer {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
 
 public:
@@ -76,22 +77,15 @@ public:
   using execution_space = typename MemorySpace::execution_space;
   using Options = Op;
 
-  // `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}.
+  // `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}. Throws naming
+  // the layer for a negative batch or channel count.
   Pointwise(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
             const Options& options = {})
-      : name_(name), shape_(input), op_(options), decomposition_(input.extents, grid.dims()) {
-    if (input.batch < 0 || input.channels < 0)
-      fail(name, ": ", Op::kind(), " input has negative batch ", input.batch, " or channels ",
-           input.channels);
-  }
+      : SpatialLayer(makeGeometry(grid, name, input)), op_(options) {}
 
-  const std::string& name() const { return name_; }
+  // name(), shapes (the output's is the input's), decompositions and inputGhosts() (none, any
+  // accepted): SpatialLayer (layers/SpatialGeometry.hpp).
   const Options& options() const { return op_; }
-  const TensorShape& inputShape() const { return shape_; }
-  const TensorShape& outputShape() const { return shape_; }
-  const BlockDecomposition& inputDecomposition() const { return decomposition_; }
-  const BlockDecomposition& outputDecomposition() const { return decomposition_; }
-  GhostMap inputGhosts() const { return {}; }
   std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
 
   // y := op(x) on the owned cells. y may be x.
@@ -119,24 +113,24 @@ public:
   }
 
 private:
-  void check(const tensor_type& t, const char* what) const {
-    if (t.batch() != shape_.batch || t.channels() != shape_.channels ||
-        !(t.decomposition() == decomposition_))
-      fail(name_, ": ", Op::kind(), " tensor ", what, " is ", t.batch(), "x", t.channels(), "x",
-           toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
-           ", expected ", shape_.batch, "x", shape_.channels, "x", toString(shape_.extents),
-           " on grid ", toString(decomposition_.dims()));
+  static SpatialGeometry makeGeometry(const ProcessGrid& grid, const std::string& name,
+                                      const TensorShape& input) {
+    LayerNaming naming = LayerNaming::quoted(Op::kind(), name);
+    if (input.batch < 0 || input.channels < 0)
+      fail(naming.label, ": input has negative batch ", input.batch, " or channels ",
+           input.channels);
+    // Element-wise: the output has the input's shape, and no ghosts are read.
+    return SpatialGeometry(std::move(naming), grid.dims(), grid.coords(), input, input,
+                           InputGhosts::Any);
   }
+  // The dense part: `other` must have x's extents (a replicated [N, F] view has no geometry).
   void check(const feature_type& x, const feature_type& other, const char* what) const {
     if (x.extent(0) != other.extent(0) || x.extent(1) != other.extent(1))
-      fail(name_, ": ", Op::kind(), " view ", what, " is ", other.extent(0), "x",
-           other.extent(1), ", input is ", x.extent(0), "x", x.extent(1));
+      fail(geometry_.label(), ": view ", what, " is ", other.extent(0), "x", other.extent(1),
+           ", input is ", x.extent(0), "x", x.extent(1));
   }
 
-  std::string name_;
-  TensorShape shape_;
   Op op_;
-  BlockDecomposition decomposition_;
 };
 
 // The kernels, outside the class so that code including this header does not instantiate them
@@ -146,8 +140,8 @@ private:
 template <class Op, class T, class M>
 void Pointwise<Op, T, M>::forward(const execution_space& exec, const tensor_type& x,
                                   const tensor_type& y) const {
-  check(x, "x");
-  check(y, "y");
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(y, "output");
   const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
   const auto xv = x.view(), yv = y.view();
   const Op op = op_;
@@ -162,9 +156,9 @@ void Pointwise<Op, T, M>::forward(const execution_space& exec, const tensor_type
 template <class Op, class T, class M>
 void Pointwise<Op, T, M>::backwardData(const execution_space& exec, const tensor_type& x,
                                        const tensor_type& dy, const tensor_type& dx) const {
-  check(x, "x");
-  check(dy, "dy");
-  check(dx, "dx");
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(dy, "output gradient");
+  geometry_.checkInput(dx, "input gradient");
   const auto ox = Impl::ghostOffset(x), ody = Impl::ghostOffset(dy), odx = Impl::ghostOffset(dx);
   const auto xv = x.view(), dyv = dy.view(), dxv = dx.view();
   const Op op = op_;

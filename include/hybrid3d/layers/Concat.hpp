@@ -14,12 +14,13 @@
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class Concat {
+class Concat : public SpatialLayer {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
 
 public:
@@ -30,13 +31,12 @@ public:
   Concat(const ProcessGrid& grid, const std::string& name, const TensorShape& a,
          const TensorShape& b);
 
-  const std::string& name() const { return name_; }
-  const TensorShape& inputShapeA() const { return a_; }
-  const TensorShape& inputShapeB() const { return b_; }
-  const TensorShape& outputShape() const { return y_; }
-  const BlockDecomposition& inputDecomposition() const { return decomposition_; }
-  const BlockDecomposition& outputDecomposition() const { return decomposition_; }
-  GhostMap inputGhosts() const { return {}; }
+  // name(), inputShape() (a's), outputShape(), the decompositions (a, b and y share one) and
+  // inputGhosts() (none, any accepted): SpatialLayer (layers/SpatialGeometry.hpp), whose
+  // geometry is a -> y; b -> y is geometryB().
+  const TensorShape& inputShapeA() const { return geometry_.inputShape(); }
+  const TensorShape& inputShapeB() const { return geometryB_.inputShape(); }
+  const SpatialGeometry& geometryB() const { return geometryB_; }
   std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
 
   // y owned cells := a on channels [0, Ca), b on [Ca, Ca + Cb).
@@ -57,34 +57,24 @@ public:
                            const tensor_type& dst, int offset, bool intoWider);
 
 private:
-  void check(const tensor_type& t, int channels, const char* what) const;
-
-  std::string name_;
-  TensorShape a_, b_, y_;
-  BlockDecomposition decomposition_;
+  SpatialGeometry geometryB_;  // b -> y: the same naming, b's channels
 };
 
 template <class T, class M>
 Concat<T, M>::Concat(const ProcessGrid& grid, const std::string& name, const TensorShape& a,
-                     const TensorShape& b)
-    : name_(name), a_(a), b_(b), decomposition_(a.extents, grid.dims()) {
+                     const TensorShape& b) {
+  LayerNaming naming = LayerNaming::quoted("Concat", name);
   if (a.batch != b.batch || a.extents != b.extents)
-    fail(name, ": Concat inputs differ: a is ", a.batch, "x", a.channels, "x",
+    fail(naming.label, ": inputs differ: a is ", a.batch, "x", a.channels, "x",
          toString(a.extents), ", b is ", b.batch, "x", b.channels, "x", toString(b.extents),
          " (batch and extents must match)");
   if (a.channels < 0 || b.channels < 0 || a.batch < 0)
-    fail(name, ": Concat inputs have negative batch or channels");
-  y_ = {a.batch, a.channels + b.channels, a.extents};
-}
-
-template <class T, class M>
-void Concat<T, M>::check(const tensor_type& t, int channels, const char* what) const {
-  if (t.batch() != y_.batch || t.channels() != channels ||
-      !(t.decomposition() == decomposition_))
-    fail(name_, ": Concat tensor ", what, " is ", t.batch(), "x", t.channels(), "x",
-         toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
-         ", expected ", y_.batch, "x", channels, "x", toString(y_.extents), " on grid ",
-         toString(decomposition_.dims()));
+    fail(naming.label, ": inputs have negative batch or channels");
+  // Element-wise in space: every rank copies its own owned cells, and no ghosts are read.
+  const TensorShape y{a.batch, a.channels + b.channels, a.extents};
+  geometryB_ = SpatialGeometry(naming, grid.dims(), grid.coords(), b, y, InputGhosts::Any);
+  geometry_ = SpatialGeometry(std::move(naming), grid.dims(), grid.coords(), a, y,
+                              InputGhosts::Any);
 }
 
 template <class T, class M>
@@ -106,24 +96,26 @@ void Concat<T, M>::copyChannels(const char* label, const execution_space& exec,
 template <class T, class M>
 void Concat<T, M>::forward(const execution_space& exec, const tensor_type& a,
                            const tensor_type& b, const tensor_type& y) const {
-  check(a, a_.channels, "a");
-  check(b, b_.channels, "b");
-  check(y, y_.channels, "y");
+  geometry_.checkInput(a, "first input");
+  geometryB_.checkInput(b, "second input");
+  geometry_.checkOutput(y, "output");
+  const int Ca = geometry_.inputShape().channels;
   copyChannels("hybrid3d::Concat::forward", exec, a, y, 0, true);
-  copyChannels("hybrid3d::Concat::forward", exec, b, y, a_.channels, true);
+  copyChannels("hybrid3d::Concat::forward", exec, b, y, Ca, true);
 }
 
 template <class T, class M>
 void Concat<T, M>::backwardData(const execution_space& exec, const tensor_type& dy,
                                 const tensor_type& da, const tensor_type& db) const {
-  check(dy, y_.channels, "dy");
+  geometry_.checkOutput(dy, "output gradient");
   if (da.view().data() != nullptr) {
-    check(da, a_.channels, "da");
+    geometry_.checkInput(da, "first input gradient");
     copyChannels("hybrid3d::Concat::backwardData", exec, dy, da, 0, false);
   }
   if (db.view().data() != nullptr) {
-    check(db, b_.channels, "db");
-    copyChannels("hybrid3d::Concat::backwardData", exec, dy, db, a_.channels, false);
+    geometryB_.checkInput(db, "second input gradient");
+    copyChannels("hybrid3d::Concat::backwardData", exec, dy, db, geometry_.inputShape().channels,
+                 false);
   }
 }
 

@@ -35,6 +35,7 @@
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 
 namespace hybrid3d {
@@ -88,7 +89,7 @@ struct DropoutMask {
 }  // namespace Impl
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class Dropout {
+class Dropout : public SpatialLayer {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
 
 public:
@@ -106,13 +107,9 @@ public:
   Dropout(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
           const Options& options);
 
-  const std::string& name() const { return name_; }
+  // name(), shapes (the output's is the input's), decompositions and inputGhosts() (none, any
+  // accepted): SpatialLayer (layers/SpatialGeometry.hpp).
   const Options& options() const { return options_; }
-  const TensorShape& inputShape() const { return shape_; }
-  const TensorShape& outputShape() const { return shape_; }
-  const BlockDecomposition& inputDecomposition() const { return decomposition_; }
-  const BlockDecomposition& outputDecomposition() const { return decomposition_; }
-  GhostMap inputGhosts() const { return {}; }
   std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
 
   void setTraining(bool training) { training_ = training; }
@@ -150,13 +147,10 @@ public:
              const feature_type& y) const;
 
 private:
-  void check(const tensor_type& t, const char* what) const;
+  // The dense part: an [N, F] view of the input's N x (C*D*H*W) (it has no geometry).
   void check(const feature_type& t, const char* what) const;
 
-  std::string name_;
-  TensorShape shape_;
   Options options_;
-  BlockDecomposition decomposition_;
   std::uint64_t layerKey_ = 0;
   bool training_ = true;
   Impl::DropoutMask mask_;

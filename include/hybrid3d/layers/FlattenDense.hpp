@@ -26,13 +26,14 @@
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
+#include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class FlattenDense {
+class FlattenDense : public SpatialLayer {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
 
 public:
@@ -53,13 +54,11 @@ public:
   FlattenDense(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
                const Options& options);
 
-  const std::string& name() const { return name_; }
-  const TensorShape& inputShape() const { return input_; }
-  const TensorShape& outputShape() const { return output_; }  // {N, out, {1, 1, 1}}
-  const BlockDecomposition& inputDecomposition() const { return decomposition_; }
+  // name(), inputShape(), outputShape() ({N, out, {1, 1, 1}}: a replicated [N, out] view, not
+  // a volume), inputDecomposition() and inputGhosts() (none, any accepted): SpatialLayer
+  // (layers/SpatialGeometry.hpp).
   Index inFeatures() const { return in_; }
   Index outFeatures() const { return out_; }
-  GhostMap inputGhosts() const { return {}; }
   // weight [out, in] (this rank's columns, in packed order), bias [out]
   std::vector<Parameter<T, MemorySpace>> parameters() const;
   const Parameter<T, MemorySpace>& weight() const { return weight_; }
@@ -87,13 +86,9 @@ public:
   void unpackInputGradient(const execution_space& exec, const tensor_type& dx);
 
 private:
-  void check(const tensor_type& t, const char* what) const;
+  // The dense side: y or dy must be [N, out] (it has no geometry).
   void check(const feature_type& v, const char* what) const;
 
-  std::string name_;
-  TensorShape input_, output_;
-  BlockDecomposition decomposition_;
-  Box3 owned_;
   Index in_ = 0, out_ = 0, localColumns_ = 0;
   bool addsBiasGradient_ = false;  // spatial rank 0
   OwnedComm spatial_;

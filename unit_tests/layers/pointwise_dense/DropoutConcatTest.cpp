@@ -1,6 +1,7 @@
 // Dropout: the mask is the same on every grid and data-parallel split (keyed by global sample
 // and element), backward applies the forward's mask, keep = 1 and inference are the identity,
-// bad keep probabilities are refused. Concat: channel concatenation with any ghosts.
+// bad keep probabilities are refused. Concat: channel concatenation with any ghosts. Both, and
+// the point-wise activations, refuse a tensor of another shape with the geometry's one message.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -9,9 +10,11 @@
 
 #include <hybrid3d/comm/GlobalArray.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/Activation.hpp>
 #include <hybrid3d/layers/Concat.hpp>
 #include <hybrid3d/layers/Dropout.hpp>
 
+#include "ErrorOf.hpp"
 #include "GridCases.hpp"
 #include "Invariance.hpp"
 #include "TestDevice.hpp"
@@ -242,6 +245,38 @@ TEST(Concat, RefusesInputsWithDifferentExtents) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("dec2_concat"), std::string::npos) << e.what();
   }
+}
+
+// The element-wise layers check their tensors with their SpatialGeometry: one message format
+// naming the layer, the tensor's role and label, and what differs (layers/SpatialGeometry.hpp).
+TEST(ElementwiseLayers, RefuseTensorsOfAnotherShapeNamingLayerAndRole) {
+  const ProcessGrid& grid = selfGrid();
+  const BlockDecomposition dec(kExtents, grid.dims());
+  auto tensor = [&](const char* label, int channels) {
+    return createDistTensor<double, TestDevice>(label, kBatch, channels, dec, grid.coords(),
+                                                GhostWidths::uniform(1));
+  };
+  const auto good = tensor("x", kChannels), bad = tensor("wide", kChannels + 1);
+
+  const LeakyReLU<double, TestDevice> relu(grid, "conv1_act", {kBatch, kChannels, kExtents});
+  const std::string r = errorOf([&] { relu.forward(Exec(), bad, good); });
+  EXPECT_NE(r.find("LeakyReLU 'conv1_act': input tensor 'wide' is 2x4x"), std::string::npos) << r;
+  EXPECT_NE(r.find("expected 2x3x"), std::string::npos) << r;
+
+  const Dropout<double, TestDevice> dropout(grid, "drop", {kBatch, kChannels, kExtents},
+                                            {0.5, 0});
+  const std::string d = errorOf([&] { dropout.backwardData(Exec(), good, bad); });
+  EXPECT_NE(d.find("Dropout 'drop': input gradient tensor 'wide'"), std::string::npos) << d;
+
+  const Concat<double, TestDevice> concat(grid, "cat", {kBatch, 2, kExtents},
+                                          {kBatch, kChannels, kExtents});
+  EXPECT_EQ(concat.inputShape().channels, 2);
+  EXPECT_EQ(concat.inputShapeB().channels, kChannels);
+  const auto a = tensor("a", 2), y = tensor("y", 2 + kChannels);
+  EXPECT_EQ(errorOf([&] { concat.forward(Exec(), a, good, y); }), "");
+  const std::string c = errorOf([&] { concat.forward(Exec(), a, bad, y); });
+  EXPECT_NE(c.find("Concat 'cat': second input tensor 'wide' is 2x4x"), std::string::npos) << c;
+  EXPECT_NE(c.find("expected 2x3x"), std::string::npos) << c;
 }
 
 }  // namespace

@@ -10,16 +10,19 @@ namespace hybrid3d {
 template <class T, class M>
 Dropout<T, M>::Dropout(const ProcessGrid& grid, const std::string& name,
                        const TensorShape& input, const Options& options)
-    : name_(name), shape_(input), options_(options),
-      decomposition_(input.extents, grid.dims()) {
+    : options_(options) {
+  LayerNaming naming = LayerNaming::quoted("Dropout", name);
+  const std::string& label = naming.label;
   if (!(options.keep > 0.0 && options.keep <= 1.0))
-    fail(name, ": Dropout keep probability ", options.keep, " outside (0, 1]");
+    fail(label, ": keep probability ", options.keep, " outside (0, 1]");
   if (input.batch < 0 || input.channels < 0)
-    fail(name, ": Dropout input has negative batch ", input.batch, " or channels ",
-         input.channels);
+    fail(label, ": input has negative batch ", input.batch, " or channels ", input.channels);
   if (input.extents[2] > Impl::DropoutMask::kMaxWidth)
-    fail(name, ": Dropout input width ", input.extents[2], " exceeds ",
-         Impl::DropoutMask::kMaxWidth, " (the mask hashes a row's columns in 16 bits)");
+    fail(label, ": input width ", input.extents[2], " exceeds ", Impl::DropoutMask::kMaxWidth,
+         " (the mask hashes a row's columns in 16 bits)");
+  // Element-wise: the output has the input's shape, and no ghosts are read.
+  geometry_ = SpatialGeometry(std::move(naming), grid.dims(), grid.coords(), input, input,
+                              InputGhosts::Any);
   // FNV-1a of the name: a layer id every rank and every grid agrees on.
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
@@ -36,22 +39,12 @@ void Dropout<T, M>::setStep(std::int64_t step, std::int64_t firstGlobalSample) {
 }
 
 template <class T, class M>
-void Dropout<T, M>::check(const tensor_type& t, const char* what) const {
-  if (t.batch() != shape_.batch || t.channels() != shape_.channels ||
-      !(t.decomposition() == decomposition_))
-    fail(name_, ": Dropout tensor ", what, " is ", t.batch(), "x", t.channels(), "x",
-         toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
-         ", expected ", shape_.batch, "x", shape_.channels, "x", toString(shape_.extents),
-         " on grid ", toString(decomposition_.dims()));
-}
-
-template <class T, class M>
 void Dropout<T, M>::check(const feature_type& t, const char* what) const {
-  const Index F = Index(shape_.channels) * shape_.extents[0] * shape_.extents[1] *
-                  shape_.extents[2];
-  if (Index(t.extent(0)) != shape_.batch || Index(t.extent(1)) != F)
-    fail(name_, ": Dropout view ", what, " is ", t.extent(0), "x", t.extent(1), ", expected ",
-         shape_.batch, "x", F);
+  const TensorShape& shape = geometry_.inputShape();
+  const Index F = Index(shape.channels) * shape.extents[0] * shape.extents[1] * shape.extents[2];
+  if (Index(t.extent(0)) != shape.batch || Index(t.extent(1)) != F)
+    fail(geometry_.label(), ": view ", what, " is ", t.extent(0), "x", t.extent(1),
+         ", expected ", shape.batch, "x", F);
 }
 
 template <class T, class M>
@@ -145,16 +138,16 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
 template <class T, class M>
 void Dropout<T, M>::forward(const execution_space& exec, const tensor_type& x,
                             const tensor_type& y) const {
-  check(x, "x");
-  check(y, "y");
+  geometry_.checkInput(x, "input");
+  geometry_.checkOutput(y, "output");
   apply("hybrid3d::Dropout::forward", exec, x, y);
 }
 
 template <class T, class M>
 void Dropout<T, M>::backwardData(const execution_space& exec, const tensor_type& dy,
                                  const tensor_type& dx) const {
-  check(dy, "dy");
-  check(dx, "dx");
+  geometry_.checkOutput(dy, "output gradient");
+  geometry_.checkInput(dx, "input gradient");
   apply("hybrid3d::Dropout::backwardData", exec, dy, dx);
 }
 

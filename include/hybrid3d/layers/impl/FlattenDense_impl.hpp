@@ -9,43 +9,47 @@ namespace hybrid3d {
 
 template <class T, class M>
 FlattenDense<T, M>::FlattenDense(const ProcessGrid& grid, const std::string& name,
-                                 const TensorShape& input, const Options& options)
-    : name_(name), input_(input), decomposition_(input.extents, grid.dims()),
-      owned_(decomposition_.ownedBox(grid.coords())) {
+                                 const TensorShape& input, const Options& options) {
   hostBlasThreadsFollowKokkos();
+  LayerNaming naming = LayerNaming::quoted("FlattenDense", name);
+  const std::string& label = naming.label;
   const Index3& e = input.extents;
   in_ = Index(input.channels) * e[0] * e[1] * e[2];
   out_ = options.outFeatures;
   if (input.batch < 0 || in_ <= 0 || out_ <= 0)
-    fail(name, ": FlattenDense needs batch >= 0 and positive in/out features (input ",
-         input.batch, "x", input.channels, "x", toString(e), ", out ", out_, ")");
+    fail(label, ": needs batch >= 0 and positive in/out features (input ", input.batch, "x",
+         input.channels, "x", toString(e), ", out ", out_, ")");
   if (options.expectedInFeatures > 0 && options.expectedInFeatures != in_)
-    fail(name, ": FlattenDense input ", input.channels, "x", toString(e), " flattens to ", in_,
+    fail(label, ": input ", input.channels, "x", toString(e), " flattens to ", in_,
          " features, expected ", options.expectedInFeatures);
-  output_ = {input.batch, options.outFeatures, {1, 1, 1}};
+  // The volume side reads its owned cells only (any ghosts); the output is [N, out].
+  geometry_ = SpatialGeometry(std::move(naming), grid.dims(), grid.coords(), input,
+                              {input.batch, options.outFeatures, {1, 1, 1}}, InputGhosts::Any);
+  const Box3& owned = geometry_.inputOwned();
   addsBiasGradient_ = grid.spatialRank() == 0;
   spatial_ = OwnedComm(grid.spatialComm());
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {out_});
 
-  const Index V = owned_.size(), N = input.batch;
+  const Index V = owned.size(), N = input.batch;
   localColumns_ = Index(input.channels) * V;
   // This rank's columns of W in packed order: owned cell (c, z, y, x) in (c, z, y, x) order,
   // as packInput lays out the input.
   std::vector<Index> columns;
   columns.reserve(std::size_t(localColumns_));
-  const Index3 oe = owned_.extents();
+  const Index3 oe = owned.extents();
   for (Index c = 0; c < input.channels; ++c)
     for (Index z = 0; z < oe[0]; ++z)
       for (Index y = 0; y < oe[1]; ++y)
         for (Index x = 0; x < oe[2]; ++x)
-          columns.push_back(((c * e[0] + owned_.lo[0] + z) * e[1] + owned_.lo[1] + y) * e[2] +
-                            owned_.lo[2] + x);
+          columns.push_back(((c * e[0] + owned.lo[0] + z) * e[1] + owned.lo[1] + y) * e[2] +
+                            owned.lo[2] + x);
   weight_ = createColumnShard<T, M>(name, "weight", out_, in_, std::move(columns));
   w_ = matrix_type(weight_.value.data(), out_, localColumns_);
   dw_ = matrix_type(weight_.grad.data(), out_, localColumns_);
-  xPacked_ = matrix_type(name + "/x packed", N, localColumns_);
-  dxPacked_ = matrix_type(name + "/dx packed", N, localColumns_);
-  yAllreduce_ = StagedAllreduce<T, M>(name + "/output", std::size_t(N) * std::size_t(out_));
+  xPacked_ = matrix_type(geometry_.viewLabel("x packed"), N, localColumns_);
+  dxPacked_ = matrix_type(geometry_.viewLabel("dx packed"), N, localColumns_);
+  yAllreduce_ = StagedAllreduce<T, M>(geometry_.viewLabel("output"),
+                                      std::size_t(N) * std::size_t(out_));
 }
 
 template <class T, class M>
@@ -56,20 +60,11 @@ std::vector<Parameter<T, M>> FlattenDense<T, M>::parameters() const {
 }
 
 template <class T, class M>
-void FlattenDense<T, M>::check(const tensor_type& t, const char* what) const {
-  if (t.batch() != input_.batch || t.channels() != input_.channels ||
-      !(t.decomposition() == decomposition_) || !(t.owned() == owned_))
-    fail(name_, ": FlattenDense ", what, " is ", t.batch(), "x", t.channels(), "x",
-         toString(t.globalExtents()), " on grid ", toString(t.decomposition().dims()),
-         ", expected ", input_.batch, "x", input_.channels, "x", toString(input_.extents),
-         " on grid ", toString(decomposition_.dims()));
-}
-
-template <class T, class M>
 void FlattenDense<T, M>::check(const feature_type& v, const char* what) const {
-  if (Index(v.extent(0)) != input_.batch || Index(v.extent(1)) != out_)
-    fail(name_, ": FlattenDense ", what, " is ", v.extent(0), "x", v.extent(1), ", expected ",
-         input_.batch, "x", out_);
+  const int N = geometry_.inputShape().batch;
+  if (Index(v.extent(0)) != N || Index(v.extent(1)) != out_)
+    fail(geometry_.label(), ": ", what, " view is ", v.extent(0), "x", v.extent(1),
+         ", expected ", N, "x", out_);
 }
 
 template <class T, class M>
@@ -104,7 +99,7 @@ void FlattenDense<T, M>::unpackInputGradient(const execution_space& exec, const 
 template <class T, class M>
 void FlattenDense<T, M>::forward(const execution_space& exec, const tensor_type& x,
                                  const feature_type& y) {
-  check(x, "input");
+  geometry_.checkInput(x, "input");
   check(y, "output");
   packInput(exec, x);
   Impl::denseGemm(exec, "N", "T", 1.0, xPacked_, w_, 0.0, y);
@@ -121,7 +116,7 @@ template <class T, class M>
 void FlattenDense<T, M>::backwardData(const execution_space& exec, const feature_type& dy,
                                       const tensor_type& dx) {
   check(dy, "output gradient");
-  check(dx, "input gradient");
+  geometry_.checkInput(dx, "input gradient");
   Impl::denseGemm(exec, "N", "N", 1.0, dy, w_, 0.0, dxPacked_);
   unpackInputGradient(exec, dx);
 }
@@ -129,7 +124,7 @@ void FlattenDense<T, M>::backwardData(const execution_space& exec, const feature
 template <class T, class M>
 void FlattenDense<T, M>::backwardWeights(const execution_space& exec, const tensor_type& x,
                                          const feature_type& dy) {
-  check(x, "input");
+  geometry_.checkInput(x, "input");
   check(dy, "output gradient");
   packInput(exec, x);
   Impl::denseGemm(exec, "T", "N", 1.0, dy, xPacked_, 1.0, dw_);  // adds (the contract)
