@@ -40,8 +40,8 @@ void define(GraphBuilder& b, const ModelOptions&) {
   b.conv("head", x, 3, 1, 1, 0, true);
 }
 
-// LBANN's: He normal for convolutions, Glorot uniform for dense weights, zero biases; the
-// batch-norm layers keep their own (1, 0).
+// LBANN's: He normal for convolutions, Glorot uniform for dense weights, zero biases (batch
+// norm's too); batch-norm weights keep their own 1.
 std::optional<ParameterInit> initialization(const std::string&, const std::string& parameter,
                                             std::size_t dims) {
   if (parameter == "weight" && dims == 5) return ParameterInit{Init::HeNormal};
