@@ -46,6 +46,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -59,8 +60,6 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
-#include <hybrid3d/layers/MseLoss.hpp>
-#include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Models.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
@@ -154,15 +153,12 @@ struct Options {
 };
 
 // The model with what the trainer builds around it (src/train/Trainer.cpp): SGD over the graph's
-// parameters, a gradient reducer over the world, the model's loss, and synthetic device data.
+// parameters, a gradient reducer over the world, and synthetic data, the truth loaded into the
+// model's task.
 struct Setup {
   Model<T> model;
   std::unique_ptr<Sgd<T>> sgd;
   std::unique_ptr<GradientReducer<T>> reducer;
-  std::unique_ptr<MseLoss<T>> mse;
-  std::unique_ptr<SoftmaxCrossEntropy<T>> crossEntropy;
-  FeatureView<T> targets;
-  DistTensor<int> labels;
   Exec exec;  // made once, as the trainer's: a Kokkos 4 host instance allocates when made
 };
 
@@ -182,19 +178,15 @@ Setup build(const ProcessGrid& grid, const std::string& arch, int S, const Optio
       std::make_unique<GradientReducer<T>>(grid.worldComm(), grid.dataComm(), g.gradientsByNode());
   Kokkos::Random_XorShift64_Pool<Exec> pool(1234 + 17 * grid.worldRank());
   Kokkos::fill_random(g.input().volume.view(), pool, T(0), T(1));
-  if (s.model.loss == LossKind::MeanSquaredError) {
-    s.mse = std::make_unique<MseLoss<T>>(grid, "loss", 1, s.model.outputs);
-    s.targets = FeatureView<T>("targets", 1, s.model.outputs);
-    // Same targets on every rank of a spatial group (the loss is replicated work there).
-    Kokkos::Random_XorShift64_Pool<Exec> tpool(99 + grid.group());
-    Kokkos::fill_random(s.targets, tpool, T(-1), T(1));
-  } else {
-    s.crossEntropy = std::make_unique<SoftmaxCrossEntropy<T>>(grid, "loss",
-                                                              g.node(g.size() - 1).outputShape());
-    s.labels = createDistTensor<int>("labels", 1, 1, BlockDecomposition({S, S, S}, grid.dims()),
-                                     grid.coords());
-    Kokkos::fill_random(s.labels.view(), pool, 0, s.model.outputs);
-  }
+  // Both kinds of truth, the task reads its own: targets in [-1, 1), the same on every rank of a
+  // spatial group (the loss is replicated work there), and labels in [0, outputs) of the voxels
+  // this rank owns.
+  std::mt19937 targetStream(99 + grid.group()), labelStream(1234 + 17 * grid.worldRank());
+  std::vector<float> targets(std::size_t(s.model.outputs));
+  for (float& t : targets) t = std::uniform_real_distribution<float>(-1, 1)(targetStream);
+  std::vector<int> labels(std::size_t(BlockDecomposition({S, S, S}, grid.dims()).ownedBox(grid.coords()).size()));
+  for (int& l : labels) l = std::uniform_int_distribution<int>(0, s.model.outputs - 1)(labelStream);
+  s.model.task->load(s.exec, {targets.data(), targets.size(), labels.data(), labels.size()}, 0, 1);
   g.setTraining(true);
   Kokkos::fence();
   return s;
@@ -209,13 +201,7 @@ double stepOnce(const ProcessGrid& grid, Setup& s, long long step, double lr) {
   g.setStep(step, static_cast<std::int64_t>(grid.group()) * g.inputShape().batch);
   g.zeroGradients(exec);
   g.forward(exec);
-  double loss;
-  if (s.mse) {
-    loss = s.mse->forward(exec, g.output().features, s.targets);
-    s.mse->backward(exec, g.output().features, s.targets, g.outputGradient().features);
-  } else {
-    loss = s.crossEntropy->forwardBackward(exec, g.output().volume, s.labels, g.outputGradient().volume);
-  }
+  const double loss = s.model.task->loss(exec, g, true);
   g.backward(exec, s.reducer.get());
   s.reducer->finish();
   s.sgd->step(exec, lr);

@@ -1,6 +1,7 @@
 #include <hybrid3d/deck/TrainDeck.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/model/Architecture.hpp>
 
 namespace hybrid3d::deck {
 
@@ -21,7 +22,7 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Parallel/data-parallel groups", Type::Int, "1", 1, 1e6,
           "G, with spatial grid auto: world = G x spatial ranks"),
       {"Model/architecture", Type::String, "", true, -Big, Big,
-       {"cosmoflow", "cosmoflow_mlperf", "unet3d"}, "the network (DESIGN.md section 6)"},
+       architectureNames(), "the network (DESIGN.md section 6)"},
       key("Model/input width", Type::Int, "128", 8, 4096, "S: samples are S^3 voxels"),
       key("Model/dropout keep probability", Type::Double, "", 1e-6, 1,
           "overrides the model's keep probability; 1 disables dropout"),

@@ -88,12 +88,14 @@ template <class T, class M>
 typename Graph<T, M>::value_type Graph<T, M>::allocate(const std::string& label,
                                                        const TensorShape& s, bool volume,
                                                        const GhostMap& ghosts) const {
+  // The library's allocations carry its prefix, so a Kokkos tool tells them from the caller's.
+  const std::string kokkosLabel = "hybrid3d::" + label;
   value_type v;
   if (volume)
-    v.volume = createDistTensor<T, M>(label, s.batch, s.channels,
+    v.volume = createDistTensor<T, M>(kokkosLabel, s.batch, s.channels,
                                       BlockDecomposition(s.extents, dims_), coords_, ghosts);
   else
-    v.features = FeatureView<T, M>(label, s.batch, s.channels);
+    v.features = FeatureView<T, M>(kokkosLabel, s.batch, s.channels);
   return v;
 }
 

@@ -5,7 +5,6 @@
 #include <hybrid3d/layers/impl/OneDnnWorkspace.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
 
-#include "impl/ModelBuilders.hpp"
 #include "impl/PlanBuilder.hpp"
 
 namespace hybrid3d {
@@ -110,7 +109,7 @@ ModelPlan planModel(const ModelOptions& options, const Int3& grid) {
   const int S = options.inputWidth;
   p.input = {options.batch, p.traits.inputChannels, {S, S, S}};
   Impl::PlanBuilder builder(p, options);
-  Impl::defineModel(builder, options);
+  findArchitecture(options.architecture).define(builder, options);
   return p;
 }
 

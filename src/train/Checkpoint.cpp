@@ -100,7 +100,7 @@ void writeArray(hid_t file, const std::string& name, const std::vector<Index>& s
 
 template <class T>
 void writeScalar(hid_t file, const std::string& name, T value, const std::string& path) {
-  Kokkos::View<T*, Kokkos::HostSpace> v("scalar", 1);
+  Kokkos::View<T*, Kokkos::HostSpace> v("hybrid3d::Checkpoint::scalar", 1);
   v(0) = value;
   writeArray<T>(file, name, {1}, v, path);
 }

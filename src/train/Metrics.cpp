@@ -2,71 +2,8 @@
 #include <hybrid3d/train/Metrics.hpp>
 
 #include <filesystem>
-#include <sstream>
 
 namespace hybrid3d {
-
-void EvalAccumulator::reduce(MPI_Comm dataComm, MPI_Comm worldComm) {
-  // Regression values are replicated within a spatial group: sum over groups only.
-  double reg[4] = {squaredError, absoluteError, values, samples};
-  MPI_Allreduce(MPI_IN_PLACE, reg, 4, MPI_DOUBLE, MPI_SUM, dataComm);
-  squaredError = reg[0];
-  absoluteError = reg[1];
-  values = reg[2];
-  samples = reg[3];
-  // Voxel counts are distributed over every rank.
-  std::vector<double> seg = intersection;
-  seg.insert(seg.end(), predicted.begin(), predicted.end());
-  seg.insert(seg.end(), labelled.begin(), labelled.end());
-  seg.push_back(correct);
-  seg.push_back(voxels);
-  seg.push_back(crossEntropy);
-  MPI_Allreduce(MPI_IN_PLACE, seg.data(), static_cast<int>(seg.size()), MPI_DOUBLE, MPI_SUM,
-                worldComm);
-  const std::size_t k = intersection.size();
-  for (std::size_t c = 0; c < k; ++c) {
-    intersection[c] = seg[c];
-    predicted[c] = seg[k + c];
-    labelled[c] = seg[2 * k + c];
-  }
-  correct = seg[3 * k];
-  voxels = seg[3 * k + 1];
-  crossEntropy = seg[3 * k + 2];
-}
-
-EvalSummary EvalSummary::from(const EvalAccumulator& a) {
-  EvalSummary s;
-  s.present = a.samples > 0;
-  if (!s.present) return s;
-  s.samples = static_cast<long long>(a.samples);
-  if (a.values > 0) {
-    s.mse = a.squaredError / a.values;
-    s.mae = a.absoluteError / a.values;
-    s.loss = s.mse;
-  }
-  if (a.voxels > 0) {
-    s.accuracy = a.correct / a.voxels;
-    s.loss = a.crossEntropy / a.voxels;
-  }
-  for (std::size_t c = 0; c < a.intersection.size(); ++c) {
-    const double denominator = a.predicted[c] + a.labelled[c];
-    s.dice.push_back(denominator > 0 ? 2 * a.intersection[c] / denominator : 1.0);
-  }
-  return s;
-}
-
-std::string EvalSummary::describe() const {
-  std::ostringstream os;
-  os.precision(4);
-  os << "loss " << loss;
-  if (dice.empty()) {
-    os << " mse " << mse << " mae " << mae;
-  } else {
-    os << " accuracy " << accuracy << " dice";
-    for (std::size_t c = 0; c < dice.size(); ++c) os << (c ? "/" : " ") << dice[c];
-  }
-  return os.str();
-}
 
 MetricsCsv::MetricsCsv(const std::string& path, bool append, MPI_Comm comm) : path_(path) {
   int rank;

@@ -30,9 +30,8 @@ data::Dataset listDataset(MPI_Comm world, const TrainConfig& config, bool traini
 }
 
 data::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents) {
-  return traits.loss == LossKind::SoftmaxCrossEntropy
-             ? data::SampleSpec::segmentation(traits.inputChannels, extents, traits.outputs)
-             : data::SampleSpec::cosmology(traits.inputChannels, extents);
+  const SampleFields f = traits.task->fields(traits.outputs);
+  return {f.input, traits.inputChannels, extents, f.labels, f.targets, f.numTargets, f.classes};
 }
 
 }  // namespace hybrid3d

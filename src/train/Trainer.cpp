@@ -25,10 +25,6 @@ template <class T, class M>
 struct Trainer<T, M>::Data {
   std::unique_ptr<data::BatchLoader> loader;
   std::unique_ptr<data::Preprocess<T, M>> preprocess;
-  FeatureView<T, M> targets;
-  typename FeatureView<T, M>::HostMirror targetsHost;
-  DistTensor<int, M> labels;
-  Kokkos::View<long long*, M> counts;  // segmentation metrics of one batch (validation)
 };
 
 namespace {
@@ -64,82 +60,17 @@ std::vector<NamedParameter<T, M>> meanOverGroups(std::vector<NamedParameter<T, M
   return buffers;
 }
 
+// What the model's task reads of a host batch: its targets and this rank's labels, by slot.
+HostTruth truthOf(const data::HostBatch& batch) {
+  HostTruth t;
+  t.targets = batch.targets.data();
+  t.targetsPerSlot = batch.targets.extent(1);
+  t.labels = batch.labels.data();
+  t.labelsPerSlot = batch.labels.extent(1) * batch.labels.extent(2) * batch.labels.extent(3);
+  return t;
+}
+
 }  // namespace
-
-// Kernels live in a named namespace: CUDA refuses device lambdas in functions of internal
-// linkage (an unnamed namespace).
-namespace Impl {
-
-// Per-class counts of a segmentation batch: intersection, predicted, labelled (K each), then
-// correct voxels and voxels, over this rank's owned voxels of samples [0, real); and their summed
-// cross-entropy (the loss's per-voxel term, so partial batches weigh what they hold).
-template <class T, class M>
-void countSegmentation(const typename M::execution_space& exec, const DistTensor<T, M>& logits,
-                       const DistTensor<int, M>& labels, const Kokkos::View<long long*, M>& counts,
-                       int real, EvalAccumulator& acc) {
-  const int K = logits.channels();
-  Impl::zeroFill(exec, counts);  // not deep_copy, which allocates (see zeroFill)
-  const Index3 e = logits.owned().extents();
-  double crossEntropy = 0;
-  if (!logits.owned().empty() && real > 0) {
-    const auto x = logits.view();
-    const auto lab = labels.view();
-    const Index g0 = logits.ghosts().lo[0], g1 = logits.ghosts().lo[1], g2 = logits.ghosts().lo[2];
-    using Policy = Kokkos::MDRangePolicy<typename M::execution_space, Kokkos::Rank<4>,
-                                         Kokkos::IndexType<Index>>;
-    Kokkos::parallel_reduce(
-        Impl::kernelLabel("hybrid3d::Trainer::countSegmentation"),
-        Policy(exec, {0, 0, 0, 0}, {Index(real), e[0], e[1], e[2]}),
-        KOKKOS_LAMBDA(const Index n, const Index d, const Index h, const Index w, double& ce) {
-          int best = 0;
-          for (int c = 1; c < K; ++c)
-            if (x(n, c, g0 + d, g1 + h, g2 + w) > x(n, best, g0 + d, g1 + h, g2 + w)) best = c;
-          const T m = x(n, best, g0 + d, g1 + h, g2 + w);
-          T sumExp = 0;
-          for (int c = 0; c < K; ++c) sumExp += math::exp(x(n, c, g0 + d, g1 + h, g2 + w) - m);
-          const int l = lab(n, 0, d, h, w);
-          if (l >= 0 && l < K) {
-            ce += double(m + math::log(sumExp) - x(n, l, g0 + d, g1 + h, g2 + w));
-            Kokkos::atomic_add(&counts(2 * K + l), 1LL);
-            if (l == best) {
-              Kokkos::atomic_add(&counts(l), 1LL);
-              Kokkos::atomic_add(&counts(3 * K), 1LL);
-            }
-          }
-          Kokkos::atomic_add(&counts(K + best), 1LL);
-          Kokkos::atomic_add(&counts(3 * K + 1), 1LL);
-        },
-        crossEntropy);
-  }
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
-  acc.intersection.resize(K);
-  acc.predicted.resize(K);
-  acc.labelled.resize(K);
-  for (int c = 0; c < K; ++c) {
-    acc.intersection[c] += double(h(c));
-    acc.predicted[c] += double(h(K + c));
-    acc.labelled[c] += double(h(2 * K + c));
-  }
-  acc.correct += double(h(3 * K));
-  acc.voxels += double(h(3 * K + 1));
-  acc.crossEntropy += crossEntropy;
-}
-
-// Regression errors of samples [0, real) of a batch (predictions replicated on a group's ranks).
-template <class T, class M, class HostTargets>
-void countRegression(const FeatureView<T, M>& prediction, const HostTargets& targets, int real,
-                     EvalAccumulator& acc) {
-  auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), prediction);
-  for (int n = 0; n < real; ++n)
-    for (std::size_t f = 0; f < p.extent(1); ++f) {
-      const double e = double(p(n, f)) - double(targets(n, f));
-      acc.squaredError += e * e;
-      acc.absoluteError += std::abs(e);
-      acc.values += 1;
-    }
-}
-
-}  // namespace Impl
 
 template <class T, class M>
 Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
@@ -160,15 +91,9 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   reducer_ = std::make_unique<GradientReducer<T, M>>(grid.worldComm(), grid.dataComm(),
                                                     graph.gradientsByNode());
 
-  const TensorShape out = graph.node(graph.size() - 1).outputShape();
-  if (model_.loss == LossKind::MeanSquaredError)
-    mse_ = std::make_unique<MseLoss<T, M>>(grid, "loss", mo.batch, model_.outputs);
-  else
-    crossEntropy_ = std::make_unique<SoftmaxCrossEntropy<T, M>>(grid, "loss", out);
-
-  // Data: one loader per set, each with its preprocessing and target/label buffers.
+  // Data: one loader per set, each with its preprocessing. The model's task holds the truth
+  // (targets or labels) of whichever set was loaded last.
   const Index3 extents = graph.inputShape().extents;
-  const bool segmentation = model_.loss == LossKind::SoftmaxCrossEntropy;
   const data::SampleSpec spec = sampleSpec(modelTraits(mo), extents);
   const data::Subvolume sub = data::Subvolume::of(graph.input().volume);
   auto makeData = [&](bool training) {
@@ -190,15 +115,6 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     po.channelScale = config.data.channelScale;
     po.channelOffset = config.data.channelOffset;
     d->preprocess = std::make_unique<data::Preprocess<T, M>>(po, model_.inputChannels, sub);
-    if (segmentation) {
-      d->labels = createDistTensor<int, M>("labels", mo.batch, 1,
-                                           BlockDecomposition(extents, grid.dims()), grid.coords());
-      d->counts = Kokkos::View<long long*, M>("hybrid3d::Trainer::segmentationCounts",
-                                              3 * model_.outputs + 2);
-    } else {
-      d->targets = FeatureView<T, M>("targets", mo.batch, model_.outputs);
-      d->targetsHost = Kokkos::create_mirror_view(d->targets);
-    }
     return d;
   };
   train_ = makeData(true);
@@ -234,36 +150,15 @@ template <class T, class M>
 void Trainer<T, M>::load(Data& d, const data::HostBatch& batch) {
   const execution_space& exec = exec_;
   d.preprocess->apply(exec, batch, model_.graph->input().volume);
-  if (d.targets.size()) {
-    for (int n = 0; n < batch.slots(); ++n)
-      for (int f = 0; f < model_.outputs; ++f) d.targetsHost(n, f) = static_cast<T>(batch.targets(n, f));
-    Kokkos::deep_copy(exec, d.targets, d.targetsHost);
-  }
-  if (d.labels.view().size()) {
-    const auto& v = d.labels.view();
-    Kokkos::View<const int*****, Kokkos::LayoutRight, Kokkos::HostSpace,
-                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-        host(batch.labels.data(), v.extent(0), 1, v.extent(2), v.extent(3), v.extent(4));
-    Kokkos::deep_copy(exec, v, host);
-  }
+  model_.task->load(exec, truthOf(batch), 0, batch.slots());
 }
 
 template <class T, class M>
-double Trainer<T, M>::lossAndGradient(Data& d, bool withGradient) {
+double Trainer<T, M>::lossAndGradient(bool withGradient) {
   const execution_space& exec = exec_;
   auto& graph = *model_.graph;
   graph.forward(exec);
-  double loss;
-  if (mse_) {
-    const auto& prediction = graph.output().features;
-    loss = mse_->forward(exec, prediction, d.targets);
-    if (withGradient) mse_->backward(exec, prediction, d.targets, graph.outputGradient().features);
-  } else {
-    const auto& logits = graph.output().volume;
-    loss = withGradient ? crossEntropy_->forwardBackward(exec, logits, d.labels,
-                                                         graph.outputGradient().volume)
-                        : crossEntropy_->forward(exec, logits, d.labels);
-  }
+  const double loss = model_.task->loss(exec, graph, withGradient);
   // The loss is a global mean, the same number on every rank: all ranks stop together.
   if (!std::isfinite(loss))
     fail("training: the loss is ", loss, " at step ", step_, " (epoch ", epoch_ + 1,
@@ -281,7 +176,7 @@ double Trainer<T, M>::forwardBackward() {
   // Dropout masks: keyed by the step and each sample's position in the global mini-batch.
   graph.setStep(step_, static_cast<std::int64_t>(grid_.group()) * graph.inputShape().batch);
   graph.zeroGradients(exec);
-  const double loss = lossAndGradient(*train_, true);
+  const double loss = lossAndGradient(true);
   graph.backward(exec, reducer_.get());
   reducer_->finish(exec);  // the optimizer step on exec sees the sums
   return loss;
@@ -313,25 +208,7 @@ void Trainer<T, M>::loadSlots(Data& d, const data::HostBatch& batch, int first, 
                         T(0));
     }
   }
-  if (d.targets.size()) {
-    for (int n = 0; n < L; ++n)
-      for (int f = 0; f < model_.outputs; ++f)
-        d.targetsHost(n, f) = n < real ? static_cast<T>(batch.targets(first + n, f)) : T(0);
-    Kokkos::deep_copy(exec, d.targets, d.targetsHost);
-  }
-  if (d.labels.view().size()) {
-    const auto& v = d.labels.view();
-    Impl::zeroFill(exec, v);
-    if (real > 0) {
-      Kokkos::View<const int*****, Kokkos::LayoutRight, Kokkos::HostSpace,
-                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-          host(batch.labelsOf(first), std::size_t(real), 1, v.extent(2), v.extent(3), v.extent(4));
-      Kokkos::deep_copy(exec,
-                        Kokkos::subview(v, Kokkos::pair<std::size_t, std::size_t>(0, real),
-                                        Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL),
-                        host);
-    }
-  }
+  model_.task->load(exec, truthOf(batch), first, real);
 }
 
 template <class T, class M>
@@ -340,7 +217,8 @@ EvalSummary Trainer<T, M>::evaluate() {
   const execution_space& exec = exec_;
   auto& graph = *model_.graph;
   graph.setTraining(false);
-  EvalAccumulator acc;
+  model_.task->clearMetrics();
+  double samples = 0;  // counted once per data-parallel group
   // A group's part of a validation batch goes through the model L samples at a time (the batch
   // its activations have). Every group runs the same number of forward passes, padded where its
   // part is short or empty, so the model's collectives match; only the real samples count.
@@ -352,17 +230,17 @@ EvalSummary Trainer<T, M>::evaluate() {
       const int real = std::max(0, std::min(L, batch.filled - first));
       loadSlots(*validation_, batch, first, real);
       graph.forward(exec);
-      if (mse_)
-        Impl::countRegression(graph.output().features, validation_->targetsHost, real, acc);
-      else
-        Impl::countSegmentation(exec, graph.output().volume, validation_->labels,
-                                validation_->counts, real, acc);
-      acc.samples += real;
+      model_.task->addMetrics(exec, graph, real);
+      samples += real;
     }
   }
   graph.setTraining(true);
-  acc.reduce(grid_.dataComm(), grid_.worldComm());
-  const EvalSummary summary = EvalSummary::from(acc);
+  MPI_Allreduce(MPI_IN_PLACE, &samples, 1, MPI_DOUBLE, MPI_SUM, grid_.dataComm());
+  EvalSummary summary;
+  model_.task->summarize(grid_, summary);  // collective: on every rank, with samples or not
+  if (samples == 0) return EvalSummary{};
+  summary.present = true;
+  summary.samples = static_cast<long long>(samples);
   // Reduced: the same number on every rank, so all ranks stop together.
   if (!std::isfinite(summary.loss))
     fail("validation: the loss is ", summary.loss, " after step ", step_,

@@ -97,6 +97,7 @@ TEST(Deck, EveryBadInputNamesTheFileAndTheKey) {
 #include <fstream>
 
 #include <hybrid3d/deck/TrainDeck.hpp>
+#include <hybrid3d/model/Architecture.hpp>
 
 namespace hybrid3d::test {
 namespace {
@@ -136,6 +137,44 @@ TEST(Deck, HaloOverlapReachesTheModelOptionsOffByDefault) {
   EXPECT_FALSE(convOverlapByDefault);  // the README and the key's help say so
   EXPECT_TRUE(read(R"x(<Parameter name="halo overlap" type="bool" value="true"/>)x"));
   EXPECT_FALSE(read(R"x(<Parameter name="halo overlap" type="bool" value="false"/>)x"));
+}
+
+}  // namespace
+}  // namespace hybrid3d::test
+
+namespace hybrid3d::test {
+namespace {
+
+// The deck offers exactly the registered architectures (src/model/architectures/), and a deck
+// naming another is refused listing them.
+TEST(Deck, ArchitectureChoicesAreTheRegisteredArchitectures) {
+  const std::vector<std::string> registered = architectureNames();
+  EXPECT_EQ(registered, (std::vector<std::string>{"cosmoflow", "cosmoflow_mlperf", "unet3d"}));
+  int found = 0;
+  for (const DeckKey& k : deck::trainDeckSchema())
+    if (k.path == "Model/architecture") {
+      ++found;
+      EXPECT_EQ(k.choices, registered);
+    }
+  EXPECT_EQ(found, 1);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "hybrid3d_deck_architecture.xml").string();
+  {
+    std::ofstream f(path);
+    f << R"x(<ParameterList name="hybrid3d"><ParameterList name="Model">
+             <Parameter name="architecture" type="string" value="resnet"/></ParameterList>
+             </ParameterList>)x";
+  }
+  std::string error;
+  try {
+    deck::readTrainDeck(path, 1, false);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  std::filesystem::remove(path);
+  EXPECT_NE(error.find("\"resnet\" is not one of: cosmoflow, cosmoflow_mlperf, unet3d"),
+            std::string::npos)
+      << error;
 }
 
 }  // namespace

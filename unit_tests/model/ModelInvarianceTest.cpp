@@ -13,6 +13,7 @@
 #include <hybrid3d/layers/MseLoss.hpp>
 #include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
 #include <hybrid3d/model/Models.hpp>
+#include <hybrid3d/model/Tasks.hpp>
 
 #include "GridCases.hpp"
 #include "Invariance.hpp"
@@ -82,7 +83,7 @@ Result run(const ProcessGrid& grid, ModelOptions o, const Batch& batch) {
   g.zeroGradients(exec);
   g.forward(exec);
   Result r;
-  if (m.loss == LossKind::MeanSquaredError) {
+  if (modelTraits(o).task == &regressionTask()) {
     MseLoss<T, TestDevice> loss(grid, "loss", L, m.outputs);
     FeatureView<T, TestDevice> target("target", L, m.outputs);
     auto h = Kokkos::create_mirror_view(target);

@@ -4,9 +4,8 @@
 // would hold (GraphMemory) -- without building a layer, allocating a tensor or calling MPI.
 // A dry run (`hybrid3d check`) prints it for the deck's grid; a planner can evaluate any grid.
 //
-// One source: planModel runs the same architecture definitions as buildModel
-// (src/model/impl/ModelBuilders.hpp) through a builder that records shapes instead of
-// constructing layers, with the layers' own window arithmetic (layers/Window.hpp) and the halo's
+// One source: planModel runs the same architecture definitions as buildModel (the registry's,
+// Architecture.hpp) through a builder that records shapes instead of constructing layers, with the layers' own window arithmetic (layers/Window.hpp) and the halo's
 // reach check (comm/HaloPlan.hpp), so a grid too fine for a layer is refused with the message a
 // real run gives. predictMemory follows Graph::finalize's allocation rules; the unit tests
 // ModelPlan.*MemoryEqualsTheFinalizedGraphs hold the two equal on every grid.

@@ -21,7 +21,8 @@ void checkTrainConfig(const TrainConfig& config, int groups);
 // the configured directory or list file, listed on one rank of `world` and broadcast.
 data::Dataset listDataset(MPI_Comm world, const TrainConfig& config, bool training);
 
-// What every sample file must hold for this architecture at this input width.
+// What every sample file must hold for this architecture at this input width: its input
+// channels and the fields its task reads.
 data::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents);
 
 }  // namespace hybrid3d

@@ -28,8 +28,8 @@ struct DataConfig {
 };
 
 struct TrainConfig {
-  std::string spatialGrid = "auto";  // "DxHxW", or "auto": P = world / data groups
-  int dataGroups = 1;                // G, used with "auto"
+  // The process grid (data-parallel groups G, spatial grid) is not here: the caller makes the
+  // ProcessGrid the trainer runs on (the deck's DeckRun::spatialGrid, deck/TrainDeck.hpp).
   ModelOptions model;                // model.batch is set from globalBatch / G
   DataConfig data;
   int globalBatch = 1;

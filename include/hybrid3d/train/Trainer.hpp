@@ -15,8 +15,6 @@
 #include <hybrid3d/comm/GradientReducer.hpp>
 #include <hybrid3d/data/BatchLoader.hpp>
 #include <hybrid3d/data/Preprocess.hpp>
-#include <hybrid3d/layers/MseLoss.hpp>
-#include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
 #include <hybrid3d/model/Models.hpp>
 #include <hybrid3d/optim/Optimizer.hpp>
 #include <hybrid3d/train/Metrics.hpp>
@@ -61,11 +59,13 @@ public:
   const std::vector<std::string>& restartNotes() const { return restartNotes_; }
 
 private:
-  struct Data;  // a loader with its preprocessing and target/label tensors
-  double lossAndGradient(Data& d, bool withGradient);
+  struct Data;  // a loader with its preprocessing
+  // Forward, and the task's loss (and dL/d(output)) against the truth loaded last.
+  double lossAndGradient(bool withGradient);
+  // The whole of `batch` into the model's input and its task's truth.
   void load(Data& d, const data::HostBatch& batch);
   // Slots [first, first + real) of `batch` into model slots [0, real); the model's other slots
-  // get zero input, targets and labels (padding of a short validation batch).
+  // get zero input and truth (padding of a short validation batch).
   void loadSlots(Data& d, const data::HostBatch& batch, int first, int real);
   // Which engine and kernel path each layer with a choice runs (rank 0, at start-up).
   void printImplementations();
@@ -78,14 +78,11 @@ private:
   Model<T, MemorySpace> model_;
   std::unique_ptr<Optimizer<T, MemorySpace>> optimizer_;
   std::unique_ptr<GradientReducer<T, MemorySpace>> reducer_;
-  std::unique_ptr<MseLoss<T, MemorySpace>> mse_;
-  std::unique_ptr<SoftmaxCrossEntropy<T, MemorySpace>> crossEntropy_;
   std::unique_ptr<Data> train_, validation_;
   std::map<std::string, std::string> identity_;  // RunIdentity, stored in checkpoints
   std::vector<std::string> restartNotes_;
   long long step_ = 0;
   int epoch_ = 0;
-  double ioWait_ = 0;
 };
 
 extern template class Trainer<float, DefaultMemorySpace>;

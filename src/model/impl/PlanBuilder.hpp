@@ -1,5 +1,5 @@
 #pragma once
-// Private helper of planModel: the builder the architecture definitions (ModelBuilders.hpp)
+// Private helper of planModel: the GraphBuilder the architecture definitions (Architecture.hpp)
 // run through to record a ModelPlan instead of constructing layers. Each method applies what
 // the layer's constructor computes of its shape -- output extents and input ghost widths from
 // layers/Window.hpp, the halo's reach check from comm/HaloPlan.hpp with the name the layer
@@ -9,21 +9,22 @@
 
 #include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/layers/Window.hpp>
+#include <hybrid3d/model/GraphBuilder.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
 
 #include "ModelWindows.hpp"
 
 namespace hybrid3d::Impl {
 
-class PlanBuilder {
+class PlanBuilder final : public GraphBuilder {
 public:
-  static constexpr int Input = ModelPlan::Input;
+  static_assert(ModelPlan::Input == GraphBuilder::Input);
 
   PlanBuilder(ModelPlan& plan, const ModelOptions& o) : p_(plan), o_(o) {}
 
-  TensorShape shape(int id) const { return p_.shape(id); }
+  TensorShape shape(int id) const override { return p_.shape(id); }
 
-  int conv(const std::string& name, int in, int out, int k, int s, int p, bool bias) {
+  int conv(const std::string& name, int in, int out, int k, int s, int p, bool bias) override {
     const TensorShape x = shape(in);
     const Window w = Window::cubic(k, s, p);
     LayerPlan l = layer(name, "Conv3d", in, {x.batch, out, windowOutputExtents(x.extents, w)});
@@ -32,7 +33,7 @@ public:
     l.conv = {k, s, p, bias, o_.convEngine};
     return add(l);
   }
-  int up(const std::string& name, int in, int out) {
+  int up(const std::string& name, int in, int out) override {
     const int k = upWindow.kernel, s = upWindow.stride, p = upWindow.padding;  // no bias
     const TensorShape x = shape(in);
     Index3 e;
@@ -45,25 +46,25 @@ public:
     l.parameters = Index(x.channels) * out * k * k * k;
     return add(l);
   }
-  int avgPool(const std::string& name, int in) { return pool("AvgPool3d", name, in, avgPoolWindow); }
-  int maxPool(const std::string& name, int in) { return pool("MaxPool3d", name, in, maxPoolWindow); }
-  int leaky(const std::string& name, int in, double) { return same(name, "LeakyReLU", in); }
-  int log1p(const std::string& name, int in) { return same(name, "Log1p", in); }
-  int scaledTanh(const std::string& name, int in, double) { return same(name, "ScaledTanh", in); }
-  int dropout(const std::string& name, int in, double) { return same(name, "Dropout", in); }
-  int batchNorm(const std::string& name, int in) {
+  int avgPool(const std::string& name, int in) override { return pool("AvgPool3d", name, in, avgPoolWindow); }
+  int maxPool(const std::string& name, int in) override { return pool("MaxPool3d", name, in, maxPoolWindow); }
+  int leaky(const std::string& name, int in, double) override { return same(name, "LeakyReLU", in); }
+  int log1p(const std::string& name, int in) override { return same(name, "Log1p", in); }
+  int scaledTanh(const std::string& name, int in, double) override { return same(name, "ScaledTanh", in); }
+  int dropout(const std::string& name, int in, double) override { return same(name, "Dropout", in); }
+  int batchNorm(const std::string& name, int in) override {
     LayerPlan l = layer(name, "BatchNorm3d", in, shape(in));
     l.parameters = 2 * Index(shape(in).channels);  // weight and bias (affine)
     return add(l);
   }
   // The weight is a column shard: each rank holds `out` rows of its own voxels' columns.
-  int flattenDense(const std::string& name, int in, int out) {
+  int flattenDense(const std::string& name, int in, int out) override {
     const int id = dense(name, in, out, "FlattenDense");
     p_.layers[id].columnShardRows = out;
     return id;
   }
-  int dense(const std::string& name, int in, int out) { return dense(name, in, out, "Dense"); }
-  int concat(const std::string& name, int a, int b) {
+  int dense(const std::string& name, int in, int out) override { return dense(name, in, out, "Dense"); }
+  int concat(const std::string& name, int a, int b) override {
     const TensorShape x = shape(a), y = shape(b);
     if (x.batch != y.batch || x.extents != y.extents)
       fail(name, ": Concat inputs differ: a is ", x.batch, "x", x.channels, "x", toString(x.extents),

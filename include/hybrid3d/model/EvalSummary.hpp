@@ -1,0 +1,21 @@
+#pragma once
+// The result of a validation pass, as the metrics file and the epoch line report it: the loss
+// over every evaluated sample and the metrics of the model's task (Task.hpp fills them: MSE and
+// MAE for regression; voxel accuracy and per-class Dice for segmentation).
+
+#include <string>
+#include <vector>
+
+namespace hybrid3d {
+
+struct EvalSummary {
+  bool present = false;
+  long long samples = 0;  // samples evaluated: the whole validation set
+  // loss: the training loss's definition over every sample (MSE over samples and targets;
+  // cross-entropy over samples and voxels).
+  double loss = 0, mse = 0, mae = 0, accuracy = 0;
+  std::vector<double> dice;  // per class
+  std::string describe() const;  // "loss 0.12 mse 0.12 mae 0.28" / "... dice 0.9/0.7/0.2 ..."
+};
+
+}  // namespace hybrid3d

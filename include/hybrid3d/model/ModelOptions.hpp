@@ -1,0 +1,25 @@
+#pragma once
+// What a model is built from: the architecture's name (Architecture.hpp lists the registered
+// ones), the input width and batch, and the options every architecture's layers share.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <hybrid3d/layers/ConvEngine.hpp>
+
+namespace hybrid3d {
+
+struct ModelOptions {
+  std::string architecture = "cosmoflow";  // a registered name (architectureNames())
+  int inputWidth = 128;                    // S: input S^3 voxels
+  int batch = 1;                           // samples per data-parallel group per step
+  std::uint64_t seed = 1;                  // parameter initialisation
+  double dropoutKeep = -1;                 // < 0: the model's own; 1 disables dropout
+  bool batchNormPerGroup = false;          // statistics per spatial group, not global
+  std::size_t convWorkspaceBytes = std::size_t(64) << 20;  // kokkos engine's im2col bound
+  ConvEngine convEngine = ConvEngine::Auto;                 // every Conv3d's engine
+  bool convOverlap = convOverlapByDefault;                  // Conv3d's halo/compute overlap
+};
+
+}  // namespace hybrid3d

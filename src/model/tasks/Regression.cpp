@@ -1,0 +1,88 @@
+// The regression task (Tasks.hpp): MseLoss over the model's output features [N, F] and the
+// samples' targets; validation sums the squared and absolute errors of the real samples.
+#include <cmath>
+
+#include <mpi.h>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/layers/MseLoss.hpp>
+#include <hybrid3d/model/Tasks.hpp>
+
+namespace hybrid3d {
+
+namespace {
+
+template <class T, class M>
+class Regression final : public Task<T, M> {
+public:
+  using typename Task<T, M>::execution_space;
+  using typename Task<T, M>::graph_type;
+
+  Regression(const ProcessGrid& grid, const TensorShape& output)
+      : loss_(grid, "loss", output.batch, output.channels),
+        targets_("hybrid3d::Regression::targets", output.batch, output.channels),
+        targetsHost_(Kokkos::create_mirror_view(targets_)),
+        predictionHost_("hybrid3d::Regression::predictionHost", output.batch, output.channels) {}
+
+  void load(const execution_space& exec, const HostTruth& truth, int first, int real) override {
+    const int L = int(targets_.extent(0)), F = int(targets_.extent(1));
+    if (real > 0 && truth.targetsPerSlot != std::size_t(F))
+      fail("regression: the samples hold ", truth.targetsPerSlot, " targets, the model ", F);
+    for (int n = 0; n < L; ++n)
+      for (int f = 0; f < F; ++f)
+        targetsHost_(n, f) =
+            n < real ? static_cast<T>(truth.targets[std::size_t(first + n) * F + f]) : T(0);
+    Kokkos::deep_copy(exec, targets_, targetsHost_);
+  }
+
+  double loss(const execution_space& exec, const graph_type& graph, bool withGradient) override {
+    const auto& prediction = graph.output().features;
+    const double l = loss_.forward(exec, prediction, targets_);
+    if (withGradient) loss_.backward(exec, prediction, targets_, graph.outputGradient().features);
+    return l;
+  }
+
+  void clearMetrics() override { squaredError_ = absoluteError_ = values_ = 0; }
+
+  // Predictions are replicated on a group's ranks: each rank sums its group's samples.
+  void addMetrics(const execution_space& exec, const graph_type& graph, int real) override {
+    Kokkos::deep_copy(exec, predictionHost_, graph.output().features);
+    exec.fence();
+    for (int n = 0; n < real; ++n)
+      for (std::size_t f = 0; f < predictionHost_.extent(1); ++f) {
+        const double e = double(predictionHost_(n, f)) - double(targetsHost_(n, f));
+        squaredError_ += e * e;
+        absoluteError_ += std::abs(e);
+        values_ += 1;
+      }
+  }
+
+  // Summed over the data-parallel groups only (the values are replicated within a group).
+  void summarize(const ProcessGrid& grid, EvalSummary& s) override {
+    double sums[3] = {squaredError_, absoluteError_, values_};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, grid.dataComm());
+    if (sums[2] > 0) {
+      s.mse = sums[0] / sums[2];
+      s.mae = sums[1] / sums[2];
+      s.loss = s.mse;
+    }
+  }
+
+private:
+  MseLoss<T, M> loss_;
+  FeatureView<T, M> targets_;
+  typename FeatureView<T, M>::HostMirror targetsHost_;
+  Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> predictionHost_;
+  double squaredError_ = 0, absoluteError_ = 0, values_ = 0;
+};
+
+SampleFields fields(int outputs) { return {"/full", "", "/unitPar", outputs, 0}; }
+
+}  // namespace
+
+const TaskKind& regressionTask() {
+  static const TaskKind kind{"regression", fields, taskMakers<Regression>()};
+  return kind;
+}
+
+}  // namespace hybrid3d
