@@ -4,6 +4,7 @@
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Graph.hpp>
 
@@ -89,7 +90,7 @@ typename Graph<T, M>::value_type Graph<T, M>::allocate(const std::string& label,
                                                        const TensorShape& s, bool volume,
                                                        const GhostMap& ghosts) const {
   // The library's allocations carry its prefix, so a Kokkos tool tells them from the caller's.
-  const std::string kokkosLabel = "hybrid3d::" + label;
+  const std::string kokkosLabel = Impl::viewLabel(label);
   value_type v;
   if (volume)
     v.volume = createDistTensor<T, M>(kokkosLabel, s.batch, s.channels,

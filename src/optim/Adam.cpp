@@ -18,8 +18,8 @@ Adam<T, M>::Adam(const std::vector<NamedParameter<T, M>>& params, const AdamOpti
   for (const auto& p : params_) {
     if (p.param.grad.size() != p.param.value.size())
       fail("Adam: parameter ", p.path(), " has no gradient");
-    m_.push_back(state_view("hybrid3d::" + p.path() + "/exp_avg", p.param.value.size()));
-    v_.push_back(state_view("hybrid3d::" + p.path() + "/exp_avg_sq", p.param.value.size()));
+    m_.push_back(state_view(Impl::viewLabel(p.path() + "/exp_avg"), p.param.value.size()));
+    v_.push_back(state_view(Impl::viewLabel(p.path() + "/exp_avg_sq"), p.param.value.size()));
   }
 }
 

@@ -20,7 +20,7 @@ Sgd<T, M>::Sgd(const std::vector<NamedParameter<T, M>>& params, const SgdOptions
       fail("SGD: parameter ", p.path(), " has no gradient");
     if (options.momentum > 0)
       momentum_.push_back(
-          state_view("hybrid3d::" + p.path() + "/momentum_buffer", p.param.value.size()));
+          state_view(Impl::viewLabel(p.path() + "/momentum_buffer"), p.param.value.size()));
   }
 }
 

@@ -35,4 +35,10 @@ inline const std::string& kernelLabel(std::string_view base, std::string_view su
   return *it;
 }
 
+// The label of a View the library allocates: "hybrid3d::" then `what` (whose it is and its
+// role, "conv1/weight", "conv2/halo send"), so that a Kokkos tool tells the library's memory
+// from the caller's (unit_tests/train/LabelTest.cpp checks every label of a run). Set-up only:
+// it builds a string.
+inline std::string viewLabel(std::string_view what) { return "hybrid3d::" + std::string(what); }
+
 }  // namespace hybrid3d::Impl

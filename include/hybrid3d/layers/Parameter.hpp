@@ -26,6 +26,7 @@
 
 #include <hybrid3d/comm/GradientScope.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Types.hpp>
 
 namespace hybrid3d {
@@ -68,7 +69,7 @@ inline Index globalSize(const std::vector<Index>& shape) {
 // label of the library starts. Checkpoints name parameters by NamedParameter::path(), never by
 // a label.
 inline std::string parameterLabel(const std::string& layer, const std::string& name) {
-  return "hybrid3d::" + layer + "/" + name;
+  return Impl::viewLabel(layer + "/" + name);
 }
 
 // Allocates a parameter (zeroed value and gradient) of the given PyTorch shape.

@@ -100,7 +100,7 @@ public:
   const std::string& region(std::string_view pass) const;
   // "hybrid3d::<name>/<what>": the label of a view the layer allocates.
   std::string viewLabel(std::string_view what) const {
-    return "hybrid3d::" + naming_.name + "/" + std::string(what);
+    return Impl::viewLabel(naming_.name + "/" + std::string(what));
   }
 
   // Throws naming the layer, `role` ("input", "output gradient") and what differs.

@@ -59,8 +59,8 @@ Halo<T, M>::Halo(const ProcessGrid& grid, const TensorLayout& layout, const std:
                                  MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
   reverse_ = OwnedComm::adopt(graph);
 
-  const std::string send = "hybrid3d::" + name + "/halo send";
-  const std::string recv = "hybrid3d::" + name + "/halo recv";
+  const std::string send = Impl::viewLabel(name + "/halo send");
+  const std::string recv = Impl::viewLabel(name + "/halo recv");
   sendBuf_ = buffer_type(Kokkos::view_alloc(send, Kokkos::WithoutInitializing), sendCount_);
   recvBuf_ = buffer_type(Kokkos::view_alloc(recv, Kokkos::WithoutInitializing), recvCount_);
   sendHost_ = stagingBuffer<T, M>(send, std::size_t(sendCount_));
