@@ -5,6 +5,7 @@
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Graph.hpp>
 
@@ -24,10 +25,11 @@ void addOwned(const typename M::execution_space& exec, const EdgeTensor<T, M>& s
   static const std::string sumGradientsLabel = "hybrid3d::Graph::sumGradients";
   if (!src.isVolume()) {
     const auto s = src.features, d = dst.features;
-    Kokkos::parallel_for(sumGradientsLabel,
-                         Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(
-                             exec, {0, 0}, {Index(s.extent(0)), Index(s.extent(1))}),
-                         KOKKOS_LAMBDA(const Index n, const Index f) { d(n, f) += s(n, f); });
+    Kokkos::parallel_for(
+        sumGradientsLabel,
+        Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0},
+                                                     {Index(s.extent(0)), Index(s.extent(1))}),
+        KOKKOS_LAMBDA(const Index n, const Index f) { d(n, f) += s(n, f); });
     return;
   }
   const auto& a = src.volume;
@@ -50,8 +52,9 @@ void addOwned(const typename M::execution_space& exec, const EdgeTensor<T, M>& s
 template <class T, class M>
 void zeroGradient(const typename M::execution_space& exec, const Kokkos::View<T*, M>& grad) {
   static const std::string label = "hybrid3d::Graph::zeroGradients";
-  Kokkos::parallel_for(label, rangePolicy(exec, 0, Index(grad.size())),
-                       KOKKOS_LAMBDA(const Index i) { grad(i) = T(0); });
+  Kokkos::parallel_for(
+      label, rangePolicy(exec, 0, Index(grad.size())),
+      KOKKOS_LAMBDA(const Index i) { grad(i) = T(0); });
 }
 
 // Bytes of an edge tensor's allocation (ghosts included).
@@ -162,7 +165,8 @@ const typename Graph<T, M>::value_type& Graph<T, M>::gradientFor(int producer, i
                                                                  std::size_t slot) const {
   const Entry& p = nodes_[producer];
   for (std::size_t i = 0; i < p.consumers.size(); ++i)
-    if (p.consumers[i].consumer == consumer && p.consumers[i].slot == slot) return p.edgeGradients[i];
+    if (p.consumers[i].consumer == consumer && p.consumers[i].slot == slot)
+      return p.edgeGradients[i];
   fail("model: internal error, no gradient edge");
 }
 
@@ -172,9 +176,8 @@ void Graph<T, M>::forward(const execution_space& exec) {
   for (Entry& e : nodes_) {
     in_.clear();
     for (int p : e.inputs) in_.push_back(p == Input ? &input_ : &nodes_[p].output);
-    Kokkos::Profiling::pushRegion(e.forwardRegion);
+    ProfilingRegion region(e.forwardRegion);
     e.node->forward(exec, in_, e.output);
-    Kokkos::Profiling::popRegion();
   }
 }
 
@@ -183,23 +186,24 @@ void Graph<T, M>::backward(const execution_space& exec, GradientReducer<T, M>* r
   if (!finalized_) fail("model: backward() before finalize()");
   for (int id = static_cast<int>(nodes_.size()) - 1; id >= 0; --id) {
     Entry& e = nodes_[id];
-    // Every consumer has run (they come later); sum their gradients into the first one's.
-    Kokkos::Profiling::pushRegion(e.backwardRegion);
-    const value_type* dOut = &outputGradient_;
-    if (!e.consumers.empty()) {
-      dOut = &e.edgeGradients[0];
-      for (std::size_t i = 1; i < e.edgeGradients.size(); ++i)
-        Impl::addOwned<T, M>(exec, e.edgeGradients[i], e.edgeGradients[0]);
+    {
+      ProfilingRegion region(e.backwardRegion);
+      // Every consumer has run (they come later); sum their gradients into the first one's.
+      const value_type* dOut = &outputGradient_;
+      if (!e.consumers.empty()) {
+        dOut = &e.edgeGradients[0];
+        for (std::size_t i = 1; i < e.edgeGradients.size(); ++i)
+          Impl::addOwned<T, M>(exec, e.edgeGradients[i], e.edgeGradients[0]);
+      }
+      in_.clear();
+      dIn_.clear();
+      for (std::size_t slot = 0; slot < e.inputs.size(); ++slot) {
+        const int p = e.inputs[slot];
+        in_.push_back(p == Input ? &input_ : &nodes_[p].output);
+        dIn_.push_back(p == Input ? nullptr : &gradientFor(p, id, slot));  // no gradient for data
+      }
+      e.node->backward(exec, in_, e.output, *dOut, dIn_);
     }
-    in_.clear();
-    dIn_.clear();
-    for (std::size_t slot = 0; slot < e.inputs.size(); ++slot) {
-      const int p = e.inputs[slot];
-      in_.push_back(p == Input ? &input_ : &nodes_[p].output);
-      dIn_.push_back(p == Input ? nullptr : &gradientFor(p, id, slot));  // no gradient for data
-    }
-    e.node->backward(exec, in_, e.output, *dOut, dIn_);
-    Kokkos::Profiling::popRegion();
     if (reducer) reducer->start(exec, static_cast<std::size_t>(id));
   }
 }
@@ -213,7 +217,8 @@ template <class T, class M>
 double Graph<T, M>::stepFlops() const {
   double sum = 0;
   for (const Entry& e : nodes_) {
-    const bool dataOnly = std::all_of(e.inputs.begin(), e.inputs.end(), [](int p) { return p == Input; });
+    const bool dataOnly =
+        std::all_of(e.inputs.begin(), e.inputs.end(), [](int p) { return p == Input; });
     sum += e.node->flops().step(!dataOnly);
   }
   return sum;

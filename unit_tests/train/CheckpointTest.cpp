@@ -57,14 +57,13 @@ TEST(Checkpoint, RoundTripRestoresParametersOptimizerAndState) {
   adam.step(DefaultExecutionSpace(), 1e-2);
   const std::string path = scratch("roundtrip");
   const std::map<std::string, std::string> identity = {{"mini-batch", "4"},
-                                                        {"spatial grid", "2x1x1"}};
+                                                       {"spatial grid", "2x1x1"}};
   write(path, MPI_COMM_WORLD, {a, buffers, &adam}, {7, 2, 1234, "<ParameterList/>", identity});
 
   Params b = makeParams(2);
   Params buffersB{{"bn1", createParameter<double>("bn1", "running_var", {3}, false)}};
   Adam<double> adamB(b, {});
-  const RunState s =
-      read(path, MPI_COMM_WORLD, {b, buffersB, &adamB});
+  const RunState s = read(path, MPI_COMM_WORLD, {b, buffersB, &adamB});
   EXPECT_EQ(flatten(a), flatten(b));
   EXPECT_EQ(flatten(buffers), flatten(buffersB));
   EXPECT_EQ(adamB.steps(), 2);
@@ -100,12 +99,9 @@ TEST(Checkpoint, FailedWriteLeavesThePreviousCheckpointWhole) {
   Params broken = makeParams(4);
   broken.push_back({"fc9", createParameter<double>("fc9", "weight", {3})});
   broken.back().param.shape = {4};
-  EXPECT_THROW(write(path, MPI_COMM_WORLD,
-                                                               {broken, {}, nullptr}, {2, 0, 0, "", {}}),
-               Error);
+  EXPECT_THROW(write(path, MPI_COMM_WORLD, {broken, {}, nullptr}, {2, 0, 0, "", {}}), Error);
   Params back = makeParams(5);
-  const RunState s =
-      read(path, MPI_COMM_WORLD, {back, {}, nullptr});
+  const RunState s = read(path, MPI_COMM_WORLD, {back, {}, nullptr});
   EXPECT_EQ(flatten(back), flatten(good));
   EXPECT_EQ(s.step, 1);
   if (worldRank() == 0) {
@@ -130,9 +126,7 @@ TEST(Checkpoint, ShapeMismatchAndMissingFileNameTheCulprit) {
               std::string::npos)
         << m;
   }
-  EXPECT_THROW(read("no/such/file.h5", MPI_COMM_WORLD,
-                                                              {a, {}, nullptr}),
-               Error);
+  EXPECT_THROW(read("no/such/file.h5", MPI_COMM_WORLD, {a, {}, nullptr}), Error);
   if (worldRank() == 0) std::remove(path.c_str());
   MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -189,7 +183,7 @@ TEST(Checkpoint, ColumnShardsRestartOnAnotherGridWithBitIdenticalGlobalTensors) 
     written = globalState(layer, adam, MPI_COMM_WORLD);
   }
   ASSERT_EQ(written.tensors.size(), 6u);  // weight, bias, exp_avg and exp_avg_sq of each
-  if (worldRank() == 0) {  // the file's tensors are the global ones
+  if (worldRank() == 0) {                 // the file's tensors are the global ones
     data::File f(path);
     EXPECT_EQ(f.shape("/model/fc1/weight"), (std::vector<Index>{5, features}));
     EXPECT_EQ(f.read<double>("/model/fc1/weight"), written.tensors[0]);

@@ -15,7 +15,7 @@
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "GridCases.hpp"
-#include "NoiseSamples.hpp"
+#include "TrainingSamples.hpp"
 
 namespace hybrid3d::test {
 namespace {

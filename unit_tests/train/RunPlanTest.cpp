@@ -65,15 +65,15 @@ TEST(RunPlan, StepsPerEpochAreTheTrainersSteps) {
   // (mini-batch, validation mini-batch): 7 training samples leave a partial mini-batch, which
   // training drops; 5 validation samples a partial last batch (2, 3, the mini-batch) or one
   // batch larger than the set (7).
-  for (const auto& [batch, validationBatch] : std::vector<std::pair<int, int>>{
-           {2, 2}, {2 * G, 3}, {2 * G, 0}, {6, 7}}) {
+  for (const auto& [batch, validationBatch] :
+       std::vector<std::pair<int, int>>{{2, 2}, {2 * G, 3}, {2 * G, 0}, {6, 7}}) {
     if (batch % G != 0) continue;
     SCOPED_TRACE("mini-batch " + std::to_string(batch) + ", validation mini-batch " +
                  std::to_string(validationBatch));
     const TrainConfig c = config(dir, batch, validationBatch, 2);
     const RunPlan plan = checkRun<float>(grid, c);
     const int vb = validationBatch > 0 ? validationBatch : batch;
-    EXPECT_EQ(plan.train.steps, 7 / batch);  // the last partial mini-batch dropped
+    EXPECT_EQ(plan.train.steps, 7 / batch);               // the last partial mini-batch dropped
     EXPECT_EQ(plan.validation.steps, (5 + vb - 1) / vb);  // every sample once
     EXPECT_EQ(plan.train.listing.samples, 7);
     EXPECT_EQ(plan.validation.listing.samples, 5);

@@ -30,7 +30,7 @@
 
 #include "AllocationCounter.hpp"
 #include "GridCases.hpp"
-#include "NoiseSamples.hpp"
+#include "TrainingSamples.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -53,7 +53,8 @@ void onAllocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, co
 }
 
 // Runs `steps` training steps and checks every one after the first on every rank.
-void expectNoAllocationAfterTheFirstStep(const std::string& architecture, const std::string& optimizer) {
+void expectNoAllocationAfterTheFirstStep(const std::string& architecture,
+                                         const std::string& optimizer) {
   const bool segmentation = architecture == "unet3d";
   const std::string dir = scratchDirectory("step_allocation_test", architecture + "_" + optimizer);
   TrainConfig c;
@@ -83,8 +84,9 @@ void expectNoAllocationAfterTheFirstStep(const std::string& architecture, const 
     const bench::AllocationCounts n0 = bench::allocationCounts();
     trainer.step();
     const bench::AllocationCounts n = bench::allocationCounts() - n0;
-    long long got[6] = {kokkosAllocations - k0, n.unexplained(), n.labels, n.vendor,
-                        n.otherThreads,      minorFaultsOfThisThread() - f0};
+    long long got[6] = {
+        kokkosAllocations - k0,        n.unexplained(), n.labels, n.vendor, n.otherThreads,
+        minorFaultsOfThisThread() - f0};
     MPI_Allreduce(MPI_IN_PLACE, got, 6, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     EXPECT_EQ(got[0], 0) << architecture << ": Kokkos allocations in step " << s + 2;
     EXPECT_EQ(got[1], 0) << architecture << ": operator new calls of ours in step " << s + 2
@@ -99,11 +101,12 @@ void expectNoAllocationAfterTheFirstStep(const std::string& architecture, const 
   }
   Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
   if (worldRank() == 0)
-    std::printf("%s, %s, grid %s x %d groups: per step, not counted against the step: %lld "
-                "kernel-label strings, %lld operator new inside oneDNN, %lld on the loader's "
-                "thread; at most %lld pages first touched in a step from the third on\n",
-                architecture.c_str(), optimizer.c_str(), toString(grid.dims()).c_str(),
-                grid.numGroups(), worst[0], worst[1], worst[2], worst[3]);
+    std::printf(
+        "%s, %s, grid %s x %d groups: per step, not counted against the step: %lld "
+        "kernel-label strings, %lld operator new inside oneDNN, %lld on the loader's "
+        "thread; at most %lld pages first touched in a step from the third on\n",
+        architecture.c_str(), optimizer.c_str(), toString(grid.dims()).c_str(), grid.numGroups(),
+        worst[0], worst[1], worst[2], worst[3]);
 }
 
 TEST(StepAllocation, CosmoFlowStepAllocatesNothingAfterTheFirst) {

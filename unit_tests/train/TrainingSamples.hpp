@@ -1,7 +1,8 @@
 #pragma once
-// Sample files of noise for the tests that run whole training steps and care about what the
-// step does, not what it learns: CosmoFlow's /full and /unitPar, or the U-Net's /volume and
-// /segmentation, S^3 voxels each, in a scratch directory every rank sees.
+// Sample files for the tests that run whole training steps, S^3 voxels each, in a scratch
+// directory every rank sees: noise, for tests of what a step does (CosmoFlow's /full and
+// /unitPar, or the U-Net's /volume and /segmentation), and levels, for tests of what it learns.
+#include <cmath>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -40,7 +41,8 @@ inline std::vector<std::string> writeNoiseSamples(const std::string& dir, bool s
       generate::SampleWriter w(MPI_COMM_SELF, f);
       if (segmentation) {
         std::vector<int> labels(volume.size());
-        for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = volume[i] < -0.3f ? 0 : volume[i] < 0.3f ? 1 : 2;
+        for (std::size_t i = 0; i < labels.size(); ++i)
+          labels[i] = volume[i] < -0.3f ? 0 : volume[i] < 0.3f ? 1 : 2;
         w.writeWhole<float>("/volume", {1, S, S, S}, volume.data());
         w.writeWhole<int>("/segmentation", {S, S, S}, labels.data());
       } else {
@@ -48,6 +50,35 @@ inline std::vector<std::string> writeNoiseSamples(const std::string& dir, bool s
         w.writeWhole<float>("/full", {4, S, S, S}, volume.data());
         w.writeWhole<float>("/unitPar", {4}, targets);
       }
+      w.commit();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return files;
+}
+
+// CosmoFlow samples whose four targets are the four channels' mean levels, drawn in [-1, 1],
+// plus voxel noise in [-0.5, 0.5]: a task a network learns from 16^3 volumes in a few steps.
+// `poison` puts a NaN in every file (what a corrupt sample looks like to the trainer).
+inline std::vector<std::string> writeLevelSamples(const std::string& dir, int count, int S,
+                                                  unsigned seed, bool poison = false) {
+  std::vector<std::string> files;
+  for (int s = 0; s < count; ++s) files.push_back(dir + "/sample_" + std::to_string(s) + ".h5");
+  if (worldRank() == 0) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> level(-1, 1), noise(-0.5, 0.5);
+    for (int s = 0; s < count; ++s) {
+      float target[4];
+      std::vector<float> full(std::size_t(4) * S * S * S);
+      for (int c = 0; c < 4; ++c) {
+        target[c] = static_cast<float>(level(rng));
+        for (int i = 0; i < S * S * S; ++i)
+          full[std::size_t(c) * S * S * S + i] = static_cast<float>(target[c] + noise(rng));
+      }
+      if (poison) full[123] = std::nanf("");
+      generate::SampleWriter w(MPI_COMM_SELF, files[s]);
+      w.writeWhole<float>("/full", {4, S, S, S}, full.data());
+      w.writeWhole<float>("/unitPar", {4}, target);
       w.commit();
     }
   }
