@@ -14,6 +14,7 @@ packages=(
   libfftw3-dev libfftw3-mpi-dev
   libdnnl-dev                # the onednn convolution engine
   libgtest-dev libbenchmark-dev
+  clang-format               # the test `format` checks the tree against .clang-format
 )
 missing=()
 for p in "${packages[@]}"; do

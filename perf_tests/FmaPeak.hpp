@@ -45,24 +45,24 @@ constexpr int avx2Chains = 12;    // + the two operands: 14 of 16 registers
 // `iterations` rounds of fmaChains independent vector FMAs (explicit FMA instructions: ISO C++
 // mode does not contract a * b + c); returns a value that depends on every accumulator, so the
 // compiler keeps all of them.
-#define HYBRID3D_FMA_ROUNDS(Vec, set1, fmadd, add, store, lanes, fmaChains) \
-  Vec acc[fmaChains];                                                       \
-  HYBRID3D_UNROLL_CHAINS                                                    \
-  for (int j = 0; j < fmaChains; ++j) acc[j] = set1(0.001f * float(j));     \
-  Vec a = set1(0.999999f);                                                  \
-  const Vec b = set1(1e-7f);                                                \
-  for (long i = 0; i < iterations; ++i) {                                   \
-    HYBRID3D_UNROLL_CHAINS /* registers, not memory, hold the chains */    \
-    for (int j = 0; j < fmaChains; ++j) acc[j] = fmadd(acc[j], a, b);       \
+#define HYBRID3D_FMA_ROUNDS(Vec, set1, fmadd, add, store, lanes, fmaChains)  \
+  Vec acc[fmaChains];                                                        \
+  HYBRID3D_UNROLL_CHAINS                                                     \
+  for (int j = 0; j < fmaChains; ++j) acc[j] = set1(0.001f * float(j));      \
+  Vec a = set1(0.999999f);                                                   \
+  const Vec b = set1(1e-7f);                                                 \
+  for (long i = 0; i < iterations; ++i) {                                    \
+    HYBRID3D_UNROLL_CHAINS /* registers, not memory, hold the chains */      \
+        for (int j = 0; j < fmaChains; ++j) acc[j] = fmadd(acc[j], a, b);    \
     asm volatile("" : "+x"(a)); /* not hoistable: a may change each round */ \
-  }                                                                         \
-  Vec sum = set1(0.0f);                                                     \
-  HYBRID3D_UNROLL_CHAINS                                                    \
-  for (int j = 0; j < fmaChains; ++j) sum = add(sum, acc[j]);               \
-  alignas(64) float out[lanes];                                             \
-  store(out, sum);                                                          \
-  float s = 0;                                                              \
-  for (int k = 0; k < lanes; ++k) s += out[k];                              \
+  }                                                                          \
+  Vec sum = set1(0.0f);                                                      \
+  HYBRID3D_UNROLL_CHAINS                                                     \
+  for (int j = 0; j < fmaChains; ++j) sum = add(sum, acc[j]);                \
+  alignas(64) float out[lanes];                                              \
+  store(out, sum);                                                           \
+  float s = 0;                                                               \
+  for (int k = 0; k < lanes; ++k) s += out[k];                               \
   return s;
 
 __attribute__((target("avx512f"))) inline float avx512Rounds(long iterations) {

@@ -36,9 +36,7 @@ std::vector<std::uint32_t>& launchedOn() {
   static std::vector<std::uint32_t> devices;
   return devices;
 }
-void onKernel(const char*, std::uint32_t device, std::uint64_t*) {
-  launchedOn().push_back(device);
-}
+void onKernel(const char*, std::uint32_t device, std::uint64_t*) { launchedOn().push_back(device); }
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });

@@ -21,8 +21,8 @@
 namespace hybrid3d::test {
 
 template <class T>
-GlobalArray<T> randomGlobal(const std::string& label, int n, int c, const Index3& e,
-                            unsigned seed, double lo = -1.0, double hi = 1.0) {
+GlobalArray<T> randomGlobal(const std::string& label, int n, int c, const Index3& e, unsigned seed,
+                            double lo = -1.0, double hi = 1.0) {
   GlobalArray<T> a(label, n, c, e[0], e[1], e[2]);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(lo, hi);
@@ -41,7 +41,8 @@ GlobalArray<U> convertGlobal(const GlobalArray<T>& a) {
 // The (batch, channels, extents) a layer takes for the global array `a`.
 template <class T>
 TensorShape shapeOf(const GlobalArray<T>& a) {
-  return {int(a.extent(0)), int(a.extent(1)),
+  return {int(a.extent(0)),
+          int(a.extent(1)),
           {Index(a.extent(2)), Index(a.extent(3)), Index(a.extent(4))}};
 }
 

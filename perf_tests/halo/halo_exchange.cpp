@@ -82,12 +82,13 @@ int main(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) {
-      std::printf("halo exchange: %lld^3 x %d float, ghost width 1, %d ranks, %d repetitions, "
-                  "execution space %s\n",
-                  static_cast<long long>(extent), channels, size, reps,
-                  DefaultExecutionSpace::name());
-      std::printf("bytes = all bytes sent by all ranks in one exchange; ratio = median time / "
-                  "MPI_Sendrecv median time of the same bytes\n");
+      std::printf(
+          "halo exchange: %lld^3 x %d float, ghost width 1, %d ranks, %d repetitions, "
+          "execution space %s\n",
+          static_cast<long long>(extent), channels, size, reps, DefaultExecutionSpace::name());
+      std::printf(
+          "bytes = all bytes sent by all ranks in one exchange; ratio = median time / "
+          "MPI_Sendrecv median time of the same bytes\n");
       std::printf("%-8s %-11s %10s %10s %10s %12s %9s\n", "grid", "operation", "median_us",
                   "min_us", "max_us", "GB/s", "ratio");
     }

@@ -68,17 +68,20 @@ std::vector<std::string> writeSamples(const std::string& dir, Index S, int n) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         v = std::int16_t(x % 64);
       }
-      data::Handle f(H5Fcreate(paths[i].c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+      data::Handle f(H5Fcreate(paths[i].c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                     H5Fclose);
       const hsize_t dims[4] = {4, hsize_t(S), hsize_t(S), hsize_t(S)};
       data::Handle space(H5Screate_simple(4, dims, nullptr), H5Sclose);
-      data::Handle d(H5Dcreate2(f, "/full", H5T_STD_I16LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                              H5P_DEFAULT), H5Dclose);
+      data::Handle d(
+          H5Dcreate2(f, "/full", H5T_STD_I16LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+          H5Dclose);
       H5Dwrite(d, H5T_NATIVE_INT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data());
       const float par[4] = {0.1f, -0.2f, 0.3f, -0.4f};
       const hsize_t four = 4;
       data::Handle ps(H5Screate_simple(1, &four, nullptr), H5Sclose);
-      data::Handle p(H5Dcreate2(f, "/unitPar", H5T_IEEE_F32LE, ps, H5P_DEFAULT, H5P_DEFAULT,
-                              H5P_DEFAULT), H5Dclose);
+      data::Handle p(
+          H5Dcreate2(f, "/unitPar", H5T_IEEE_F32LE, ps, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+          H5Dclose);
       H5Dwrite(p, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, par);
     }
   }
@@ -105,7 +108,8 @@ struct ReadFigures {
 
 ReadFigures measureReads(const ProcessGrid& grid, const data::Subvolume& sub, Index S,
                          const std::vector<std::string>& paths, data::ReadMode mode, bool cold) {
-  data::SampleReader reader(grid.spatialComm(), data::SampleSpec::cosmology(4, {S, S, S}), sub, mode);
+  data::SampleReader reader(grid.spatialComm(), data::SampleSpec::cosmology(4, {S, S, S}), sub,
+                            mode);
   std::vector<unsigned char> input(reader.inputCapacityBytes());
   std::vector<float> targets(4);
   if (cold) evict(paths);
@@ -183,32 +187,36 @@ int main(int argc, char** argv) {
     }
     MPI_Bcast(dir, sizeof(dir), MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank == 0)
-      std::printf("bench_io: %d rank(s), %d samples per size, 4-channel int16 /full, files in %s\n"
-                  "cold = pages dropped with posix_fadvise(DONTNEED) before the pass; warm = "
-                  "page cache\n", P, samples, dir);
+      std::printf(
+          "bench_io: %d rank(s), %d samples per size, 4-channel int16 /full, files in %s\n"
+          "cold = pages dropped with posix_fadvise(DONTNEED) before the pass; warm = "
+          "page cache\n",
+          P, samples, dir);
 
     for (const Index S : {Index(128), Index(256)}) {
       const Int3 dims = autoSpatialGrid(P, {S, S, S});
       ProcessGrid grid(MPI_COMM_WORLD, dims);
       const data::Subvolume sub(BlockDecomposition({S, S, S}, dims), grid.coords(),
-                              GhostWidths::uniform(1));
+                                GhostWidths::uniform(1));
       const std::vector<std::string> paths = writeSamples(dir, S, samples);
       const double sampleMB = 4.0 * S * S * S * 2 / 1e6;
       if (rank == 0)
         std::printf("\n%ld^3 x 4 int16 (%.1f MB per sample), grid %s, ghosts 1\n", long(S),
                     sampleMB, toString(dims).c_str());
       if (rank == 0)
-        std::printf("  %-12s %-5s %14s %16s %14s\n", "read", "cache", "ms/sample",
-                    "MB/s per rank", "MB/s total");
+        std::printf("  %-12s %-5s %14s %16s %14s\n", "read", "cache", "ms/sample", "MB/s per rank",
+                    "MB/s total");
       ReadFigures fig[2][2];
       for (int cold = 1; cold >= 0; --cold)
         for (int m = 0; m < 2; ++m) {
-          const data::ReadMode mode = m == 0 ? data::ReadMode::Collective : data::ReadMode::Independent;
+          const data::ReadMode mode =
+              m == 0 ? data::ReadMode::Collective : data::ReadMode::Independent;
           fig[m][cold] = measureReads(grid, sub, S, paths, mode, cold);
           if (rank == 0)
-            std::printf("  %-12s %-5s %14.1f %16.0f %14.0f\n", m == 0 ? "collective" : "independent",
-                        cold ? "cold" : "warm", 1e3 * fig[m][cold].secondsPerSample,
-                        fig[m][cold].perRankMBs, fig[m][cold].totalMBs);
+            std::printf("  %-12s %-5s %14.1f %16.0f %14.0f\n",
+                        m == 0 ? "collective" : "independent", cold ? "cold" : "warm",
+                        1e3 * fig[m][cold].secondsPerSample, fig[m][cold].perRankMBs,
+                        fig[m][cold].totalMBs);
         }
       if (rank == 0)
         std::printf("  collective / independent time: cold %.2f, warm %.2f\n",
@@ -221,10 +229,11 @@ int main(int argc, char** argv) {
       if (rank == 0) {
         std::printf("  steps (cold files, compute %.0f ms, log1p preprocess %.1f ms):\n",
                     1e3 * compute, 1e3 * off.preprocess);
-        std::printf("    exposed I/O per step (median of steps 2..n)  prefetch off: %.1f ms   on: %.1f ms"
-                    "   on/off %.3f   (first step with prefetch: %.1f ms)\n",
-                    1e3 * off.steadyExposed, 1e3 * on.steadyExposed,
-                    on.steadyExposed / off.steadyExposed, 1e3 * on.firstExposed);
+        std::printf(
+            "    exposed I/O per step (median of steps 2..n)  prefetch off: %.1f ms   on: %.1f ms"
+            "   on/off %.3f   (first step with prefetch: %.1f ms)\n",
+            1e3 * off.steadyExposed, 1e3 * on.steadyExposed, on.steadyExposed / off.steadyExposed,
+            1e3 * on.firstExposed);
       }
       MPI_Barrier(MPI_COMM_WORLD);
       if (rank == 0)

@@ -226,10 +226,11 @@ int main(int argc, char** argv) {
     const bench::FmaPeak peak = bench::measureFmaPeak();
     std::printf("FP32 FMA peak of one core, measured: %.1f GFLOP/s (%s)\n", peak.gflops,
                 peak.unit.c_str());
-    std::printf("Conv3d<float>, kernel 3, padding 1, batch 1, 1 rank, kokkos workspace %.1f "
-                "MiB; median of %d after 1 warm-up; %s time\n",
-                double(workspace) / (1 << 20), reps,
-                Timing::onHost ? "process CPU" : "wall-clock (device memory space)");
+    std::printf(
+        "Conv3d<float>, kernel 3, padding 1, batch 1, 1 rank, kokkos workspace %.1f "
+        "MiB; median of %d after 1 warm-up; %s time\n",
+        double(workspace) / (1 << 20), reps,
+        Timing::onHost ? "process CPU" : "wall-clock (device memory space)");
     for (Index S : sizes) {
       std::vector<Row> rows;
       std::printf("\nCosmoFlow input %lld^3, implementations:\n", static_cast<long long>(S));
@@ -239,8 +240,7 @@ int main(int argc, char** argv) {
       std::printf("%-6s %-11s %9s %9s %7s %6s", "layer", "pass", "Cin->Cout", "extent", "GFLOP",
                   "step%");
       for (const ConvEngine e : engines)
-        std::printf(" %9s %8s %6s", (std::string(toString(e)) + " ms").c_str(), "GFLOP/s",
-                    "%peak");
+        std::printf(" %9s %8s %6s", (std::string(toString(e)) + " ms").c_str(), "GFLOP/s", "%peak");
       std::printf(" %8s %6s\n", "gemm", "%peak");
       std::vector<double> total(engines.size(), 0.0);  // seconds of the step's passes
       for (const Row& r : rows) {

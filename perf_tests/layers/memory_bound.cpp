@@ -173,8 +173,8 @@ struct PoolTensors {
 };
 
 double bytesOf(const Tensor& t, bool withGhosts) {
-  const Index cells = withGhosts ? Index(t.view().size())
-                                 : Index(t.batch()) * t.channels() * t.owned().size();
+  const Index cells =
+      withGhosts ? Index(t.view().size()) : Index(t.batch()) * t.channels() * t.owned().size();
   return double(cells) * sizeof(T);
 }
 
@@ -187,8 +187,8 @@ constexpr Index kLineBytes = 64;
 template <class View5>
 Index linesTouched(const View5& v, const Index3& lo, const Index3& ext) {
   const auto address = [&](Index n, Index c, Index z, Index y, Index x) {
-    const Index offset = n * Index(v.stride(0)) + c * Index(v.stride(1)) +
-                         z * Index(v.stride(2)) + y * Index(v.stride(3)) + x * Index(v.stride(4));
+    const Index offset = n * Index(v.stride(0)) + c * Index(v.stride(1)) + z * Index(v.stride(2)) +
+                         y * Index(v.stride(3)) + x * Index(v.stride(4));
     return reinterpret_cast<std::uintptr_t>(v.data()) + std::uintptr_t(offset) * sizeof(T);
   };
   Index lines = 0;
@@ -197,7 +197,8 @@ Index linesTouched(const View5& v, const Index3& lo, const Index3& ext) {
       for (Index z = lo[0]; z < lo[0] + ext[0]; ++z)
         for (Index y = lo[1]; y < lo[1] + ext[1]; ++y)
           lines += Index(address(n, c, z, y, lo[2] + ext[2] - 1) / kLineBytes -
-                         address(n, c, z, y, lo[2]) / kLineBytes) + 1;
+                         address(n, c, z, y, lo[2]) / kLineBytes) +
+                   1;
   return lines;
 }
 
@@ -255,13 +256,13 @@ int main(int argc, char** argv) {
       // as the element-wise layers), on the tensors above (ghost width 1, as the graph
       // allocates them) and on tensors without ghosts: 2 activations each. What the layout
       // itself costs against the flat copy (see the header).
-      auto x0 = std::make_shared<Tensor>(tensor("x no ghosts", N, s.channels, dec, at,
-                                                GhostWidths::uniform(0)));
-      auto y0 = std::make_shared<Tensor>(tensor("y no ghosts", N, s.channels, dec, at,
-                                                GhostWidths::uniform(0)));
+      auto x0 = std::make_shared<Tensor>(
+          tensor("x no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
+      auto y0 = std::make_shared<Tensor>(
+          tensor("y no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
       fillRandom(*x0, 1);
       for (const auto& [from, to, name] : {std::make_tuple(x, y, "row copy, ghost 1"),
-                                          std::make_tuple(x0, y0, "row copy, no ghosts")}) {
+                                           std::make_tuple(x0, y0, "row copy, no ghosts")}) {
         const auto xv = from->view(), yv = to->view();
         const auto ox = Impl::ghostOffset(*from), oy = Impl::ghostOffset(*to);
         const Impl::OwnedRows rows(*from);
@@ -278,19 +279,19 @@ int main(int argc, char** argv) {
 
       // LeakyReLU forward: reads x, writes y (owned cells): 2 activations.
       auto relu = std::make_shared<LeakyReLU<T>>(grid, "relu", shape);
-      cases.push_back({"LeakyReLU::forward", s.name, 2 * cells, copy,
-                       [=] { relu->forward(exec, *x, *y); }});
+      cases.push_back(
+          {"LeakyReLU::forward", s.name, 2 * cells, copy, [=] { relu->forward(exec, *x, *y); }});
       // LeakyReLU backwardData: reads x and dy, writes dx: 3 activations.
       cases.push_back({"LeakyReLU::backwardData", s.name, 3 * cells, copy,
                        [=] { relu->backwardData(exec, *x, *dy, *dx); }});
 
       // Dropout (training, keep 0.8; CosmoFlow's rate, though CosmoFlow drops only in the dense
       // part): reads x, writes y: 2 activations; backward the same on (dy, dx).
-      auto drop = std::make_shared<Dropout<T>>(grid, "drop", shape,
-                                                    typename Dropout<T>::Options{0.8, 7});
+      auto drop =
+          std::make_shared<Dropout<T>>(grid, "drop", shape, typename Dropout<T>::Options{0.8, 7});
       drop->setStep(3, 0);
-      cases.push_back({"Dropout::forward", s.name, 2 * cells, copy,
-                       [=] { drop->forward(exec, *x, *y); }});
+      cases.push_back(
+          {"Dropout::forward", s.name, 2 * cells, copy, [=] { drop->forward(exec, *x, *y); }});
       cases.push_back({"Dropout::backwardData", s.name, 2 * cells, copy,
                        [=] { drop->backwardData(exec, *dy, *dx); }});
 
@@ -302,8 +303,8 @@ int main(int argc, char** argv) {
       auto b = std::make_shared<Tensor>(tensor("b", N, half.channels, dec, at, g1));
       fillRandom(*a, 3);
       fillRandom(*b, 4);
-      cases.push_back({"Concat::forward", s.name, 2 * cells, copy,
-                       [=] { cat->forward(exec, *a, *b, *y); }});
+      cases.push_back(
+          {"Concat::forward", s.name, 2 * cells, copy, [=] { cat->forward(exec, *a, *b, *y); }});
       cases.push_back({"Concat::backwardData", s.name, 2 * cells, copy,
                        [=] { cat->backwardData(exec, *dy, *a, *b); }});
 
@@ -326,7 +327,7 @@ int main(int argc, char** argv) {
       // (1/8) and writes dx's local array (ghosts included: scatterAdd sends them back).
       {
         auto pool = std::make_shared<AvgPool3d<T>>(grid, "avgpool", shape,
-                                                 typename AvgPool3d<T>::Options{3, 2, 1, true});
+                                                   typename AvgPool3d<T>::Options{3, 2, 1, true});
         const PoolTensors pt = poolTensors(*pool, 5);
         const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
         cases.push_back({"AvgPool3d::forward", s.name, bytesOf(*px, true) + bytesOf(*py, false),
@@ -340,7 +341,7 @@ int main(int argc, char** argv) {
       // lines), reads dy and the argmax.
       {
         auto pool = std::make_shared<MaxPool3d<T>>(grid, "maxpool", shape,
-                                                 typename MaxPool3d<T>::Options{2, 2, 0});
+                                                   typename MaxPool3d<T>::Options{2, 2, 0});
         const PoolTensors pt = poolTensors(*pool, 7);
         const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
         const double outCells = bytesOf(*py, false);  // argmax: int32, the same bytes
@@ -353,10 +354,10 @@ int main(int argc, char** argv) {
       // the normalisation (reads x, writes y): 3 activations; backward one pass for the sums
       // (reads x, dy) and one for dx (reads x, dy, writes dx): 5 activations. Measured only.
       {
-        auto bn = std::make_shared<BatchNorm3d<T>>(grid, "bn", shape,
-                                                        typename BatchNorm3d<T>::Options{});
-        cases.push_back({"BatchNorm3d::forward", s.name, 3 * cells, copy,
-                         [=] { bn->forward(exec, *x, *y); }});
+        auto bn =
+            std::make_shared<BatchNorm3d<T>>(grid, "bn", shape, typename BatchNorm3d<T>::Options{});
+        cases.push_back(
+            {"BatchNorm3d::forward", s.name, 3 * cells, copy, [=] { bn->forward(exec, *x, *y); }});
         cases.push_back({"BatchNorm3d::backward", s.name, 5 * cells, copy,
                          [=] { bn->backward(exec, *x, *dy, *dx); }});
       }
@@ -390,9 +391,8 @@ int main(int argc, char** argv) {
       for (const Face& f : faces) {
         const std::string shapeName = std::string(f.name);
         // Owned and ghost faces of one cut touch the same number of lines up to alignment.
-        const double bytes =
-            double(kLineBytes) * double(linesTouched(t->view(), f.owned, f.ext) +
-                                        linesTouched(*buf, faceCells));
+        const double bytes = double(kLineBytes) * double(linesTouched(t->view(), f.owned, f.ext) +
+                                                         linesTouched(*buf, faceCells));
         copies.push_back(std::make_unique<CopyKernel>(Index(bytes / (2 * sizeof(T)))));
         const CopyKernel* copy = copies.back().get();
         cases.push_back({"Halo pack", shapeName, bytes, copy, [=] {
@@ -436,26 +436,27 @@ int main(int argc, char** argv) {
       so.momentum = 0.9;
       auto sgd = std::make_shared<Sgd<T>>(params, so);
       sgd->step(exec, 1e-3);  // past the first step: the momentum buffer is read from then on
-      cases.push_back({"Sgd::step (momentum)", shapeName, 5 * bytes, copy,
-                       [=] { sgd->step(exec, 1e-3); }});
+      cases.push_back(
+          {"Sgd::step (momentum)", shapeName, 5 * bytes, copy, [=] { sgd->step(exec, 1e-3); }});
       auto adam = std::make_shared<Adam<T>>(params, AdamOptions{});
       cases.push_back({"Adam::step", shapeName, 7 * bytes, copy, [=] { adam->step(exec, 1e-3); }});
     }
 
-    std::printf("Memory-bound kernels, float, batch 1, 1 rank, Kokkos %s; median of %d reps "
-                "after 1 warm-up; copy = Kokkos copy kernel of one activation (halo faces: of "
-                "the bytes they move, whole cache lines; optimisers: of their own size), timed "
-                "before each kernel rep; ms, GB/s and ratio from process CPU time, wall = the "
-                "ratio from wall-clock time\n",
-                DefaultExecutionSpace::name(), reps);
+    std::printf(
+        "Memory-bound kernels, float, batch 1, 1 rank, Kokkos %s; median of %d reps "
+        "after 1 warm-up; copy = Kokkos copy kernel of one activation (halo faces: of "
+        "the bytes they move, whole cache lines; optimisers: of their own size), timed "
+        "before each kernel rep; ms, GB/s and ratio from process CPU time, wall = the "
+        "ratio from wall-clock time\n",
+        DefaultExecutionSpace::name(), reps);
     std::printf("%-26s %-9s %9s %8s %8s %8s %8s %9s %6s %6s\n", "kernel", "shape", "MB moved",
                 "ms med", "ms min", "ms max", "GB/s", "copy GB/s", "ratio", "wall");
     for (const Case& c : cases) {
       if (!only.empty() && (c.kernel + " " + c.shape).find(only) == std::string::npos) continue;
       const Result r = measure(c, reps);
-      std::printf("%-26s %-9s %9.1f %8.2f %8.2f %8.2f %8.2f %9.2f %6.2f %6.2f\n",
-                  c.kernel.c_str(), c.shape.c_str(), c.bytes * 1e-6, r.kernelMs, r.minMs, r.maxMs,
-                  r.gbs, r.copyGbs, r.ratio, r.wallRatio);
+      std::printf("%-26s %-9s %9.1f %8.2f %8.2f %8.2f %8.2f %9.2f %6.2f %6.2f\n", c.kernel.c_str(),
+                  c.shape.c_str(), c.bytes * 1e-6, r.kernelMs, r.minMs, r.maxMs, r.gbs, r.copyGbs,
+                  r.ratio, r.wallRatio);
       std::fflush(stdout);
     }
     // Kokkos::deep_copy of the same size, for comparison with the copy kernel.

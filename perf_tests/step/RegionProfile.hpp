@@ -41,8 +41,9 @@ public:
     std::vector<std::pair<double, std::string>> rows;
     for (const auto& [name, s] : state().seconds) rows.push_back({1e3 * s.wall / steps, name});
     std::sort(rows.rbegin(), rows.rend());
-    std::printf("  time per region (rank 0, inclusive, ms per step, %% of the step, thread CPU "
-                "ms per step):\n");
+    std::printf(
+        "  time per region (rank 0, inclusive, ms per step, %% of the step, thread CPU "
+        "ms per step):\n");
     for (const auto& [ms, name] : rows) {
       if (ms < minShare * stepMs) break;
       std::printf("    %9.2f  %5.1f%%  %9.2f  %s\n", ms, 100.0 * ms / stepMs,

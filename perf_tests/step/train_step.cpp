@@ -123,7 +123,8 @@ long long statusKiB(const std::string& key) {
   std::ifstream f("/proc/self/status");
   std::string line;
   while (std::getline(f, line))
-    if (line.compare(0, key.size() + 1, key + ":") == 0) return std::atoll(line.c_str() + key.size() + 1);
+    if (line.compare(0, key.size() + 1, key + ":") == 0)
+      return std::atoll(line.c_str() + key.size() + 1);
   return -1;
 }
 
@@ -184,7 +185,8 @@ Setup build(const ProcessGrid& grid, const std::string& arch, int S, const Optio
   std::mt19937 targetStream(99 + grid.group()), labelStream(1234 + 17 * grid.worldRank());
   std::vector<float> targets(std::size_t(s.model.outputs));
   for (float& t : targets) t = std::uniform_real_distribution<float>(-1, 1)(targetStream);
-  std::vector<int> labels(std::size_t(BlockDecomposition({S, S, S}, grid.dims()).ownedBox(grid.coords()).size()));
+  std::vector<int> labels(
+      std::size_t(BlockDecomposition({S, S, S}, grid.dims()).ownedBox(grid.coords()).size()));
   for (int& l : labels) l = std::uniform_int_distribution<int>(0, s.model.outputs - 1)(labelStream);
   s.model.task->load(s.exec, {targets.data(), targets.size(), labels.data(), labels.size()}, 0, 1);
   g.setTraining(true);
@@ -293,8 +295,9 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
     const bench::AllocationCounts n = bench::allocationCounts() - n0;
     allocatorSteps = std::max(allocatorSteps, allocatorBytes() - allocatorBefore);
     // The slowest rank's time and split of this step (compute = the rest of its time).
-    const double mine[4] = {dt, std::max(0.0, dt - PhaseTimers::global().halo - PhaseTimers::global().allreduce),
-                            PhaseTimers::global().halo, PhaseTimers::global().allreduce};
+    const double mine[4] = {
+        dt, std::max(0.0, dt - PhaseTimers::global().halo - PhaseTimers::global().allreduce),
+        PhaseTimers::global().halo, PhaseTimers::global().allreduce};
     std::vector<double> all(4 * std::size_t(size));
     MPI_Allgather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, world);
     std::size_t slowest = 0;
@@ -346,48 +349,55 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
   std::sort(sorted.begin(), sorted.end());
   if (root) {
     const double mib = 1.0 / (1 << 20);
-    std::printf("%-16s grid %s x %d group(s), overlap %s: median %.1f ms  min %.1f  max %.1f per step (%d steps "
-                "after %d warm-up) | compute %.1f  halo %.1f  allreduce %.1f ms (medians, slowest rank)\n",
-                name.c_str(), toString(dims).c_str(), grid.numGroups(), opt.overlap ? "on" : "off",
-                median(ms), sorted.front(),
-                sorted.back(), opt.steps, opt.warmup, median(computeMs), median(haloMs),
-                median(reduceMs));
+    std::printf(
+        "%-16s grid %s x %d group(s), overlap %s: median %.1f ms  min %.1f  max %.1f per step (%d "
+        "steps "
+        "after %d warm-up) | compute %.1f  halo %.1f  allreduce %.1f ms (medians, slowest rank)\n",
+        name.c_str(), toString(dims).c_str(), grid.numGroups(), opt.overlap ? "on" : "off",
+        median(ms), sorted.front(), sorted.back(), opt.steps, opt.warmup, median(computeMs),
+        median(haloMs), median(reduceMs));
     std::printf("  set-up %.2f s, first step %.1f ms, loss after %d steps %.6g\n", setupSeconds,
                 firstStepMs, total, lastLoss);
-    std::printf("  arithmetic: %.1f GFLOP per step (convolutions, all ranks) at the median: %.1f "
-                "GFLOP/s = %.1f%% of the FP32 FMA peak of %d cores (%.1f GFLOP/s each)\n",
-                stepGflop, rate, 100.0 * rate / peak, size, opt.peakGflops);
-    std::printf("  per step after the first (max over ranks): Kokkos allocations [%s]  operator "
-                "new: kernel-label strings [%s], other [%s], inside oneDNN's own calls (not ours) "
-                "[%s]  minor page faults [%s]\n",
-                join(allocs).c_str(), join(labelNews).c_str(), join(news).c_str(),
-                join(vendorNews).c_str(), join(faults).c_str());
-    std::printf("  memory per rank (max over ranks): peak RSS %.1f MiB above the %s baseline, "
-                "Kokkos bytes %.1f MiB after set-up, %.1f MiB at peak, C allocator %.1f MiB "
-                "after the steps\n",
-                double(peakAbove) / 1024.0, hwmReset ? "pre-set-up" : "process-start (VmHWM reset refused)",
-                double(kokkosSetupMax) * mib, double(kokkosPeakMax) * mib,
-                double(allocatorStepsMax) * mib);
-    std::printf("RESULT model=%s size=%d grid=%s groups=%d overlap=%d median_ms=%.3f min_ms=%.3f "
-                "max_ms=%.3f compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f "
-                "kokkos_allocs_after_first=%lld label_new_after_first=%lld new_after_first=%lld "
-                "onednn_new_after_first=%lld minflt_after_first=%lld "
-                "peak_rss_mib=%.1f kokkos_mib=%.1f step_gflop=%.3f core_peak_gflops=%.1f\n",
-                arch.c_str(), S, toString(dims).c_str(), grid.numGroups(), int(opt.overlap),
-                median(ms),
-                sorted.front(), sorted.back(), median(computeMs), median(haloMs), median(reduceMs),
-                sumAllocs, sumLabelNews, sumNews, sumVendorNews, sumFaults, double(peakAbove) / 1024.0,
-                double(kokkosSetupMax) * mib,
-                stepGflop, opt.peakGflops);
+    std::printf(
+        "  arithmetic: %.1f GFLOP per step (convolutions, all ranks) at the median: %.1f "
+        "GFLOP/s = %.1f%% of the FP32 FMA peak of %d cores (%.1f GFLOP/s each)\n",
+        stepGflop, rate, 100.0 * rate / peak, size, opt.peakGflops);
+    std::printf(
+        "  per step after the first (max over ranks): Kokkos allocations [%s]  operator "
+        "new: kernel-label strings [%s], other [%s], inside oneDNN's own calls (not ours) "
+        "[%s]  minor page faults [%s]\n",
+        join(allocs).c_str(), join(labelNews).c_str(), join(news).c_str(), join(vendorNews).c_str(),
+        join(faults).c_str());
+    std::printf(
+        "  memory per rank (max over ranks): peak RSS %.1f MiB above the %s baseline, "
+        "Kokkos bytes %.1f MiB after set-up, %.1f MiB at peak, C allocator %.1f MiB "
+        "after the steps\n",
+        double(peakAbove) / 1024.0, hwmReset ? "pre-set-up" : "process-start (VmHWM reset refused)",
+        double(kokkosSetupMax) * mib, double(kokkosPeakMax) * mib, double(allocatorStepsMax) * mib);
+    std::printf(
+        "RESULT model=%s size=%d grid=%s groups=%d overlap=%d median_ms=%.3f min_ms=%.3f "
+        "max_ms=%.3f compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f "
+        "kokkos_allocs_after_first=%lld label_new_after_first=%lld new_after_first=%lld "
+        "onednn_new_after_first=%lld minflt_after_first=%lld "
+        "peak_rss_mib=%.1f kokkos_mib=%.1f step_gflop=%.3f core_peak_gflops=%.1f\n",
+        arch.c_str(), S, toString(dims).c_str(), grid.numGroups(), int(opt.overlap), median(ms),
+        sorted.front(), sorted.back(), median(computeMs), median(haloMs), median(reduceMs),
+        sumAllocs, sumLabelNews, sumNews, sumVendorNews, sumFaults, double(peakAbove) / 1024.0,
+        double(kokkosSetupMax) * mib, stepGflop, opt.peakGflops);
     if (opt.regions) bench::RegionProfile::print(opt.steps, median(ms));
     if (opt.memory) printLargestAllocations(labels, 12);
     std::fflush(stdout);
   }
   if (opt.regions) bench::RegionProfile::clear();
   const GraphMemory predicted = s.model.graph->memory();
-  return {double(predicted.activations), double(predicted.activationGradients),
-          double(predicted.parameters), double(predicted.workspace), double(predicted.total()),
-          double(kokkos.peakBytes - kokkosBefore), double(allocatorSetup), double(allocatorSteps),
+  return {double(predicted.activations),
+          double(predicted.activationGradients),
+          double(predicted.parameters),
+          double(predicted.workspace),
+          double(predicted.total()),
+          double(kokkos.peakBytes - kokkosBefore),
+          double(allocatorSetup),
+          double(allocatorSteps),
           1024.0 * double(peakKiB - rssBefore)};
 }
 
@@ -416,17 +426,19 @@ void compareWithOneRank(MPI_Comm world, const Options& opt, const std::string& a
   MPI_Gather(&mine, memoryFields, MPI_DOUBLE, rows.data(), memoryFields, MPI_DOUBLE, 0, world);
   if (rank != 0) return;
   const double mib = 1.0 / (1 << 20);
-  std::printf("  memory per rank (MiB): predicted by the model = activations + their gradients + "
-              "parameters (values, gradients) + convolution workspace; measured above the "
-              "pre-set-up baseline: Kokkos peak, C allocator after set-up / after the steps, "
-              "peak RSS; ratio = peak RSS / the 1-rank peak RSS\n");
+  std::printf(
+      "  memory per rank (MiB): predicted by the model = activations + their gradients + "
+      "parameters (values, gradients) + convolution workspace; measured above the "
+      "pre-set-up baseline: Kokkos peak, C allocator after set-up / after the steps, "
+      "peak RSS; ratio = peak RSS / the 1-rank peak RSS\n");
   auto line = [&](const char* who, const MemoryRow& r) {
-    std::printf("  %-6s predicted %7.1f = %7.1f + %7.1f + %6.1f + %6.1f | Kokkos %7.1f  allocator "
-                "%7.1f / %7.1f  peak RSS %7.1f | ratio %.3f (predicted %.3f)\n",
-                who, r.predicted * mib, r.activations * mib, r.activationGradients * mib,
-                r.parameters * mib, r.workspace * mib, r.kokkosPeak * mib, r.allocatorSetup * mib,
-                r.allocatorSteps * mib, r.peakRss * mib, r.peakRss / one.peakRss,
-                r.predicted / one.predicted);
+    std::printf(
+        "  %-6s predicted %7.1f = %7.1f + %7.1f + %6.1f + %6.1f | Kokkos %7.1f  allocator "
+        "%7.1f / %7.1f  peak RSS %7.1f | ratio %.3f (predicted %.3f)\n",
+        who, r.predicted * mib, r.activations * mib, r.activationGradients * mib,
+        r.parameters * mib, r.workspace * mib, r.kokkosPeak * mib, r.allocatorSetup * mib,
+        r.allocatorSteps * mib, r.peakRss * mib, r.peakRss / one.peakRss,
+        r.predicted / one.predicted);
   };
   line("1 rank", one);
   for (int r = 0; r < size; ++r) line(("rank " + std::to_string(r)).c_str(), rows[std::size_t(r)]);
@@ -437,13 +449,15 @@ void compareWithOneRank(MPI_Comm world, const Options& opt, const std::string& a
   // the ratio cannot go below this.
   const double floor =
       (rows[0].parameters + (one.predicted - one.parameters) / size) / one.predicted;
-  std::printf("  parameters: %.1f MiB on rank 0 (%.1f on 1 rank); with all else divided by %d "
-              "ranks and no halos the predicted ratio would be %.3f\n",
-              rows[0].parameters * mib, one.parameters * mib, size, floor);
-  std::printf("MEMORY model=%s size=%d ranks=%d one_rank_peak_rss_mib=%.1f max_peak_rss_mib=%.1f "
-              "ratio=%.4f one_rank_predicted_mib=%.1f predicted_mib=%.1f\n",
-              arch.c_str(), S, size, one.peakRss * mib, worst * mib, worst / one.peakRss,
-              one.predicted * mib, rows[0].predicted * mib);
+  std::printf(
+      "  parameters: %.1f MiB on rank 0 (%.1f on 1 rank); with all else divided by %d "
+      "ranks and no halos the predicted ratio would be %.3f\n",
+      rows[0].parameters * mib, one.parameters * mib, size, floor);
+  std::printf(
+      "MEMORY model=%s size=%d ranks=%d one_rank_peak_rss_mib=%.1f max_peak_rss_mib=%.1f "
+      "ratio=%.4f one_rank_predicted_mib=%.1f predicted_mib=%.1f\n",
+      arch.c_str(), S, size, one.peakRss * mib, worst * mib, worst / one.peakRss,
+      one.predicted * mib, rows[0].predicted * mib);
   std::fflush(stdout);
 }
 
@@ -458,24 +472,34 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) fail("", a, " needs a value");
       return argv[++i];
     };
-    if (a == "--model") model = value();
-    else if (a == "--size") size = std::atoi(value().c_str());
-    else if (a == "--steps") o.steps = std::atoi(value().c_str());
-    else if (a == "--warmup") o.warmup = std::atoi(value().c_str());
-    else if (a == "--grid") o.grid = value();
-    else if (a == "--with-unet64") unet64 = true;
-    else if (a == "--no-hooks") o.hooks = false;
-    else if (a == "--regions") o.regions = true;
-    else if (a == "--memory") o.memory = true;
-    else if (a == "--engine") o.engine = parseConvEngine(value());
+    if (a == "--model")
+      model = value();
+    else if (a == "--size")
+      size = std::atoi(value().c_str());
+    else if (a == "--steps")
+      o.steps = std::atoi(value().c_str());
+    else if (a == "--warmup")
+      o.warmup = std::atoi(value().c_str());
+    else if (a == "--grid")
+      o.grid = value();
+    else if (a == "--with-unet64")
+      unet64 = true;
+    else if (a == "--no-hooks")
+      o.hooks = false;
+    else if (a == "--regions")
+      o.regions = true;
+    else if (a == "--memory")
+      o.memory = true;
+    else if (a == "--engine")
+      o.engine = parseConvEngine(value());
     else if (a == "--overlap") {
       const std::string v = value();
       if (v != "on" && v != "off") fail("--overlap takes on or off, not ", v);
       o.overlap = v == "on";
-    }
-    else fail("unknown option ", a,
-              " (--model cosmoflow|unet3d --size S --steps N --warmup W --grid DxHxW|auto "
-              "--with-unet64 --no-hooks --regions --memory --overlap on|off --engine E)");
+    } else
+      fail("unknown option ", a,
+           " (--model cosmoflow|unet3d --size S --steps N --warmup W --grid DxHxW|auto "
+           "--with-unet64 --no-hooks --regions --memory --overlap on|off --engine E)");
   }
   if (o.steps < 1 || o.warmup < 1) fail("--steps and --warmup must be >= 1");
   auto add = [&](const std::string& m, std::vector<int> sizes) {
@@ -483,7 +507,8 @@ Options parse(int argc, char** argv) {
     for (int s : sizes) o.configs.push_back({m, s});
   };
   if (model.empty() || model == "cosmoflow") add("cosmoflow", {32, 64, 128});
-  if (model.empty() || model == "unet3d") add("unet3d", unet64 ? std::vector<int>{32, 64} : std::vector<int>{32});
+  if (model.empty() || model == "unet3d")
+    add("unet3d", unet64 ? std::vector<int>{32, 64} : std::vector<int>{32});
   if (o.configs.empty()) fail("unknown model ", model, " (cosmoflow or unet3d)");
   return o;
 }
@@ -510,16 +535,18 @@ int main(int argc, char** argv) {
       }
       if (opt.regions) bench::RegionProfile::install();
       if (rank == 0) {
-        std::printf("bench_train_step: %d ranks, execution space %s, float, batch 1 per "
-                    "data-parallel group, plain SGD; ms per step = slowest rank\n",
-                    size, Exec::name());
+        std::printf(
+            "bench_train_step: %d ranks, execution space %s, float, batch 1 per "
+            "data-parallel group, plain SGD; ms per step = slowest rank\n",
+            size, Exec::name());
         bench::printBlasInfo();
         if (!opt.hooks) std::printf("(--no-hooks: Kokkos allocations are not counted)\n");
         if (opt.regions)
           std::printf("(--regions: the region profiler's own operator new calls are counted)\n");
         if (opt.memory)
-          std::printf("(--memory: rank 0 runs each configuration once more alone, for the "
-                      "ratio to 1 rank)\n");
+          std::printf(
+              "(--memory: rank 0 runs each configuration once more alone, for the "
+              "ratio to 1 rank)\n");
         std::fflush(stdout);
       }
       if (opt.memory && !opt.hooks) fail("--memory needs the Kokkos hooks (drop --no-hooks)");

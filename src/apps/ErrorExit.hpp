@@ -3,11 +3,11 @@
 //
 // Every rank that caught an error calls end(). When every rank of the world has failed (a bad
 // deck or option read by all, an error agreed by data::agreeOnError) they meet within a few
-// seconds (any time, for a WorldError: every rank throws it): the lowest rank prints one line, and every rank returns a non-zero status for a clean
-// MPI_Finalize (no MPI_ABORT banner). When some rank has not failed by then, it waits for this
-// one in a collective and only MPI_Abort frees it: this rank prints its own line and aborts.
-// Destructors do not block in MPI while the error unwinds (core/Unwinding.hpp), so a rank gets
-// here promptly.
+// seconds (any time, for a WorldError: every rank throws it): the lowest rank prints one line, and
+// every rank returns a non-zero status for a clean MPI_Finalize (no MPI_ABORT banner). When some
+// rank has not failed by then, it waits for this one in a collective and only MPI_Abort frees it:
+// this rank prints its own line and aborts. Destructors do not block in MPI while the error unwinds
+// (core/Unwinding.hpp), so a rank gets here promptly.
 
 #include <string>
 

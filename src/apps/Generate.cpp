@@ -17,12 +17,13 @@ int runGenerate(const std::vector<std::string>& args) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   if (rank == 0)
-    std::printf("generate %s: %lld^3 voxels, %lld train + %lld validation + %lld test samples, "
-                "seed %llu, %d ranks -> %s\n",
-                options.generator.c_str(), static_cast<long long>(options.size),
-                static_cast<long long>(options.train), static_cast<long long>(options.validation),
-                static_cast<long long>(options.test),
-                static_cast<unsigned long long>(options.seed), ranks, options.outDir.c_str());
+    std::printf(
+        "generate %s: %lld^3 voxels, %lld train + %lld validation + %lld test samples, "
+        "seed %llu, %d ranks -> %s\n",
+        options.generator.c_str(), static_cast<long long>(options.size),
+        static_cast<long long>(options.train), static_cast<long long>(options.validation),
+        static_cast<long long>(options.test), static_cast<unsigned long long>(options.seed), ranks,
+        options.outDir.c_str());
   double total = 0;
   const Manifest m =
       generateDataset(MPI_COMM_WORLD, options, [&](const ManifestSample& s, double seconds) {

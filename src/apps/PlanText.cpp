@@ -61,7 +61,8 @@ std::string sideText(const GhostMap& g, bool low) {
       most = std::max(most, w);
     }
     if (i > 0) out += "x";
-    out += least == most ? std::to_string(most) : std::to_string(least) + "-" + std::to_string(most);
+    out +=
+        least == most ? std::to_string(most) : std::to_string(least) + "-" + std::to_string(most);
   }
   return out;
 }
@@ -78,14 +79,13 @@ std::string ghostText(const LayerPlan& l) {
 double mib(std::size_t bytes) { return double(bytes) / double(1 << 20); }
 
 std::string memoryRow(const std::string& which, const GraphMemory& m) {
-  return line("  %-18s %12.1f %12.1f %11.1f %10.1f %11.1f\n", which.c_str(),
-                mib(m.activations), mib(m.activationGradients), mib(m.parameters),
-                mib(m.workspace), mib(m.total()));
+  return line("  %-18s %12.1f %12.1f %11.1f %10.1f %11.1f\n", which.c_str(), mib(m.activations),
+              mib(m.activationGradients), mib(m.parameters), mib(m.workspace), mib(m.total()));
 }
 
 std::string setText(const char* what, const SetPlan& s, int groups) {
   std::string t = line("  %-11s%s samples in %s: mini-batch %d", what,
-                         thousands(s.listing.samples).c_str(), s.listing.source.c_str(), s.batch);
+                       thousands(s.listing.samples).c_str(), s.listing.source.c_str(), s.batch);
   if (groups > 1) t += line(" (%d per group)", s.localBatch);
   t += line(", %s steps per epoch", thousands(s.steps).c_str());
   if (s.keepsPartialBatch)
@@ -99,22 +99,23 @@ std::string setText(const char* what, const SetPlan& s, int groups) {
 std::string planText(const RunPlan& p) {
   std::ostringstream o;
   const ModelPlan& m = p.model;
-  o << line("  layout     %d rank(s) = %d data-parallel group(s) x spatial grid %s, %s\n",
-              p.world, p.groups, extents({p.grid[0], p.grid[1], p.grid[2]}).c_str(),
-              p.precision.c_str());
+  o << line("  layout     %d rank(s) = %d data-parallel group(s) x spatial grid %s, %s\n", p.world,
+            p.groups, extents({p.grid[0], p.grid[1], p.grid[2]}).c_str(), p.precision.c_str());
   o << line("  model      %s, input %dx%d^3, %s parameters\n", m.options.architecture.c_str(),
-              m.input.channels, m.options.inputWidth, thousands(m.parameterCount()).c_str());
+            m.input.channels, m.options.inputWidth, thousands(m.parameterCount()).c_str());
   o << setText("training", p.train, p.groups)
     << line(", %d epoch(s): %s steps\n", p.epochs, thousands(p.totalSteps).c_str());
-  if (p.validation.listing.samples > 0) o << setText("validation", p.validation, p.groups) << "\n";
-  else o << "  validation none\n";
+  if (p.validation.listing.samples > 0)
+    o << setText("validation", p.validation, p.groups) << "\n";
+  else
+    o << "  validation none\n";
 
   o << line("\n  %-14s %-16s %-18s %-24s %-27s %12s\n", "layer", "kind", "output C x DxHxW",
-              "owned box per rank", "input ghosts (low / high)", "parameters");
+            "owned box per rank", "input ghosts (low / high)", "parameters");
   for (const LayerPlan& l : m.layers)
     o << line("  %-14s %-16s %-18s %-24s %-27s %12s\n", l.name.c_str(), l.kind.c_str(),
-                shapeText(l).c_str(), boxText(l, p.grid).c_str(), ghostText(l).c_str(),
-                thousands(l.parameters).c_str());
+              shapeText(l).c_str(), boxText(l, p.grid).c_str(), ghostText(l).c_str(),
+              thousands(l.parameters).c_str());
 
   o << line("\n  memory per rank (MiB, batch %d per group)\n", m.input.batch);
   o << line("  %-18s %12s %12s %11s %10s %11s\n", "", "activations", "gradients", "parameters",

@@ -1,7 +1,8 @@
 // The hybrid3d command: `mpirun -n N hybrid3d SUBCOMMAND ARGS...`.
-// Order of start-up: MPI (with the thread level hybrid3d needs, core/MpiThreads.hpp), then the help and unknown-command answers (before Kokkos, which would
-// answer --help with its own option list), then Kokkos; an error on any rank ends the run on
-// every rank with one line and a non-zero exit, never a hang (ErrorExit.hpp).
+// Order of start-up: MPI (with the thread level hybrid3d needs, core/MpiThreads.hpp), then the help
+// and unknown-command answers (before Kokkos, which would answer --help with its own option list),
+// then Kokkos; an error on any rank ends the run on every rank with one line and a non-zero exit,
+// never a hang (ErrorExit.hpp).
 #include <cstdio>
 #include <exception>
 #include <string>

@@ -47,13 +47,14 @@ void checkGhostWidths(const BlockDecomposition& dec, const GhostMap& g, const st
              lowOk ? "high" : "low", " side of ", dimName(i), " of rank ", k,
              " reaches past the neighbouring rank: extent ", n[i], " over ", p[i],
              " ranks leaves rank ", lowOk ? k + 1 : k - 1, " of that dimension only ",
-             dec.extent(i, lowOk ? k + 1 : k - 1), " voxel(s) (extents ", toString(n),
-             ", grid ", toString(p), "); use a coarser grid");
+             dec.extent(i, lowOk ? k + 1 : k - 1), " voxel(s) (extents ", toString(n), ", grid ",
+             toString(p), "); use a coarser grid");
     }
   }
 }
 
-void checkGhostWidths(const BlockDecomposition& dec, const GhostWidths& g, const std::string& what) {
+void checkGhostWidths(const BlockDecomposition& dec, const GhostWidths& g,
+                      const std::string& what) {
   checkGhostWidths(dec, uniformGhosts(dec, g), what);
 }
 

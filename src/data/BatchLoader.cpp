@@ -18,14 +18,18 @@ BatchPlan planFor(Index samples, const LoaderOptions& o, int groups) {
 
 BatchLoader::BatchLoader(const ProcessGrid& grid, const Dataset& dataset, const SampleSpec& spec,
                          const Subvolume& subvolume, const LoaderOptions& options)
-    : grid_(grid), dataset_(dataset), plan_(planFor(dataset.size(), options, grid.numGroups())),
-      options_(options), reader_(grid.spatialComm(), spec, subvolume, options.mode) {
+    : grid_(grid),
+      dataset_(dataset),
+      plan_(planFor(dataset.size(), options, grid.numGroups())),
+      options_(options),
+      reader_(grid.spatialComm(), spec, subvolume, options.mode) {
   if (options.prefetch && options.mode == ReadMode::Collective) {
     int provided = MPI_THREAD_SINGLE;
     MPI_Query_thread(&provided);
     if (provided < MPI_THREAD_MULTIPLE)
-      fail("data loader: prefetch with collective (MPI-IO) reads needs MPI_THREAD_MULTIPLE; "
-           "use independent reads or turn prefetch off");
+      fail(
+          "data loader: prefetch with collective (MPI-IO) reads needs MPI_THREAD_MULTIPLE; "
+          "use independent reads or turn prefetch off");
   }
   for (HostBatch& b : buffers_) b = HostBatch(plan_.localBatch(), reader_);
   if (options.prefetch) {
@@ -79,9 +83,8 @@ void BatchLoader::loadSample(HostBatch& into, int slot, Index sample) {
   const SampleFormat f = reader_.read(dataset_.file(sample), into.inputOf(slot),
                                       into.labelsOf(slot), into.targetsOf(slot));
   into.formats[std::size_t(slot)] = f;
-  const std::size_t inputBytes =
-      std::size_t(reader_.spec().channels) * std::size_t(reader_.subvolume().read.size()) *
-      f.elementSize();
+  const std::size_t inputBytes = std::size_t(reader_.spec().channels) *
+                                 std::size_t(reader_.subvolume().read.size()) * f.elementSize();
   const std::size_t bytes = inputBytes + std::size_t(reader_.labelCount()) * sizeof(int) +
                             std::size_t(reader_.targetCount()) * sizeof(float);
   if (options_.cacheBytes > 0 && cacheUsed_ + bytes <= options_.cacheBytes) {

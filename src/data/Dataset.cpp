@@ -35,8 +35,7 @@ std::vector<std::uint64_t> sizesOf(const std::vector<std::string>& files,
 Dataset::Dataset(std::vector<std::string> files, std::string source,
                  std::vector<std::uint64_t> bytes)
     : files_(std::move(files)), source_(std::move(source)), bytes_(std::move(bytes)) {
-  if (files_.empty())
-    fail("dataset", source_.empty() ? "" : " " + source_, ": no sample files");
+  if (files_.empty()) fail("dataset", source_.empty() ? "" : " " + source_, ": no sample files");
   if (!bytes_.empty() && bytes_.size() != files_.size())
     fail("dataset", source_.empty() ? "" : " " + source_, ": ", bytes_.size(), " sizes for ",
          files_.size(), " files");
@@ -164,8 +163,7 @@ BatchPlan::BatchPlan(Index numSamples, int globalBatch, int groups, std::uint64_
   if (globalBatch < 1 || groups < 1)
     fail("mini-batch ", globalBatch, " over ", groups, " data-parallel groups: both must be >= 1");
   if (globalBatch % groups != 0)
-    fail("mini-batch ", globalBatch, " is not a multiple of the ", groups,
-         " data-parallel groups");
+    fail("mini-batch ", globalBatch, " is not a multiple of the ", groups, " data-parallel groups");
   if (numSamples < globalBatch)
     fail("dataset of ", numSamples, " samples is smaller than the mini-batch ", globalBatch);
 }

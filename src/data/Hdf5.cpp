@@ -6,11 +6,26 @@
 
 namespace hybrid3d::data {
 
-template <> hid_t nativeType<float>() { return H5T_NATIVE_FLOAT; }
-template <> hid_t nativeType<double>() { return H5T_NATIVE_DOUBLE; }
-template <> hid_t nativeType<int>() { return H5T_NATIVE_INT; }
-template <> hid_t nativeType<std::int16_t>() { return H5T_NATIVE_INT16; }
-template <> hid_t nativeType<std::int64_t>() { return H5T_NATIVE_INT64; }
+template <>
+hid_t nativeType<float>() {
+  return H5T_NATIVE_FLOAT;
+}
+template <>
+hid_t nativeType<double>() {
+  return H5T_NATIVE_DOUBLE;
+}
+template <>
+hid_t nativeType<int>() {
+  return H5T_NATIVE_INT;
+}
+template <>
+hid_t nativeType<std::int16_t>() {
+  return H5T_NATIVE_INT16;
+}
+template <>
+hid_t nativeType<std::int64_t>() {
+  return H5T_NATIVE_INT64;
+}
 
 QuietErrors::QuietErrors() {
   H5Eget_auto2(H5E_DEFAULT, &func_, &data_);

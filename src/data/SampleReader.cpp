@@ -71,8 +71,8 @@ Handle checkedDataset(const File& f, const std::string& name, const std::string&
 // Reads the hyperslab [start, start+count) of `dset` into `buf` (contiguous, row-major), or
 // takes part with an empty selection when `empty` (collective reads need every rank).
 void readHyperslab(const std::string& path, const std::string& name, hid_t dset,
-                   const std::vector<hsize_t>& start, const std::vector<hsize_t>& count,
-                   bool empty, hid_t memType, void* buf, hid_t dxpl) {
+                   const std::vector<hsize_t>& start, const std::vector<hsize_t>& count, bool empty,
+                   hid_t memType, void* buf, hid_t dxpl) {
   Handle fileSpace(H5Dget_space(dset), H5Sclose);
   Handle memSpace;
   herr_t status;
@@ -81,14 +81,13 @@ void readHyperslab(const std::string& path, const std::string& name, hid_t dset,
     memSpace = Handle(H5Screate_simple(1, &one, nullptr), H5Sclose);
     status = H5Sselect_none(fileSpace) < 0 || H5Sselect_none(memSpace) < 0 ? -1 : 0;
   } else {
-    memSpace = Handle(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
-                      H5Sclose);
+    memSpace =
+        Handle(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
     status = H5Sselect_hyperslab(fileSpace, H5S_SELECT_SET, start.data(), nullptr, count.data(),
                                  nullptr);
   }
   if (status >= 0) status = H5Dread(dset, memType, memSpace, fileSpace, dxpl, buf);
-  if (status < 0)
-    fail(path, ": cannot read dataset '", name, "' (damaged or truncated file)");
+  if (status < 0) fail(path, ": cannot read dataset '", name, "' (damaged or truncated file)");
 }
 
 // A value that would silently turn the loss into NaN: refused with its dataset and voxel.
@@ -114,8 +113,8 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-SampleReader::SampleReader(MPI_Comm spatialComm, const SampleSpec& spec,
-                           const Subvolume& subvolume, ReadMode mode)
+SampleReader::SampleReader(MPI_Comm spatialComm, const SampleSpec& spec, const Subvolume& subvolume,
+                           ReadMode mode)
     : comm_(spatialComm), spec_(spec), sub_(subvolume), mode_(mode) {
   if (spec.channels < 1) fail("sample reader: ", spec.channels, " input channels");
   if (spec.extents != subvolume.extents)
@@ -168,14 +167,12 @@ SampleFormat SampleReader::inspect(const std::string& path) const {
     Handle d = checkedDataset(f, spec_.targets, "targets", {Index(spec_.numTargets)}, "[targets]");
     Handle type(H5Dget_type(d), H5Tclose);
     if (H5Tget_class(type) != H5T_FLOAT)
-      fail(path, ": dataset '", spec_.targets, "' has type ", typeText(type),
-           "; expected float");
+      fail(path, ": dataset '", spec_.targets, "' has type ", typeText(type), "; expected float");
   }
   return format;
 }
 
-SampleFormat SampleReader::read(const std::string& path, void* input, int* labels,
-                                float* targets) {
+SampleFormat SampleReader::read(const std::string& path, void* input, int* labels, float* targets) {
   const auto t0 = std::chrono::steady_clock::now();
   SampleFormat format;
   if (mode_ == ReadMode::Collective) {
@@ -228,10 +225,9 @@ SampleFormat SampleReader::read(const std::string& path, void* input, int* label
         const Box3& o = sub_.owned;
         Handle d = f.openDataset(spec_.labels);
         Handle type(H5Dget_type(d), H5Tclose);
-        readHyperslab(path, spec_.labels, d,
-                      {hsize_t(o.lo[0]), hsize_t(o.lo[1]), hsize_t(o.lo[2])},
-                      {hsize_t(o.extent(0)), hsize_t(o.extent(1)), hsize_t(o.extent(2))},
-                      o.empty(), H5T_NATIVE_INT, labels, dxpl);
+        readHyperslab(path, spec_.labels, d, {hsize_t(o.lo[0]), hsize_t(o.lo[1]), hsize_t(o.lo[2])},
+                      {hsize_t(o.extent(0)), hsize_t(o.extent(1)), hsize_t(o.extent(2))}, o.empty(),
+                      H5T_NATIVE_INT, labels, dxpl);
         if (spec_.classes > 0)
           for (Index i = 0; i < o.size(); ++i)
             if (labels[i] < 0 || labels[i] >= spec_.classes) {

@@ -19,11 +19,16 @@ namespace {
 
 const char* typeName(DeckKey::Type t) {
   switch (t) {
-    case DeckKey::Type::Int: return "int";
-    case DeckKey::Type::Double: return "double";
-    case DeckKey::Type::String: return "string";
-    case DeckKey::Type::Bool: return "bool";
-    case DeckKey::Type::DoubleList: return "Array(double)";
+    case DeckKey::Type::Int:
+      return "int";
+    case DeckKey::Type::Double:
+      return "double";
+    case DeckKey::Type::String:
+      return "string";
+    case DeckKey::Type::Bool:
+      return "bool";
+    case DeckKey::Type::DoubleList:
+      return "Array(double)";
   }
   return "?";
 }
@@ -54,16 +59,17 @@ void checkRange(const std::string& file, const DeckKey& k, double v) {
 bool isNumber(const std::string& type, const std::string& text) {
   if (text.empty()) return false;
   char* end = nullptr;
-  if (type == "int") std::strtol(text.c_str(), &end, 10);
-  else std::strtod(text.c_str(), &end);
+  if (type == "int")
+    std::strtol(text.c_str(), &end, 10);
+  else
+    std::strtod(text.c_str(), &end);
   return *end == '\0';
 }
 
 // What Teuchos lets pass without a word, found in the XML itself: two entries of the same name
 // (Teuchos keeps one: a deck setting 'Training/epochs' twice would run with either), and a
 // number that is not one (Teuchos reads value="two" of type int as 0).
-void checkXml(const Teuchos::XMLObject& list, const std::string& prefix,
-              const std::string& file) {
+void checkXml(const Teuchos::XMLObject& list, const std::string& prefix, const std::string& file) {
   std::set<std::string> seen;
   for (int i = 0; i < list.numChildren(); ++i) {
     const Teuchos::XMLObject& child = list.getChild(i);
@@ -101,9 +107,7 @@ void collect(const Teuchos::ParameterList& list, const std::string& prefix,
     const auto s = schema.find(path);
     if (s == schema.end()) fail(file, ": unknown key '", path, "'");
     const DeckKey& k = s->second;
-    auto wrongType = [&] {
-      fail(file, ": key '", path, "' must be of type ", typeName(k.type));
-    };
+    auto wrongType = [&] { fail(file, ": key '", path, "' must be of type ", typeName(k.type)); };
     switch (k.type) {
       case DeckKey::Type::Int: {
         if (!e.isType<int>()) wrongType();
@@ -114,9 +118,12 @@ void collect(const Teuchos::ParameterList& list, const std::string& prefix,
       }
       case DeckKey::Type::Double: {
         double v;
-        if (e.isType<double>()) v = Teuchos::getValue<double>(e);
-        else if (e.isType<int>()) v = Teuchos::getValue<int>(e);  // "1" for 1.0 is fine
-        else wrongType();
+        if (e.isType<double>())
+          v = Teuchos::getValue<double>(e);
+        else if (e.isType<int>())
+          v = Teuchos::getValue<int>(e);  // "1" for 1.0 is fine
+        else
+          wrongType();
         checkRange(file, k, v);
         values[path] = number(v);
         break;

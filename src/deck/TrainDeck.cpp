@@ -10,7 +10,7 @@ using Type = deck::DeckKey::Type;
 constexpr double Big = 1e300;
 
 deck::DeckKey key(const std::string& path, Type type, const std::string& fallback, double min,
-                double max, const std::string& help, std::vector<std::string> choices = {}) {
+                  double max, const std::string& help, std::vector<std::string> choices = {}) {
   return {path, type, fallback, false, min, max, std::move(choices), help};
 }
 }  // namespace
@@ -21,14 +21,15 @@ const std::vector<DeckKey>& trainDeckSchema() {
           "ranks per sample as DxHxW, or auto (world / data-parallel groups, closest to cubes)"),
       key("Parallel/data-parallel groups", Type::Int, "1", 1, 1e6,
           "G, with spatial grid auto: world = G x spatial ranks"),
-      {"Model/architecture", Type::String, "", true, -Big, Big,
-       architectureNames(), "the network (DESIGN.md section 6)"},
+      {"Model/architecture", Type::String, "", true, -Big, Big, architectureNames(),
+       "the network (DESIGN.md section 6)"},
       key("Model/input width", Type::Int, "128", 8, 4096, "S: samples are S^3 voxels"),
       key("Model/dropout keep probability", Type::Double, "", 1e-6, 1,
           "overrides the model's keep probability; 1 disables dropout"),
       key("Model/batch norm statistics", Type::String, "global", -Big, Big,
           "global (every rank of the mini-batch) or spatial group", {"global", "spatial group"}),
-      key("Model/seed", Type::Int, "1", 0, 2147483647, "initialisation, shuffling and dropout seed"),
+      key("Model/seed", Type::Int, "1", 0, 2147483647,
+          "initialisation, shuffling and dropout seed"),
       key("Model/precision", Type::String, "float", -Big, Big, "float or double",
           {"float", "double"}),
       key("Model/convolution workspace MiB", Type::Int, "64", 1, 65536,
@@ -60,7 +61,8 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Data/Generate/directory", Type::String, "hybrid3d_data", -Big, Big,
           "where the generated dataset goes (train/ and validation/ inside)"),
       key("Data/Generate/train samples", Type::Int, "16", 1, 1e7, "generated training samples"),
-      key("Data/Generate/validation samples", Type::Int, "4", 0, 1e7, "generated validation samples"),
+      key("Data/Generate/validation samples", Type::Int, "4", 0, 1e7,
+          "generated validation samples"),
       key("Data/Generate/seed", Type::Int, "7", 0, 2147483647, "generator seed"),
       key("Data/Generate/mean count", Type::Double, "8", 1e-6, 1e9,
           "cosmology: mean particles per voxel"),
@@ -69,7 +71,8 @@ const std::vector<DeckKey>& trainDeckSchema() {
           "samples per validation mini-batch, any size (default: the mini-batch); every "
           "validation sample is evaluated once"),
       key("Training/epochs", Type::Int, "1", 1, 1e7, "epochs"),
-      key("Training/max steps", Type::Int, "-1", -1, 1e12, "stop after this many steps (-1: no limit)"),
+      key("Training/max steps", Type::Int, "-1", -1, 1e12,
+          "stop after this many steps (-1: no limit)"),
       key("Training/optimizer", Type::String, "sgd", -Big, Big, "sgd or adam", {"sgd", "adam"}),
       key("Training/learning rate", Type::Double, "0.001", 1e-12, 100, "base learning rate"),
       key("Training/momentum", Type::Double, "0.9", 0, 0.999999, "SGD momentum"),
@@ -83,7 +86,8 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Training/warm-up epochs", Type::Double, "0", 0, 1e6, "linear warm-up length"),
       key("Training/decay epochs", Type::DoubleList, "", 0, 1e7, "step schedule: decay at these"),
       key("Training/decay factor", Type::Double, "0.1", 1e-12, 1, "step schedule: factor"),
-      key("Training/minimum learning rate", Type::Double, "0", 0, 100, "cosine schedule: final rate"),
+      key("Training/minimum learning rate", Type::Double, "0", 0, 100,
+          "cosine schedule: final rate"),
       key("Training/checkpoint every", Type::Int, "0", 0, 1e12,
           "steps between checkpoints, besides those at every epoch end, on preemption and at the "
           "end (0: none by step count)"),

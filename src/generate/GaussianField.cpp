@@ -21,8 +21,7 @@ void fillWhiteNoise(SlabFft& fft, std::uint64_t key) {
   double* x = fft.real();
   Kokkos::parallel_for(
       "hybrid3d::generate::whiteNoise",
-      Kokkos::MDRangePolicy<HostExec, Kokkos::Rank<2>>(HostExec(), {0, 0},
-                                                       {fft.realPlanes(), S}),
+      Kokkos::MDRangePolicy<HostExec, Kokkos::Rank<2>>(HostExec(), {0, 0}, {fft.realPlanes(), S}),
       [=](Index d, Index h) {
         const std::uint64_t row = static_cast<std::uint64_t>(((first + d) * S + h) * S);
         double* out = x + (d * S + h) * W;
@@ -60,23 +59,22 @@ double gaussianRandomField(SlabFft& fft, const CosmologyParameters& p, std::uint
     const double* bareTable = bare.data();
     const SlabFft* f = &fft;  // host kernels: plain pointers are fine
     // One plane per iteration, summed in the same order whoever owns it.
-    Kokkos::parallel_for(
-        "hybrid3d::generate::spectrumPlaneSums", Kokkos::RangePolicy<HostExec>(HostExec(), 0, n),
-        [=](Index j) {
-          const Index mh = f->frequency(first + j);
-          double sum = 0.0, sumBare = 0.0;
-          for (Index kd = 0; kd < S; ++kd) {
-            const Index md = f->frequency(kd);
-            for (Index kw = 0; kw < Wm; ++kw) {
-              const double weight = f->hermitianWeight(kw);
-              const Index q = md * md + mh * mh + kw * kw;
-              sum += weight * shapeTable[q];
-              sumBare += weight * bareTable[q];
-            }
-          }
-          sums[j] = sum;
-          sums[n + j] = sumBare;
-        });
+    Kokkos::parallel_for("hybrid3d::generate::spectrumPlaneSums",
+                         Kokkos::RangePolicy<HostExec>(HostExec(), 0, n), [=](Index j) {
+                           const Index mh = f->frequency(first + j);
+                           double sum = 0.0, sumBare = 0.0;
+                           for (Index kd = 0; kd < S; ++kd) {
+                             const Index md = f->frequency(kd);
+                             for (Index kw = 0; kw < Wm; ++kw) {
+                               const double weight = f->hermitianWeight(kw);
+                               const Index q = md * md + mh * mh + kw * kw;
+                               sum += weight * shapeTable[q];
+                               sumBare += weight * bareTable[q];
+                             }
+                           }
+                           sums[j] = sum;
+                           sums[n + j] = sumBare;
+                         });
   }
   const double F = sumOverPlanes(fft.comm(), {planeSums.begin(), planeSums.begin() + n}, S);
   const double F0 = sumOverPlanes(fft.comm(), {planeSums.begin() + n, planeSums.end()}, S);
@@ -92,8 +90,7 @@ double gaussianRandomField(SlabFft& fft, const CosmologyParameters& p, std::uint
   const SlabFft* f = &fft;
   Kokkos::parallel_for(
       "hybrid3d::generate::applySpectrum",
-      Kokkos::MDRangePolicy<HostExec, Kokkos::Rank<2>>(HostExec(), {0, 0},
-                                                       {fft.modePlanes(), S}),
+      Kokkos::MDRangePolicy<HostExec, Kokkos::Rank<2>>(HostExec(), {0, 0}, {fft.modePlanes(), S}),
       [=](Index j, Index kd) {
         const Index mh = f->frequency(first + j), md = f->frequency(kd);
         fftw_complex* row = X + (j * S + kd) * Wm;

@@ -29,8 +29,7 @@ double parseNumber(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno == ERANGE)
-    fail(flag, ": '", text, "' is not a number");
+  if (text.empty() || *end != '\0' || errno == ERANGE) fail(flag, ": '", text, "' is not a number");
   return v;
 }
 
@@ -52,8 +51,8 @@ GenerateOptions parseGenerateOptions(const std::vector<std::string>& args) {
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag.rfind("--", 0) != 0) fail("generate: unexpected argument '", flag, "'");
-    static const char* known[] = {"--out",  "--size",   "--train",      "--validation",
-                                  "--test", "--seed",   "--params",     "--mean-count"};
+    static const char* known[] = {"--out",  "--size", "--train",  "--validation",
+                                  "--test", "--seed", "--params", "--mean-count"};
     bool isKnown = false;
     for (const char* k : known) isKnown = isKnown || flag == k;
     if (!isKnown) fail("generate: unknown flag '", flag, "'");
@@ -79,7 +78,8 @@ GenerateOptions parseGenerateOptions(const std::vector<std::string>& args) {
       for (int p = 0; p < 4; ++p) {
         const std::size_t comma = value.find(',', start);
         if ((p < 3) != (comma != std::string::npos))
-          fail("--params: '", value, "' is not four comma-separated numbers "
+          fail("--params: '", value,
+               "' is not four comma-separated numbers "
                "(amplitude,slope,cutoff,growth)");
         v[p] = parseNumber(flag, value.substr(start, comma - start));
         start = comma + 1;

@@ -72,9 +72,7 @@ Manifest readManifest(const std::string& path) {
     std::istringstream words(line);
     std::string key;
     words >> key;
-    auto bad = [&](const char* what) {
-      fail(path, ":", lineNo, ": ", what, " in '", line, "'");
-    };
+    auto bad = [&](const char* what) { fail(path, ":", lineNo, ": ", what, " in '", line, "'"); };
     if (key == "generator") {
       words >> m.generator;
     } else if (key == "size") {

@@ -12,12 +12,28 @@ using data::QuietErrors;
 
 namespace {
 
-template <class T> hid_t fileType();
-template <> hid_t fileType<float>() { return H5T_NATIVE_FLOAT; }
-template <> hid_t fileType<double>() { return H5T_NATIVE_DOUBLE; }
-template <> hid_t fileType<std::int16_t>() { return H5T_NATIVE_INT16; }
-template <> hid_t fileType<std::uint8_t>() { return H5T_NATIVE_UINT8; }
-template <> hid_t fileType<std::int32_t>() { return H5T_NATIVE_INT32; }
+template <class T>
+hid_t fileType();
+template <>
+hid_t fileType<float>() {
+  return H5T_NATIVE_FLOAT;
+}
+template <>
+hid_t fileType<double>() {
+  return H5T_NATIVE_DOUBLE;
+}
+template <>
+hid_t fileType<std::int16_t>() {
+  return H5T_NATIVE_INT16;
+}
+template <>
+hid_t fileType<std::uint8_t>() {
+  return H5T_NATIVE_UINT8;
+}
+template <>
+hid_t fileType<std::int32_t>() {
+  return H5T_NATIVE_INT32;
+}
 
 }  // namespace
 
@@ -81,8 +97,8 @@ void SampleWriter::write(const std::string& name, const std::vector<Index>& dims
 }
 
 template <class T>
-void SampleWriter::writeSlab(const std::string& name, const std::vector<Index>& dims,
-                             int splitDim, Index first, Index count, const T* data) {
+void SampleWriter::writeSlab(const std::string& name, const std::vector<Index>& dims, int splitDim,
+                             Index first, Index count, const T* data) {
   write(name, dims, splitDim, first, count, fileType<T>(), data);
 }
 
@@ -119,8 +135,7 @@ void SampleWriter::attribute(const std::string& name, double value) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle a(H5Acreate2(file_, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT),
            H5Aclose);
-  agree(a.valid() && H5Awrite(a, H5T_NATIVE_DOUBLE, &value) >= 0, "cannot write attribute",
-        name);
+  agree(a.valid() && H5Awrite(a, H5T_NATIVE_DOUBLE, &value) >= 0, "cannot write attribute", name);
 }
 
 void SampleWriter::commit() {

@@ -49,8 +49,8 @@ double sumOverPlanes(MPI_Comm comm, const std::vector<double>& localPlaneSums, I
     fail("sumOverPlanes: ranks hold ", total, " planes, expected ", totalPlanes);
   // Planes are distributed in rank order, so the gathered vector is in global plane order.
   std::vector<double> all(static_cast<std::size_t>(total));
-  MPI_Allgatherv(localPlaneSums.data(), mine, MPI_DOUBLE, all.data(), counts.data(),
-                 displs.data(), MPI_DOUBLE, comm);
+  MPI_Allgatherv(localPlaneSums.data(), mine, MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+                 MPI_DOUBLE, comm);
   double sum = 0.0;
   for (double v : all) sum += v;
   return sum;

@@ -84,7 +84,9 @@ private:
 template <class D, cudnnStatus_t (*Create)(D*), cudnnStatus_t (*Destroy)(D)>
 class Descriptor {
 public:
-  explicit Descriptor(const std::string& layer) { check(Create(&d_), layer, "descriptor creation"); }
+  explicit Descriptor(const std::string& layer) {
+    check(Create(&d_), layer, "descriptor creation");
+  }
   ~Descriptor() { Destroy(d_); }
   Descriptor(const Descriptor&) = delete;
   Descriptor& operator=(const Descriptor&) = delete;
@@ -93,10 +95,10 @@ public:
 private:
   D d_ = nullptr;
 };
-using TensorDesc = Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
-                              cudnnDestroyTensorDescriptor>;
-using FilterDesc = Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
-                              cudnnDestroyFilterDescriptor>;
+using TensorDesc =
+    Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDesc =
+    Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
 using ConvDesc = Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
                             cudnnDestroyConvolutionDescriptor>;
 
@@ -148,8 +150,8 @@ struct Layouts {
 // One pass's descriptors and algorithm, for one pair of layouts.
 struct Pass {
   explicit Pass(const std::string& layer) : in(layer), out(layer) {}
-  Layouts layouts;   // what `in` and `out` describe (all zero until chosen)
-  Index samples = 0; // per cuDNN call: the batch, or one when the batch is too large to index
+  Layouts layouts;    // what `in` and `out` describe (all zero until chosen)
+  Index samples = 0;  // per cuDNN call: the batch, or one when the batch is too large to index
   TensorDesc in, out;
   int algorithm = -1;
   std::size_t workspace = 0;
@@ -184,8 +186,8 @@ const char* nameOf(const std::array<const char*, N>& names, int algorithm) {
   return algorithm >= 0 && std::size_t(algorithm) < N ? names[algorithm] : "unknown";
 }
 constexpr std::array<const char*, 8> forwardNames{
-    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM",     "DIRECT",
-    "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
+    "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+    "WINOGRAD",      "WINOGRAD_NONFUSED"};
 constexpr std::array<const char*, 6> backwardDataNames{
     "ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
 constexpr std::array<const char*, 7> backwardFilterNames{
@@ -206,8 +208,13 @@ struct CudnnConvolution<T>::State {
   Pass forward, backwardData, backwardWeights;
 
   explicit State(const LocalConvProblem& problem)
-      : q(problem), handle(CudnnContext::instance().handle(problem.layer)), filter(q.layer),
-        conv(q.layer), bias(q.layer), forward(q.layer), backwardData(q.layer),
+      : q(problem),
+        handle(CudnnContext::instance().handle(problem.layer)),
+        filter(q.layer),
+        conv(q.layer),
+        bias(q.layer),
+        forward(q.layer),
+        backwardData(q.layer),
         backwardWeights(q.layer) {
     const int k = int(q.kernel), s = int(q.stride);
     const int weightDims[5] = {int(q.cout), int(q.cin), k, k, k};
@@ -233,7 +240,8 @@ struct CudnnConvolution<T>::State {
     if (!fits()) in[0] = out[0] = 1;
     if (!fits())
       fail(q.layer, ": one sample's local box (", q.cin, " channels in, ", q.cout, " out, output ",
-           toString(q.outExtents), ") spans 2^31 elements or more, beyond what cuDNN indexes; "
+           toString(q.outExtents),
+           ") spans 2^31 elements or more, beyond what cuDNN indexes; "
            "use more ranks per sample or another convolution engine");
     p.samples = in[0];
     auto set = [&](TensorDesc& d, const Dims5& dims, const Dims5& strides) {
@@ -285,10 +293,12 @@ struct CudnnConvolution<T>::State {
                                                         r);
         },
         "cudnnGetConvolutionForwardAlgorithm_v7");
-    take(p, "forward", bestCandidate(c, [&](cudnnConvolutionFwdAlgo_t a, std::size_t& bytes) {
-           return cudnnGetConvolutionForwardWorkspaceSize(handle, p.in, filter, conv, p.out, a,
-                                                          &bytes);
-         }),
+    take(p, "forward",
+         bestCandidate(c,
+                       [&](cudnnConvolutionFwdAlgo_t a, std::size_t& bytes) {
+                         return cudnnGetConvolutionForwardWorkspaceSize(handle, p.in, filter, conv,
+                                                                        p.out, a, &bytes);
+                       }),
          forwardNames);
   }
 
@@ -303,10 +313,11 @@ struct CudnnConvolution<T>::State {
         },
         "cudnnGetConvolutionBackwardDataAlgorithm_v7");
     take(p, "backward-data",
-         bestCandidate(c, [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t& bytes) {
-           return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, filter, p.out, conv, p.in,
-                                                               a, &bytes);
-         }),
+         bestCandidate(c,
+                       [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t& bytes) {
+                         return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, filter, p.out,
+                                                                             conv, p.in, a, &bytes);
+                       }),
          backwardDataNames);
   }
 
@@ -316,15 +327,16 @@ struct CudnnConvolution<T>::State {
     const auto c = candidates<cudnnConvolutionBwdFilterAlgoPerf_t>(
         cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
         [&](int n, int* got, cudnnConvolutionBwdFilterAlgoPerf_t* r) {
-          return cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, p.in, p.out, conv, filter,
-                                                               n, got, r);
+          return cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, p.in, p.out, conv, filter, n,
+                                                               got, r);
         },
         "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
     take(p, "backward-weights",
-         bestCandidate(c, [&](cudnnConvolutionBwdFilterAlgo_t a, std::size_t& bytes) {
-           return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, p.in, p.out, conv,
-                                                                 filter, a, &bytes);
-         }),
+         bestCandidate(c,
+                       [&](cudnnConvolutionBwdFilterAlgo_t a, std::size_t& bytes) {
+                         return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                             handle, p.in, p.out, conv, filter, a, &bytes);
+                       }),
          backwardFilterNames);
   }
 };
@@ -431,11 +443,11 @@ void CudnnConvolution<T>::backwardWeights(const execution_space& exec, const ten
   const T* dyw = windowStart(dy, outputStart(dy, q));
   for (Index n = 0; n < q.batch; n += p.samples) {
     const T* dyn = dyw + n * l.out[0];
-    check(cudnnConvolutionBackwardFilter(h, &one, p.in, xw + n * l.in[0], p.out, dyn, S.conv,
-                                         cudnnConvolutionBwdFilterAlgo_t(p.algorithm),
-                                         context.workspace(), p.workspace, &one, S.filter,
-                                         dw.data()),
-          q.layer, "cudnnConvolutionBackwardFilter");
+    check(
+        cudnnConvolutionBackwardFilter(h, &one, p.in, xw + n * l.in[0], p.out, dyn, S.conv,
+                                       cudnnConvolutionBwdFilterAlgo_t(p.algorithm),
+                                       context.workspace(), p.workspace, &one, S.filter, dw.data()),
+        q.layer, "cudnnConvolutionBackwardFilter");
     if (q.bias)
       check(cudnnConvolutionBackwardBias(h, &one, p.out, dyn, &one, S.bias, db.data()), q.layer,
             "cudnnConvolutionBackwardBias");

@@ -51,9 +51,8 @@ bool Impl::matchHostBlasThreads(int threads) {
 
 void hostBlasThreadsFollowKokkos() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    Impl::matchHostBlasThreads(Kokkos::DefaultHostExecutionSpace().concurrency());
-  });
+  std::call_once(
+      once, [] { Impl::matchHostBlasThreads(Kokkos::DefaultHostExecutionSpace().concurrency()); });
 }
 
 std::string hostBlasDescription() {

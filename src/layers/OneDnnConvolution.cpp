@@ -49,7 +49,8 @@ int hostThreads() { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
 memory::desc windowDesc(const DistTensor<float, Kokkos::HostSpace>& t, const Index3& extents) {
   const auto& v = t.view();
   const Index w = Index(v.extent(4)), hw = Index(v.extent(3)) * w, dhw = Index(v.extent(2)) * hw;
-  const dnnl_dims_t dims{Index(v.extent(0)), Index(v.extent(1)), extents[0], extents[1], extents[2]};
+  const dnnl_dims_t dims{Index(v.extent(0)), Index(v.extent(1)), extents[0], extents[1],
+                         extents[2]};
   const dnnl_dims_t strides{Index(v.extent(1)) * dhw, dhw, hw, w, 1};
   dnnl_memory_desc_t d;
   if (dnnl_memory_desc_init_by_strides(&d, 5, dims, dnnl_f32, strides) != dnnl_success)
@@ -79,12 +80,12 @@ enum class Flow {
 // workspace, when the two layouts differ (or the result must be added).
 struct Operand {
   Flow flow = Flow::In;
-  memory::desc inner;       // the layout the primitive wants
-  std::size_t offset = 0;   // of the copy in the shared workspace
-  memory::desc user;        // the user layout the reorder below was built for
+  memory::desc inner;      // the layout the primitive wants
+  std::size_t offset = 0;  // of the copy in the shared workspace
+  memory::desc user;       // the user layout the reorder below was built for
   memory userMem, innerMem;
-  dnnl::reorder copy;       // user -> inner (In) or inner -> user (Out, Accumulate)
-  bool direct = false;      // the primitive reads or writes the user array itself
+  dnnl::reorder copy;   // user -> inner (In) or inner -> user (Out, Accumulate)
+  bool direct = false;  // the primitive reads or writes the user array itself
 
   // The memory the primitive executes on.
   const memory& arg() const { return direct ? userMem : innerMem; }
@@ -132,17 +133,18 @@ dnnl::convolution_forward::primitive_desc describeBackwardDataAsForward(
   const auto f32 = memory::data_type::f32;
   const memory::desc dy(Dims{q.batch, q.cout, q.outExtents[0], q.outExtents[1], q.outExtents[2]},
                         f32, activations);
-  const memory::desc dx(Dims{q.batch, q.cin, q.windowExtent(0), q.windowExtent(1),
-                             q.windowExtent(2)},
-                        f32, activations);
+  const memory::desc dx(
+      Dims{q.batch, q.cin, q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)}, f32,
+      activations);
   const memory::desc flipped(Dims{q.cin, q.cout, q.kernel, q.kernel, q.kernel}, f32,
                              memory::format_tag::any);
   const Dims strides{1, 1, 1}, padding{q.kernel - 1, q.kernel - 1, q.kernel - 1};
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return {{dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, dy, flipped,
-           dx, strides, padding, padding},
-          attr, engine};
+  return {{dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, dy, flipped, dx,
+           strides, padding, padding},
+          attr,
+          engine};
 }
 
 // w' [Cin, Cout, k, k, k] := w [Cout, Cin, k - 1 - ., k - 1 - ., k - 1 - .] (both dense, PyTorch's
@@ -162,9 +164,9 @@ void flipTransposed(const LocalConvProblem& q, const float* w, float* flipped) {
 PassDescs describePasses(const dnnl::engine& engine, const LocalConvProblem& q,
                          memory::format_tag activations) {
   const auto f32 = memory::data_type::f32;
-  const memory::desc src(Dims{q.batch, q.cin, q.windowExtent(0), q.windowExtent(1),
-                              q.windowExtent(2)},
-                         f32, activations);
+  const memory::desc src(
+      Dims{q.batch, q.cin, q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)}, f32,
+      activations);
   const memory::desc dst(Dims{q.batch, q.cout, q.outExtents[0], q.outExtents[1], q.outExtents[2]},
                          f32, activations);
   const memory::desc wei(Dims{q.cout, q.cin, q.kernel, q.kernel, q.kernel}, f32,
@@ -227,9 +229,9 @@ struct PassOperands {
       bwdDiffDst = operand(Flow::In, bwdAsFwd.src_desc());
       bwdWeights = operand(Flow::In, bwdAsFwd.weights_desc());
       bwdDiffSrc = operand(dxFlow, bwdAsFwd.dst_desc());
-      bwdFlippedWeights = operand(
-          Flow::In, memory::desc(Dims{q.cin, q.cout, q.kernel, q.kernel, q.kernel},
-                                 memory::data_type::f32, memory::format_tag::oidhw));
+      bwdFlippedWeights =
+          operand(Flow::In, memory::desc(Dims{q.cin, q.cout, q.kernel, q.kernel, q.kernel},
+                                         memory::data_type::f32, memory::format_tag::oidhw));
     } else {
       bwdDiffDst = operand(Flow::In, bwd.diff_dst_desc());
       bwdWeights = operand(Flow::In, bwd.weights_desc());
@@ -242,11 +244,11 @@ struct PassOperands {
     std::size_t need = 0;
     need = std::max(need, layOutPass({&fwdSrc, &fwdWeights, &fwdBias, &fwdDst},
                                      fwd.scratchpad_desc().get_size(), fwdScratch));
-    need = std::max(need, bwdAsFwd ? layOutPass({&bwdDiffDst, &bwdFlippedWeights, &bwdWeights,
-                                                 &bwdDiffSrc},
-                                                bwdAsFwd.scratchpad_desc().get_size(), bwdScratch)
-                                   : layOutPass({&bwdDiffDst, &bwdWeights, &bwdDiffSrc},
-                                                bwd.scratchpad_desc().get_size(), bwdScratch));
+    need = std::max(
+        need, bwdAsFwd ? layOutPass({&bwdDiffDst, &bwdFlippedWeights, &bwdWeights, &bwdDiffSrc},
+                                    bwdAsFwd.scratchpad_desc().get_size(), bwdScratch)
+                       : layOutPass({&bwdDiffDst, &bwdWeights, &bwdDiffSrc},
+                                    bwd.scratchpad_desc().get_size(), bwdScratch));
     need = std::max(need, layOutPass({&wgtSrc, &wgtDiffDst, &wgtDiffWeights, &wgtDiffBias},
                                      wgt.scratchpad_desc().get_size(), wgtScratch));
     return need;
@@ -330,8 +332,8 @@ struct OneDnnConvolution::Primitives : PassOperands {
           attr.set_post_ops(sum);
         }
         const bool in = op.flow == Flow::In;
-        op.copy = dnnl::reorder(dnnl::reorder::primitive_desc(
-            engine, in ? user : op.inner, engine, in ? op.inner : user, attr));
+        op.copy = dnnl::reorder(dnnl::reorder::primitive_desc(engine, in ? user : op.inner, engine,
+                                                              in ? op.inner : user, attr));
       }
     }
     op.userMem.set_data_handle(data);

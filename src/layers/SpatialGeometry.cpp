@@ -5,9 +5,16 @@ namespace hybrid3d {
 SpatialGeometry::SpatialGeometry(LayerNaming naming, const Int3& dims, const Int3& coords,
                                  const TensorShape& input, const TensorShape& output,
                                  InputGhosts rule, const GhostMap& ghosts)
-    : naming_(std::move(naming)), in_(input), out_(output), inDec_(input.extents, dims),
-      outDec_(output.extents, dims), coords_(coords), inOwned_(inDec_.ownedBox(coords)),
-      outOwned_(outDec_.ownedBox(coords)), rule_(rule), ghostMap_(ghosts) {
+    : naming_(std::move(naming)),
+      in_(input),
+      out_(output),
+      inDec_(input.extents, dims),
+      outDec_(output.extents, dims),
+      coords_(coords),
+      inOwned_(inDec_.ownedBox(coords)),
+      outOwned_(outDec_.ownedBox(coords)),
+      rule_(rule),
+      ghostMap_(ghosts) {
   // Global data: every rank refuses a grid too fine for the receptive field alike.
   if (!ghosts.none()) {
     checkGhostWidths(inDec_, ghosts, naming_.label);
@@ -37,9 +44,9 @@ void SpatialGeometry::check(int batch, int channels, const BlockDecomposition& d
 
 void SpatialGeometry::badGhosts(const GhostWidths& has, const std::string& tensor,
                                 const char* role) const {
-  fail(naming_.label, ": ", role, " tensor '", tensor, "' has ghost widths lo ",
-       toString(has.lo), ", hi ", toString(has.hi), ", expected those of inputGhosts(): lo ",
-       toString(ghosts_.lo), ", hi ", toString(ghosts_.hi));
+  fail(naming_.label, ": ", role, " tensor '", tensor, "' has ghost widths lo ", toString(has.lo),
+       ", hi ", toString(has.hi), ", expected those of inputGhosts(): lo ", toString(ghosts_.lo),
+       ", hi ", toString(ghosts_.hi));
 }
 
 }  // namespace hybrid3d

@@ -64,7 +64,7 @@ void initialize(const Parameter<T, M>& p, Init kind, std::uint64_t seed, const s
   scatterGlobal(p, h, p.value);
 }
 
-#define HYBRID3D_INSTANTIATE(T, D)                                                           \
+#define HYBRID3D_INSTANTIATE(T, D)                                                                \
   template void initialize<T, D>(const Parameter<T, D>&, Init, std::uint64_t, const std::string&, \
                                  double);
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)

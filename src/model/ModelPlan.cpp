@@ -17,7 +17,8 @@ namespace {
 std::size_t edgeBytes(std::size_t scalar, const TensorShape& s, bool volume, const Int3& grid,
                       const Int3& coords, const GhostMap& ghosts) {
   if (!volume) return scalar * std::size_t(s.batch) * std::size_t(s.channels);
-  const TensorLayout layout(s.batch, s.channels, BlockDecomposition(s.extents, grid), coords, ghosts);
+  const TensorLayout layout(s.batch, s.channels, BlockDecomposition(s.extents, grid), coords,
+                            ghosts);
   return scalar * std::size_t(s.batch) * std::size_t(s.channels) *
          std::size_t(layout.localBox().size());
 }
@@ -117,7 +118,8 @@ template <class T, class M>
 GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
   const std::size_t scalar = sizeof(T);
   GraphMemory m;
-  m.activations += edgeBytes(scalar, p.input, true, p.grid, coords, p.outputGhosts(ModelPlan::Input));
+  m.activations +=
+      edgeBytes(scalar, p.input, true, p.grid, coords, p.outputGhosts(ModelPlan::Input));
   std::size_t workspace = 0;
   for (std::size_t id = 0; id < p.layers.size(); ++id) {
     const LayerPlan& l = p.layers[id];
@@ -128,13 +130,15 @@ GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
         if (c.inputs[slot] == int(id))
           m.activationGradients +=
               edgeBytes(scalar, l.output, l.volume, p.grid, coords, c.inputGhosts[slot]);
-    m.parameters += 2 * scalar * std::size_t(p.localParameters(int(id), coords));  // values, gradients
+    m.parameters +=
+        2 * scalar * std::size_t(p.localParameters(int(id), coords));  // values, gradients
     if (l.conv.kernel > 0)
       workspace = std::max(workspace, convWorkspace<T, M>(p, l, p.shape(l.inputs[0]), coords));
   }
   if (!p.layers.empty()) {  // dL/d(output), without ghosts
     const LayerPlan& last = p.layers.back();
-    m.activationGradients += edgeBytes(scalar, last.output, last.volume, p.grid, coords, GhostMap{});
+    m.activationGradients +=
+        edgeBytes(scalar, last.output, last.volume, p.grid, coords, GhostMap{});
   }
   m.workspace = (workspace + 4095) / 4096 * 4096;  // HostWorkspace reserves whole pages
   return m;

@@ -11,8 +11,10 @@ namespace hybrid3d {
 template <class T, class M>
 Adam<T, M>::Adam(const std::vector<NamedParameter<T, M>>& params, const AdamOptions& options)
     : params_(params), options_(options) {
-  if (options.beta1 < 0 || options.beta1 >= 1) fail("Adam: beta1 ", options.beta1, " outside [0, 1)");
-  if (options.beta2 < 0 || options.beta2 >= 1) fail("Adam: beta2 ", options.beta2, " outside [0, 1)");
+  if (options.beta1 < 0 || options.beta1 >= 1)
+    fail("Adam: beta1 ", options.beta1, " outside [0, 1)");
+  if (options.beta2 < 0 || options.beta2 >= 1)
+    fail("Adam: beta2 ", options.beta2, " outside [0, 1)");
   if (!(options.eps > 0)) fail("Adam: eps ", options.eps, " must be positive");
   if (options.weightDecay < 0) fail("Adam: negative weight decay ", options.weightDecay);
   for (const auto& p : params_) {
@@ -44,8 +46,7 @@ void Adam<T, M>::step(const execution_space& exec, double lr) {
     auto m = m_[i];
     auto v = v_[i];
     Kokkos::parallel_for(
-        Impl::kernelLabel("hybrid3d::Adam::step"),
-        rangePolicy(exec, 0, Index(p.size())),
+        Impl::kernelLabel("hybrid3d::Adam::step"), rangePolicy(exec, 0, Index(p.size())),
         KOKKOS_LAMBDA(const std::size_t j) {
           T d = g(j);
           if (decoupled)

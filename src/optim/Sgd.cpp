@@ -34,8 +34,7 @@ void Sgd<T, M>::step(const execution_space& exec, double lr) {
     auto g = params_[i].param.grad;
     auto b = momentum ? momentum_[i] : state_view();
     Kokkos::parallel_for(
-        Impl::kernelLabel("hybrid3d::Sgd::step"),
-        rangePolicy(exec, 0, Index(p.size())),
+        Impl::kernelLabel("hybrid3d::Sgd::step"), rangePolicy(exec, 0, Index(p.size())),
         KOKKOS_LAMBDA(const std::size_t j) {
           T d = g(j) + wd * p(j);
           if (momentum) {

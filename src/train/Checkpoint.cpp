@@ -71,7 +71,8 @@ void fsyncPath(const std::string& path, int flags) {
 
 // Creates every missing group on the way to `path` (an absolute dataset path).
 void makeGroups(hid_t file, const std::string& path) {
-  for (std::size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
+  for (std::size_t pos = path.find('/', 1); pos != std::string::npos;
+       pos = path.find('/', pos + 1)) {
     const std::string group = path.substr(0, pos);
     if (H5Lexists(file, group.c_str(), H5P_DEFAULT) > 0) continue;
     Handle g(H5Gcreate2(file, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
@@ -80,8 +81,8 @@ void makeGroups(hid_t file, const std::string& path) {
 }
 
 template <class T, class View>
-void writeArray(hid_t file, const std::string& name, const std::vector<Index>& shape,
-                const View& v, const std::string& path) {
+void writeArray(hid_t file, const std::string& name, const std::vector<Index>& shape, const View& v,
+                const std::string& path) {
   Index n = 1;
   for (Index e : shape) n *= e;
   if (static_cast<std::size_t>(n) != v.size())
@@ -90,9 +91,9 @@ void writeArray(hid_t file, const std::string& name, const std::vector<Index>& s
   makeGroups(file, name);
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  Handle d(H5Dcreate2(file, name.c_str(), nativeType<T>(), space, H5P_DEFAULT, H5P_DEFAULT,
-                      H5P_DEFAULT),
-           H5Dclose);
+  Handle d(
+      H5Dcreate2(file, name.c_str(), nativeType<T>(), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
   if (!d.valid() || H5Dwrite(d, nativeType<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, h.data()) < 0)
     fail(path, ": cannot write ", name);
   crashPointForTests();
@@ -164,7 +165,8 @@ void writeAtomically(const std::string& path, MPI_Comm comm, Fill fill) {
     // Data on disk before the rename makes it visible; the directory entry after.
     fsyncPath(tmp, O_RDONLY);
     crashPointForTests();
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) fail(path, ": cannot rename ", tmp, " over it");
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      fail(path, ": cannot rename ", tmp, " over it");
     crashPointForTests();
     const std::string dir = std::filesystem::path(path).parent_path().string();
     fsyncPath(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
@@ -230,14 +232,16 @@ void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointCon
     for (std::size_t i = 0; i < arrays.size(); ++i) {
       const StoredArray<T, M>& a = arrays[i];
       if (a.owner.layout.columnShard)
-        writeArray<T>(file, a.dataset, a.shape,
-                      Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                          gathered[i].data(), gathered[i].size()),
-                      path);
+        writeArray<T>(
+            file, a.dataset, a.shape,
+            Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                gathered[i].data(), gathered[i].size()),
+            path);
       else
         writeArray<T>(file, a.dataset, a.shape, a.local, path);
     }
-    if (c.optimizer) writeScalar<std::int64_t>(file, "/optimizer/steps", c.optimizer->steps(), path);
+    if (c.optimizer)
+      writeScalar<std::int64_t>(file, "/optimizer/steps", c.optimizer->steps(), path);
     writeScalar<std::int64_t>(file, "/state/step", state.step, path);
     writeScalar<std::int64_t>(file, "/state/epoch", state.epoch, path);
     writeScalar<std::int64_t>(file, "/state/seed", static_cast<std::int64_t>(state.seed), path);
@@ -331,15 +335,15 @@ RunState readCheckpoint(const std::string& path, MPI_Comm comm, const Checkpoint
   return broadcastState(scalars, deck, identity, comm);
 }
 
-template void writeCheckpoint<float, DefaultMemorySpace>(const std::string&, MPI_Comm,
-                                                         const CheckpointContents<float, DefaultMemorySpace>&,
-                                                         const RunState&);
-template void writeCheckpoint<double, DefaultMemorySpace>(const std::string&, MPI_Comm,
-                                                          const CheckpointContents<double, DefaultMemorySpace>&,
-                                                          const RunState&);
-template RunState readCheckpoint<float, DefaultMemorySpace>(const std::string&, MPI_Comm,
-                                                            const CheckpointContents<float, DefaultMemorySpace>&);
-template RunState readCheckpoint<double, DefaultMemorySpace>(const std::string&, MPI_Comm,
-                                                             const CheckpointContents<double, DefaultMemorySpace>&);
+template void writeCheckpoint<float, DefaultMemorySpace>(
+    const std::string&, MPI_Comm, const CheckpointContents<float, DefaultMemorySpace>&,
+    const RunState&);
+template void writeCheckpoint<double, DefaultMemorySpace>(
+    const std::string&, MPI_Comm, const CheckpointContents<double, DefaultMemorySpace>&,
+    const RunState&);
+template RunState readCheckpoint<float, DefaultMemorySpace>(
+    const std::string&, MPI_Comm, const CheckpointContents<float, DefaultMemorySpace>&);
+template RunState readCheckpoint<double, DefaultMemorySpace>(
+    const std::string&, MPI_Comm, const CheckpointContents<double, DefaultMemorySpace>&);
 
 }  // namespace hybrid3d

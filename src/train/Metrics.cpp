@@ -51,7 +51,8 @@ void MetricsCsv::validation(long long step, int epoch, const EvalSummary& v) {
   if (!file_ || !v.present) return;
   startNewFile();
   std::string dice;
-  for (std::size_t c = 0; c < v.dice.size(); ++c) dice += (c ? "/" : "") + std::to_string(v.dice[c]);
+  for (std::size_t c = 0; c < v.dice.size(); ++c)
+    dice += (c ? "/" : "") + std::to_string(v.dice[c]);
   std::fprintf(file_, "validation,%lld,%d,%.9g,,,,,,,%.9g,%.9g,%.9g,%s\n", step, epoch, v.loss,
                v.mse, v.mae, v.accuracy, dice.c_str());
   std::fflush(file_);

@@ -33,9 +33,12 @@ int PreemptionSignals::received() const { return receivedSignal; }
 
 const char* signalName(int signal) {
   switch (signal) {
-    case SIGTERM: return "SIGTERM";
-    case SIGUSR1: return "SIGUSR1";
-    default: return "a signal";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+    default:
+      return "a signal";
   }
 }
 

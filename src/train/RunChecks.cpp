@@ -5,8 +5,8 @@ namespace hybrid3d {
 
 void checkTrainConfig(const TrainConfig& config, int groups) {
   if (config.globalBatch < 1 || config.globalBatch % groups != 0)
-    fail("training: mini-batch ", config.globalBatch, " is not a positive multiple of the ",
-         groups, " data-parallel groups");
+    fail("training: mini-batch ", config.globalBatch, " is not a positive multiple of the ", groups,
+         " data-parallel groups");
   if (config.epochs < 1) fail("training: epochs must be >= 1");
   config.schedule.validate();
   ModelOptions mo = config.model;

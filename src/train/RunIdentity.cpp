@@ -42,8 +42,8 @@ std::string valueOf(const RunIdentity& id, const std::string& key) {
 
 }  // namespace
 
-RunIdentity runIdentity(const TrainConfig& c, const ProcessGrid& grid,
-                        const std::string& precision, long long trainingSamples) {
+RunIdentity runIdentity(const TrainConfig& c, const ProcessGrid& grid, const std::string& precision,
+                        long long trainingSamples) {
   const char* schedules[] = {"constant", "step", "cosine"};
   return {
       {"architecture", c.model.architecture},
@@ -66,7 +66,8 @@ RunIdentity runIdentity(const TrainConfig& c, const ProcessGrid& grid,
 std::vector<std::string> checkRestart(const std::string& checkpoint, const RunState& saved,
                                       const RunIdentity& now, const std::string& deckNow) {
   if (saved.identity.empty())
-    return {checkpoint + " records no run identity (written before hybrid3d checked restarts): "
+    return {checkpoint +
+            " records no run identity (written before hybrid3d checked restarts): "
             "nothing checked"};
   const bool groupBatchNorm = valueOf(now, "batch norm statistics") == "spatial group";
   std::vector<std::string> notes;

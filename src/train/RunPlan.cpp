@@ -15,9 +15,9 @@ namespace {
 // mini-batch, evaluation keeps it.
 SetPlan planSet(const SetListing& listing, int batch, int groups, const TrainConfig& config,
                 bool training) {
-  const data::BatchPlan p =
-      training ? data::BatchPlan(listing.samples, batch, groups, config.model.seed, config.data.shuffle)
-               : data::BatchPlan::evaluation(listing.samples, batch, groups);
+  const data::BatchPlan p = training ? data::BatchPlan(listing.samples, batch, groups,
+                                                       config.model.seed, config.data.shuffle)
+                                     : data::BatchPlan::evaluation(listing.samples, batch, groups);
   SetPlan s;
   s.listing = listing;
   s.batch = p.globalBatch();
@@ -46,7 +46,7 @@ void inspectSamples(MPI_Comm world, const data::Dataset& set, const data::Sample
     // A whole-volume reader: inspect() looks at the spec only, never at a subvolume.
     const BlockDecomposition whole(spec.extents, {1, 1, 1});
     const data::SampleReader reader(MPI_COMM_SELF, spec, data::Subvolume(whole, {0, 0, 0}, {}),
-                                  data::ReadMode::Independent);
+                                    data::ReadMode::Independent);
     const std::string who = "world rank " + std::to_string(rank);
     for (Index i = rank; i < set.size(); i += size) {
       set.checkUnchanged(i, who);
@@ -83,8 +83,8 @@ RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const S
   r.epochs = config.epochs;
   r.train = planSet(train, config.globalBatch, groups, config, true);
   if (validation.samples > 0)
-    r.validation = planSet(validation, config.validationBatch > 0 ? config.validationBatch
-                                                                  : config.globalBatch,
+    r.validation = planSet(validation,
+                           config.validationBatch > 0 ? config.validationBatch : config.globalBatch,
                            groups, config, false);
   const long long all = static_cast<long long>(r.train.steps) * config.epochs;
   r.totalSteps = config.maxSteps >= 0 ? std::min<long long>(config.maxSteps, all) : all;

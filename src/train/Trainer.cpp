@@ -89,7 +89,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   else
     fail("training: unknown optimizer \"", config.optimizer, "\" (sgd or adam)");
   reducer_ = std::make_unique<GradientReducer<T, M>>(grid.worldComm(), grid.dataComm(),
-                                                    graph.gradientsByNode());
+                                                     graph.gradientsByNode());
 
   // Data: one loader per set, each with its preprocessing. The model's task holds the truth
   // (targets or labels) of whichever set was loaded last.
@@ -99,8 +99,8 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   auto makeData = [&](bool training) {
     auto d = std::make_unique<Data>();
     data::LoaderOptions lo;
-    lo.globalBatch = training || config.validationBatch == 0 ? config.globalBatch
-                                                             : config.validationBatch;
+    lo.globalBatch =
+        training || config.validationBatch == 0 ? config.globalBatch : config.validationBatch;
     lo.evaluation = !training;
     lo.seed = config.model.seed;
     lo.shuffle = training && config.data.shuffle;
@@ -127,15 +127,15 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
                           static_cast<long long>(train_->loader->plan().numSamples()));
   if (!config.restartFrom.empty()) {
     // Checked before any tensor is read, so a changed architecture is named as such.
-    restartNotes_ = checkRestart(config.restartFrom,
-                                 readRunState(config.restartFrom, grid.worldComm()),
-                                 identity_, config.deckText);
+    restartNotes_ =
+        checkRestart(config.restartFrom, readRunState(config.restartFrom, grid.worldComm()),
+                     identity_, config.deckText);
     if (grid.worldRank() == 0)
       for (const std::string& note : restartNotes_)
         std::printf("hybrid3d: restart: %s\n", note.c_str());
-    const RunState s = readCheckpoint<T, M>(
-        config.restartFrom, grid.worldComm(),
-        {graph.parameters(), graph.buffers(), optimizer_.get()});
+    const RunState s =
+        readCheckpoint<T, M>(config.restartFrom, grid.worldComm(),
+                             {graph.parameters(), graph.buffers(), optimizer_.get()});
     step_ = s.step;
     const Index spe = train_->loader->plan().batchesPerEpoch();
     epoch_ = static_cast<int>(step_ / spe);
@@ -200,12 +200,12 @@ void Trainer<T, M>::loadSlots(Data& d, const data::HostBatch& batch, int first, 
   const int L = x.batch();
   for (int n = 0; n < L; ++n) {
     if (n < real) {
-      d.preprocess->apply(exec, batch.formats[std::size_t(first + n)], batch.inputOf(first + n),
-                          x, n);
+      d.preprocess->apply(exec, batch.formats[std::size_t(first + n)], batch.inputOf(first + n), x,
+                          n);
     } else {  // padding: zeros, evaluated like a sample and then ignored
-      Kokkos::deep_copy(exec, Kokkos::subview(x.view(), n, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL,
-                                              Kokkos::ALL),
-                        T(0));
+      Kokkos::deep_copy(
+          exec, Kokkos::subview(x.view(), n, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL),
+          T(0));
     }
   }
   model_.task->load(exec, truthOf(batch), first, real);
@@ -251,18 +251,18 @@ EvalSummary Trainer<T, M>::evaluate() {
 template <class T, class M>
 void Trainer<T, M>::loadWeights(const std::string& path) {
   readCheckpoint<T, M>(path, grid_.worldComm(),
-                           {model_.graph->parameters(), model_.graph->buffers(), nullptr});
+                       {model_.graph->parameters(), model_.graph->buffers(), nullptr});
 }
 
 template <class T, class M>
 void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
   const bool perGroup = config_.model.batchNormPerGroup && grid_.numGroups() > 1;
-  writeCheckpoint<T, M>(path, grid_.worldComm(),
-                            {model_.graph->parameters(),
-                             perGroup ? meanOverGroups(model_.graph->buffers(), grid_)
-                                      : model_.graph->buffers(),
-                             optimizer_.get()},
-                            {step_, epoch_, config_.model.seed, config_.deckText, identity_});
+  writeCheckpoint<T, M>(
+      path, grid_.worldComm(),
+      {model_.graph->parameters(),
+       perGroup ? meanOverGroups(model_.graph->buffers(), grid_) : model_.graph->buffers(),
+       optimizer_.get()},
+      {step_, epoch_, config_.model.seed, config_.deckText, identity_});
 }
 
 template <class T, class M>
@@ -279,7 +279,8 @@ EpochSummary Trainer<T, M>::run() {
   const bool root = grid_.worldRank() == 0;
   if (root) std::filesystem::create_directories(config_.outputDir);
   MPI_Barrier(grid_.worldComm());
-  MetricsCsv csv(config_.outputDir + "/metrics.csv", !config_.restartFrom.empty(), grid_.worldComm());
+  MetricsCsv csv(config_.outputDir + "/metrics.csv", !config_.restartFrom.empty(),
+                 grid_.worldComm());
   const std::string checkpoint = checkpointPath();
   PreemptionSignals signals;
   double lastCheckpoint = MPI_Wtime();
@@ -295,11 +296,12 @@ EpochSummary Trainer<T, M>::run() {
                                    ? std::min<long long>(config_.maxSteps, spe * config_.epochs)
                                    : spe * config_.epochs;
   if (root)
-    std::printf("hybrid3d: %s, input %d^3, %d ranks = %d groups x spatial grid %s, mini-batch %d, "
-                "%lld steps per epoch, %d epochs\n",
-                model_.architecture.c_str(), config_.model.inputWidth, grid_.worldSize(),
-                grid_.numGroups(), toString(grid_.dims()).c_str(), config_.globalBatch,
-                static_cast<long long>(spe), config_.epochs);
+    std::printf(
+        "hybrid3d: %s, input %d^3, %d ranks = %d groups x spatial grid %s, mini-batch %d, "
+        "%lld steps per epoch, %d epochs\n",
+        model_.architecture.c_str(), config_.model.inputWidth, grid_.worldSize(), grid_.numGroups(),
+        toString(grid_.dims()).c_str(), config_.globalBatch, static_cast<long long>(spe),
+        config_.epochs);
   if (root) printImplementations();
   EpochSummary summary;
   const double runStart = MPI_Wtime();
@@ -332,11 +334,12 @@ EpochSummary Trainer<T, M>::run() {
         const double per = elapsed / double(stepsThisRun);
         const double all = sums[0] + sums[1] + sums[2] + sums[3];
         auto pct = [&](double v) { return all > 0 ? 100.0 * v / all : 0.0; };
-        std::printf("epoch %d/%d step %lld/%lld loss %.5g lr %.3g %.2f samples/s | compute %.0f%% "
-                    "halo %.0f%% allreduce %.0f%% io %.0f%% | ETA %s\n",
-                    epoch_ + 1, config_.epochs, step_, totalSteps, loss, rate,
-                    config_.globalBatch / per, pct(sums[0]), pct(sums[1]), pct(sums[2]),
-                    pct(sums[3]), hms(per * double(totalSteps - step_)).c_str());
+        std::printf(
+            "epoch %d/%d step %lld/%lld loss %.5g lr %.3g %.2f samples/s | compute %.0f%% "
+            "halo %.0f%% allreduce %.0f%% io %.0f%% | ETA %s\n",
+            epoch_ + 1, config_.epochs, step_, totalSteps, loss, rate, config_.globalBatch / per,
+            pct(sums[0]), pct(sums[1]), pct(sums[2]), pct(sums[3]),
+            hms(per * double(totalSteps - step_)).c_str());
         std::fflush(stdout);
         sums[0] = sums[1] = sums[2] = sums[3] = 0;
       }
@@ -348,8 +351,8 @@ EpochSummary Trainer<T, M>::run() {
                             MPI_Wtime() - lastCheckpoint >= 60 * config_.checkpointMinutes;
       const StepAgreement agreed = agreeAfterStep(grid_.worldComm(), signals.received(), clockDue);
       stopSignal = agreed.signal;
-      if (!stopSignal && (agreed.checkpointDue || (config_.checkpointEvery > 0 &&
-                                                   step_ % config_.checkpointEvery == 0)))
+      if (!stopSignal && (agreed.checkpointDue ||
+                          (config_.checkpointEvery > 0 && step_ % config_.checkpointEvery == 0)))
         checkpointNow();
     }
     const bool complete = step_ / spe > epoch_;
@@ -358,14 +361,15 @@ EpochSummary Trainer<T, M>::run() {
     summary.steps = step_;
     summary.trainLoss = count ? lossSum / double(count) : 0;
     summary.seconds = MPI_Wtime() - epochStart;
-    summary.samplesPerSecond = summary.seconds > 0 ? count * config_.globalBatch / summary.seconds : 0;
+    summary.samplesPerSecond =
+        summary.seconds > 0 ? count * config_.globalBatch / summary.seconds : 0;
     // A preempted run validates only a finished epoch (as the uninterrupted run would there).
     summary.validation = complete || !stopSignal ? evaluate() : EvalSummary{};
     csv.validation(step_, epoch_, summary.validation);
     if (root) {
       std::printf("epoch %d %s: train loss %.5g, %.1f s, %.2f samples/s%s%s\n", summary.epoch,
-                  complete ? "done" : "stopped", summary.trainLoss, summary.seconds, summary.samplesPerSecond,
-                  summary.validation.present ? ", validation " : "",
+                  complete ? "done" : "stopped", summary.trainLoss, summary.seconds,
+                  summary.samplesPerSecond, summary.validation.present ? ", validation " : "",
                   summary.validation.present ? summary.validation.describe().c_str() : "");
       std::fflush(stdout);
     }
@@ -376,11 +380,12 @@ EpochSummary Trainer<T, M>::run() {
   if (checkpointStep != step_) checkpointNow();
   summary.stoppedBySignal = stopSignal;
   if (root && stopSignal)
-    std::printf("hybrid3d: %s received: stopped after step %lld of %lld (epoch %lld/%d, %lld of "
-                "its %lld steps done); checkpoint %s\n",
-                signalName(stopSignal), step_, totalSteps, static_cast<long long>(step_ / spe + 1),
-                config_.epochs, static_cast<long long>(step_ % spe), static_cast<long long>(spe),
-                checkpoint.c_str());
+    std::printf(
+        "hybrid3d: %s received: stopped after step %lld of %lld (epoch %lld/%d, %lld of "
+        "its %lld steps done); checkpoint %s\n",
+        signalName(stopSignal), step_, totalSteps, static_cast<long long>(step_ / spe + 1),
+        config_.epochs, static_cast<long long>(step_ % spe), static_cast<long long>(spe),
+        checkpoint.c_str());
   else if (root)
     std::printf("hybrid3d: finished %lld steps in %s; checkpoint %s, metrics %s/metrics.csv\n",
                 step_, hms(MPI_Wtime() - runStart).c_str(), checkpoint.c_str(),

@@ -41,8 +41,8 @@ void everyGradientEndsAsTheWorldSum() {
         ++salt;
         auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
         for (std::size_t i = 0; i < h.size(); ++i)  // the sum over ranks r of the above
-          EXPECT_EQ(h(i), size * (step * 1000 + salt * 100 + double(i)) +
-                              10.0 * size * (size - 1) / 2)
+          EXPECT_EQ(h(i),
+                    size * (step * 1000 + salt * 100 + double(i)) + 10.0 * size * (size - 1) / 2)
               << "step " << step << ", gradient " << salt << ", element " << i;
       }
   }

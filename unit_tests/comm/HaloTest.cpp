@@ -24,7 +24,7 @@ T globalValue(int group, Index n, Index c, Index d, Index h, Index w, const Inde
 
 std::vector<GhostWidths> ghostCases() {
   return {GhostWidths::uniform(1), GhostWidths::uniform(2),
-          GhostWidths{{0, 0, 0}, {1, 1, 1}},  // high side only (stride 2)
+          GhostWidths{{0, 0, 0}, {1, 1, 1}},   // high side only (stride 2)
           GhostWidths{{1, 0, 2}, {0, 2, 1}}};  // different per side and dimension
 }
 
@@ -37,8 +37,7 @@ GhostMap perRankWidths(const BlockDecomposition& dec) {
     for (int k = 0; k < dec.dims()[i]; ++k) {
       const Index below = k > 0 ? dec.extent(i, k - 1) : 2;
       const Index above = k + 1 < dec.dims()[i] ? dec.extent(i, k + 1) : 2;
-      m.set(i, k, int(std::min<Index>(k % 3, below)),
-            int(std::min<Index>((k + 1) % 2 + 1, above)));
+      m.set(i, k, int(std::min<Index>(k % 3, below)), int(std::min<Index>((k + 1) % 2 + 1, above)));
     }
   return m;
 }
@@ -90,7 +89,8 @@ void checkGatherFillsGhosts(const ProcessGrid& grid, const Index3& extents, cons
 }
 template <class T>
 void checkGatherFillsGhosts(const ProcessGrid& grid, const Index3& extents, const GhostWidths& g) {
-  checkGatherFillsGhosts<T>(grid, extents, uniformGhosts(BlockDecomposition(extents, grid.dims()), g));
+  checkGatherFillsGhosts<T>(grid, extents,
+                            uniformGhosts(BlockDecomposition(extents, grid.dims()), g));
 }
 
 TYPED_TEST(HaloTest, GhostsMatchOwnersOnUnevenGrids) {
@@ -149,7 +149,8 @@ TYPED_TEST(HaloTest, ScatterAddIsTheAdjointOfGather) {
       auto sy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y.view());
 
       double lhs = 0, rhs = 0;
-      for (std::size_t i = 0; i < gx.size(); ++i) lhs += double(gx.data()[i]) * double(hy.data()[i]);
+      for (std::size_t i = 0; i < gx.size(); ++i)
+        lhs += double(gx.data()[i]) * double(hy.data()[i]);
       auto ox = Kokkos::subview(gx, Kokkos::ALL, Kokkos::ALL,
                                 Kokkos::pair<Index, Index>(g.lo[0], g.lo[0] + x.owned().extent(0)),
                                 Kokkos::pair<Index, Index>(g.lo[1], g.lo[1] + x.owned().extent(1)),
@@ -179,8 +180,8 @@ TYPED_TEST(HaloTest, GhostsMatchOwnersWithPerRankWidths) {
   // the receiving neighbour's widths. Uneven, thin and empty boxes; an empty box right after
   // the last non-empty one (extents below the grid) has a low ghost, filled from that rank.
   forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase& c) {
-    for (const Index3& e : {Index3{7, 6, 5}, Index3{c.spatial[0], c.spatial[1], c.spatial[2] + 1},
-                            Index3{1, 1, 3}})
+    for (const Index3& e :
+         {Index3{7, 6, 5}, Index3{c.spatial[0], c.spatial[1], c.spatial[2] + 1}, Index3{1, 1, 3}})
       checkGatherFillsGhosts<TypeParam>(grid, e, perRankWidths(BlockDecomposition(e, grid.dims())));
   });
   // CosmoFlow's average pool (3/2/1) over D = 9 on 6 ranks: low widths 1,1,1,1,0,0 and high
@@ -243,8 +244,8 @@ TEST(Halo, RefusesGhostsBeyondTheImmediateNeighbour) {
   const BlockDecomposition thin({4, 1, 1}, {4, 1, 1});
   EXPECT_THROW(checkGhostWidths(thin, GhostWidths::uniform(2), "thin"), Error);
   EXPECT_NO_THROW(checkGhostWidths(thin, GhostWidths::uniform(1), "thin"));
-  EXPECT_NO_THROW(checkGhostWidths(BlockDecomposition({2, 1, 1}, {2, 1, 1}),
-                                   GhostWidths::uniform(2), "edge"));
+  EXPECT_NO_THROW(
+      checkGhostWidths(BlockDecomposition({2, 1, 1}, {2, 1, 1}), GhostWidths::uniform(2), "edge"));
 }
 
 TEST(Halo, RefusesOnEveryRankOfARealGrid) {
@@ -252,18 +253,19 @@ TEST(Halo, RefusesOnEveryRankOfARealGrid) {
   // One voxel per rank and width 3: on 3 ranks the first rank's ghosts span two neighbours.
   const int ran = forEachGrid({{{3, 1, 1}, 1}, {{1, 3, 2}, 1}, {{3, 1, 1}, 2}},
                               [](const ProcessGrid& grid, const GridCase& c) {
-    const Index3 e{c.spatial[0], c.spatial[1], c.spatial[2]};
-    const BlockDecomposition dec(e, grid.dims());
-    auto t =
-        createDistTensor<float, TestDevice>("x", 1, 1, dec, grid.coords(), GhostWidths::uniform(3));
-    bool threw = false;
-    try {
-      createHalo(grid, t, "pool1");
-    } catch (const Error& e) {
-      threw = std::string(e.what()).find("pool1: ghost width 3") != std::string::npos;
-    }
-    EXPECT_TRUE(allTrue(threw, grid.worldComm()));
-  });
+                                const Index3 e{c.spatial[0], c.spatial[1], c.spatial[2]};
+                                const BlockDecomposition dec(e, grid.dims());
+                                auto t = createDistTensor<float, TestDevice>(
+                                    "x", 1, 1, dec, grid.coords(), GhostWidths::uniform(3));
+                                bool threw = false;
+                                try {
+                                  createHalo(grid, t, "pool1");
+                                } catch (const Error& e) {
+                                  threw = std::string(e.what()).find("pool1: ghost width 3") !=
+                                          std::string::npos;
+                                }
+                                EXPECT_TRUE(allTrue(threw, grid.worldComm()));
+                              });
   EXPECT_EQ(ran, worldSize() >= 6 ? 3 : worldSize() >= 3 ? 1 : 0);
 }
 

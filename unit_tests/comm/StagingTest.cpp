@@ -18,8 +18,7 @@ namespace {
 // Host memory is never staged; a device space is staged through host memory MPI can read.
 static_assert(std::is_same_v<StagingSpace<Kokkos::HostSpace>, Kokkos::HostSpace>);
 static_assert(!mpiStagesThroughHost<Kokkos::HostSpace>);
-static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                         StagingSpace<TestDevice>>::accessible);
+static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, StagingSpace<TestDevice>>::accessible);
 static_assert(Impl::hostAccessible<TestDevice> ==
               std::is_same_v<StagingSpace<TestDevice>, Kokkos::HostSpace>);
 

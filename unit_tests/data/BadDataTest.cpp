@@ -48,7 +48,9 @@ std::vector<BadCase> writeBadFiles() {
                                  std::filesystem::file_size(scratch("truncated.h5")) / 2);
     writeSample(scratch("no_full.h5"), good, {"/other"});
     {
-      data::Handle f(H5Fcreate(scratch("rank3.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+      data::Handle f(
+          H5Fcreate(scratch("rank3.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+          H5Fclose);
       writeDataset(f, "/full", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {6, 5, 4}, good.input.data());
       writeDataset(f, "/unitPar", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {4}, good.targets.data());
     }
@@ -56,11 +58,14 @@ std::vector<BadCase> writeBadFiles() {
     writeSample(scratch("float64.h5"), good, {"/full", FileType::Float64LE});
     writeSample(scratch("int32.h5"), good, {"/full", FileType::Int32LE});
     {
-      data::Handle f(H5Fcreate(scratch("targets.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+      data::Handle f(
+          H5Fcreate(scratch("targets.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+          H5Fclose);
       writeDataset(f, "/full", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {2, 6, 5, 4}, good.input.data());
       writeDataset(f, "/unitPar", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {3}, good.targets.data());
     }
-    writeSample(scratch("dhwc_shape.h5"), threeChannels, {"/full", FileType::NativeFloat, TestLayout::DHWC});
+    writeSample(scratch("dhwc_shape.h5"), threeChannels,
+                {"/full", FileType::NativeFloat, TestLayout::DHWC});
   });
   return cases;
 }
@@ -69,8 +74,8 @@ std::vector<BadCase> writeBadFiles() {
 std::string readError(const ProcessGrid& grid, const std::string& path, ReadMode mode) {
   const BlockDecomposition dec(kExtents, grid.dims());
   const data::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
-  data::SampleReader reader(grid.spatialComm(), data::SampleSpec::cosmology(kChannels, kExtents), sub,
-                          mode);
+  data::SampleReader reader(grid.spatialComm(), data::SampleSpec::cosmology(kChannels, kExtents),
+                            sub, mode);
   std::vector<unsigned char> input(reader.inputCapacityBytes());
   std::vector<float> targets(4);
   try {
@@ -78,7 +83,7 @@ std::string readError(const ProcessGrid& grid, const std::string& path, ReadMode
       reader.read(path, input.data(), nullptr, targets.data());
     else  // independent reads leave the verdict to the caller (the loader agrees over the world)
       data::collectively(grid.spatialComm(),
-                       [&] { reader.read(path, input.data(), nullptr, targets.data()); });
+                         [&] { reader.read(path, input.data(), nullptr, targets.data()); });
   } catch (const Error& e) {
     return e.what();
   }
@@ -93,8 +98,7 @@ TEST(SampleReader, EachBadFileGivesItsOneLineMessageOnEveryRank) {
         const std::string path = scratch(c.file);
         const std::string m = readError(grid, path, mode);
         const bool ok = m.find(path) != std::string::npos &&
-                        m.find(c.problem) != std::string::npos &&
-                        m.find('\n') == std::string::npos;
+                        m.find(c.problem) != std::string::npos && m.find('\n') == std::string::npos;
         EXPECT_TRUE(ok) << c.file << ": message '" << m << "'";
         EXPECT_TRUE(allTrue(ok, grid.worldComm())) << c.file;
       }
@@ -122,10 +126,10 @@ TEST(SampleReader, RefusesASpecThatDoesNotMatchTheTensor) {
   const BlockDecomposition dec({4, 4, 4}, {1, 1, 1});
   const data::Subvolume sub(dec, {0, 0, 0}, {});
   EXPECT_THROW(data::SampleReader(MPI_COMM_SELF, data::SampleSpec::cosmology(4, {8, 8, 8}), sub,
-                                ReadMode::Independent),
+                                  ReadMode::Independent),
                Error);
   EXPECT_THROW(data::SampleReader(MPI_COMM_SELF, data::SampleSpec::cosmology(0, {4, 4, 4}), sub,
-                                ReadMode::Independent),
+                                  ReadMode::Independent),
                Error);
 }
 

@@ -28,12 +28,14 @@ const int kSamples = 7;  // 3 mini-batches of 2 per epoch, one sample dropped
 const data::Dataset& countsDataset() {
   static const data::Dataset dataset = [] {
     std::vector<std::string> paths;
-    for (int i = 0; i < kSamples; ++i) paths.push_back(scratch("counts" + std::to_string(i) + ".h5"));
+    for (int i = 0; i < kSamples; ++i)
+      paths.push_back(scratch("counts" + std::to_string(i) + ".h5"));
     onRankZero([&] {
       for (int i = 0; i < kSamples; ++i) {
         const SampleData s = makeSample(kChannels, kExtents, 100 + i, 0, 1000);
         const TestLayout layout = i % 3 == 2 ? TestLayout::DHWC : TestLayout::CDHW;
-        writeSample(paths[i], s, {"/full", i % 2 ? FileType::NativeFloat : FileType::Int16LE, layout});
+        writeSample(paths[i], s,
+                    {"/full", i % 2 ? FileType::NativeFloat : FileType::Int16LE, layout});
       }
     });
     return data::Dataset(paths);
@@ -56,7 +58,8 @@ LoaderRun runLoader(const ProcessGrid& grid, const LoaderOptions& options, int s
   auto x = createDistTensor<float>("x", options.globalBatch / grid.numGroups(), kChannels, dec,
                                    grid.coords(), GhostWidths::uniform(1));
   const auto sub = data::Subvolume::of(x);
-  data::BatchLoader loader(grid, dataset, data::SampleSpec::cosmology(kChannels, kExtents), sub, options);
+  data::BatchLoader loader(grid, dataset, data::SampleSpec::cosmology(kChannels, kExtents), sub,
+                           options);
   data::Preprocess<float> preprocess(kPreprocess, kChannels, sub);
   LoaderRun run;
   for (int s = 0; s < steps; ++s) {
@@ -86,7 +89,7 @@ TEST(BatchLoader, PrefetchOnAndOffGiveBitIdenticalTensors) {
     const int steps = 7;  // more than two epochs: crosses epoch boundaries while prefetching
     const LoaderRun off = runLoader(grid, options(false), steps);
     for (const LoaderRun& other : {runLoader(grid, options(true), steps),
-                             runLoader(grid, options(true, std::size_t(1) << 30), steps)}) {
+                                   runLoader(grid, options(true, std::size_t(1) << 30), steps)}) {
       EXPECT_EQ(other.samples, off.samples);
       EXPECT_EQ(other.targets, off.targets);
       for (int s = 0; s < steps; ++s) {
@@ -109,24 +112,25 @@ TEST(BatchLoader, CollectiveReadsGiveTheSameBatchesAsIndependentOnes) {
   countsDataset();
   forEachGrid({{{1, 1, 1}, 1}, {{2, 1, 1}, 2}, {{1, 3, 2}, 1}, {{2, 2, 2}, 1}},
               [&](const ProcessGrid& grid, const GridCase&) {
-    LoaderOptions collective = options(false);
-    collective.mode = ReadMode::Collective;
-    const LoaderRun a = runLoader(grid, collective, 4), b = runLoader(grid, options(true), 4);
-    EXPECT_EQ(a.inputs, b.inputs);
-    EXPECT_EQ(a.targets, b.targets);
-  });
+                LoaderOptions collective = options(false);
+                collective.mode = ReadMode::Collective;
+                const LoaderRun a = runLoader(grid, collective, 4),
+                                b = runLoader(grid, options(true), 4);
+                EXPECT_EQ(a.inputs, b.inputs);
+                EXPECT_EQ(a.targets, b.targets);
+              });
 }
 
 TEST(BatchLoader, CacheServesLaterEpochsFromMemory) {
   countsDataset();
-  forEachGrid({{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 2, 2}, 2}},
-              [&](const ProcessGrid& grid, const GridCase&) {
+  forEachGrid({{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 2, 2}, 2}}, [&](const ProcessGrid& grid,
+                                                                    const GridCase&) {
     const int steps = 3 * 6;  // six epochs
     const LoaderRun cached = runLoader(grid, options(true, std::size_t(1) << 30), steps);
     const data::LoaderStats& st = cached.stats;
     const int local = 2 / grid.numGroups();
     EXPECT_EQ(st.cacheHits + st.cacheMisses, std::uint64_t(steps * local));
-    EXPECT_EQ(st.reads.samples, st.cacheMisses);  // every miss, and only misses, read a file
+    EXPECT_EQ(st.reads.samples, st.cacheMisses);         // every miss, and only misses, read a file
     EXPECT_LE(st.cacheMisses, std::uint64_t(kSamples));  // no sample read twice
     EXPECT_GT(st.cacheHits, 0u);
     // A budget smaller than one subvolume caches nothing.
@@ -172,7 +176,7 @@ TEST(BatchLoader, AFailedReadThrowsTheSameMessageOnEveryRank) {
       const BlockDecomposition dec(kExtents, grid.dims());
       const data::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
       data::BatchLoader loader(grid, dataset, data::SampleSpec::cosmology(kChannels, kExtents), sub,
-                             options(prefetch));
+                               options(prefetch));
       const std::string message = expectEveryRankFailsAtTheSameStep(loader, 3, grid);
       EXPECT_NE(message.find(bad), std::string::npos) << message;
     }
@@ -190,16 +194,18 @@ TEST(BatchLoader, AFileThatChangedSinceTheListingStopsEveryRankNamingIt) {
       std::filesystem::copy_file(good.file(i), scratch("grown" + std::to_string(i) + ".h5"),
                                  std::filesystem::copy_options::overwrite_existing);
   });
-  for (Index i = 0; i < good.size(); ++i) paths.push_back(scratch("grown" + std::to_string(i) + ".h5"));
-  const data::Dataset listed =
-      data::Dataset::listOnce(MPI_COMM_WORLD, [&] { return data::Dataset::ofFiles(paths, "test"); });
+  for (Index i = 0; i < good.size(); ++i)
+    paths.push_back(scratch("grown" + std::to_string(i) + ".h5"));
+  const data::Dataset listed = data::Dataset::listOnce(
+      MPI_COMM_WORLD, [&] { return data::Dataset::ofFiles(paths, "test"); });
   onRankZero([&] { std::ofstream(paths[3], std::ios::app) << "appended"; });
   forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
     const BlockDecomposition dec(kExtents, grid.dims());
     const data::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
     LoaderOptions o = options(true);
     o.evaluation = true;  // every sample in the first pass
-    data::BatchLoader loader(grid, listed, data::SampleSpec::cosmology(kChannels, kExtents), sub, o);
+    data::BatchLoader loader(grid, listed, data::SampleSpec::cosmology(kChannels, kExtents), sub,
+                             o);
     const std::string message =
         expectEveryRankFailsAtTheSameStep(loader, int(loader.plan().batchesPerEpoch()), grid);
     EXPECT_NE(message.find(paths[3] + ": "), std::string::npos) << message;
@@ -215,8 +221,8 @@ TEST(BatchLoader, AnEvaluationPassFillsOnlyTheSlotsOfRealSamples) {
     o.globalBatch = 3;  // 7 samples: batches of 3, 3, 1
     const BlockDecomposition dec(kExtents, grid.dims());
     const data::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
-    data::BatchLoader loader(grid, countsDataset(), data::SampleSpec::cosmology(kChannels, kExtents),
-                           sub, o);
+    data::BatchLoader loader(grid, countsDataset(),
+                             data::SampleSpec::cosmology(kChannels, kExtents), sub, o);
     ASSERT_EQ(loader.plan().batchesPerEpoch(), 3);
     for (int pass = 0; pass < 2; ++pass)
       for (Index b = 0; b < 3; ++b) {
@@ -242,15 +248,17 @@ TEST(BatchLoader, ASeekOrAnErrorDuringAReadAheadDiscardsIt) {
     bool caught = false;
     try {
       data::BatchLoader loader(grid, countsDataset(),
-                             data::SampleSpec::cosmology(kChannels, kExtents), sub, options(true));
+                               data::SampleSpec::cosmology(kChannels, kExtents), sub,
+                               options(true));
       loader.next();  // starts reading batch 1 of epoch 0 ahead
       loader.seek(1, 1);
       const data::HostBatch& batch = loader.next();
       EXPECT_EQ(batch.epoch, 1);
       EXPECT_EQ(batch.batch, 1);
       EXPECT_EQ(batch.samples, off.samples[4]);
-      EXPECT_EQ(std::vector<float>(batch.targets.data(), batch.targets.data() + batch.targets.size()),
-                off.targets[4]);
+      EXPECT_EQ(
+          std::vector<float>(batch.targets.data(), batch.targets.data() + batch.targets.size()),
+          off.targets[4]);
       throw std::runtime_error("a step failed");  // batch 2 is being read ahead
     } catch (const std::runtime_error&) {
       caught = true;
@@ -261,8 +269,8 @@ TEST(BatchLoader, ASeekOrAnErrorDuringAReadAheadDiscardsIt) {
 
 TEST(Preprocess, AppliesLog1pAndPerChannelScale) {
   countsDataset();
-  forEachGrid({{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 3, 2}, 1}},
-              [&](const ProcessGrid& grid, const GridCase&) {
+  forEachGrid({{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 3, 2}, 1}}, [&](const ProcessGrid& grid,
+                                                                    const GridCase&) {
     LoaderOptions o = options(false);
     o.globalBatch = 1;
     o.shuffle = false;
@@ -283,8 +291,8 @@ TEST(Preprocess, AppliesLog1pAndPerChannelScale) {
             for (Index w = local.lo[2]; w < local.hi[2]; ++w, ++i) {
               const bool inside = d >= 0 && d < e[0] && h >= 0 && h < e[1] && w >= 0 && w < e[2];
               const float v = !inside ? 0.0f
-                              : last  ? all[std::size_t(((d * e[1] + h) * e[2] + w) * kChannels + c)]
-                                      : all[std::size_t(((c * e[0] + d) * e[1] + h) * e[2] + w)];
+                              : last ? all[std::size_t(((d * e[1] + h) * e[2] + w) * kChannels + c)]
+                                     : all[std::size_t(((c * e[0] + d) * e[1] + h) * e[2] + w)];
               // Padding stays zero; inside, (log1p(v) - offset) * scale.
               const double want = !inside ? 0.0
                                           : (std::log1p(double(v)) - kPreprocess.channelOffset[c]) *

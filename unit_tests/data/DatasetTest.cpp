@@ -127,8 +127,9 @@ TEST(Dataset, ASizeThatChangedSinceListingIsAnErrorNamingTheFile) {
     ADD_FAILURE() << "a grown file passed";
   } catch (const Error& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find(dir + "/b.h5: 9 bytes on world rank 7 but 5 bytes when the dataset was listed"),
-              std::string::npos)
+    EXPECT_NE(
+        m.find(dir + "/b.h5: 9 bytes on world rank 7 but 5 bytes when the dataset was listed"),
+        std::string::npos)
         << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
   }

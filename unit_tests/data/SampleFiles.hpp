@@ -52,9 +52,9 @@ enum class TestLayout { CDHW, DHWC, DHWCOnDataset };
 inline void writeDataset(hid_t file, const std::string& name, hid_t fileType, hid_t memType,
                          const std::vector<hsize_t>& dims, const void* data) {
   data::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
-  data::Handle d(H5Dcreate2(file, name.c_str(), fileType, space, H5P_DEFAULT, H5P_DEFAULT,
-                          H5P_DEFAULT),
-               H5Dclose);
+  data::Handle d(
+      H5Dcreate2(file, name.c_str(), fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
   ASSERT_GE(H5Dwrite(d, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0) << name;
 }
 
@@ -71,18 +71,35 @@ inline void writeStringAttribute(hid_t obj, const char* name, const std::string&
 // parentheses inside braced initialisers and default member initialisers, so
 // `{"/full", H5T_STD_I16LE}` (or `{}` with an H5T_* default) became a list holding a void
 // expression. hdf5Type() turns the name into the handle where it is used.
-enum class FileType { NativeFloat, NativeInt, Float32LE, Float64LE, Int16LE, Int16BE, Int32LE, UInt8LE };
+enum class FileType {
+  NativeFloat,
+  NativeInt,
+  Float32LE,
+  Float64LE,
+  Int16LE,
+  Int16BE,
+  Int32LE,
+  UInt8LE
+};
 
 inline hid_t hdf5Type(FileType t) {
   switch (t) {
-    case FileType::NativeFloat: return H5T_NATIVE_FLOAT;
-    case FileType::NativeInt: return H5T_NATIVE_INT;
-    case FileType::Float32LE: return H5T_IEEE_F32LE;
-    case FileType::Float64LE: return H5T_IEEE_F64LE;
-    case FileType::Int16LE: return H5T_STD_I16LE;
-    case FileType::Int16BE: return H5T_STD_I16BE;
-    case FileType::Int32LE: return H5T_STD_I32LE;
-    case FileType::UInt8LE: return H5T_STD_U8LE;
+    case FileType::NativeFloat:
+      return H5T_NATIVE_FLOAT;
+    case FileType::NativeInt:
+      return H5T_NATIVE_INT;
+    case FileType::Float32LE:
+      return H5T_IEEE_F32LE;
+    case FileType::Float64LE:
+      return H5T_IEEE_F64LE;
+    case FileType::Int16LE:
+      return H5T_STD_I16LE;
+    case FileType::Int16BE:
+      return H5T_STD_I16BE;
+    case FileType::Int32LE:
+      return H5T_STD_I32LE;
+    case FileType::UInt8LE:
+      return H5T_STD_U8LE;
   }
   return H5I_INVALID_HID;
 }
@@ -116,8 +133,11 @@ inline void writeSample(const std::string& path, const SampleData& s, const Writ
       writeStringAttribute(d, "layout", "DHWC");
     }
   }
-  if (o.labels) writeDataset(f, "/segmentation", hdf5Type(o.labelType), H5T_NATIVE_INT, {D, H, W}, s.labels.data());
-  if (o.targets) writeDataset(f, "/unitPar", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {4}, s.targets.data());
+  if (o.labels)
+    writeDataset(f, "/segmentation", hdf5Type(o.labelType), H5T_NATIVE_INT, {D, H, W},
+                 s.labels.data());
+  if (o.targets)
+    writeDataset(f, "/unitPar", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {4}, s.targets.data());
 }
 
 // A directory under /tmp shared by every rank of the world, removed after the tests.

@@ -37,12 +37,16 @@ struct FileSet {
       writeSample(floatCDHW, data, {});
       writeSample(int16CDHW, data, {"/full", FileType::Int16LE, TestLayout::CDHW});
       writeSample(floatDHWC, data, {"/full", FileType::Float32LE, TestLayout::DHWC});
-      writeSample(int16DHWCOnDataset, data, {"/full", FileType::Int16BE, TestLayout::DHWCOnDataset});
-      writeSample(segmentation, data,
-                  {"/volume", FileType::NativeFloat, TestLayout::CDHW, true, FileType::UInt8LE, false});
+      writeSample(int16DHWCOnDataset, data,
+                  {"/full", FileType::Int16BE, TestLayout::DHWCOnDataset});
+      writeSample(
+          segmentation, data,
+          {"/volume", FileType::NativeFloat, TestLayout::CDHW, true, FileType::UInt8LE, false});
     });
   }
-  std::vector<std::string> inputs() const { return {floatCDHW, int16CDHW, floatDHWC, int16DHWCOnDataset}; }
+  std::vector<std::string> inputs() const {
+    return {floatCDHW, int16CDHW, floatDHWC, int16DHWCOnDataset};
+  }
 };
 
 const FileSet& files() {
@@ -79,8 +83,8 @@ ReadResult readOne(const ProcessGrid& grid, const std::string& path, const Sampl
 void expectBoxOfWholeFile(const DistTensor<float>& x, const data::File& whole,
                           const std::string& what, const std::string& dataset = "/full") {
   const std::vector<float> all = whole.read<float>(dataset);
-  const bool last = whole.hasAttribute("layout") ||
-                    H5Aexists(whole.openDataset(dataset), "layout") > 0;
+  const bool last =
+      whole.hasAttribute("layout") || H5Aexists(whole.openDataset(dataset), "layout") > 0;
   const Index3& e = x.globalExtents();
   const Index C = x.channels();
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x.view());
@@ -91,10 +95,9 @@ void expectBoxOfWholeFile(const DistTensor<float>& x, const data::File& whole,
       for (Index hh = local.lo[1]; hh < local.hi[1]; ++hh)
         for (Index w = local.lo[2]; w < local.hi[2]; ++w) {
           const bool inside = d >= 0 && d < e[0] && hh >= 0 && hh < e[1] && w >= 0 && w < e[2];
-          const float want =
-              !inside ? 0.0f
-              : last  ? all[std::size_t(((d * e[1] + hh) * e[2] + w) * C + c)]
-                      : all[std::size_t(((c * e[0] + d) * e[1] + hh) * e[2] + w)];
+          const float want = !inside ? 0.0f
+                             : last  ? all[std::size_t(((d * e[1] + hh) * e[2] + w) * C + c)]
+                                     : all[std::size_t(((c * e[0] + d) * e[1] + hh) * e[2] + w)];
           const float got = h(0, c, x.localIndex(0, d), x.localIndex(1, hh), x.localIndex(2, w));
           if (got != want && wrong++ < 3)
             ADD_FAILURE() << what << ": voxel (" << d << "," << hh << "," << w << ") c=" << c
@@ -112,7 +115,8 @@ TEST(SampleReader, SubvolumeEqualsTheBoxOfAWholeFileRead) {
       for (const GhostWidths& g : ghostCases())
         for (ReadMode mode : {ReadMode::Collective, ReadMode::Independent}) {
           const ReadResult r = readOne(grid, path, spec, g, mode);
-          expectBoxOfWholeFile(r.x, whole, path + (mode == ReadMode::Collective ? " collective" : " independent"));
+          expectBoxOfWholeFile(
+              r.x, whole, path + (mode == ReadMode::Collective ? " collective" : " independent"));
           EXPECT_EQ(r.targets, whole.read<float>("/unitPar"));
         }
     }
@@ -145,7 +149,8 @@ TEST(SampleReader, CollectiveAndIndependentReadsGiveIdenticalTensors) {
   forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
     for (const std::string& path : set.inputs()) {
       const ReadResult c = readOne(grid, path, spec, GhostWidths::uniform(1), ReadMode::Collective);
-      const ReadResult i = readOne(grid, path, spec, GhostWidths::uniform(1), ReadMode::Independent);
+      const ReadResult i =
+          readOne(grid, path, spec, GhostWidths::uniform(1), ReadMode::Independent);
       auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c.x.view());
       auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), i.x.view());
       Index differ = 0;

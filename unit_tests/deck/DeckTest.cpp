@@ -12,8 +12,14 @@ using Type = DeckKey::Type;
 
 std::vector<DeckKey> schema() {
   return {{"Parallel/spatial grid", Type::String, "auto", false, -1e300, 1e300, {}, "grid"},
-          {"Model/architecture", Type::String, "", true, -1e300, 1e300,
-           {"cosmoflow", "cosmoflow_mlperf", "unet3d"}, "model"},
+          {"Model/architecture",
+           Type::String,
+           "",
+           true,
+           -1e300,
+           1e300,
+           {"cosmoflow", "cosmoflow_mlperf", "unet3d"},
+           "model"},
           {"Model/input width", Type::Int, "128", false, 16, 512, {}, "S"},
           {"Training/learning rate", Type::Double, "0.001", false, 0, 10, {}, "lr"},
           {"Training/decay epochs", Type::DoubleList, "", false, 0, 1e6, {}, "epochs"},
@@ -35,7 +41,8 @@ std::string errorOf(const std::string& xml) {
 
 TEST(Deck, ReadsValuesAndFillsDefaults) {
   const Deck d = Deck::fromString(
-      deck(R"x(<ParameterList name="Model"><Parameter name="architecture" type="string" value="unet3d"/>
+      deck(
+          R"x(<ParameterList name="Model"><Parameter name="architecture" type="string" value="unet3d"/>
               <Parameter name="input width" type="int" value="64"/></ParameterList>
               <ParameterList name="Training"><Parameter name="learning rate" type="int" value="1"/>
               <Parameter name="decay epochs" type="Array(double)" value="{30, 60.5}"/></ParameterList>)x"),
@@ -56,12 +63,15 @@ TEST(Deck, EveryBadInputNamesTheFileAndTheKey) {
   } cases[] = {
       {deck(model + R"x(<Parameter name="input wdth" type="int" value="64"/></ParameterList>)x"),
        "run.xml: unknown key 'Model/input wdth'"},
-      {deck(model + R"x(<Parameter name="input width" type="string" value="64"/></ParameterList>)x"),
+      {deck(model +
+            R"x(<Parameter name="input width" type="string" value="64"/></ParameterList>)x"),
        "run.xml: key 'Model/input width' must be of type int"},
       {deck(model + R"x(<Parameter name="input width" type="int" value="8"/></ParameterList>)x"),
        "run.xml: key 'Model/input width' = 8 is outside [16, 512]"},
-      {deck(R"x(<ParameterList name="Model"><Parameter name="architecture" type="string" value="resnet"/></ParameterList>)x"),
-       "run.xml: key 'Model/architecture' = \"resnet\" is not one of: cosmoflow, cosmoflow_mlperf, unet3d"},
+      {deck(
+           R"x(<ParameterList name="Model"><Parameter name="architecture" type="string" value="resnet"/></ParameterList>)x"),
+       "run.xml: key 'Model/architecture' = \"resnet\" is not one of: cosmoflow, cosmoflow_mlperf, "
+       "unet3d"},
       {deck(""), "run.xml: missing key 'Model/architecture'"},
       {deck(model + R"x(</ParameterList><ParameterList name="Trainig"/>)x"),
        "run.xml: unknown section 'Trainig'"},
@@ -72,9 +82,12 @@ TEST(Deck, EveryBadInputNamesTheFileAndTheKey) {
        "run.xml: key 'Model/input width' is given twice"},
       {deck(model + R"x(</ParameterList><ParameterList name="Model"></ParameterList>)x"),
        "run.xml: section 'Model' is given twice"},
-      {deck(model + R"x(<Parameter name="input width" type="int" value="sixty"/></ParameterList>)x"),
+      {deck(model +
+            R"x(<Parameter name="input width" type="int" value="sixty"/></ParameterList>)x"),
        "run.xml: key 'Model/input width' = \"sixty\" is not a number of type int"},
-      {deck(model + R"x(</ParameterList><ParameterList name="Training"><Parameter name="learning rate" type="double" value="1e-3x"/></ParameterList>)x"),
+      {deck(
+           model +
+           R"x(</ParameterList><ParameterList name="Training"><Parameter name="learning rate" type="double" value="1e-3x"/></ParameterList>)x"),
        "run.xml: key 'Training/learning rate' = \"1e-3x\" is not a number of type double"},
   };
   for (const Case& c : cases) {

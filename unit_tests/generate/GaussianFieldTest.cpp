@@ -34,8 +34,8 @@ std::vector<double> gatherField(const SlabFft& fft) {
   MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, fft.comm());
   for (int r = 1; r < ranks; ++r) displs[r] = displs[r - 1] + counts[r - 1];
   std::vector<double> all(rank == 0 ? S * S * S : 0);
-  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(),
-              MPI_DOUBLE, 0, fft.comm());
+  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE,
+              0, fft.comm());
   return all;
 }
 
@@ -68,7 +68,8 @@ TEST(GaussianField, PowerSpectrumHasTheRequestedSlope) {
     for (int r = 0; r < realizations; ++r) {
       gaussianRandomField(fft, p, sampleKey(11, r, Stream::WhiteNoise));
       const std::vector<ShellPower> shells = measurePowerSpectrum(fft);
-      if (mean.empty()) mean = shells;
+      if (mean.empty())
+        mean = shells;
       else
         for (std::size_t i = 0; i < shells.size(); ++i) mean[i].power += shells[i].power;
     }

@@ -128,8 +128,8 @@ TEST(GenerateDataset, ManifestMatchesTheFilesAndUnitParIsInRange) {
     }
     seenSplits.push_back(s.split);
   }
-  EXPECT_EQ(seenSplits, (std::vector<std::string>{"train", "train", "train", "validation",
-                                                   "test", "test"}));
+  EXPECT_EQ(seenSplits,
+            (std::vector<std::string>{"train", "train", "train", "validation", "test", "test"}));
   // Only sample files and the manifest: no temporaries left behind.
   Index files = 0;
   for (const auto& e : fs::recursive_directory_iterator(dir.path()))

@@ -35,7 +35,7 @@ TEST(GeneratedFiles, ReadBackThroughTheSampleReader) {
   if (rank != 0) return;
 
   data::SampleReader cosmo(MPI_COMM_SELF, data::SampleSpec::cosmology(4, {S, S, S}), wholeBox(S),
-                         data::ReadMode::Independent);
+                           data::ReadMode::Independent);
   std::vector<std::int16_t> full(4 * S * S * S);
   std::vector<float> targets(4);
   const data::SampleFormat cf = cosmo.read(dir / "c.h5", full.data(), nullptr, targets.data());
@@ -44,7 +44,7 @@ TEST(GeneratedFiles, ReadBackThroughTheSampleReader) {
   EXPECT_EQ(targets, test::readWhole<float>(dir / "c.h5", "/unitPar"));
 
   data::SampleReader seg(MPI_COMM_SELF, data::SampleSpec::segmentation(1, {S, S, S}), wholeBox(S),
-                       data::ReadMode::Independent);
+                         data::ReadMode::Independent);
   std::vector<float> volume(S * S * S);
   std::vector<int> labels(S * S * S);
   const data::SampleFormat sf = seg.read(dir / "s.h5", volume.data(), labels.data(), nullptr);

@@ -62,7 +62,8 @@ TEST(ProcessGrid, WorldNotMultipleOfSpatialGridFailsOnEveryRank) {
 TEST(ProcessGrid, ParsesGridSpecsAndRejectsMalformedOnes) {
   EXPECT_EQ(parseGridSpec("2x1x3"), (Int3{2, 1, 3}));
   EXPECT_EQ(parseGridSpec("16x8x8"), (Int3{16, 8, 8}));
-  for (const char* bad : {"", "2x1", "2x1x1x1", "axbxc", "0x1x1", "2x-1x1", "2 x1x1", "99999999999x1x1"}) {
+  for (const char* bad :
+       {"", "2x1", "2x1x1x1", "axbxc", "0x1x1", "2x-1x1", "2 x1x1", "99999999999x1x1"}) {
     try {
       parseGridSpec(bad);
       ADD_FAILURE() << "accepted \"" << bad << "\"";

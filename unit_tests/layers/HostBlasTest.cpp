@@ -73,7 +73,8 @@ TEST(HostBlas, DescriptionNamesLibraryKernelsAndThreads) {
   EXPECT_EQ(d.rfind("OpenBLAS ", 0), 0u) << d;
   EXPECT_NE(d.find(" kernels, "), std::string::npos) << d;
   const int n = blas.get();
-  EXPECT_NE(d.find(std::to_string(n) + (n == 1 ? " thread)" : " threads)")), std::string::npos) << d;
+  EXPECT_NE(d.find(std::to_string(n) + (n == 1 ? " thread)" : " threads)")), std::string::npos)
+      << d;
   EXPECT_NE(d.find(".so"), std::string::npos) << "names the library file: " << d;
 }
 

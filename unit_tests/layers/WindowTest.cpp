@@ -47,8 +47,10 @@ TEST(Window, InputRangesMatchTheDefinition) {
               EXPECT_GE(t.first, t.last);
               continue;
             }
-            EXPECT_EQ(t.first, bt.first) << "k" << k << " s" << s << " p" << p << " [" << a << "," << b << ")";
-            EXPECT_EQ(t.last, bt.last) << "k" << k << " s" << s << " p" << p << " [" << a << "," << b << ")";
+            EXPECT_EQ(t.first, bt.first)
+                << "k" << k << " s" << s << " p" << p << " [" << a << "," << b << ")";
+            EXPECT_EQ(t.last, bt.last)
+                << "k" << k << " s" << s << " p" << p << " [" << a << "," << b << ")";
           }
 }
 
@@ -148,8 +150,8 @@ TEST(Window, RefusesARankWithoutInputWhoseNeedIsTwoRanksAway) {
   // 1,1,1,0,0,0, output 1 each. Rank 3's output 3 reads input 1 on rank 1, two ranks away.
   const BlockDecomposition in({3, 1, 1}, {6, 1, 1}), out({6, 1, 1}, {6, 1, 1});
   try {
-    requiredGhosts(in, out, [](int, Index a, Index b) { return transposedInputRange(a, b, 2, 2, 0); },
-                   "up3");
+    requiredGhosts(
+        in, out, [](int, Index a, Index b) { return transposedInputRange(a, b, 2, 2, 0); }, "up3");
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("up3: ghost width 2 on the low side of D of rank 3 "
@@ -170,11 +172,15 @@ TEST(Window, ARankWithoutInputOwnsOutputOnlyWhereTheOutputIsLarger) {
       for (const Window w : {Window::cubic(3, 1, 1), Window::cubic(3, 2, 1), Window::cubic(2, 2, 0),
                              Window::cubic(1, 1, 0), Window::cubic(5, 1, 2)}) {
         const BlockDecomposition out(windowOutputExtents({n, 1, 1}, w), {p, 1, 1});
-        for (int k = 0; k < p; ++k)
-          if (in.extent(0, k) == 0) EXPECT_EQ(out.extent(0, k), 0) << "n " << n << " p " << p;
+        for (int k = 0; k < p; ++k) {
+          if (in.extent(0, k) == 0) {
+            EXPECT_EQ(out.extent(0, k), 0) << "n " << n << " p " << p;
+          }
+        }
       }
       if (n < p) {
-        const BlockDecomposition out(windowOutputExtents({n, 1, 1}, Window::cubic(2, 1, 1)), {p, 1, 1});
+        const BlockDecomposition out(windowOutputExtents({n, 1, 1}, Window::cubic(2, 1, 1)),
+                                     {p, 1, 1});
         EXPECT_GT(out.extent(0, n), 0) << "n " << n << " p " << p;
       }
     }

@@ -72,7 +72,9 @@ TEST(ArchitectureRegistry, RefusesUnknownAndTakenNamesAndItsOwnOptions) {
   EXPECT_EQ(errorOf([&] { planModel(o, {1, 1, 1}); }), errorOf([&] { modelTraits(o); }));
   EXPECT_EQ(errorOf([] { registerArchitecture(findArchitecture("unet3d")); }),
             "model: architecture \"unet3d\" is registered twice");
-  EXPECT_EQ(errorOf([] { registerArchitecture({"no_graph", tinyTraits, nullptr, tinyInitialization}); }),
+  EXPECT_EQ(errorOf([] {
+              registerArchitecture({"no_graph", tinyTraits, nullptr, tinyInitialization});
+            }),
             "model: architecture \"no_graph\" needs a name, traits, define and initialization");
   EXPECT_EQ(architectureNames().size(), 4u);
   o = tinyOptions();

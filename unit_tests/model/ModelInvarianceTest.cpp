@@ -157,7 +157,8 @@ Result reference(const ModelOptions& o, const Batch& batch) {
   return r;
 }
 
-void checkModel(const ModelOptions& o, int channels, int outputs, const std::vector<GridCase>& cases) {
+void checkModel(const ModelOptions& o, int channels, int outputs,
+                const std::vector<GridCase>& cases) {
   const int B = 2;
   const Batch batch = makeBatch(B, channels, o.inputWidth, outputs, 11);
   const Result want = reference(o, batch);
@@ -182,8 +183,13 @@ TEST(Models, UNet3dLossAndGradientsEqualOneRankOnEveryLegalGrid) {
   o.seed = 9;
   // 16^3 halves to 2^3 at the bottom (for a 3-way split see the next test). Each grid costs a
   // full U-Net step (about 50 GFLOP for two samples): one of each shape.
-  checkModel(o, 1, 3, {{{1, 1, 1}, 1}, {{1, 1, 1}, 2}, {{2, 1, 1}, 1}, {{1, 2, 2}, 1},
-                       {{2, 1, 1}, 2}, {{2, 2, 2}, 1}});
+  checkModel(o, 1, 3,
+             {{{1, 1, 1}, 1},
+              {{1, 1, 1}, 2},
+              {{2, 1, 1}, 1},
+              {{1, 2, 2}, 1},
+              {{2, 1, 1}, 2},
+              {{2, 2, 2}, 1}});
 }
 
 TEST(Models, UNet3dMatchesOneRankWhereARankOwnsNoBottomInput) {
@@ -266,7 +272,8 @@ TEST(Models, CosmoFlowMlperfLossAndGradientsEqualOneRank) {
   o.architecture = "cosmoflow_mlperf";
   o.inputWidth = 32;
   o.seed = 3;
-  checkModel(o, 4, 4, {{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 2, 2}, 1}, {{3, 1, 1}, 1}, {{2, 1, 1}, 2}});
+  checkModel(o, 4, 4,
+             {{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{1, 2, 2}, 1}, {{3, 1, 1}, 1}, {{2, 1, 1}, 2}});
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // The model plan (what a dry run prints) against the model itself: on every grid, even and
 // uneven, each rank's predicted memory equals what its finalized graph holds (Graph::memory(),
-// workspace included), float and double, CosmoFlow, U-Net and MLPerf CosmoFlow; the shapes and parameter counts
-// are the graph's (global, and each rank's part); the gradient reduction moves the bytes the
-// plan predicts, the first dense layer's weight summed only over its own columns; a grid the model refuses is refused by the plan with the same message; and
-// a 512^3 plan is made without allocating what it predicts.
+// workspace included), float and double, CosmoFlow, U-Net and MLPerf CosmoFlow; the shapes and
+// parameter counts are the graph's (global, and each rank's part); the gradient reduction moves the
+// bytes the plan predicts, the first dense layer's weight summed only over its own columns; a grid
+// the model refuses is refused by the plan with the same message; and a 512^3 plan is made without
+// allocating what it predicts.
 #include <sys/resource.h>
 
 #include <string>
@@ -51,7 +52,8 @@ void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
   ModelPlan plan;
   planError = errorOf([&] { plan = planModel(o, grid.dims()); });
   GraphMemory predicted;
-  if (planError.empty()) planError = errorOf([&] { predicted = predictMemory<T, TestDevice>(plan, grid.coords()); });
+  if (planError.empty())
+    planError = errorOf([&] { predicted = predictMemory<T, TestDevice>(plan, grid.coords()); });
   Model<T, TestDevice> model;
   modelError = errorOf([&] { model = buildModel<T, TestDevice>(grid, o); });
   ASSERT_EQ(planError, modelError) << "the plan and the model disagree on whether this grid fits";
@@ -72,7 +74,8 @@ void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
     EXPECT_EQ(plan.layers[i].name, g.node(i).name());
     EXPECT_TRUE(plan.layers[i].output == g.node(i).outputShape()) << plan.layers[i].name;
     EXPECT_EQ(plan.layers[i].volume, g.node(i).producesVolume()) << plan.layers[i].name;
-    EXPECT_TRUE(plan.layers[i].inputGhosts.at(0) == g.node(i).inputGhosts(0)) << plan.layers[i].name;
+    EXPECT_TRUE(plan.layers[i].inputGhosts.at(0) == g.node(i).inputGhosts(0))
+        << plan.layers[i].name;
   }
   // Global counts (PyTorch's), and what this rank holds of each layer (a column shard: its part).
   Index parameters = 0;
@@ -94,8 +97,8 @@ void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
   std::size_t saved = 0;
   for (const auto& p : g.parameters())
     if (p.param.layout.columnShard)
-      saved += sizeof(T) * std::size_t(globalSize(p.param.shape) -
-                                       (G > 1 ? Index(p.param.value.size()) : 0));
+      saved += sizeof(T) *
+               std::size_t(globalSize(p.param.shape) - (G > 1 ? Index(p.param.value.size()) : 0));
   const std::size_t expected = ranks > 1 ? sizeof(T) * std::size_t(parameters) - saved : 0;
   EXPECT_EQ(reducer.bytesPerStep(), expected);  // nothing to sum on one rank
 }
@@ -105,7 +108,8 @@ void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
 void expectPlansMatch(const ModelOptions& o, int doubleRanks) {
   forEachGrid(planGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
     expectPlanMatchesModel<float>(grid, o);
-    if (grid.spatialSize() * grid.numGroups() <= doubleRanks) expectPlanMatchesModel<double>(grid, o);
+    if (grid.spatialSize() * grid.numGroups() <= doubleRanks)
+      expectPlanMatchesModel<double>(grid, o);
   });
   Impl::HostWorkspace::instance().release();
 }
@@ -113,7 +117,9 @@ void expectPlansMatch(const ModelOptions& o, int doubleRanks) {
 TEST(ModelPlan, CosmoFlowMemoryEqualsTheFinalizedGraphs) {
   expectPlansMatch(options("cosmoflow", 16, 2), 8);
 }
-TEST(ModelPlan, UNetMemoryEqualsTheFinalizedGraphs) { expectPlansMatch(options("unet3d", 16, 1), 3); }
+TEST(ModelPlan, UNetMemoryEqualsTheFinalizedGraphs) {
+  expectPlansMatch(options("unet3d", 16, 1), 3);
+}
 TEST(ModelPlan, MlperfCosmoFlowMemoryEqualsTheFinalizedGraphs) {
   expectPlansMatch(options("cosmoflow_mlperf", 32, 1), 1);
 }
@@ -127,8 +133,9 @@ TEST(ModelPlan, RefusesAGridTooFineWithTheLayersMessage) {
   const std::string e = errorOf([] { planModel(options("unet3d", 16, 1), {4, 1, 1}); });
   EXPECT_NE(e.find("reaches past the neighbouring rank"), std::string::npos) << e;
   EXPECT_NE(e.find("grid 4x1x1"), std::string::npos) << e;
-  EXPECT_NE(errorOf([] { planModel(options("cosmoflow", 24, 1), {1, 1, 1}); })
-                .find("cosmoflow needs an input width that is a power of two >= 16 (got 24)"),
+  EXPECT_NE(errorOf([] {
+              planModel(options("cosmoflow", 24, 1), {1, 1, 1});
+            }).find("cosmoflow needs an input width that is a power of two >= 16 (got 24)"),
             std::string::npos);
 }
 

@@ -48,11 +48,10 @@ Result run(const ProcessGrid& grid, const GlobalArray<T>& x, const GlobalArray<T
   const TensorShape in = shapeOf(x);
   Graph<T, M> g(grid, in);
   const int conv1 = addConv(g, grid, "conv1", Graph<T, M>::Input);
-  const int act1 = g.add(makeNode<LeakyReLU<T, M>, V, V, T, M>(grid, "act1", g.shape(conv1),
-                                                             LeakyReLUOp{}),
-                         {conv1});
+  const int act1 = g.add(
+      makeNode<LeakyReLU<T, M>, V, V, T, M>(grid, "act1", g.shape(conv1), LeakyReLUOp{}), {conv1});
   const int pool1 = g.add(makeNode<AvgPool3d<T, M>, V, V, T, M>(grid, "pool1", g.shape(act1),
-                                                             AvgPool3d<T, M>::Options{}),
+                                                                AvgPool3d<T, M>::Options{}),
                           {act1});
   addConv(g, grid, "conv2", pool1);
   g.finalize();
@@ -80,31 +79,33 @@ Result run(const ProcessGrid& grid, const GlobalArray<T>& x, const GlobalArray<T
 }
 
 TEST(Models, GraphMatchesOneRankWhereOnlyPerRankGhostsFit) {
-  const int ran = forEachGrid(perRankGhostGridCases(), [](const ProcessGrid& grid, const GridCase&) {
-    const Index3 e = stridedWindowExtents(grid.dims());
-    // The pool's input ghosts: the widest rank's would reach two ranks away on this grid.
-    const Window w = Window::cubic(3, 2, 1);
-    const BlockDecomposition in(e, grid.dims()), out(windowOutputExtents(e, w), grid.dims());
-    EXPECT_TRUE(refusedByWidestRank(in, windowGhosts(in, out, w, "pool1")));
+  const int ran =
+      forEachGrid(perRankGhostGridCases(), [](const ProcessGrid& grid, const GridCase&) {
+        const Index3 e = stridedWindowExtents(grid.dims());
+        // The pool's input ghosts: the widest rank's would reach two ranks away on this grid.
+        const Window w = Window::cubic(3, 2, 1);
+        const BlockDecomposition in(e, grid.dims()), out(windowOutputExtents(e, w), grid.dims());
+        EXPECT_TRUE(refusedByWidestRank(in, windowGhosts(in, out, w, "pool1")));
 
-    const unsigned seed = 101 + 2 * grid.group();
-    const auto x = randomGlobal<T>("x", 2, 2, e, seed);
-    const auto dy = randomGlobal<T>("dy", 2, 3, out.globalExtents(), seed + 1);
-    const Result got = run(grid, x, dy, grid.worldComm());
-    const Result want = run(selfGrid(), x, dy, grid.dataComm());
-    expectSameArray(got.output, want.output, 1e-12, "output");
-    ASSERT_EQ(got.grads.size(), 4u);  // conv1 and conv2 weight and bias
-    ASSERT_EQ(got.grads.size(), want.grads.size());
-    for (std::size_t i = 0; i < got.grads.size(); ++i) {
-      double diff = 0, scale = 0;
-      for (std::size_t j = 0; j < want.grads[i].size(); ++j) {
-        diff = std::max(diff, std::abs(got.grads[i][j] - want.grads[i][j]));
-        scale = std::max(scale, std::abs(want.grads[i][j]));
-      }
-      EXPECT_GT(scale, 0.0) << "parameter gradient " << i << " is zero: the test proves nothing";
-      EXPECT_LE(diff, 1e-12 * scale) << "parameter gradient " << i;
-    }
-  });
+        const unsigned seed = 101 + 2 * grid.group();
+        const auto x = randomGlobal<T>("x", 2, 2, e, seed);
+        const auto dy = randomGlobal<T>("dy", 2, 3, out.globalExtents(), seed + 1);
+        const Result got = run(grid, x, dy, grid.worldComm());
+        const Result want = run(selfGrid(), x, dy, grid.dataComm());
+        expectSameArray(got.output, want.output, 1e-12, "output");
+        ASSERT_EQ(got.grads.size(), 4u);  // conv1 and conv2 weight and bias
+        ASSERT_EQ(got.grads.size(), want.grads.size());
+        for (std::size_t i = 0; i < got.grads.size(); ++i) {
+          double diff = 0, scale = 0;
+          for (std::size_t j = 0; j < want.grads[i].size(); ++j) {
+            diff = std::max(diff, std::abs(got.grads[i][j] - want.grads[i][j]));
+            scale = std::max(scale, std::abs(want.grads[i][j]));
+          }
+          EXPECT_GT(scale, 0.0) << "parameter gradient " << i
+                                << " is zero: the test proves nothing";
+          EXPECT_LE(diff, 1e-12 * scale) << "parameter gradient " << i;
+        }
+      });
   EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 3 : 0);
 }
 

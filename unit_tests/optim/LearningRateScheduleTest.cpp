@@ -39,9 +39,13 @@ void expectScheduleMatches(const std::string& name) {
         << name << " step " << step;
 }
 
-TEST(LearningRateSchedule, WarmupMatchesPyTorchLinearLR) { expectScheduleMatches("lr_warmup_constant.h5"); }
+TEST(LearningRateSchedule, WarmupMatchesPyTorchLinearLR) {
+  expectScheduleMatches("lr_warmup_constant.h5");
+}
 
-TEST(LearningRateSchedule, StepDecayMatchesPyTorchMultiStepLR) { expectScheduleMatches("lr_step_decay.h5"); }
+TEST(LearningRateSchedule, StepDecayMatchesPyTorchMultiStepLR) {
+  expectScheduleMatches("lr_step_decay.h5");
+}
 
 TEST(LearningRateSchedule, WarmupThenCosineMatchesPyTorchSequentialLR) {
   expectScheduleMatches("lr_warmup_cosine.h5");
@@ -56,7 +60,8 @@ TEST(LearningRateSchedule, CosineStaysAtTheMinimumAfterItsLength) {
   s.kind = LearningRateSchedule::Kind::Cosine;
   s.totalEpochs = 3;
   const long long spe = 4;
-  for (long long step = 0; step < 3 * spe; ++step) EXPECT_LE(s.rate(step + 1, spe), s.rate(step, spe));
+  for (long long step = 0; step < 3 * spe; ++step)
+    EXPECT_LE(s.rate(step + 1, spe), s.rate(step, spe));
   for (long long step = 3 * spe; step < 10 * spe; ++step) EXPECT_EQ(s.rate(step, spe), 0.001);
 }
 

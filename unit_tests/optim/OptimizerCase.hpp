@@ -29,7 +29,7 @@ inline const std::vector<std::string>& caseParameters() {
 struct OptimizerCase {
   std::string file, op;
   int steps = 0;
-  std::vector<double> lr;                          // [step]
+  std::vector<double> lr;                           // [step]
   std::map<std::string, std::vector<Index>> shape;  // per parameter, PyTorch's
   // "<param>/<dataset>" -> row-major values; per-step datasets are [step, ...].
   std::map<std::string, std::vector<double>> data;
@@ -42,8 +42,7 @@ struct OptimizerCase {
     lr = h5.read<double>("lr");
     for (const std::string& p : caseParameters()) {
       shape[p] = h5.shape(p + "/initial");
-      for (const char* d : {"initial", "grad", "value", "momentum_buffer", "exp_avg",
-                            "exp_avg_sq"})
+      for (const char* d : {"initial", "grad", "value", "momentum_buffer", "exp_avg", "exp_avg_sq"})
         if (h5.hasDataset(p + "/" + d)) data[p + "/" + d] = h5.read<double>(p + "/" + d);
     }
   }
@@ -100,8 +99,8 @@ void fromHost(const Kokkos::View<T*, DefaultMemorySpace>& v, const std::vector<d
 }
 
 template <class T>
-using OptimizerFactory = std::function<std::unique_ptr<Optimizer<T>>(
-    const std::vector<NamedParameter<T>>&)>;
+using OptimizerFactory =
+    std::function<std::unique_ptr<Optimizer<T>>(const std::vector<NamedParameter<T>>&)>;
 
 // Replays the case's gradients and rates through optimisers made by `make` and compares every
 // parameter and every state buffer with PyTorch's after every step. With `resumeAt` > 0 the

@@ -10,7 +10,8 @@ namespace hybrid3d::test {
 namespace {
 
 TEST(Optimizer, RejectsOutOfRangeOptions) {
-  std::vector<NamedParameter<double>> params{{"layer", createParameter<double>("layer", "weight", {3, 4})}};
+  std::vector<NamedParameter<double>> params{
+      {"layer", createParameter<double>("layer", "weight", {3, 4})}};
   SgdOptions s;
   s.momentum = 1.5;
   EXPECT_THROW(Sgd<double>(params, s), Error);

@@ -1,6 +1,6 @@
 // hybrid3d's SGD, Adam and AdamW reproduce torch.optim's parameters and state buffers after
-// every step of the reference cases in unit_tests/reference (make_optimizer_references.py): to 1e-12
-// relative in double, and to float's precision in float. The optimisers have no distributed
+// every step of the reference cases in unit_tests/reference (make_optimizer_references.py): to
+// 1e-12 relative in double, and to float's precision in float. The optimisers have no distributed
 // part (every rank applies the same update to the reduced gradient), so one rank tests them.
 
 #include <memory>

@@ -37,7 +37,8 @@ public:
   StagedAllreduce() = default;
   // Allocates the staging buffer (only when Stage): `label` names it.
   StagedAllreduce(const std::string& label, std::size_t capacity)
-      : label_(label), capacity_(capacity),
+      : label_(label),
+        capacity_(capacity),
         staging_(stagingBuffer<T, MemorySpace, Stage>(label, capacity)) {}
 
   // v := the sum of v over `comm`. The kernels that wrote v must have been issued to `exec`

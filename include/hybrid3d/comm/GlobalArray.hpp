@@ -66,8 +66,8 @@ GlobalArray<T> gatherToGlobal(const DistTensor<T, M>& t, MPI_Comm comm) {
   // Boxes are disjoint and the rest is zero, so a sum assembles the array.
   if (global.size() > static_cast<std::size_t>(INT_MAX))
     fail("gatherToGlobal: array '", t.view().label(), "' too large for a tool-side gather");
-  MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), mpiType<T>(),
-                MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()), mpiType<T>(), MPI_SUM,
+                comm);
   return global;
 }
 

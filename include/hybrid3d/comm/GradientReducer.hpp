@@ -165,7 +165,7 @@ private:
   // Duplicates, declared first: freed last, after the persistent requests that use them.
   OwnedComm world_, data_;
   std::vector<std::vector<grad_view>> layers_;  // the gradients to sum (one-rank scopes left out)
-  std::vector<std::vector<MPI_Comm>> comms_;     // world_ or data_, per gradient
+  std::vector<std::vector<MPI_Comm>> comms_;    // world_ or data_, per gradient
   std::vector<std::vector<host_view>> host_;
   std::vector<std::vector<std::unique_ptr<PersistentSum>>> sums_;  // one per gradient of layers_
   std::vector<bool> started_;  // per layer: its sums are in flight

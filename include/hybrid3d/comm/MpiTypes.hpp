@@ -7,11 +7,27 @@
 
 namespace hybrid3d {
 
-template <class T> MPI_Datatype mpiType();
-template <> inline MPI_Datatype mpiType<float>() { return MPI_FLOAT; }
-template <> inline MPI_Datatype mpiType<double>() { return MPI_DOUBLE; }
-template <> inline MPI_Datatype mpiType<int>() { return MPI_INT; }
-template <> inline MPI_Datatype mpiType<std::int64_t>() { return MPI_INT64_T; }
-template <> inline MPI_Datatype mpiType<unsigned char>() { return MPI_UNSIGNED_CHAR; }
+template <class T>
+MPI_Datatype mpiType();
+template <>
+inline MPI_Datatype mpiType<float>() {
+  return MPI_FLOAT;
+}
+template <>
+inline MPI_Datatype mpiType<double>() {
+  return MPI_DOUBLE;
+}
+template <>
+inline MPI_Datatype mpiType<int>() {
+  return MPI_INT;
+}
+template <>
+inline MPI_Datatype mpiType<std::int64_t>() {
+  return MPI_INT64_T;
+}
+template <>
+inline MPI_Datatype mpiType<unsigned char>() {
+  return MPI_UNSIGNED_CHAR;
+}
 
 }  // namespace hybrid3d

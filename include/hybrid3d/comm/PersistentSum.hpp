@@ -36,8 +36,7 @@ public:
 #if MPI_VERSION >= 4
     MPI_Allreduce_init(MPI_IN_PLACE, data, count, type, MPI_SUM, comm, MPI_INFO_NULL, &request_);
 #elif HYBRID3D_PERSISTENT_ALLREDUCE
-    MPIX_Allreduce_init(MPI_IN_PLACE, data, count, type, MPI_SUM, comm, MPI_INFO_NULL,
-                        &request_);
+    MPIX_Allreduce_init(MPI_IN_PLACE, data, count, type, MPI_SUM, comm, MPI_INFO_NULL, &request_);
 #else
     data_ = data, count_ = count, type_ = type, comm_ = comm;
 #endif

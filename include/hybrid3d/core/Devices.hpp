@@ -29,7 +29,7 @@
 #endif
 
 // M(T, D) for T in {float, double} and every device D the library is built for.
-#define HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(M)                  \
-  HYBRID3D_SCALARS_ON(M, ::hybrid3d::DefaultMemorySpace)        \
-  HYBRID3D_ON_SERIAL(M)                                         \
+#define HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(M)           \
+  HYBRID3D_SCALARS_ON(M, ::hybrid3d::DefaultMemorySpace) \
+  HYBRID3D_ON_SERIAL(M)                                  \
   HYBRID3D_ON_OPENMP(M)

@@ -26,8 +26,8 @@ template <class Exec, class = void>
 struct ConcurrencyTakesAnInstance : std::false_type {};
 template <class Exec>
 struct ConcurrencyTakesAnInstance<
-    Exec, std::void_t<decltype(Exec::concurrency(std::declval<const Exec&>()))>>
-    : std::true_type {};
+    Exec, std::void_t<decltype(Exec::concurrency(std::declval<const Exec&>()))>> : std::true_type {
+};
 }  // namespace Impl
 
 // How many threads `exec` runs, without constructing another instance: the static that takes
@@ -45,8 +45,8 @@ int concurrencyOf(const Exec& exec) {
 // size of its own (above).
 template <class Exec, class... Properties>
 Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>, Properties...> rangePolicy(const Exec& exec,
-                                                                                Index begin,
-                                                                                Index end) {
+                                                                               Index begin,
+                                                                               Index end) {
   const Index threads = std::max(1, concurrencyOf(exec));
   const Index chunk = std::max<Index>(1, (end - begin + threads - 1) / threads);
   return Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>, Properties...>(

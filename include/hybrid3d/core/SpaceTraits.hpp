@@ -31,14 +31,15 @@ inline constexpr bool is_memory_space_or_device_v = is_memory_space_or_device<S>
 // space's default execution space (so one backend's code is exactly what DefaultMemorySpace
 // gives), else Kokkos::Device<Exec, that memory space>.
 template <class Exec>
-using DeviceOf = std::conditional_t<
-    std::is_same_v<typename Exec::memory_space::execution_space, Exec>,
-    typename Exec::memory_space, Kokkos::Device<Exec, typename Exec::memory_space>>;
+using DeviceOf =
+    std::conditional_t<std::is_same_v<typename Exec::memory_space::execution_space, Exec>,
+                       typename Exec::memory_space,
+                       Kokkos::Device<Exec, typename Exec::memory_space>>;
 
 }  // namespace hybrid3d
 
 // One line in every public class template taking a space parameter S.
-#define HYBRID3D_ASSERT_SPACE(S)                                                          \
-  static_assert(::hybrid3d::is_memory_space_or_device_v<S>,                               \
-                "hybrid3d: the space parameter must be a Kokkos memory space or a "       \
+#define HYBRID3D_ASSERT_SPACE(S)                                                    \
+  static_assert(::hybrid3d::is_memory_space_or_device_v<S>,                         \
+                "hybrid3d: the space parameter must be a Kokkos memory space or a " \
                 "Kokkos::Device<ExecutionSpace, MemorySpace>")

@@ -45,8 +45,8 @@ inline constexpr bool mpiStagesThroughHost =
 // The host space of staging copies of MemorySpace's data: HostSpace when the host reads
 // MemorySpace itself, else the backend's pinned host space.
 template <class MemorySpace>
-using StagingSpace = std::conditional_t<Impl::hostAccessible<MemorySpace>, Kokkos::HostSpace,
-                                        Impl::PinnedHostSpace>;
+using StagingSpace =
+    std::conditional_t<Impl::hostAccessible<MemorySpace>, Kokkos::HostSpace, Impl::PinnedHostSpace>;
 
 template <class T, class MemorySpace>
 using StagingBuffer = Kokkos::View<T*, StagingSpace<MemorySpace>>;
@@ -55,9 +55,11 @@ using StagingBuffer = Kokkos::View<T*, StagingSpace<MemorySpace>>;
 // MemorySpace), else an empty view: nothing is allocated for host memory or GPU-aware MPI.
 template <class T, class MemorySpace, bool Stage = mpiStagesThroughHost<MemorySpace>>
 StagingBuffer<T, MemorySpace> stagingBuffer(const std::string& label, std::size_t size) {
-  if constexpr (!Stage) return {};
-  else return StagingBuffer<T, MemorySpace>(
-      Kokkos::view_alloc(label + " (host staging)", Kokkos::WithoutInitializing), size);
+  if constexpr (!Stage)
+    return {};
+  else
+    return StagingBuffer<T, MemorySpace>(
+        Kokkos::view_alloc(label + " (host staging)", Kokkos::WithoutInitializing), size);
 }
 
 }  // namespace hybrid3d

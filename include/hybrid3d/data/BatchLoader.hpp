@@ -99,14 +99,14 @@ private:
   LoaderOptions options_;
   SampleReader reader_;
   HostBatch buffers_[2];
-  int fill_ = 0;                            // buffer the next batch goes into
-  int nextEpoch_ = 0;                       // position of the batch next() returns
+  int fill_ = 0;       // buffer the next batch goes into
+  int nextEpoch_ = 0;  // position of the batch next() returns
   Index nextBatch_ = 0;
   // Position of the batch the prefetcher loads: its job captures only `this` and the buffer,
   // which std::function holds without a heap allocation (a step allocates nothing).
   int aheadEpoch_ = 0;
   Index aheadBatch_ = 0;
-  int orderEpoch_ = -1;                     // epoch whose order is in order_
+  int orderEpoch_ = -1;  // epoch whose order is in order_
   std::vector<Index> order_;
   std::unordered_map<Index, CachedSample> cache_;
   std::size_t cacheUsed_ = 0;

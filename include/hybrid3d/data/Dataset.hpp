@@ -84,8 +84,7 @@ class BatchPlan {
 public:
   // Training: throws when B < 1, G < 1, B is not a multiple of G, or N < B (an epoch without a
   // batch).
-  BatchPlan(Index numSamples, int globalBatch, int groups, std::uint64_t seed,
-            bool shuffle = true);
+  BatchPlan(Index numSamples, int globalBatch, int groups, std::uint64_t seed, bool shuffle = true);
   // Evaluation: every sample once, in order, the last batch partial; any B >= 1 (B > N too).
   static BatchPlan evaluation(Index numSamples, int globalBatch, int groups);
 

@@ -87,6 +87,7 @@ private:
 };
 
 // The HDF5 memory type of a C++ scalar.
-template <class T> hid_t nativeType();
+template <class T>
+hid_t nativeType();
 
 }  // namespace hybrid3d::data

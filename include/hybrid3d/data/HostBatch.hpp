@@ -19,17 +19,18 @@ struct HostBatch {
   using staging_space = StagingSpace<DefaultMemorySpace>;
   int epoch = -1;
   Index batch = -1;
-  int filled = 0;                      // slots [0, filled) hold samples (fewer than slots() only
-                                       // in an evaluation pass's last mini-batch)
-  std::vector<Index> samples;          // dataset index of each slot, -1 past `filled`
-  std::vector<SampleFormat> formats;   // stored type and order of each slot's input
+  int filled = 0;                     // slots [0, filled) hold samples (fewer than slots() only
+                                      // in an evaluation pass's last mini-batch)
+  std::vector<Index> samples;         // dataset index of each slot, -1 past `filled`
+  std::vector<SampleFormat> formats;  // stored type and order of each slot's input
   Kokkos::View<unsigned char**, Kokkos::LayoutRight, staging_space> input;  // (slot, bytes)
-  Kokkos::View<int****, Kokkos::LayoutRight, staging_space> labels;  // (slot, owned d,h,w)
-  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> targets;  // (slot, target)
+  Kokkos::View<int****, Kokkos::LayoutRight, staging_space> labels;         // (slot, owned d,h,w)
+  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace> targets;    // (slot, target)
 
   HostBatch() = default;
   HostBatch(int slots, const SampleReader& reader)
-      : samples(std::size_t(slots), -1), formats(std::size_t(slots)),
+      : samples(std::size_t(slots), -1),
+        formats(std::size_t(slots)),
         input("hybrid3d::HostBatch::input", slots, reader.inputCapacityBytes()),
         labels("hybrid3d::HostBatch::labels", slots,
                reader.labelCount() ? reader.subvolume().owned.extent(0) : 0,

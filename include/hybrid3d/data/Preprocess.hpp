@@ -1,9 +1,9 @@
 #pragma once
 // On-the-fly preprocessing of one sample's subvolume, as SampleReader delivered it (stored type
 // and channel order, host memory), into its slot of the input tensor: int16 -> float, optional
-// log1p, per-channel offset and scale, channels-last -> NCDHW, and zero padding of the ghost cells outside
-// the domain. One Kokkos kernel over the local box, so the device does the conversion and the
-// file bytes cross the host-device link at their stored size.
+// log1p, per-channel offset and scale, channels-last -> NCDHW, and zero padding of the ghost cells
+// outside the domain. One Kokkos kernel over the local box, so the device does the conversion and
+// the file bytes cross the host-device link at their stored size.
 
 #include <cstdint>
 #include <string>
@@ -22,7 +22,7 @@
 namespace hybrid3d::data {
 
 struct PreprocessOptions {
-  bool log1p = false;               // y = log(1 + x), as MLPerf's CosmoFlow does to counts
+  bool log1p = false;                // y = log(1 + x), as MLPerf's CosmoFlow does to counts
   std::vector<double> channelScale;  // empty: 1 for every channel; else one factor per channel
   // Subtracted before scaling: y = (f(x) - offset_c) * scale_c, so inputs can be centred (a
   // large constant level, like log1p of counts, otherwise dominates the first layers and the
@@ -147,12 +147,12 @@ private:
         n < 0 || n >= x.batch())
       fail("preprocess: tensor '", x.view().label(), "' (channels ", x.channels(), ", box ",
            xs.local, ", slot ", n, ") is not the one this preprocess was built for");
-    const std::size_t bytes = std::size_t(channels_) * std::size_t(sub_.read.size()) *
-                              format.elementSize();
+    const std::size_t bytes =
+        std::size_t(channels_) * std::size_t(sub_.read.size()) * format.elementSize();
     const unsigned char* raw = static_cast<const unsigned char*>(hostInput);
     if constexpr (!hostAccessible) {
       Kokkos::View<const unsigned char*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> src(raw,
-                                                                                          bytes);
+                                                                                         bytes);
       auto dst = Kokkos::subview(staging_, Kokkos::pair<std::size_t, std::size_t>(0, bytes));
       Kokkos::deep_copy(exec, dst, src);  // ordered after the previous slot's kernel
       raw = staging_.data();
@@ -163,7 +163,7 @@ private:
   PreprocessOptions options_;
   int channels_;
   Subvolume sub_;
-  Kokkos::View<T* [2], MemorySpace> affine_;  // per channel: offset, scale
+  Kokkos::View<T* [2], MemorySpace> affine_;           // per channel: offset, scale
   Kokkos::View<unsigned char*, MemorySpace> staging_;  // host-inaccessible spaces only
 };
 

@@ -46,13 +46,13 @@ struct SampleFormat {
 
 // What the deck expects of every sample file.
 struct SampleSpec {
-  std::string input = "/full";       // [C,D,H,W] float32 or int16 (or [D,H,W,C], layout "DHWC")
+  std::string input = "/full";  // [C,D,H,W] float32 or int16 (or [D,H,W,C], layout "DHWC")
   int channels = 4;
   Index3 extents{0, 0, 0};           // (D,H,W)
   std::string labels;                // "/segmentation" [D,H,W] integer, or "" for none
   std::string targets = "/unitPar";  // [numTargets] float, or "" for none
   int numTargets = 4;
-  int classes = 0;                   // labels must lie in [0, classes) (0: not checked)
+  int classes = 0;  // labels must lie in [0, classes) (0: not checked)
 
   static SampleSpec cosmology(int channels, const Index3& extents) {
     return {"/full", channels, extents, "", "/unitPar", 4};

@@ -20,7 +20,8 @@ struct Subvolume {
   // The box rule of DistTensor (grid/BoxRule.hpp): the owned box grown by this rank's ghosts,
   // an empty owned box too (it may read its consumer's ghosts from the file).
   Subvolume(const BlockDecomposition& decomposition, const Int3& coords, const GhostWidths& ghosts)
-      : extents(decomposition.globalExtents()), owned(decomposition.ownedBox(coords)),
+      : extents(decomposition.globalExtents()),
+        owned(decomposition.ownedBox(coords)),
         local(localBox(decomposition, coords, ghosts)),
         read(local.empty() ? local : intersect(local, decomposition.globalBox())) {}
 

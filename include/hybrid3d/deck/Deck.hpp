@@ -17,13 +17,13 @@ namespace hybrid3d::deck {
 
 struct DeckKey {
   enum class Type { Int, Double, String, Bool, DoubleList };
-  std::string path;          // "Training/mini-batch": sublists separated by '/'
+  std::string path;  // "Training/mini-batch": sublists separated by '/'
   Type type = Type::String;
-  std::string fallback;      // default as text; empty and !required: no default
+  std::string fallback;  // default as text; empty and !required: no default
   bool required = false;
-  double min = -1e300, max = 1e300;   // numbers (and every element of a list)
-  std::vector<std::string> choices;   // strings: allowed values (empty: any)
-  std::string help;                   // one line, printed by `hybrid3d deck-help`
+  double min = -1e300, max = 1e300;  // numbers (and every element of a list)
+  std::vector<std::string> choices;  // strings: allowed values (empty: any)
+  std::string help;                  // one line, printed by `hybrid3d deck-help`
 };
 
 class Deck {

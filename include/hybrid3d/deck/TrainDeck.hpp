@@ -17,7 +17,7 @@ const std::vector<DeckKey>& trainDeckSchema();
 struct DeckRun {
   TrainConfig config;
   Int3 spatialGrid{1, 1, 1};
-  bool generate = false;                    // Data/Generate present: make the data first
+  bool generate = false;  // Data/Generate present: make the data first
   generate::GenerateOptions generation;
   std::string precision = "float";
 };

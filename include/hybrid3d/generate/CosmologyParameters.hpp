@@ -41,10 +41,8 @@ struct ParameterRange {
 
 // The ranges the generator draws from; /unitPar maps [lo, hi] to [-1, 1].
 inline const std::array<ParameterRange, 4>& cosmologyParameterRanges() {
-  static const std::array<ParameterRange, 4> ranges{{{"amplitude", 0.6, 1.2},
-                                                     {"slope", -2.6, -1.4},
-                                                     {"cutoff", 0.4, 0.9},
-                                                     {"growth", 0.5, 1.5}}};
+  static const std::array<ParameterRange, 4> ranges{
+      {{"amplitude", 0.6, 1.2}, {"slope", -2.6, -1.4}, {"cutoff", 0.4, 0.9}, {"growth", 0.5, 1.5}}};
   return ranges;
 }
 

@@ -55,11 +55,11 @@ inline double standardNormal(std::uint64_t key, std::uint64_t index) {
 
 // Streams (purposes) of the generators: one key per (seed, sample, stream).
 enum class Stream : std::uint64_t {
-  Parameters = 1,   // the sample's physical parameters
-  WhiteNoise = 2,   // real-space white noise of the Gaussian field, by global voxel
-  Poisson = 3,      // Poisson draws, by (channel, global voxel)
-  Shapes = 4,       // segmentation: organ shape, lesion placement, bias field
-  ImageNoise = 5,   // segmentation: Gaussian image noise, by global voxel
+  Parameters = 1,  // the sample's physical parameters
+  WhiteNoise = 2,  // real-space white noise of the Gaussian field, by global voxel
+  Poisson = 3,     // Poisson draws, by (channel, global voxel)
+  Shapes = 4,      // segmentation: organ shape, lesion placement, bias field
+  ImageNoise = 5,  // segmentation: Gaussian image noise, by global voxel
 };
 
 // The key of one purpose of one sample of a dataset.

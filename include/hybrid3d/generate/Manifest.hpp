@@ -31,11 +31,11 @@ struct ManifestParameter {
 };
 
 struct ManifestSample {
-  std::string split;                // train, validation or test
-  std::string file;                 // relative to the dataset directory
-  std::uint64_t index = 0;          // sample number within the dataset
-  std::vector<double> parameters;   // one per Manifest::parameters
-  std::vector<float> unitPar;       // training targets; empty when the generator has none
+  std::string split;               // train, validation or test
+  std::string file;                // relative to the dataset directory
+  std::uint64_t index = 0;         // sample number within the dataset
+  std::vector<double> parameters;  // one per Manifest::parameters
+  std::vector<float> unitPar;      // training targets; empty when the generator has none
 };
 
 struct Manifest {

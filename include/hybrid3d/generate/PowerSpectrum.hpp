@@ -23,9 +23,9 @@ double spectrumShape(const CosmologyParameters& p, double k);
 std::vector<double> spectrumShapeTable(const CosmologyParameters& p, Index size);
 
 struct ShellPower {
-  double k = 0;       // mean |m| / (S/2) of the modes in the shell
-  double power = 0;   // mean |FFT(x)(m)|^2 / S^3 over the shell
-  double modes = 0;   // number of modes of the full complex grid in the shell
+  double k = 0;      // mean |m| / (S/2) of the modes in the shell
+  double power = 0;  // mean |FFT(x)(m)|^2 / S^3 over the shell
+  double modes = 0;  // number of modes of the full complex grid in the shell
 };
 
 // Shells of width one fundamental mode (shell i holds round(|m|) == i), from 0 to S/2.

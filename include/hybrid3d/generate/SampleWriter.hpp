@@ -31,8 +31,8 @@ public:
   // [first, first + count) of dimension `splitDim` (all of the other dimensions), contiguous
   // and row-major in `data`. count may be 0. Collective.
   template <class T>
-  void writeSlab(const std::string& name, const std::vector<Index>& dims, int splitDim,
-                 Index first, Index count, const T* data);
+  void writeSlab(const std::string& name, const std::vector<Index>& dims, int splitDim, Index first,
+                 Index count, const T* data);
 
   // A small dataset written from rank 0's `data` (every rank calls; the others' data is unused).
   template <class T>

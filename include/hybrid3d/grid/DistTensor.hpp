@@ -65,8 +65,12 @@ public:
   // `ghosts` holds every rank's widths (a layer's inputGhosts()).
   DistTensor(const std::string& label, int n, int c, const BlockDecomposition& decomposition,
              const Int3& coords, const GhostMap& ghosts)
-      : n_(n), c_(c), decomposition_(decomposition), coords_(coords),
-        owned_(decomposition.ownedBox(coords)), ghostMap_(ghosts) {
+      : n_(n),
+        c_(c),
+        decomposition_(decomposition),
+        coords_(coords),
+        owned_(decomposition.ownedBox(coords)),
+        ghostMap_(ghosts) {
     if (n < 0 || c < 0) fail("tensor '", label, "': negative batch ", n, " or channels ", c);
     for (int i = 0; i < 3; ++i)
       if (coords[i] < 0 || coords[i] >= decomposition.dims()[i])

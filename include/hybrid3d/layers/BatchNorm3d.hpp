@@ -40,7 +40,7 @@ public:
 
   // Which ranks' cells enter the batch statistics.
   enum class Statistics {
-    Global,       // every rank of the mini-batch (grid.worldComm()): equals 1-process PyTorch
+    Global,          // every rank of the mini-batch (grid.worldComm()): equals 1-process PyTorch
     PerSpatialGroup  // the ranks of one sample group (grid.spatialComm())
   };
 
@@ -89,21 +89,21 @@ private:
   // sums_[c] and sums_[C + c] := this rank's sum(dy) and sum(dy * xhat) over channel c.
   void gradientSums(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
   void addParameterGrads(const execution_space& exec);
-  void applyDataGradient(const execution_space& exec, const tensor_type& x,
-                         const tensor_type& dy, const tensor_type& dx);
+  void applyDataGradient(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
+                         const tensor_type& dx);
 
   Options options_;
-  OwnedComm comm_;                  // statistics communicator (a duplicate)
-  double count_ = 0;                // cells per channel over comm_
+  OwnedComm comm_;    // statistics communicator (a duplicate)
+  double count_ = 0;  // cells per channel over comm_
   bool training_ = true;
   bool forwardTraining_ = true;  // the mode of the last forward, which backward differentiates
   bool haveForward_ = false;
 
   Parameter<T, MemorySpace> weight_, bias_, runningMean_, runningVar_;
-  Kokkos::View<double***, MemorySpace> partial_;  // [C, N*D_owned, 2]: sums per (n, d) slab
-  Kokkos::View<double*, MemorySpace> sums_;       // [2C]: the allreduce buffer
+  Kokkos::View<double***, MemorySpace> partial_;        // [C, N*D_owned, 2]: sums per (n, d) slab
+  Kokkos::View<double*, MemorySpace> sums_;             // [2C]: the allreduce buffer
   StagedAllreduce<double, MemorySpace> sumsAllreduce_;  // sums_ over comm_, staged if need be
-  Kokkos::View<double*, MemorySpace> mean_, invstd_;  // [C]: statistics of the last forward
+  Kokkos::View<double*, MemorySpace> mean_, invstd_;    // [C]: statistics of the last forward
   tensor_type savedX_;  // the last forward's x (a shallow handle, no copy)
 };
 

@@ -65,16 +65,16 @@ Concat<T, M>::Concat(const ProcessGrid& grid, const std::string& name, const Ten
                      const TensorShape& b) {
   LayerNaming naming = LayerNaming::quoted("Concat", name);
   if (a.batch != b.batch || a.extents != b.extents)
-    fail(naming.label, ": inputs differ: a is ", a.batch, "x", a.channels, "x",
-         toString(a.extents), ", b is ", b.batch, "x", b.channels, "x", toString(b.extents),
+    fail(naming.label, ": inputs differ: a is ", a.batch, "x", a.channels, "x", toString(a.extents),
+         ", b is ", b.batch, "x", b.channels, "x", toString(b.extents),
          " (batch and extents must match)");
   if (a.channels < 0 || b.channels < 0 || a.batch < 0)
     fail(naming.label, ": inputs have negative batch or channels");
   // Element-wise in space: every rank copies its own owned cells, and no ghosts are read.
   const TensorShape y{a.batch, a.channels + b.channels, a.extents};
   geometryB_ = SpatialGeometry(naming, grid.dims(), grid.coords(), b, y, InputGhosts::Any);
-  geometry_ = SpatialGeometry(std::move(naming), grid.dims(), grid.coords(), a, y,
-                              InputGhosts::Any);
+  geometry_ =
+      SpatialGeometry(std::move(naming), grid.dims(), grid.coords(), a, y, InputGhosts::Any);
 }
 
 template <class T, class M>
@@ -94,8 +94,8 @@ void Concat<T, M>::copyChannels(const char* label, const execution_space& exec,
 }
 
 template <class T, class M>
-void Concat<T, M>::forward(const execution_space& exec, const tensor_type& a,
-                           const tensor_type& b, const tensor_type& y) const {
+void Concat<T, M>::forward(const execution_space& exec, const tensor_type& a, const tensor_type& b,
+                           const tensor_type& y) const {
   geometry_.checkInput(a, "first input");
   geometryB_.checkInput(b, "second input");
   geometry_.checkOutput(y, "output");

@@ -59,7 +59,7 @@ public:
 
   struct Options {
     int outChannels = 0;
-    int kernel = 3;   // cubic, odd
+    int kernel = 3;  // cubic, odd
     int stride = 1;
     int padding = 1;  // zeros on every side
     bool bias = false;
@@ -113,8 +113,7 @@ public:
     const double outputs =
         double(g.outputShape().batch) * g.outputShape().channels * g.outputOwned().size();
     const double k3 = double(options_.kernel) * options_.kernel * options_.kernel;
-    return convolutionFlops(outputs * g.inputShape().channels * k3,
-                            options_.bias ? outputs : 0.0);
+    return convolutionFlops(outputs * g.inputShape().channels * k3, options_.bias ? outputs : 0.0);
   }
 
   // Output rows (n, od, oh) per gemm chunk of the kokkos engine, for tests and benchmarks.
@@ -135,7 +134,7 @@ private:
   // interior or one shell slab. Built once at set-up.
   struct Part {
     Impl::OutputPart box;
-    Impl::ConvGeometry geometry;   // the part's extents, and where its input window starts
+    Impl::ConvGeometry geometry;       // the part's extents, and where its input window starts
     Index rows = 0, rowsPerChunk = 1;  // the part's output rows N*OD*OH, rows per gemm chunk
     std::unique_ptr<Impl::LocalConvolution<T, MemorySpace>> vendor;  // null: kokkos engine
   };
@@ -145,8 +144,8 @@ private:
   void forwardPart(const execution_space& exec, const tensor_type& x, const tensor_type& y,
                    const Part& part);
   // dx += the part's adjoint (kokkos engine; a vendor part overwrites unless accumulateDx).
-  void backwardDataPart(const execution_space& exec, const tensor_type& dy,
-                        const tensor_type& dx, const Part& part);
+  void backwardDataPart(const execution_space& exec, const tensor_type& dy, const tensor_type& dx,
+                        const Part& part);
   bool direct(const tensor_type& outputLike) const;  // the 1x1 path applies to this call
   Matrix weightMatrix() const;
   Matrix weightGradMatrix() const;
@@ -160,9 +159,9 @@ private:
   const std::string* backwardDataInteriorRegion_ = nullptr;
   const std::string* backwardDataShellRegion_ = nullptr;
   Options options_;
-  Impl::ConvGeometry window_;           // the kernel window over the whole owned box
-  bool pointwise_ = false;              // k = 1, s = 1, p = 0
-  bool inputGhostsFilled_ = false;      // see setInputGhostsFilled
+  Impl::ConvGeometry window_;       // the kernel window over the whole owned box
+  bool pointwise_ = false;          // k = 1, s = 1, p = 0
+  bool inputGhostsFilled_ = false;  // see setInputGhostsFilled
   ConvEngine engine_ = ConvEngine::Kokkos;
   // Passes by the direct host kernels instead of the engine (auto only, where they run: float
   // on host memory, 3^3 stride 1, few input channels, AVX2 + FMA): forward

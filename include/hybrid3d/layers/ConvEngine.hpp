@@ -27,10 +27,14 @@ enum class ConvEngine { Auto, Kokkos, OneDnn, Cudnn };
 
 inline const char* toString(ConvEngine e) {
   switch (e) {
-    case ConvEngine::Kokkos: return "kokkos";
-    case ConvEngine::OneDnn: return "onednn";
-    case ConvEngine::Cudnn: return "cudnn";
-    case ConvEngine::Auto: break;
+    case ConvEngine::Kokkos:
+      return "kokkos";
+    case ConvEngine::OneDnn:
+      return "onednn";
+    case ConvEngine::Cudnn:
+      return "cudnn";
+    case ConvEngine::Auto:
+      break;
   }
   return "auto";
 }
@@ -57,8 +61,8 @@ constexpr bool oneDnnCanRun() {
 template <class T, class MemorySpace>
 constexpr bool cudnnCanRun() {
 #if HYBRID3D_ENABLE_CUDNN
-  return (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
-         std::is_same_v<MemorySpace, Kokkos::CudaSpace>;
+  return (std::is_same_v<T, float> ||
+          std::is_same_v<T, double>)&&std::is_same_v<MemorySpace, Kokkos::CudaSpace>;
 #else
   return false;
 #endif
@@ -97,17 +101,20 @@ ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Ind
   }
   if (requested == ConvEngine::OneDnn && !onednn) {
     if (!HYBRID3D_ENABLE_ONEDNN)
-      fail(layer, ": convolution engine onednn is not built in (install oneDNN, e.g. Debian's "
-                  "libdnnl-dev, and configure with HYBRID3D_ENABLE_ONEDNN=ON)");
+      fail(layer,
+           ": convolution engine onednn is not built in (install oneDNN, e.g. Debian's "
+           "libdnnl-dev, and configure with HYBRID3D_ENABLE_ONEDNN=ON)");
     fail(layer, ": convolution engine onednn computes float on host memory only; this layer is ",
          scalar, " on ", MemorySpace::memory_space::name());
   }
   if (requested == ConvEngine::Cudnn && !cudnn) {
     if (!HYBRID3D_ENABLE_CUDNN)
-      fail(layer, ": convolution engine cudnn is not built in (it needs a Kokkos with the CUDA "
-                  "backend and cuDNN; configure with HYBRID3D_ENABLE_CUDNN=ON)");
-    fail(layer, ": convolution engine cudnn computes float and double on CUDA device memory "
-                "(CudaSpace) only; this layer is ",
+      fail(layer,
+           ": convolution engine cudnn is not built in (it needs a Kokkos with the CUDA "
+           "backend and cuDNN; configure with HYBRID3D_ENABLE_CUDNN=ON)");
+    fail(layer,
+         ": convolution engine cudnn computes float and double on CUDA device memory "
+         "(CudaSpace) only; this layer is ",
          scalar, " on ", MemorySpace::memory_space::name());
   }
   return requested;

@@ -97,13 +97,13 @@ private:
 
   Options options_;
   Impl::BlockGeometry blocks_;
-  Impl::ConvGeometry range_;  // R as rows of input voxels, for the X <-> column copies
+  Impl::ConvGeometry range_;     // R as rows of input voxels, for the X <-> column copies
   Index3 rangeOffset_{0, 0, 0};  // local (ghosted) index of R's first voxel
   Index rows_ = 0, rowsPerChunk_ = 1;
 
   Parameter<T, MemorySpace> weight_, bias_;
-  Kokkos::View<T*, MemorySpace> in_;      // [Cin, chunk columns]: X or dX of a chunk
-  Kokkos::View<T*, MemorySpace> blockBuf_;  // [Cout*k^3, chunk columns]: Y or dY blocks
+  Kokkos::View<T*, MemorySpace> in_;             // [Cin, chunk columns]: X or dX of a chunk
+  Kokkos::View<T*, MemorySpace> blockBuf_;       // [Cout*k^3, chunk columns]: Y or dY blocks
   Kokkos::View<T*, MemorySpace> ones_, perTap_;  // bias gradient = fold(dY blocks * ones)
   std::unique_ptr<Halo<T, MemorySpace>> halo_;
 };

@@ -79,8 +79,7 @@ double MseLoss<T, M>::forward(const execution_space& exec, const feature_type& p
   const Index F = features_;
   double sum = 0;
   Kokkos::parallel_reduce(
-      Impl::kernelLabel("hybrid3d::MseLoss::forward"),
-      rangePolicy(exec, 0, batch_ * F),
+      Impl::kernelLabel("hybrid3d::MseLoss::forward"), rangePolicy(exec, 0, batch_ * F),
       KOKKOS_LAMBDA(const Index i, double& s) {
         const double d = double(p(i / F, i % F)) - double(t(i / F, i % F));
         s += d * d;
@@ -103,8 +102,7 @@ void MseLoss<T, M>::backward(const execution_space& exec, const feature_type& pr
   const Index F = features_;
   const T scale = T(2.0 / count_);
   Kokkos::parallel_for(
-      Impl::kernelLabel("hybrid3d::MseLoss::backward"),
-      rangePolicy(exec, 0, batch_ * F),
+      Impl::kernelLabel("hybrid3d::MseLoss::backward"), rangePolicy(exec, 0, batch_ * F),
       KOKKOS_LAMBDA(const Index i) {
         const Index n = i / F, f = i % F;
         g(n, f) = scale * (p(n, f) - t(n, f));

@@ -41,10 +41,10 @@ struct ParameterLayout {
 template <class T, class MemorySpace = DefaultMemorySpace>
 struct Parameter {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
-  std::string name;                   // "weight", "bias", "running_mean", ...
-  std::vector<Index> shape;           // global PyTorch shape, row-major
+  std::string name;                     // "weight", "bias", "running_mean", ...
+  std::vector<Index> shape;             // global PyTorch shape, row-major
   Kokkos::View<T*, MemorySpace> value;  // this rank's part (the whole unless a column shard)
-  Kokkos::View<T*, MemorySpace> grad;  // empty for buffers (batch-norm running statistics)
+  Kokkos::View<T*, MemorySpace> grad;   // empty for buffers (batch-norm running statistics)
   ParameterLayout layout;
 };
 
@@ -77,8 +77,11 @@ template <class T, class MemorySpace = DefaultMemorySpace>
 Parameter<T, MemorySpace> createParameter(const std::string& layer, const std::string& name,
                                           const std::vector<Index>& shape, bool trainable = true) {
   const Index n = globalSize(shape);
-  Parameter<T, MemorySpace> p{name, shape, Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name), n),
-                              {}, {}};  // no gradient yet; replicated
+  Parameter<T, MemorySpace> p{name,
+                              shape,
+                              Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name), n),
+                              {},
+                              {}};  // no gradient yet; replicated
   if (trainable) p.grad = Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name) + "/grad", n);
   return p;
 }
@@ -94,11 +97,12 @@ Parameter<T, MemorySpace> createColumnShard(const std::string& layer, const std:
     if (c < 0 || c >= globalColumns)
       fail(layer, "/", name, ": column ", c, " outside the ", globalColumns, " of the parameter");
   const Index n = rows * Index(columns.size());
-  Parameter<T, MemorySpace> p{name,
-                              {rows, globalColumns},
-                              Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name), n),
-                              Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name) + "/grad", n),
-                              {true, std::move(columns), GradientScope::DataParallel}};
+  Parameter<T, MemorySpace> p{
+      name,
+      {rows, globalColumns},
+      Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name), n),
+      Kokkos::View<T*, MemorySpace>(parameterLabel(layer, name) + "/grad", n),
+      {true, std::move(columns), GradientScope::DataParallel}};
   return p;
 }
 

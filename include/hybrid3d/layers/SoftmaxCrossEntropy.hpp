@@ -74,8 +74,11 @@ private:
 template <class T, class M>
 SoftmaxCrossEntropy<T, M>::SoftmaxCrossEntropy(const ProcessGrid& grid, const std::string& name,
                                                const TensorShape& logits)
-    : name_(name), shape_(logits), decomposition_(logits.extents, grid.dims()),
-      world_(grid.worldComm()), badLabels_(Impl::viewLabel(name + "/bad labels")) {
+    : name_(name),
+      shape_(logits),
+      decomposition_(logits.extents, grid.dims()),
+      world_(grid.worldComm()),
+      badLabels_(Impl::viewLabel(name + "/bad labels")) {
   const Index3& e = logits.extents;
   if (logits.batch <= 0 || logits.channels <= 0 || e[0] * e[1] * e[2] <= 0)
     fail(name, ": SoftmaxCrossEntropy needs positive batch, classes and extents (got ",

@@ -89,9 +89,7 @@ public:
   const GhostMap& inputGhosts() const { return ghostMap_; }
   const GhostWidths& ghosts() const { return ghosts_; }
   // This rank's input layout for `batch` x `channels` (a halo is built from it).
-  TensorLayout inputLayout() const {
-    return {in_.batch, in_.channels, inDec_, coords_, ghostMap_};
-  }
+  TensorLayout inputLayout() const { return {in_.batch, in_.channels, inDec_, coords_, ghostMap_}; }
 
   // "hybrid3d::<kind>::<pass> <name>", interned at set-up.
   const std::string& region(Pass pass) const { return *regions_[static_cast<int>(pass)]; }
@@ -144,9 +142,7 @@ public:
   const TensorShape& inputShape() const { return geometry_.inputShape(); }
   const TensorShape& outputShape() const { return geometry_.outputShape(); }
   const BlockDecomposition& inputDecomposition() const { return geometry_.inputDecomposition(); }
-  const BlockDecomposition& outputDecomposition() const {
-    return geometry_.outputDecomposition();
-  }
+  const BlockDecomposition& outputDecomposition() const { return geometry_.outputDecomposition(); }
   // Every rank's input ghost widths (a tensor for x or dx is made with them).
   const GhostMap& inputGhosts() const { return geometry_.inputGhosts(); }
 

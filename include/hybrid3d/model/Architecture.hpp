@@ -24,8 +24,8 @@ struct TaskKind;
 // What an architecture reads and produces, from the options alone: no layer is built.
 struct ModelTraits {
   int inputChannels = 0;
-  int outputs = 0;             // regression targets or segmentation classes
-  bool log1pOfInput = false;   // the model takes log(1 + x) of its input itself (a layer)
+  int outputs = 0;                 // regression targets or segmentation classes
+  bool log1pOfInput = false;       // the model takes log(1 + x) of its input itself (a layer)
   const TaskKind* task = nullptr;  // what it is trained for: its loss, truth and metrics
 };
 

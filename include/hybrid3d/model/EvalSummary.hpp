@@ -14,7 +14,7 @@ struct EvalSummary {
   // loss: the training loss's definition over every sample (MSE over samples and targets;
   // cross-entropy over samples and voxels).
   double loss = 0, mse = 0, mae = 0, accuracy = 0;
-  std::vector<double> dice;  // per class
+  std::vector<double> dice;      // per class
   std::string describe() const;  // "loss 0.12 mse 0.12 mae 0.28" / "... dice 0.9/0.7/0.2 ..."
 };
 

@@ -18,8 +18,8 @@ struct ModelOptions {
   double dropoutKeep = -1;                 // < 0: the model's own; 1 disables dropout
   bool batchNormPerGroup = false;          // statistics per spatial group, not global
   std::size_t convWorkspaceBytes = std::size_t(64) << 20;  // kokkos engine's im2col bound
-  ConvEngine convEngine = ConvEngine::Auto;                 // every Conv3d's engine
-  bool convOverlap = convOverlapByDefault;                  // Conv3d's halo/compute overlap
+  ConvEngine convEngine = ConvEngine::Auto;                // every Conv3d's engine
+  bool convOverlap = convOverlapByDefault;                 // Conv3d's halo/compute overlap
 };
 
 }  // namespace hybrid3d

@@ -5,9 +5,10 @@
 // A dry run (`hybrid3d check`) prints it for the deck's grid; a planner can evaluate any grid.
 //
 // One source: planModel runs the same architecture definitions as buildModel (the registry's,
-// Architecture.hpp) through a builder that records shapes instead of constructing layers, with the layers' own window arithmetic (layers/Window.hpp) and the halo's
-// reach check (comm/HaloPlan.hpp), so a grid too fine for a layer is refused with the message a
-// real run gives. predictMemory follows Graph::finalize's allocation rules; the unit tests
+// Architecture.hpp) through a builder that records shapes instead of constructing layers, with the
+// layers' own window arithmetic (layers/Window.hpp) and the halo's reach check (comm/HaloPlan.hpp),
+// so a grid too fine for a layer is refused with the message a real run gives. predictMemory
+// follows Graph::finalize's allocation rules; the unit tests
 // ModelPlan.*MemoryEqualsTheFinalizedGraphs hold the two equal on every grid.
 
 #include <string>
@@ -32,12 +33,12 @@ struct ConvPlan {
 
 struct LayerPlan {
   std::string name;
-  std::string kind;                      // the layer class: "Conv3d", "AvgPool3d", "Dense", ...
-  std::vector<int> inputs;               // earlier layers' indices, ModelPlan::Input the model input
-  TensorShape output;                    // per data-parallel group: local batch, channels, extents
-  bool volume = true;                    // false: a feature matrix [batch, channels]
-  std::vector<GhostMap> inputGhosts;     // what each input must carry on every rank (and its gradient)
-  Index parameters = 0;                  // trainable values (each with a gradient), global
+  std::string kind;                   // the layer class: "Conv3d", "AvgPool3d", "Dense", ...
+  std::vector<int> inputs;            // earlier layers' indices, ModelPlan::Input the model input
+  TensorShape output;                 // per data-parallel group: local batch, channels, extents
+  bool volume = true;                 // false: a feature matrix [batch, channels]
+  std::vector<GhostMap> inputGhosts;  // what each input must carry on every rank (and its gradient)
+  Index parameters = 0;               // trainable values (each with a gradient), global
   // > 0: the layer's weight is a column shard [rows, C*D*H*W of its input] of this many rows
   // (FlattenDense): a rank holds only the columns of the voxels it owns.
   Index columnShardRows = 0;

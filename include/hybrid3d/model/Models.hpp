@@ -20,7 +20,7 @@ struct Model {
   std::unique_ptr<Graph<T, MemorySpace>> graph;
   std::unique_ptr<Task<T, MemorySpace>> task;  // its loss, truth buffers and metrics
   int inputChannels = 0;
-  int outputs = 0;  // regression targets or segmentation classes
+  int outputs = 0;            // regression targets or segmentation classes
   bool log1pOfInput = false;  // the model takes log(1 + x) of its input itself (a layer)
 };
 

@@ -39,7 +39,8 @@ struct HasTraining<L, std::void_t<decltype(std::declval<L&>().setTraining(true))
 template <class L, class = void>
 struct HasStep : std::false_type {};
 template <class L>
-struct HasStep<L, std::void_t<decltype(std::declval<L&>().setStep(std::int64_t(0), std::int64_t(0)))>>
+struct HasStep<L,
+               std::void_t<decltype(std::declval<L&>().setStep(std::int64_t(0), std::int64_t(0)))>>
     : std::true_type {};
 
 template <class L, class = void>

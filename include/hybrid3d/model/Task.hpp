@@ -21,11 +21,11 @@ namespace hybrid3d {
 // The datasets of a sample file a task reads besides the architecture's input channels; the
 // trainer makes a data::SampleSpec of them (train/RunChecks.hpp), model being below data.
 struct SampleFields {
-  std::string input;          // [C,D,H,W] input volume
-  std::string labels;         // [D,H,W] integer classes, or "" for none
-  std::string targets;        // [numTargets] float, or "" for none
+  std::string input;    // [C,D,H,W] input volume
+  std::string labels;   // [D,H,W] integer classes, or "" for none
+  std::string targets;  // [numTargets] float, or "" for none
   int numTargets = 0;
-  int classes = 0;            // labels must lie in [0, classes) (0: not checked)
+  int classes = 0;  // labels must lie in [0, classes) (0: not checked)
 };
 
 // A host mini-batch's truth as the data part stores it: slot-major, in host-accessible memory.
@@ -63,7 +63,8 @@ public:
 
 // Makes a task for a model whose output has `output`'s shape (per data-parallel group).
 template <class T, class M>
-using TaskMaker = std::unique_ptr<Task<T, M>> (*)(const ProcessGrid& grid, const TensorShape& output);
+using TaskMaker = std::unique_ptr<Task<T, M>> (*)(const ProcessGrid& grid,
+                                                  const TensorShape& output);
 
 namespace Impl {
 // One maker per scalar and device the library is built for (the trailing nullptr_t takes the
@@ -90,9 +91,9 @@ struct TaskKind {
 // The makers of TaskT<T, D> for every scalar and device, for a TaskKind's definition.
 template <template <class, class> class TaskT>
 Impl::TaskMakers taskMakers() {
-#define HYBRID3D_TASK_MAKER(T, D)                                                   \
+#define HYBRID3D_TASK_MAKER(T, D)                                                          \
   +[](const ProcessGrid& grid, const TensorShape& output) -> std::unique_ptr<Task<T, D>> { \
-    return std::make_unique<TaskT<T, D>>(grid, output);                             \
+    return std::make_unique<TaskT<T, D>>(grid, output);                                    \
   },
   return Impl::TaskMakers(HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_TASK_MAKER) nullptr);
 #undef HYBRID3D_TASK_MAKER

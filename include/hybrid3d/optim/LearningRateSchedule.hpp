@@ -12,11 +12,11 @@ struct LearningRateSchedule {
 
   double baseRate = 1e-3;
   Kind kind = Kind::Constant;
-  double warmupEpochs = 0;           // linear ramp from baseRate / warm-up steps to baseRate
-  std::vector<double> decayEpochs;   // StepDecay: multiply by decayFactor at each of these
+  double warmupEpochs = 0;          // linear ramp from baseRate / warm-up steps to baseRate
+  std::vector<double> decayEpochs;  // StepDecay: multiply by decayFactor at each of these
   double decayFactor = 0.1;
-  double totalEpochs = 1;            // Cosine: length of the annealing (after warm-up)
-  double minRate = 0;                // Cosine: rate at totalEpochs
+  double totalEpochs = 1;  // Cosine: length of the annealing (after warm-up)
+  double minRate = 0;      // Cosine: rate at totalEpochs
 
   // Rate for step `step` (0-based) of a run with `stepsPerEpoch` steps per epoch.
   double rate(long long step, long long stepsPerEpoch) const;

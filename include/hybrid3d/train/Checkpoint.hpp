@@ -10,10 +10,11 @@
 // (layers/Parameter.hpp) and its optimizer state are gathered before world rank 0 writes the
 // file alone, and on reading rank 0 broadcasts each tensor and every rank keeps its own part,
 // so a checkpoint written on one grid restarts on another. Other parameters are replicated and
-// written from rank 0's copy. Batch-norm running statistics are replicated too, except with statistics per
-// spatial group: then the trainer hands in their mean over the data-parallel groups (see
-// meanOverGroups in Trainer.cpp), which a restart with any number of groups continues exactly. A write goes to "<path>.tmp", is flushed to disk and then renamed over
-// <path>: a crash at any moment leaves the previous checkpoint whole.
+// written from rank 0's copy. Batch-norm running statistics are replicated too, except with
+// statistics per spatial group: then the trainer hands in their mean over the data-parallel groups
+// (see meanOverGroups in Trainer.cpp), which a restart with any number of groups continues exactly.
+// A write goes to "<path>.tmp", is flushed to disk and then renamed over <path>: a crash at any
+// moment leaves the previous checkpoint whole.
 
 #include <map>
 #include <string>
@@ -29,7 +30,7 @@ struct RunState {
   long long step = 0;   // optimizer steps taken
   long long epoch = 0;  // epochs completed
   unsigned long long seed = 0;
-  std::string deck;     // the deck text, for provenance
+  std::string deck;  // the deck text, for provenance
   // What the run was (architecture, mini-batch, seed, ...: train/RunIdentity.hpp), checked on
   // restart. Keys and values are single lines without '='. Empty in files from before it.
   std::map<std::string, std::string> identity;

@@ -33,7 +33,8 @@ public:
   int received() const;
 
 private:
-  struct sigaction previousTerm_ {}, previousUsr1_ {};
+  struct sigaction previousTerm_ {
+  }, previousUsr1_{};
 };
 
 // "SIGTERM", "SIGUSR1" or "a signal".

@@ -28,9 +28,9 @@ struct SetListing {
 // How a set is cut into mini-batches (data::BatchPlan's rules).
 struct SetPlan {
   SetListing listing;
-  int batch = 0;          // global mini-batch of this set
-  int localBatch = 0;     // slots per data-parallel group
-  Index steps = 0;        // mini-batches per epoch
+  int batch = 0;                   // global mini-batch of this set
+  int localBatch = 0;              // slots per data-parallel group
+  Index steps = 0;                 // mini-batches per epoch
   bool keepsPartialBatch = false;  // validation: every sample once, the last batch partial
 };
 
@@ -42,7 +42,7 @@ struct RunPlan {
   int epochs = 1;
   long long totalSteps = 0;  // over all epochs, capped by maxSteps
   SetPlan train;
-  SetPlan validation;        // listing.samples == 0: none
+  SetPlan validation;  // listing.samples == 0: none
   // What each spatial rank holds, indexed by spatial rank (the groups repeat it).
   std::vector<GraphMemory> memory;
 
@@ -64,7 +64,7 @@ RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const S
 // rank is thrown on every rank. `train`/`validation` given (non-empty source): sets that do not
 // exist yet (a deck that generates its data), taken as listed.
 template <class T, class MemorySpace = DefaultMemorySpace>
-RunPlan checkRun(const ProcessGrid& grid, const TrainConfig& config,
-                 const SetListing& train = {}, const SetListing& validation = {});
+RunPlan checkRun(const ProcessGrid& grid, const TrainConfig& config, const SetListing& train = {},
+                 const SetListing& validation = {});
 
 }  // namespace hybrid3d

@@ -15,22 +15,22 @@
 namespace hybrid3d {
 
 struct DataConfig {
-  std::string train;       // directory of sample files or a list file
+  std::string train;                    // directory of sample files or a list file
   std::vector<std::string> trainFiles;  // or the files themselves (then `train` is ignored)
-  std::string validation;  // empty: no validation
+  std::string validation;               // empty: no validation
   data::ReadMode readMode = data::ReadMode::Independent;
   bool prefetch = true;
   std::size_t cacheBytes = 0;
   bool shuffle = true;
-  bool log1p = false;                // applied while loading (the model may also have its own)
-  std::vector<double> channelScale;  // empty: none
+  bool log1p = false;                 // applied while loading (the model may also have its own)
+  std::vector<double> channelScale;   // empty: none
   std::vector<double> channelOffset;  // subtracted before scaling; empty: none
 };
 
 struct TrainConfig {
   // The process grid (data-parallel groups G, spatial grid) is not here: the caller makes the
   // ProcessGrid the trainer runs on (the deck's DeckRun::spatialGrid, deck/TrainDeck.hpp).
-  ModelOptions model;                // model.batch is set from globalBatch / G
+  ModelOptions model;  // model.batch is set from globalBatch / G
   DataConfig data;
   int globalBatch = 1;
   // Samples per validation mini-batch over all groups; 0: globalBatch. Any value >= 1 (every
@@ -38,19 +38,19 @@ struct TrainConfig {
   // globalBatch / G samples at a time, the size its activations were allocated for.
   int validationBatch = 0;
   int epochs = 1;
-  std::string optimizer = "sgd";     // sgd | adam
+  std::string optimizer = "sgd";  // sgd | adam
   SgdOptions sgd;
   AdamOptions adam;
   LearningRateSchedule schedule;
   std::string outputDir = "hybrid3d_run";  // checkpoints and metrics
   // Checkpoints (outputDir/checkpoint.h5, overwritten) are written at every epoch end, on
   // preemption (Preemption.hpp), at the end, and besides:
-  long long checkpointEvery = 0;     // every this many steps; 0: not by step count
-  double checkpointMinutes = 30;     // when this much wall time passed since the last; 0: off
-  int printEvery = 1;                // steps between progress lines
-  std::string restartFrom;           // checkpoint to continue from ("" : start fresh)
-  long long maxSteps = -1;           // stop after this many steps (for tests); < 0: no limit
-  std::string deckText;              // stored in checkpoints
+  long long checkpointEvery = 0;  // every this many steps; 0: not by step count
+  double checkpointMinutes = 30;  // when this much wall time passed since the last; 0: off
+  int printEvery = 1;             // steps between progress lines
+  std::string restartFrom;        // checkpoint to continue from ("" : start fresh)
+  long long maxSteps = -1;        // stop after this many steps (for tests); < 0: no limit
+  std::string deckText;           // stored in checkpoints
   // Tests only: raise SIGTERM in-process once this many steps are done, on this world rank (-1:
   // every rank), so that a preemption lands at a known step. -1: never.
   long long testSignalStep = -1;

@@ -29,8 +29,7 @@ int run(const std::vector<std::string>& args) {
 
 const Registration reg{
     "check",
-    {"DECK.xml",
-     "checks a training deck on these ranks without training and prints the plan",
+    {"DECK.xml", "checks a training deck on these ranks without training and prints the plan",
      "Checks what `train` would refuse: the deck's keys and values, the spatial grid against\n"
      "every layer, the datasets' listings and each sample file's datasets, shapes and types\n"
      "(no sample contents are read, so NaN values and bad labels are found only by training).\n"

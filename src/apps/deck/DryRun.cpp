@@ -33,7 +33,8 @@ template <class T>
 RunPlan check(const ProcessGrid& grid, const deck::DeckRun& r) {
   const auto [train, validation] = toBeGenerated(r, grid.worldComm());
   RunPlan plan;
-  data::collectively(grid.worldComm(), [&] { plan = checkRun<T>(grid, r.config, train, validation); });
+  data::collectively(grid.worldComm(),
+                     [&] { plan = checkRun<T>(grid, r.config, train, validation); });
   return plan;
 }
 
@@ -43,10 +44,11 @@ int dryRun(const std::string& deckPath, const deck::DeckRun& r) {
   const ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
   const RunPlan plan = r.precision == "double" ? check<double>(grid, r) : check<float>(grid, r);
   if (grid.worldRank() == 0) {
-    std::printf("hybrid3d: dry run of %s: the deck, the grid and the data check out\n%s"
-                "hybrid3d: no sample contents read, nothing written; train with: mpirun -n %d "
-                "hybrid3d train %s\n",
-                deckPath.c_str(), planText(plan).c_str(), plan.world, deckPath.c_str());
+    std::printf(
+        "hybrid3d: dry run of %s: the deck, the grid and the data check out\n%s"
+        "hybrid3d: no sample contents read, nothing written; train with: mpirun -n %d "
+        "hybrid3d train %s\n",
+        deckPath.c_str(), planText(plan).c_str(), plan.world, deckPath.c_str());
     std::fflush(stdout);
   }
   return 0;

@@ -51,7 +51,8 @@ void report(const DeckRun& r, const std::string& weights, const std::string& out
   // The reduced gradients as global tensors (a column shard's parts gathered).
   for (const auto& p : graph.parameters()) {
     const std::vector<T> g = gatherGlobal(p.param, p.param.grad, grid.worldComm());
-    arrays.push_back({"/grads/" + p.path(), p.param.shape, std::vector<double>(g.begin(), g.end())});
+    arrays.push_back(
+        {"/grads/" + p.path(), p.param.shape, std::vector<double>(g.begin(), g.end())});
   }
   writeArrays(out, grid.worldComm(), arrays);
 }

@@ -1,5 +1,5 @@
-// `hybrid3d train DECK.xml [--restart CHECKPOINT] [--max-steps N] [--dry-run]`: trains the deck's model,
-// generating its synthetic dataset first when the deck has a Data/Generate section and the
+// `hybrid3d train DECK.xml [--restart CHECKPOINT] [--max-steps N] [--dry-run]`: trains the deck's
+// model, generating its synthetic dataset first when the deck has a Data/Generate section and the
 // dataset's manifest is not there yet. Preempted (SIGTERM or SIGUSR1), it writes its
 // checkpoint, prints the command that resumes it and exits with PreemptedExitStatus (75).
 // Hidden option for tests: --test-signal-at STEPS[:RANK] raises SIGTERM in-process on world
@@ -33,10 +33,11 @@ void ensureGenerated(const DeckRun& r) {
   MPI_Bcast(&have, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (have) return;
   if (rank == 0)
-    std::printf("hybrid3d: generating %lld training and %lld validation %s samples of %lld^3 in %s\n",
-                static_cast<long long>(r.generation.train),
-                static_cast<long long>(r.generation.validation), r.generation.generator.c_str(),
-                static_cast<long long>(r.generation.size), r.generation.outDir.c_str());
+    std::printf(
+        "hybrid3d: generating %lld training and %lld validation %s samples of %lld^3 in %s\n",
+        static_cast<long long>(r.generation.train), static_cast<long long>(r.generation.validation),
+        r.generation.generator.c_str(), static_cast<long long>(r.generation.size),
+        r.generation.outDir.c_str());
   generate::generateDataset(MPI_COMM_WORLD, r.generation);
 }
 
@@ -44,7 +45,8 @@ void ensureGenerated(const DeckRun& r) {
 std::string shellWord(const std::string& w) {
   bool plain = !w.empty();
   for (char c : w)
-    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::string("_./=:,+-").find(c) != std::string::npos);
+    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) ||
+                      std::string("_./=:,+-").find(c) != std::string::npos);
   if (plain) return w;
   std::string q = "'";
   for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -76,7 +78,8 @@ int train(const DeckRun& r, const std::vector<std::string>& args) {
   Trainer<T> trainer(grid, r.config);
   if (trainer.run().stoppedBySignal == 0) return 0;
   if (grid.worldRank() == 0) {
-    std::printf("hybrid3d: resume with: %s\n", resumeCommand(args, trainer.checkpointPath()).c_str());
+    std::printf("hybrid3d: resume with: %s\n",
+                resumeCommand(args, trainer.checkpointPath()).c_str());
     std::fflush(stdout);
   }
   return PreemptedExitStatus;
@@ -110,8 +113,7 @@ DeckRun readRun(const std::vector<std::string>& args, std::string& deck, bool& d
   if (deck.empty()) fail("train: no deck given (hybrid3d train DECK.xml)");
   if (dryRun && !restart.empty())
     fail("train: --dry-run checks a deck, not a --restart checkpoint; give one of them");
-  if (maxSteps < -1)
-    fail("train: --max-steps ", maxSteps, " (give N >= 0, or -1: no limit)");
+  if (maxSteps < -1) fail("train: --max-steps ", maxSteps, " (give N >= 0, or -1: no limit)");
   int world;
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   DeckRun r = readTrainDeck(deck, world);
@@ -120,10 +122,10 @@ DeckRun readRun(const std::vector<std::string>& args, std::string& deck, bool& d
   if (!signalAt.empty()) {  // STEPS[:RANK]
     const std::size_t colon = signalAt.find(':');
     r.config.testSignalStep = integerOption("train", "--test-signal-at", signalAt.substr(0, colon));
-    r.config.testSignalRank = colon == std::string::npos
-                                  ? 0
-                                  : int(integerOption("train", "--test-signal-at",
-                                                      signalAt.substr(colon + 1)));
+    r.config.testSignalRank =
+        colon == std::string::npos
+            ? 0
+            : int(integerOption("train", "--test-signal-at", signalAt.substr(colon + 1)));
   }
   return r;
 }

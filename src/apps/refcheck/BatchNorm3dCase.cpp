@@ -33,13 +33,13 @@ std::vector<Comparison> runBatchNorm3d(const RefCase& c, const ProcessGrid& grid
   Layer layer(grid, c.op(), shape, o);
   layer.setTraining(!c.hasNumber("training") || c.number("training") != 0);
   loadParameters(c, layer.parameters());  // "weight", "bias"
-  const auto buffers = layer.buffers();    // running_mean, running_var
+  const auto buffers = layer.buffers();   // running_mean, running_var
   for (const auto& b : buffers)
     if (c.has(b.name)) load(c, b.name, b.value);
 
   auto make = [&](const char* label) {
-    return createDistTensor<double>(label, shape.batch, shape.channels,
-                                    layer.inputDecomposition(), grid.coords());
+    return createDistTensor<double>(label, shape.batch, shape.channels, layer.inputDecomposition(),
+                                    grid.coords());
   };
   auto xt = make("input");
   auto yt = make("output");

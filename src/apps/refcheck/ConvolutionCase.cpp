@@ -34,9 +34,8 @@ std::vector<Comparison> runConvolution(const RefCase& c, const ProcessGrid& grid
   const std::vector<Index> w = c.shape("weight");
   const int k = intAttribute(c, "kernel");
   if (w.size() != 5 || w[1 - coutAxis] != shape.channels || w[2] != k || w[3] != k || w[4] != k)
-    fail(c.path(), ": ", c.op(), " weight shape does not match [",
-         coutAxis == 0 ? "Cout, " : "", shape.channels, coutAxis == 1 ? ", Cout" : "", ", ", k,
-         ", ", k, ", ", k, "]");
+    fail(c.path(), ": ", c.op(), " weight shape does not match [", coutAxis == 0 ? "Cout, " : "",
+         shape.channels, coutAxis == 1 ? ", Cout" : "", ", ", k, ", ", k, ", ", k, "]");
   typename Layer::Options o;
   o.outChannels = int(w[coutAxis]);
   o.kernel = k;
@@ -49,8 +48,8 @@ std::vector<Comparison> runConvolution(const RefCase& c, const ProcessGrid& grid
 
   const typename Layer::execution_space exec;
   const int cout = layer.outputShape().channels;
-  auto x = createDistTensor<double>("input", int(count), shape.channels,
-                                    layer.inputDecomposition(), grid.coords(), layer.inputGhosts());
+  auto x = createDistTensor<double>("input", int(count), shape.channels, layer.inputDecomposition(),
+                                    grid.coords(), layer.inputGhosts());
   auto y = createDistTensor<double>("output", int(count), cout, layer.outputDecomposition(),
                                     grid.coords());
   scatterFromGlobal(input, x);
@@ -60,9 +59,9 @@ std::vector<Comparison> runConvolution(const RefCase& c, const ProcessGrid& grid
 
   auto dy = createDistTensor<double>("grad_output", int(count), cout, layer.outputDecomposition(),
                                      grid.coords());
-  auto dx = createDistTensor<double>("grad_input", int(count), shape.channels,
-                                     layer.inputDecomposition(), grid.coords(),
-                                     layer.inputGhosts());
+  auto dx =
+      createDistTensor<double>("grad_input", int(count), shape.channels, layer.inputDecomposition(),
+                               grid.coords(), layer.inputGhosts());
   scatterFromGlobal(samples(c.tensor("grad_output"), first, count), dy);
   layer.backward(exec, x, dy, dx);
   if (c.has("grad_input")) out.push_back(compareSamples(c, "grad_input", dx, grid, first, count));
@@ -75,8 +74,8 @@ std::vector<Comparison> runConv3d(const RefCase& c, const ProcessGrid& grid, Ind
   return runConvolution<Conv3d<double>>(c, grid, first, count, /*coutAxis=*/0);
 }
 
-std::vector<Comparison> runConvTranspose3d(const RefCase& c, const ProcessGrid& grid,
-                                           Index first, Index count) {
+std::vector<Comparison> runConvTranspose3d(const RefCase& c, const ProcessGrid& grid, Index first,
+                                           Index count) {
   return runConvolution<ConvTranspose3d<double>>(c, grid, first, count, /*coutAxis=*/1);
 }
 

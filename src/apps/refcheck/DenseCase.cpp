@@ -57,8 +57,7 @@ std::vector<Comparison> runFlattenLinear(const RefCase& c, const ProcessGrid& gr
   const GlobalArray<double> input = samples(c.tensor("input"), first, count);
   const TensorShape shape = shapeOf(input);
   const std::vector<Index> w = c.shape("weight");
-  FlattenDense<double> layer(grid, "flatten_linear", shape,
-                             {int(w.at(0)), c.has("bias"), w.at(1)});
+  FlattenDense<double> layer(grid, "flatten_linear", shape, {int(w.at(0)), c.has("bias"), w.at(1)});
   const BlockDecomposition& dec = layer.inputDecomposition();
   auto x = createDistTensor<double>("x", int(count), shape.channels, dec, grid.coords());
   auto dx = createDistTensor<double>("dx", int(count), shape.channels, dec, grid.coords());

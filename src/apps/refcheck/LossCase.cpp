@@ -67,8 +67,7 @@ std::vector<Comparison> runCrossEntropy(const RefCase& c, const ProcessGrid& gri
   const double value = loss.forwardBackward(Exec(), x, labels, dx);
   std::vector<Comparison> out;
   if (c.has("loss")) out.push_back(compareLoss(c, value));
-  if (c.has("grad_input"))
-    out.push_back(compareSamples(c, "grad_input", dx, grid, first, count));
+  if (c.has("grad_input")) out.push_back(compareSamples(c, "grad_input", dx, grid, first, count));
   return out;
 }
 

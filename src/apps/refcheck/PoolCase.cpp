@@ -19,8 +19,8 @@ namespace {
 
 // Samples [first, first + count) of the case on `grid`.
 template <class Layer>
-std::vector<Comparison> runPool(const RefCase& c, const ProcessGrid& grid, Index first,
-                                Index count, const typename Layer::Options& options) {
+std::vector<Comparison> runPool(const RefCase& c, const ProcessGrid& grid, Index first, Index count,
+                                const typename Layer::Options& options) {
   const GlobalArray<double> x = samples(c.tensor("input"), first, count);
   const TensorShape shape = shapeOf(x);
   Layer layer(grid, c.op(), shape, options);

@@ -45,7 +45,8 @@ int intAttribute(const RefCase& c, const std::string& name, int fallback) {
 }
 
 TensorShape shapeOf(const GlobalArray<double>& a) {
-  return {int(a.extent(0)), int(a.extent(1)),
+  return {int(a.extent(0)),
+          int(a.extent(1)),
           {Index(a.extent(2)), Index(a.extent(3)), Index(a.extent(4))}};
 }
 
@@ -62,8 +63,8 @@ GlobalArray<double> wholeBatch(const GlobalArray<double>& mine, const ProcessGri
   GlobalArray<double> all(mine.label(), n * grid.numGroups(), mine.extent(1), mine.extent(2),
                           mine.extent(3), mine.extent(4));
   const Kokkos::pair<Index, Index> range(grid.group() * n, grid.group() * n + n);
-  Kokkos::deep_copy(
-      Kokkos::subview(all, range, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL), mine);
+  Kokkos::deep_copy(Kokkos::subview(all, range, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL),
+                    mine);
   if (all.size() > static_cast<std::size_t>(INT_MAX))
     fail("refcheck: array '", mine.label(), "' too large");
   MPI_Allreduce(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_DOUBLE, MPI_SUM,

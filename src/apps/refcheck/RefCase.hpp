@@ -68,8 +68,7 @@ double maxRelativeError(const double* got, const double* want, std::size_t n);
 
 template <class View>
 Comparison compare(const std::string& name, const View& got, const GlobalArray<double>& want) {
-  if (got.size() != want.size())
-    return {name + " (shape mismatch)", 1e300};
+  if (got.size() != want.size()) return {name + " (shape mismatch)", 1e300};
   return {name, maxRelativeError(got.data(), want.data(), want.size())};
 }
 

@@ -118,7 +118,8 @@ int run(const std::vector<std::string>& args) {
     }
     const bool pass = !bad && worst <= opt.tolerance;
     failed += pass ? 0 : 1;
-    if (!verdict.empty()) std::fprintf(stderr, "refcheck %s on rank %d: %s\n", name.c_str(), rank, verdict.c_str());
+    if (!verdict.empty())
+      std::fprintf(stderr, "refcheck %s on rank %d: %s\n", name.c_str(), rank, verdict.c_str());
     if (rank == 0) {
       if (bad)
         std::printf("FAIL  %-28s %-22s error (see message)\n", name.c_str(), op.c_str());

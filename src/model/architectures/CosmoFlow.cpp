@@ -46,7 +46,8 @@ std::optional<ParameterInit> initialization(const std::string& layer, const std:
                                             std::size_t dims) {
   if (parameter == "weight" && dims == 5) return ParameterInit{Init::HeNormal};
   if (parameter == "weight" && dims == 2) return ParameterInit{Init::GlorotUniform};
-  if (parameter == "bias") return ParameterInit{Init::Constant, layer.rfind("fc", 0) == 0 ? 0.1 : 0.0};
+  if (parameter == "bias")
+    return ParameterInit{Init::Constant, layer.rfind("fc", 0) == 0 ? 0.1 : 0.0};
   return std::nullopt;
 }
 

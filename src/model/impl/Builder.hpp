@@ -103,9 +103,12 @@ public:
     op.scale = scale;
     return add<ScaledTanh<T, M>, F, F>(in, name, op);
   }
-  int log1p(const std::string& name, int in) override { return add<Log1p<T, M>, V, V>(in, name, Log1pOp{}); }
+  int log1p(const std::string& name, int in) override {
+    return add<Log1p<T, M>, V, V>(in, name, Log1pOp{});
+  }
   int concat(const std::string& name, int a, int b) override {
-    return g_.add(std::make_unique<ConcatNode<T, M>>(grid_, name, g_.shape(a), g_.shape(b)), {a, b});
+    return g_.add(std::make_unique<ConcatNode<T, M>>(grid_, name, g_.shape(a), g_.shape(b)),
+                  {a, b});
   }
 
   TensorShape shape(int id) const override { return g_.shape(id); }

@@ -9,6 +9,6 @@ struct CubicWindow {
 };
 constexpr CubicWindow avgPoolWindow{3, 2, 1};  // CosmoFlow: padding counted
 constexpr CubicWindow maxPoolWindow{2, 2, 0};
-constexpr CubicWindow upWindow{2, 2, 0};       // U-Net's transposed convolutions, no bias
+constexpr CubicWindow upWindow{2, 2, 0};  // U-Net's transposed convolutions, no bias
 
 }  // namespace hybrid3d::Impl

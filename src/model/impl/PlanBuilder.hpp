@@ -46,12 +46,22 @@ public:
     l.parameters = Index(x.channels) * out * k * k * k;
     return add(l);
   }
-  int avgPool(const std::string& name, int in) override { return pool("AvgPool3d", name, in, avgPoolWindow); }
-  int maxPool(const std::string& name, int in) override { return pool("MaxPool3d", name, in, maxPoolWindow); }
-  int leaky(const std::string& name, int in, double) override { return same(name, "LeakyReLU", in); }
+  int avgPool(const std::string& name, int in) override {
+    return pool("AvgPool3d", name, in, avgPoolWindow);
+  }
+  int maxPool(const std::string& name, int in) override {
+    return pool("MaxPool3d", name, in, maxPoolWindow);
+  }
+  int leaky(const std::string& name, int in, double) override {
+    return same(name, "LeakyReLU", in);
+  }
   int log1p(const std::string& name, int in) override { return same(name, "Log1p", in); }
-  int scaledTanh(const std::string& name, int in, double) override { return same(name, "ScaledTanh", in); }
-  int dropout(const std::string& name, int in, double) override { return same(name, "Dropout", in); }
+  int scaledTanh(const std::string& name, int in, double) override {
+    return same(name, "ScaledTanh", in);
+  }
+  int dropout(const std::string& name, int in, double) override {
+    return same(name, "Dropout", in);
+  }
   int batchNorm(const std::string& name, int in) override {
     LayerPlan l = layer(name, "BatchNorm3d", in, shape(in));
     l.parameters = 2 * Index(shape(in).channels);  // weight and bias (affine)
@@ -63,12 +73,14 @@ public:
     p_.layers[id].columnShardRows = out;
     return id;
   }
-  int dense(const std::string& name, int in, int out) override { return dense(name, in, out, "Dense"); }
+  int dense(const std::string& name, int in, int out) override {
+    return dense(name, in, out, "Dense");
+  }
   int concat(const std::string& name, int a, int b) override {
     const TensorShape x = shape(a), y = shape(b);
     if (x.batch != y.batch || x.extents != y.extents)
-      fail(name, ": Concat inputs differ: a is ", x.batch, "x", x.channels, "x", toString(x.extents),
-           ", b is ", y.batch, "x", y.channels, "x", toString(y.extents));
+      fail(name, ": Concat inputs differ: a is ", x.batch, "x", x.channels, "x",
+           toString(x.extents), ", b is ", y.batch, "x", y.channels, "x", toString(y.extents));
     LayerPlan l = layer(name, "Concat", a, {x.batch, x.channels + y.channels, x.extents});
     l.inputs = {a, b};
     l.inputGhosts = {GhostMap{}, GhostMap{}};
@@ -76,7 +88,9 @@ public:
   }
 
 private:
-  BlockDecomposition dec(const TensorShape& s) const { return BlockDecomposition(s.extents, p_.grid); }
+  BlockDecomposition dec(const TensorShape& s) const {
+    return BlockDecomposition(s.extents, p_.grid);
+  }
   bool isVolume(int id) const { return id == Input || p_.layers.at(id).volume; }
 
   LayerPlan layer(const std::string& name, const char* kind, int in, const TensorShape& out) const {

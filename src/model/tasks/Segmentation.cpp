@@ -25,8 +25,8 @@ namespace Impl {
 // they hold).
 template <class T, class M>
 double countSegmentation(const typename M::execution_space& exec, const DistTensor<T, M>& logits,
-                         const DistTensor<int, M>& labels, const Kokkos::View<long long*, M>& counts,
-                         int real) {
+                         const DistTensor<int, M>& labels,
+                         const Kokkos::View<long long*, M>& counts, int real) {
   const int K = logits.channels();
   Impl::zeroFill(exec, counts);  // not deep_copy, which allocates (see zeroFill)
   const Index3 e = logits.owned().extents();
@@ -35,8 +35,8 @@ double countSegmentation(const typename M::execution_space& exec, const DistTens
   const auto x = logits.view();
   const auto lab = labels.view();
   const Index g0 = logits.ghosts().lo[0], g1 = logits.ghosts().lo[1], g2 = logits.ghosts().lo[2];
-  using Policy = Kokkos::MDRangePolicy<typename M::execution_space, Kokkos::Rank<4>,
-                                       Kokkos::IndexType<Index>>;
+  using Policy =
+      Kokkos::MDRangePolicy<typename M::execution_space, Kokkos::Rank<4>, Kokkos::IndexType<Index>>;
   Kokkos::parallel_reduce(
       Impl::kernelLabel("hybrid3d::Segmentation::count"),
       Policy(exec, {0, 0, 0, 0}, {Index(real), e[0], e[1], e[2]}),

@@ -46,8 +46,8 @@ Dataset readDataset(hid_t file, const std::string& path) {
 void writeDataset(hid_t file, const std::string& path, const Dataset& ds) {
   H5Ldelete(file, path.c_str(), H5P_DEFAULT);
   const hid_t space = H5Screate_simple(static_cast<int>(ds.dims.size()), ds.dims.data(), nullptr);
-  const hid_t d = H5Dcreate2(file, path.c_str(), ds.type, space, H5P_DEFAULT, H5P_DEFAULT,
-                             H5P_DEFAULT);
+  const hid_t d =
+      H5Dcreate2(file, path.c_str(), ds.type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (d < 0) die("cannot create " + path);
   // Conversion exceptions (NaN into an integer type) are the point of some cases: write as is.
   if (H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ds.values.data()) < 0)
@@ -67,7 +67,8 @@ herr_t copyAttribute(hid_t src, const char* name, const H5A_info_t*, void* dst) 
   std::vector<char> bytes(static_cast<std::size_t>(H5Sget_simple_extent_npoints(space)) *
                           H5Tget_size(type));
   H5Aread(a, type, bytes.data());  // variable-length strings: pointers, valid until exit
-  const hid_t b = H5Acreate2(*static_cast<hid_t*>(dst), name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t b =
+      H5Acreate2(*static_cast<hid_t*>(dst), name, type, space, H5P_DEFAULT, H5P_DEFAULT);
   const herr_t ok = H5Awrite(b, type, bytes.data());
   H5Aclose(b);
   H5Sclose(space);
@@ -79,7 +80,8 @@ herr_t copyAttribute(hid_t src, const char* name, const H5A_info_t*, void* dst) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) die("usage: make_bad_file SRC DST [drop P | set P I V | retype P T | reshape P DIMS]...");
+  if (argc < 3)
+    die("usage: make_bad_file SRC DST [drop P | set P I V | retype P T | reshape P DIMS]...");
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   hid_t src = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT);
   if (src < 0) die(std::string("cannot open ") + argv[1]);
@@ -109,10 +111,10 @@ int main(int argc, char** argv) {
     } else if (op == "retype") {
       const std::string path = arg(), type = arg();
       Dataset ds = readDataset(dst, path);
-      ds.type = type == "float64" ? H5Tcopy(H5T_IEEE_F64LE)
+      ds.type = type == "float64"   ? H5Tcopy(H5T_IEEE_F64LE)
                 : type == "float32" ? H5Tcopy(H5T_IEEE_F32LE)
-                : type == "int32" ? H5Tcopy(H5T_STD_I32LE)
-                                  : (die("unknown type " + type), hid_t(-1));
+                : type == "int32"   ? H5Tcopy(H5T_STD_I32LE)
+                                    : (die("unknown type " + type), hid_t(-1));
       writeDataset(dst, path, ds);
     } else if (op == "reshape") {
       const std::string path = arg();

@@ -52,11 +52,11 @@ TEST(Conv3d, TinyWorkspaceGivesSameResultAsLargeOne) {
   EXPECT_EQ(DoubleConv3d(selfGrid(), "big", in, o).rowsPerChunk(), 2 * 6 * 5);
   const std::size_t sevenRows = 7 * 57 * 7 * sizeof(double);  // chunks straddle samples
   EXPECT_EQ(DoubleConv3d(selfGrid(), "seven", in,
-                                       [&] {
-                                         auto s = o;
-                                         s.workspaceBytes = sevenRows;
-                                         return s;
-                                       }())
+                         [&] {
+                           auto s = o;
+                           s.workspaceBytes = sevenRows;
+                           return s;
+                         }())
                 .rowsPerChunk(),
             7);
   const int ran = forEachGrid(chunkingGrids(), [&](const ProcessGrid& grid, const GridCase&) {
@@ -77,8 +77,7 @@ TEST(ConvTranspose3d, TinyWorkspaceGivesSameResultAsLargeOne) {
   o.workspaceBytes = 1;
   EXPECT_EQ(DoubleConvTranspose3d(selfGrid(), "tiny", in, o).rowsPerChunk(), 1);
   o.workspaceBytes = std::size_t(64) << 20;
-  EXPECT_EQ(DoubleConvTranspose3d(selfGrid(), "big", in, o).rowsPerChunk(),
-            2 * 3 * 4);
+  EXPECT_EQ(DoubleConvTranspose3d(selfGrid(), "big", in, o).rowsPerChunk(), 2 * 3 * 4);
   const int ran = forEachGrid(chunkingGrids(), [&](const ProcessGrid& grid, const GridCase&) {
     expectSameForEveryWorkspace<DoubleConvTranspose3d>(grid, in, o, {1, 3000});
   });

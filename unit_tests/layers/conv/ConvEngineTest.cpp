@@ -50,7 +50,7 @@ std::vector<EngineCase> engineCases() {
       {2, 3, 4, 3, 2, 1, false, {8, 7, 6}, one},
       {2, 5, 3, 1, 1, 0, true, {4, 3, 5}, {}},
       {1, 2, 3, 5, 1, 2, false, {6, 6, 6}, {}},
-      {1, 3, 17, 3, 1, 1, true, {3, 2, 2}, {}},  // 1-voxel-thin on 3x1x1 and 2x2x2
+      {1, 3, 17, 3, 1, 1, true, {3, 2, 2}, {}},   // 1-voxel-thin on 3x1x1 and 2x2x2
       {2, 3, 4, 3, 1, 1, false, {2, 5, 4}, one},  // an empty box on 3x1x1
   };
 }
@@ -97,8 +97,7 @@ TEST(Conv3dEngine, DirectHostKernelsMatchKokkosDoubleOnWideRows) {
   // the forward's interior and shell parts when the halo exchange is overlapped.
   if (!Impl::convWeightsHostCanRun<float, TestDevice>(3, 1, 4))
     GTEST_SKIP() << "needs float on host memory and a CPU with AVX2 and FMA";
-  const std::vector<GridCase> grids{{{1, 1, 1}, 1}, {{1, 1, 2}, 1}, {{1, 1, 3}, 1},
-                                    {{2, 1, 1}, 2}};
+  const std::vector<GridCase> grids{{{1, 1, 1}, 1}, {{1, 1, 2}, 1}, {{1, 1, 3}, 1}, {{2, 1, 1}, 2}};
   const GhostWidths one = GhostWidths::uniform(1);
   const std::vector<EngineCase> cases{
       {1, 4, 6, 3, 1, 1, true, {4, 3, 45}, {}},
@@ -114,9 +113,9 @@ TEST(Conv3dEngine, DirectHostKernelsMatchKokkosDoubleOnWideRows) {
             c.name() + (overlap ? " overlapped" : "") + " on " + toString(grid.dims());
         const std::string how =
             FloatConv3d(grid, "probe", {c.batch, c.cin, c.extents}, o).engineDescription();
-        EXPECT_EQ(directHostPasses(how),
-                  c.cin <= Impl::convForwardHostMaxCin ? "forward and backward-weights"
-                                                       : "backward-weights")
+        EXPECT_EQ(directHostPasses(how), c.cin <= Impl::convForwardHostMaxCin
+                                             ? "forward and backward-weights"
+                                             : "backward-weights")
             << what << ": " << how;
         expectSameAsOneRank<FloatConv3d, DoubleConv3d>(grid, {c.batch, c.cin, c.extents}, o,
                                                        convOptions<double>(c, ConvEngine::Kokkos),
@@ -149,9 +148,9 @@ TEST(Conv3dEngine, DirectHostKernelsOnlyWhereTheyRun) {
   EXPECT_EQ(passes(FloatConv3d(selfGrid(), "c", in, o)), "");
   o.kernel = 3;
   o.padding = 1;
-  EXPECT_EQ(passes(FloatConv3d(selfGrid(), "c",
-                               {1, int(Impl::convWeightsHostMaxCin) + 1, {6, 6, 6}}, o)),
-            "");
+  EXPECT_EQ(
+      passes(FloatConv3d(selfGrid(), "c", {1, int(Impl::convWeightsHostMaxCin) + 1, {6, 6, 6}}, o)),
+      "");
   DoubleConv3d::Options od;
   od.outChannels = 8;
   EXPECT_EQ(passes(DoubleConv3d(selfGrid(), "c", in, od)), "");

@@ -92,8 +92,9 @@ TEST(ConvTranspose3d, GridTooFineForTheInputIsRefused) {
     const std::string e = errorOf([&] {
       ConvTranspose3d<double, TestDevice>(grid, "up_fine", {1, 2, {2, 4, 4}}, o);
     });
-    EXPECT_HAS(e, "up_fine: ghost width 1 on the low side of D of rank 3 reaches past the "
-                  "neighbouring rank");
+    EXPECT_HAS(e,
+               "up_fine: ghost width 1 on the low side of D of rank 3 reaches past the "
+               "neighbouring rank");
     EXPECT_HAS(e, "leaves rank 2 of that dimension only 0 voxel(s)");
     EXPECT_HAS(e, "grid 4x1x1");
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;

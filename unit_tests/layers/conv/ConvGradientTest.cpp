@@ -24,8 +24,7 @@ void expectGradientsMatchFiniteDifferences(const TensorShape& in,
   const TensorShape out = layer.outputShape();
   const TestExecSpace exec;
   GlobalArray<double> xs = randomGlobal<double>("x", in.batch, in.channels, in.extents, 5);
-  const GlobalArray<double> gs =
-      randomGlobal<double>("g", out.batch, out.channels, out.extents, 6);
+  const GlobalArray<double> gs = randomGlobal<double>("g", out.batch, out.channels, out.extents, 6);
   // dL/dy = g: g is backward's dy.
   const auto t = layerTensors(layer, grid, xs, gs);
 

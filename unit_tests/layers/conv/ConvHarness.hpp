@@ -82,8 +82,7 @@ template <class Layer, class Reference = Layer>
 void expectSameAsOneRank(const ProcessGrid& grid, const TensorShape& in,
                          const typename Layer::Options& options,
                          const typename Reference::Options& referenceOptions,
-                         const GhostWidths& outGhosts, double tolerance,
-                         const std::string& what) {
+                         const GhostWidths& outGhosts, double tolerance, const std::string& what) {
   const unsigned seed = 1000u + 17u * unsigned(grid.group());
   const GlobalArray<double> x = randomGlobal<double>("x", in.batch, in.channels, in.extents, seed);
   // The output shape comes from a 1-rank layer (cheap) so dy can be drawn before the run.

@@ -38,17 +38,14 @@ struct ConvCase {
 std::vector<ConvCase> convCases() {
   const GhostWidths one = GhostWidths::uniform(1);
   return {
-      {1, 1, 0, true, {5, 4, 3}, {}},     // the direct 1^3 path
-      {1, 1, 0, false, {5, 4, 3}, one},   // 1^3 through im2col (y has ghosts)
-      {1, 2, 0, false, {7, 6, 5}, {}},
-      {3, 1, 1, false, {7, 6, 5}, one},
-      {3, 1, 1, true, {3, 2, 2}, {}},     // 1-voxel-thin subdomains
-      {3, 1, 1, true, {2, 5, 4}, one},    // an empty box on 3x1x1
-      {3, 2, 1, false, {2, 5, 4}, {}},
-      {3, 2, 1, true, {7, 6, 5}, {}},
-      {3, 1, 0, true, {7, 6, 5}, {}},     // no padding: output smaller than input
-      {5, 1, 2, false, {7, 6, 5}, {}},
-      {5, 2, 2, true, {8, 7, 6}, one},
+      {1, 1, 0, true, {5, 4, 3}, {}},    // the direct 1^3 path
+      {1, 1, 0, false, {5, 4, 3}, one},  // 1^3 through im2col (y has ghosts)
+      {1, 2, 0, false, {7, 6, 5}, {}},  {3, 1, 1, false, {7, 6, 5}, one},
+      {3, 1, 1, true, {3, 2, 2}, {}},   // 1-voxel-thin subdomains
+      {3, 1, 1, true, {2, 5, 4}, one},  // an empty box on 3x1x1
+      {3, 2, 1, false, {2, 5, 4}, {}},  {3, 2, 1, true, {7, 6, 5}, {}},
+      {3, 1, 0, true, {7, 6, 5}, {}},  // no padding: output smaller than input
+      {5, 1, 2, false, {7, 6, 5}, {}},  {5, 2, 2, true, {8, 7, 6}, one},
   };
 }
 
@@ -91,23 +88,24 @@ TEST(Conv3d, OutputAndGradientsMatchOneRankWhereOnlyPerRankGhostsFit) {
   // Issue 9: a stride-2 convolution on grids where each rank's ghosts lie on its neighbours but
   // the widest rank's would not; with the halo overlapped too (each rank splits its own box).
   const Window w = Window::cubic(3, 2, 1);
-  const int ran = forEachGrid(perRankGhostGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
-    const Index3 e = stridedWindowExtents(grid.dims());
-    const BlockDecomposition in(e, grid.dims()), out(windowOutputExtents(e, w), grid.dims());
-    EXPECT_TRUE(refusedByWidestRank(in, windowGhosts(in, out, w, "conv")));
-    for (bool overlap : {false, true}) {
-      Conv3d<double, TestDevice>::Options o;
-      o.outChannels = 3;
-      o.kernel = 3;
-      o.stride = 2;
-      o.padding = 1;
-      o.bias = overlap;
-      o.overlap = overlap;
-      expectSameAsOneRank<Conv3d<double, TestDevice>>(grid, {2, 2, e}, o,
-                                          overlap ? GhostWidths::uniform(1) : GhostWidths{},
-                                          overlap ? "k3 s2 p1 overlapped" : "k3 s2 p1");
-    }
-  });
+  const int ran =
+      forEachGrid(perRankGhostGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+        const Index3 e = stridedWindowExtents(grid.dims());
+        const BlockDecomposition in(e, grid.dims()), out(windowOutputExtents(e, w), grid.dims());
+        EXPECT_TRUE(refusedByWidestRank(in, windowGhosts(in, out, w, "conv")));
+        for (bool overlap : {false, true}) {
+          Conv3d<double, TestDevice>::Options o;
+          o.outChannels = 3;
+          o.kernel = 3;
+          o.stride = 2;
+          o.padding = 1;
+          o.bias = overlap;
+          o.overlap = overlap;
+          expectSameAsOneRank<Conv3d<double, TestDevice>>(
+              grid, {2, 2, e}, o, overlap ? GhostWidths::uniform(1) : GhostWidths{},
+              overlap ? "k3 s2 p1 overlapped" : "k3 s2 p1");
+        }
+      });
   EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 3 : 0);
 }
 
@@ -137,8 +135,7 @@ TEST(ConvTranspose3d, OutputAndGradientsMatchOneRankWhereARankOwnsOutputButNoInp
   const auto range = [](int, Index a, Index b) { return transposedInputRange(a, b, 2, 2, 0); };
   const int ran = forEachGrid(emptyInputGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
     const Index3 e = upsamplingInputExtents(grid.dims());
-    const BlockDecomposition in(e, grid.dims()),
-        out({2 * e[0], 2 * e[1], 2 * e[2]}, grid.dims());
+    const BlockDecomposition in(e, grid.dims()), out({2 * e[0], 2 * e[1], 2 * e[2]}, grid.dims());
     EXPECT_TRUE(someRankOwnsOutputButNoInput(in, out));
     EXPECT_NO_THROW(requiredGhosts(in, out, range, "up"));
     ConvTranspose3d<double, TestDevice>::Options o;
@@ -171,9 +168,9 @@ TEST(Conv3d, OutputAndGradientsMatchOneRankWhereARankOwnsOutputButNoInput) {
       o.kernel = w.kernel[0];
       o.padding = w.padding[0];
       o.bias = true;
-      expectSameAsOneRank<Conv3d<double, TestDevice>>(grid, {2, 2, e}, o, {},
-                                          "k" + std::to_string(o.kernel) + " p" +
-                                              std::to_string(o.padding));
+      expectSameAsOneRank<Conv3d<double, TestDevice>>(
+          grid, {2, 2, e}, o, {},
+          "k" + std::to_string(o.kernel) + " p" + std::to_string(o.padding));
     }
   });
   EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 4 : worldSize() >= 2 ? 1 : 0);

@@ -14,8 +14,7 @@ using app::refcheck::Comparison;
 using app::refcheck::RefCase;
 using app::refcheck::refOps;
 
-void expectCaseReproduced(const std::string& file, const std::string& op,
-                          std::size_t tensors) {
+void expectCaseReproduced(const std::string& file, const std::string& op, std::size_t tensors) {
   const RefCase c(std::string(HYBRID3D_TEST_DATA_DIR) + "/" + file);
   ASSERT_EQ(c.op(), op);
   ASSERT_EQ(refOps().count(op), 1u);

@@ -1,6 +1,7 @@
 // Dense layers: FlattenDense and Dense give the 1-rank output, input gradient and (reduced as
-// the trainer does, gathered into global tensors) parameter gradients on every grid, G = 2 included; gradients match finite
-// differences; a flattened size other than the declared one is refused.
+// the trainer does, gathered into global tensors) parameter gradients on every grid, G = 2
+// included; gradients match finite differences; a flattened size other than the declared one is
+// refused.
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -92,7 +93,8 @@ Host rowsOf(const Host& a, Index width, Index first, Index count) {
 void expectSame(const DenseResult& got, const DenseResult& want, Index first, Index count,
                 Index inWidth) {
   EXPECT_LE(maxRelativeError(got.y, rowsOf(want.y, kOut, first, count)), 1e-12) << "output";
-  EXPECT_LE(maxRelativeError(got.dx, rowsOf(want.dx, inWidth, first, count)), 1e-12) << "grad_input";
+  EXPECT_LE(maxRelativeError(got.dx, rowsOf(want.dx, inWidth, first, count)), 1e-12)
+      << "grad_input";
   EXPECT_LE(maxRelativeError(got.dw, want.dw), 1e-12) << "grad_weight";
   EXPECT_LE(maxRelativeError(got.db, want.db), 1e-12) << "grad_bias";
 }
@@ -148,7 +150,8 @@ TEST(FlattenDense, GradientsMatchFiniteDifferences) {
   const Index in = kChannels * e[0] * e[1] * e[2];
   FlattenDense<double, TestDevice> layer(grid, "fc1", {N, kChannels, e}, {kOut, true, in});
   auto x = randomGlobal<double>("x", N, kChannels, e, 1);
-  Host w = hostCopy(randomFeatures("w", kOut, in, 2)), b = hostCopy(randomFeatures("b", 1, kOut, 3));
+  Host w = hostCopy(randomFeatures("w", kOut, in, 2)),
+       b = hostCopy(randomFeatures("b", 1, kOut, 3));
   const Host r = hostCopy(randomFeatures("r", N, kOut, 4));
   const BlockDecomposition& dec = layer.inputDecomposition();
   auto xt = createDistTensor<double, TestDevice>("x", N, kChannels, dec, grid.coords());
@@ -171,7 +174,8 @@ TEST(FlattenDense, GradientsMatchFiniteDifferences) {
   Host dxh("dx", dx.size());
   std::copy(dx.data(), dx.data() + dx.size(), dxh.data());
   expectFiniteDifferences(x.data(), Index(x.size()), dxh, evaluate, "input");
-  expectFiniteDifferences(w.data(), Index(w.size()), hostCopy(layer.weight().grad), evaluate, "weight");
+  expectFiniteDifferences(w.data(), Index(w.size()), hostCopy(layer.weight().grad), evaluate,
+                          "weight");
   expectFiniteDifferences(b.data(), Index(b.size()), hostCopy(layer.bias().grad), evaluate, "bias");
 }
 
@@ -198,7 +202,8 @@ TEST(Dense, GradientsMatchFiniteDifferences) {
   evaluate();
   layer.backward(Exec(), xd, dy, dx);
   expectFiniteDifferences(x.data(), Index(x.size()), hostCopy(dx), evaluate, "input");
-  expectFiniteDifferences(w.data(), Index(w.size()), hostCopy(layer.weight().grad), evaluate, "weight");
+  expectFiniteDifferences(w.data(), Index(w.size()), hostCopy(layer.weight().grad), evaluate,
+                          "weight");
   expectFiniteDifferences(b.data(), Index(b.size()), hostCopy(layer.bias().grad), evaluate, "bias");
 }
 

@@ -30,9 +30,9 @@ const int kBatch = 2, kChannels = 3;
 // Dropout forward and backward on `grid`: this rank's group holds samples
 // [first, first + x.extent(0)) of the global mini-batch.
 std::pair<GlobalArray<double>, GlobalArray<double>> runDropout(const ProcessGrid& grid,
-                                                              const GlobalArray<double>& x,
-                                                              const GlobalArray<double>& dy,
-                                                              Index first, double keep) {
+                                                               const GlobalArray<double>& x,
+                                                               const GlobalArray<double>& dy,
+                                                               Index first, double keep) {
   const int N = int(x.extent(0));
   Dropout<double, TestDevice> layer(grid, "fc1_dropout", {N, kChannels, kExtents}, {keep, 42});
   layer.setStep(7, first);
@@ -58,8 +58,8 @@ TEST(Dropout, MaskIsTheSameOnEveryGrid) {
     const auto x = randomGlobal<double>("x", total, kChannels, kExtents, 3);
     const auto dy = randomGlobal<double>("dy", total, kChannels, kExtents, 4);
     const Index first = grid.group() * kBatch;
-    const auto got = runDropout(grid, samples(x, first, kBatch), samples(dy, first, kBatch),
-                                first, 0.75);
+    const auto got =
+        runDropout(grid, samples(x, first, kBatch), samples(dy, first, kBatch), first, 0.75);
     const auto want = runDropout(selfGrid(), x, dy, 0, 0.75);
     expectSameArray(got.first, samples(want.first, first, kBatch), 0.0, "output");
     expectSameArray(got.second, samples(want.second, first, kBatch), 0.0, "grad_input");
@@ -225,8 +225,8 @@ TEST(Concat, ConcatenatesChannelsOnEveryGrid) {
     using P = Kokkos::pair<int, int>;
     auto channels = [](const GlobalArray<double>& t, int c0, int c1) {
       GlobalArray<double> s("s", t.extent(0), c1 - c0, t.extent(2), t.extent(3), t.extent(4));
-      Kokkos::deep_copy(s, Kokkos::subview(t, Kokkos::ALL, P(c0, c1), Kokkos::ALL, Kokkos::ALL,
-                                           Kokkos::ALL));
+      Kokkos::deep_copy(
+          s, Kokkos::subview(t, Kokkos::ALL, P(c0, c1), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
       return s;
     };
     expectSameArray(channels(y, 0, Ca), a, 0.0, "y[:Ca]");
@@ -263,8 +263,7 @@ TEST(ElementwiseLayers, RefuseTensorsOfAnotherShapeNamingLayerAndRole) {
   EXPECT_NE(r.find("LeakyReLU 'conv1_act': input tensor 'wide' is 2x4x"), std::string::npos) << r;
   EXPECT_NE(r.find("expected 2x3x"), std::string::npos) << r;
 
-  const Dropout<double, TestDevice> dropout(grid, "drop", {kBatch, kChannels, kExtents},
-                                            {0.5, 0});
+  const Dropout<double, TestDevice> dropout(grid, "drop", {kBatch, kChannels, kExtents}, {0.5, 0});
   const std::string d = errorOf([&] { dropout.backwardData(Exec(), good, bad); });
   EXPECT_NE(d.find("Dropout 'drop': input gradient tensor 'wide'"), std::string::npos) << d;
 

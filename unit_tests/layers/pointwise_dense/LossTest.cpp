@@ -84,7 +84,8 @@ TEST(MseLoss, MatchesOneRankOnEveryGrid) {
     const auto want = runMse(selfGrid(), p, t);
     EXPECT_NEAR(got.first, want.first, 1e-14 * want.first);
     Host wantRows("want", N * F);
-    std::copy(want.second.data() + first * F, want.second.data() + (first + N) * F, wantRows.data());
+    std::copy(want.second.data() + first * F, want.second.data() + (first + N) * F,
+              wantRows.data());
     EXPECT_LE(maxRelativeError(got.second, wantRows), 1e-14);
   });
   EXPECT_GE(ran, 1);

@@ -23,9 +23,9 @@ const Index3 kExtents{5, 4, 3};
 // x and y deliberately carry different ghosts.
 template <class Op>
 std::pair<GlobalArray<double>, GlobalArray<double>> runPointwise(const ProcessGrid& grid,
-                                                                const Op& op,
-                                                                const GlobalArray<double>& x,
-                                                                const GlobalArray<double>& dy) {
+                                                                 const Op& op,
+                                                                 const GlobalArray<double>& x,
+                                                                 const GlobalArray<double>& dy) {
   const int N = int(x.extent(0)), C = int(x.extent(1));
   const Pointwise<Op, double, TestDevice> layer(grid, "act", {N, C, kExtents}, op);
   const BlockDecomposition& dec = layer.inputDecomposition();

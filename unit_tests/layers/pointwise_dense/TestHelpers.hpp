@@ -47,8 +47,8 @@ inline FeatureView<double, TestDevice> randomFeatures(const std::string& label, 
 inline FeatureView<double, TestDevice> rows(const FeatureView<double, TestDevice>& v, Index first,
                                             Index count) {
   FeatureView<double, TestDevice> r(v.label(), count, v.extent(1));
-  Kokkos::deep_copy(r, Kokkos::subview(v, Kokkos::pair<Index, Index>(first, first + count),
-                                       Kokkos::ALL));
+  Kokkos::deep_copy(
+      r, Kokkos::subview(v, Kokkos::pair<Index, Index>(first, first + count), Kokkos::ALL));
   return r;
 }
 

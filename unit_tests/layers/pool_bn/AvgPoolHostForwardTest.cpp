@@ -27,16 +27,16 @@ void expectHostForwardBits(const ProcessGrid& grid, int padding, bool countInclu
                                     Window::cubic(K, S, padding));
   Kokkos::View<T*, M> inverseCount[3];
   Impl::avgPoolInverseCounts(plan, countIncludePad, inverseCount);
-  const auto x = createDistTensor<T, M>("x", 2, 3, plan.spatial().inputDecomposition(), grid.coords(),
-                                        plan.spatial().inputGhosts());
+  const auto x = createDistTensor<T, M>("x", 2, 3, plan.spatial().inputDecomposition(),
+                                        grid.coords(), plan.spatial().inputGhosts());
   auto global = randomGlobal<double>("x", 2, 3, e, 97 + grid.group());
   for (std::size_t i = 0; i < global.size(); i += 13) global.data()[i] = i % 2 ? -0.0 : 0.0;
   scatterFromGlobal(convertGlobal<T>(global), x);
   const typename M::execution_space exec;
   plan.halo().gather(exec, x);  // the padding's zeros and the neighbours' cells, as forward
   auto output = [&](const char* label) {
-    const auto y = createDistTensor<T, M>(label, 2, 3, plan.spatial().outputDecomposition(), grid.coords(),
-                                          GhostWidths{{1, 0, 1}, {0, 1, 1}});
+    const auto y = createDistTensor<T, M>(label, 2, 3, plan.spatial().outputDecomposition(),
+                                          grid.coords(), GhostWidths{{1, 0, 1}, {0, 1, 1}});
     Kokkos::deep_copy(y.view(), T(3));
     return y;
   };
@@ -45,8 +45,8 @@ void expectHostForwardBits(const ProcessGrid& grid, int padding, bool countInclu
   const Impl::Origin3 xo = Impl::originOf(x);
   const auto device = output("device form");
   const auto oy = Impl::ghostOffset(device);
-  Impl::avgPoolForwardRowSums<K, S>(exec, rows, g, xo, oy, x.view(), device.view(),
-                                    inverseCount[0], inverseCount[1], inverseCount[2]);
+  Impl::avgPoolForwardRowSums<K, S>(exec, rows, g, xo, oy, x.view(), device.view(), inverseCount[0],
+                                    inverseCount[1], inverseCount[2]);
   for (const Impl::HostIsa isa : {Impl::HostIsa::Baseline, Impl::HostIsa::Avx2}) {
     if (isa == Impl::HostIsa::Avx2 && Impl::bestHostIsa() != Impl::HostIsa::Avx2) continue;
     SCOPED_TRACE(isa == Impl::HostIsa::Avx2 ? "AVX2" : "baseline");
@@ -67,8 +67,7 @@ void expectHostForwardBitsOnEveryGrid() {
                                             typename M::memory_space>::accessible) {
     GTEST_SKIP() << "the host forward runs on host memory only";
   } else {
-    const int ran = forEachGrid(standardGridCases(), [](const ProcessGrid& grid,
-                                                        const GridCase&) {
+    const int ran = forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase&) {
       // CosmoFlow's window on odd and uneven extents and on rows long enough for whole AVX2
       // vectors and their tails, with and without padded cells counted, and the 2/2 window.
       for (const Index3& e : {Index3{9, 7, 6}, Index3{6, 8, 70}}) {

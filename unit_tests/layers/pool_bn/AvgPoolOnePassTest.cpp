@@ -1,8 +1,8 @@
 // AvgPool3d's one-pass backward on host memory (impl/AvgPool3dBackwardHost.hpp), built for the
 // baseline and (where the CPU has it) for AVX2, gives every local cell of dx, ghosts included,
 // the very bits of the two-pass form every backend runs (scale dy, then sum the windows), on
-// every grid, in float and double, with signed zeros in dy. The layer takes the one-pass form on host backends, so this test also keeps the two-pass
-// kernels running on a host-only build.
+// every grid, in float and double, with signed zeros in dy. The layer takes the one-pass form on
+// host backends, so this test also keeps the two-pass kernels running on a host-only build.
 
 #include <cstring>
 #include <limits>
@@ -38,24 +38,23 @@ void expectOnePassBits(const ProcessGrid& grid, const OnePassCase& c, Impl::Host
   Kokkos::View<T*, M> inverseCount[3];
   Impl::avgPoolInverseCounts(plan, c.countIncludePad, inverseCount);
   const TensorShape& out = plan.spatial().outputShape();
-  const auto dy = createDistTensor<T, M>("dy", out.batch, out.channels,
-                                         plan.spatial().outputDecomposition(), grid.coords(),
-                                         GhostWidths{{1, 0, 1}, {0, 1, 1}});
-  auto global = randomGlobal<double>("dy", out.batch, out.channels, out.extents,
-                                     71 + grid.group());
+  const auto dy =
+      createDistTensor<T, M>("dy", out.batch, out.channels, plan.spatial().outputDecomposition(),
+                             grid.coords(), GhostWidths{{1, 0, 1}, {0, 1, 1}});
+  auto global = randomGlobal<double>("dy", out.batch, out.channels, out.extents, 71 + grid.group());
   for (std::size_t i = 0; i < global.size(); i += 5) global.data()[i] = i % 2 ? -0.0 : 0.0;
   scatterFromGlobal(convertGlobal<T>(global), dy);
   auto dx = [&](const char* label, T fill) {
-    const auto t = createDistTensor<T, M>(label, 2, 3, plan.spatial().inputDecomposition(), grid.coords(),
-                                          plan.spatial().inputGhosts());
+    const auto t = createDistTensor<T, M>(label, 2, 3, plan.spatial().inputDecomposition(),
+                                          grid.coords(), plan.spatial().inputGhosts());
     Kokkos::deep_copy(t.view(), fill);  // cells a form leaves unwritten differ
     return t;
   };
   const auto onePass = dx("dx one pass", std::numeric_limits<T>::quiet_NaN());
   const auto twoPass = dx("dx two passes", T(7));
   const Box3 owned = plan.outputOwned();
-  const Kokkos::View<T*****, Kokkos::LayoutRight, M> scaledDy(
-      "dy / divisor", 2, 3, owned.extent(0), owned.extent(1), owned.extent(2));
+  const Kokkos::View<T*****, Kokkos::LayoutRight, M> scaledDy("dy / divisor", 2, 3, owned.extent(0),
+                                                              owned.extent(1), owned.extent(2));
   const typename M::execution_space exec;
   ASSERT_TRUE(Impl::avgPoolBackwardOnePassHost(exec, plan, inverseCount, dy, onePass, isa));
   Impl::avgPoolBackwardTwoPass(exec, plan, inverseCount, scaledDy, dy, twoPass);
@@ -83,18 +82,17 @@ void expectOnePassBitsOnEveryGrid() {
                                             typename M::memory_space>::accessible) {
     GTEST_SKIP() << "the one-pass backward runs on host memory only";
   } else {
-    const int ran = forEachGrid(standardGridCases(), [](const ProcessGrid& grid,
-                                                        const GridCase&) {
+    const int ran = forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase&) {
       // CosmoFlow's window with and without padded cells counted, uneven and odd extents (an
       // odd leftover output at a rank's edge: cells with two outputs outside the interior),
       // one output per rank along every cut, rows long enough for many interior groups, and
       // the 2/2 window.
-      for (const OnePassCase& c : {OnePassCase{"avg 3/2/1", 3, 2, 1, true, {9, 7, 6}},
-                                   OnePassCase{"avg 3/2/1 excluding pad", 3, 2, 1, false, {7, 6, 9}},
-                                   OnePassCase{"avg 3/2/1 one output per rank", 3, 2, 1, true,
-                                               {-1, -1, -1}},
-                                   OnePassCase{"avg 3/2/1 long rows", 3, 2, 1, true, {5, 6, 37}},
-                                   OnePassCase{"avg 2/2/0", 2, 2, 0, true, {7, 6, 9}}}) {
+      for (const OnePassCase& c :
+           {OnePassCase{"avg 3/2/1", 3, 2, 1, true, {9, 7, 6}},
+            OnePassCase{"avg 3/2/1 excluding pad", 3, 2, 1, false, {7, 6, 9}},
+            OnePassCase{"avg 3/2/1 one output per rank", 3, 2, 1, true, {-1, -1, -1}},
+            OnePassCase{"avg 3/2/1 long rows", 3, 2, 1, true, {5, 6, 37}},
+            OnePassCase{"avg 2/2/0", 2, 2, 0, true, {7, 6, 9}}}) {
         for (const Impl::HostIsa isa : {Impl::HostIsa::Baseline, Impl::HostIsa::Avx2}) {
           if (isa == Impl::HostIsa::Avx2 && Impl::bestHostIsa() != Impl::HostIsa::Avx2) continue;
           expectOnePassBits<float, M>(grid, c, isa);

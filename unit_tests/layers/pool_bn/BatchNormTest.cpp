@@ -42,8 +42,8 @@ BnState randomState(int channels, unsigned seed) {
 }
 
 struct BnRun {
-  GlobalArray<double> y, dx;      // this group's samples
-  Vector dgamma, dbeta;           // summed over `gradComm`
+  GlobalArray<double> y, dx;       // this group's samples
+  Vector dgamma, dbeta;            // summed over `gradComm`
   Vector runningMean, runningVar;  // after the step
 };
 
@@ -82,8 +82,11 @@ BnRun runBatchNorm(const ProcessGrid& grid, const BN::Options& options, bool tra
   }
   allreduceSum(params[0].grad, gradComm);
   allreduceSum(params[1].grad, gradComm);
-  return {gatherToGlobal(yt, grid.spatialComm()), gatherToGlobal(dxt, grid.spatialComm()),
-          toHost(params[0].grad), toHost(params[1].grad), toHost(buffers[0].value),
+  return {gatherToGlobal(yt, grid.spatialComm()),
+          gatherToGlobal(dxt, grid.spatialComm()),
+          toHost(params[0].grad),
+          toHost(params[1].grad),
+          toHost(buffers[0].value),
           toHost(buffers[1].value)};
 }
 
@@ -105,9 +108,8 @@ TEST(BatchNorm3d, GlobalStatisticsMatchOneRankOverTheWholeMiniBatch) {
       const auto dy = randomGlobal<double>("dy", n * G, kChannels, kExtents, 12);
       const BnState state = randomState(kChannels, 13);
       const BnRun want = runBatchNorm(selfGrid(), {}, training, state, x, dy, MPI_COMM_SELF);
-      const BnRun got =
-          runBatchNorm(grid, {}, training, state, samples(x, grid.group() * n, n),
-                       samples(dy, grid.group() * n, n), grid.worldComm());
+      const BnRun got = runBatchNorm(grid, {}, training, state, samples(x, grid.group() * n, n),
+                                     samples(dy, grid.group() * n, n), grid.worldComm());
       expectSameArray(got.y, samples(want.y, grid.group() * n, n), 1e-12, "output");
       expectSameArray(got.dx, samples(want.dx, grid.group() * n, n), 1e-12, "input gradient");
       expectSameVector(got.dgamma, want.dgamma, 1e-12, "weight gradient");
@@ -227,8 +229,11 @@ TEST(BatchNorm3d, BadConfigurationsGiveOneLineNamingTheLayer) {
   BN::Options badEps;
   badEps.eps = 0;
   expectLayerError([&] { BN(one, "b2", shape, badEps); }, "BatchNorm3d 'b2'", "eps");
-  expectLayerError([&] { BN(one, "b3", {2, 0, {2, 2, 2}}, {}); }, "BatchNorm3d 'b3'",
-                   "no channels");
+  expectLayerError(
+      [&] {
+        BN(one, "b3", {2, 0, {2, 2, 2}}, {});
+      },
+      "BatchNorm3d 'b3'", "no channels");
   TestExecSpace exec;
   {
     BN bn(one, "b4", shape, {});

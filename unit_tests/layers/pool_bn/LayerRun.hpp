@@ -34,8 +34,8 @@ void expectLayerError(F&& f, const std::string& layer, const std::string& what) 
     ADD_FAILURE() << what << ": no error";
   } catch (const Error& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find(layer), std::string::npos) << what << ": message does not name " << layer
-                                                << ": " << m;
+    EXPECT_NE(m.find(layer), std::string::npos)
+        << what << ": message does not name " << layer << ": " << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << what << ": message is not one line: " << m;
   }
 }

@@ -24,8 +24,8 @@ void expectHostForwardBits(const ProcessGrid& grid, int k, const Index3& e) {
   SCOPED_TRACE("max " + std::to_string(k) + "/" + std::to_string(k) + "/0, " +
                (sizeof(T) == 4 ? "float" : "double"));
   const Impl::Pool3dPlan<T, M> plan(grid, "MaxPool3d", "pool", {2, 3, e}, Window::cubic(k, k, 0));
-  const auto x = createDistTensor<T, M>("x", 2, 3, plan.spatial().inputDecomposition(), grid.coords(),
-                                        plan.spatial().inputGhosts());
+  const auto x = createDistTensor<T, M>("x", 2, 3, plan.spatial().inputDecomposition(),
+                                        grid.coords(), plan.spatial().inputGhosts());
   auto global = randomGlobal<double>("x", 2, 3, e, 83 + grid.group());
   // Ties (a run of equal cells), signed zeros and NaNs.
   for (std::size_t i = 0; i < global.size(); ++i) {
@@ -37,11 +37,11 @@ void expectHostForwardBits(const ProcessGrid& grid, int k, const Index3& e) {
   const Box3 owned = plan.outputOwned();
   const Index3 oe = owned.extents();
   auto outputs = [&](const char* label) {
-    const auto y = createDistTensor<T, M>(label, 2, 3, plan.spatial().outputDecomposition(), grid.coords(),
-                                          GhostWidths{{1, 0, 1}, {0, 1, 1}});
+    const auto y = createDistTensor<T, M>(label, 2, 3, plan.spatial().outputDecomposition(),
+                                          grid.coords(), GhostWidths{{1, 0, 1}, {0, 1, 1}});
     Kokkos::deep_copy(y.view(), T(3));
-    Kokkos::View<int*****, Kokkos::LayoutRight, M> arg(std::string(label) + " argmax", 2, 3,
-                                                       oe[0], oe[1], oe[2]);
+    Kokkos::View<int*****, Kokkos::LayoutRight, M> arg(std::string(label) + " argmax", 2, 3, oe[0],
+                                                       oe[1], oe[2]);
     Kokkos::deep_copy(arg, -1);
     return std::make_pair(y, arg);
   };
@@ -79,8 +79,7 @@ void expectHostForwardBitsOnEveryGrid() {
                                             typename M::memory_space>::accessible) {
     GTEST_SKIP() << "the host forward runs on host memory only";
   } else {
-    const int ran = forEachGrid(standardGridCases(), [](const ProcessGrid& grid,
-                                                        const GridCase&) {
+    const int ran = forEachGrid(standardGridCases(), [](const ProcessGrid& grid, const GridCase&) {
       // Odd extents (a cell past the last window), rows long enough for whole AVX2 vectors
       // and their tails, and a 3/3 window.
       for (const Index3& e : {Index3{7, 6, 9}, Index3{6, 8, 70}}) {

@@ -73,10 +73,11 @@ TEST(MaxPool3d, OutputAndGradientMatchOneRankOnEveryGrid) {
 }
 
 TEST(AvgPool3d, OutputAndGradientMatchOneRankOnEveryGrid) {
-  for (const PoolConfig& c : {PoolConfig{"avg 3/2/1", false, 3, 2, 1, true, {9, 7, 6}},
-                              PoolConfig{"avg 3/2/1 excluding pad", false, 3, 2, 1, false, {7, 6, 9}},
-                              PoolConfig{"avg 3/1/1 excluding pad", false, 3, 1, 1, false, {7, 6, 5}},
-                              PoolConfig{"avg 2/2/0", false, 2, 2, 0, true, {7, 6, 9}}})
+  for (const PoolConfig& c :
+       {PoolConfig{"avg 3/2/1", false, 3, 2, 1, true, {9, 7, 6}},
+        PoolConfig{"avg 3/2/1 excluding pad", false, 3, 2, 1, false, {7, 6, 9}},
+        PoolConfig{"avg 3/1/1 excluding pad", false, 3, 1, 1, false, {7, 6, 5}},
+        PoolConfig{"avg 2/2/0", false, 2, 2, 0, true, {7, 6, 9}}})
     expectInvariance(c);
 }
 
@@ -100,20 +101,21 @@ TEST(Pool3d, OutputAndGradientMatchOneRankOnOneVoxelThinSubdomains) {
 TEST(Pool3d, OutputAndGradientMatchOneRankWhereOnlyPerRankGhostsFit) {
   // Issue 9: grids where each rank's ghosts lie on its neighbours but the widest rank's would
   // not (D = 9 on 6x1x1, 3 on 3 ranks, 5 on 4): refused before, now equal to the 1-rank run.
-  const int ran = forEachGrid(perRankGhostGridCases(), [](const ProcessGrid& grid, const GridCase&) {
-    const Index3 e = stridedWindowExtents(grid.dims());
-    for (const PoolConfig& c : {PoolConfig{"avg 3/2/1", false, 3, 2, 1, true, e},
-                                PoolConfig{"avg 3/2/1 excluding pad", false, 3, 2, 1, false, e},
-                                PoolConfig{"max 3/2/1", true, 3, 2, 1, true, e}}) {
-      SCOPED_TRACE(c.name);
-      const BlockDecomposition in(e, grid.dims());
-      const BlockDecomposition out(windowOutputExtents(e, c.window()), grid.dims());
-      EXPECT_TRUE(refusedByWidestRank(in, windowGhosts(in, out, c.window(), "pool")));
-      const auto x = randomGlobal<double>("x", 2, 3, e, 31 + grid.group());
-      const auto dy = randomGlobal<double>("dy", 2, 3, out.globalExtents(), 37 + grid.group());
-      expectSameAsOneRank(grid, c, x, dy);
-    }
-  });
+  const int ran =
+      forEachGrid(perRankGhostGridCases(), [](const ProcessGrid& grid, const GridCase&) {
+        const Index3 e = stridedWindowExtents(grid.dims());
+        for (const PoolConfig& c : {PoolConfig{"avg 3/2/1", false, 3, 2, 1, true, e},
+                                    PoolConfig{"avg 3/2/1 excluding pad", false, 3, 2, 1, false, e},
+                                    PoolConfig{"max 3/2/1", true, 3, 2, 1, true, e}}) {
+          SCOPED_TRACE(c.name);
+          const BlockDecomposition in(e, grid.dims());
+          const BlockDecomposition out(windowOutputExtents(e, c.window()), grid.dims());
+          EXPECT_TRUE(refusedByWidestRank(in, windowGhosts(in, out, c.window(), "pool")));
+          const auto x = randomGlobal<double>("x", 2, 3, e, 31 + grid.group());
+          const auto dy = randomGlobal<double>("dy", 2, 3, out.globalExtents(), 37 + grid.group());
+          expectSameAsOneRank(grid, c, x, dy);
+        }
+      });
   EXPECT_EQ(ran, worldSize() >= 8 ? 8 : worldSize() >= 4 ? 3 : 0);
 }
 
@@ -146,9 +148,9 @@ TEST(Pool3d, RefusesOnEveryRankANeedTwoRanksAway) {
     try {
       AvgPool3d<double, TestDevice> pool(grid, "pool1", {1, 2, {4, 3, 3}}, {3, 2, 1, true});
     } catch (const Error& e) {
-      threw = std::string(e.what()).find("AvgPool3d 'pool1': ghost width 2 on the high side of D "
-                                         "of rank 1 reaches past the neighbouring rank") !=
-              std::string::npos;
+      threw = std::string(e.what()).find(
+                  "AvgPool3d 'pool1': ghost width 2 on the high side of D "
+                  "of rank 1 reaches past the neighbouring rank") != std::string::npos;
       if (!threw) ADD_FAILURE() << e.what();
     }
     EXPECT_TRUE(allTrue(threw, grid.worldComm()));
@@ -223,9 +225,10 @@ TEST(MaxPool3d, TiesAndPaddingFollowPyTorchOnEveryGrid) {
 
 TEST(AvgPool3d, DivisorFollowsPyTorchOnEveryGrid) {
   // With and without the padded cells in the divisor, against the plain whole-array pooling.
-  for (const PoolConfig& c : {PoolConfig{"avg 3/2/1", false, 3, 2, 1, true, {9, 7, 6}},
-                              PoolConfig{"avg 3/2/1 excluding pad", false, 3, 2, 1, false, {9, 7, 6}},
-                              PoolConfig{"avg 4/3/2 excluding pad", false, 4, 3, 2, false, {7, 6, 9}}}) {
+  for (const PoolConfig& c :
+       {PoolConfig{"avg 3/2/1", false, 3, 2, 1, true, {9, 7, 6}},
+        PoolConfig{"avg 3/2/1 excluding pad", false, 3, 2, 1, false, {9, 7, 6}},
+        PoolConfig{"avg 4/3/2 excluding pad", false, 4, 3, 2, false, {7, 6, 9}}}) {
     SCOPED_TRACE(c.name);
     forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
       const auto x = randomGlobal<double>("x", 2, 2, c.extents, 51 + grid.group());

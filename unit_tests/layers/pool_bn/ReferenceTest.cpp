@@ -63,15 +63,15 @@ public:
       : file_(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose) {}
   void tensor(const char* name, const std::vector<hsize_t>& dims, const double* data) {
     data::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
-    data::Handle set(H5Dcreate2(file_, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                              H5P_DEFAULT),
-                   H5Dclose);
+    data::Handle set(
+        H5Dcreate2(file_, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+        H5Dclose);
     H5Dwrite(set, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
   }
   void number(const char* name, double v) {
     data::Handle space(H5Screate(H5S_SCALAR), H5Sclose);
     data::Handle a(H5Acreate2(file_, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT),
-                 H5Aclose);
+                   H5Aclose);
     H5Awrite(a, H5T_NATIVE_DOUBLE, &v);
   }
   void text(const char* name, const std::string& v) {
@@ -112,8 +112,8 @@ TEST(RefCheck, BatchNorm3dInInferenceModeUsesTheCasesRunningStatistics) {
         dgamma[c] += dy.data()[at] * xhat;
         dbeta[c] += dy.data()[at];
       }
-  const std::string path = ::testing::TempDir() + "pool_bn_inference_case_" +
-                           std::to_string(worldRank()) + ".h5";
+  const std::string path =
+      ::testing::TempDir() + "pool_bn_inference_case_" + std::to_string(worldRank()) + ".h5";
   {
     CaseWriter w(path);
     w.text("op", "batch_norm3d");

@@ -27,10 +27,14 @@ enum class BoxOp { Pack, Unpack, UnpackAdd, Zero };
 // never touches the buffer (it is given whichever buffer the halo has, of any size).
 template <BoxOp Op, class T, class Buffer>
 KOKKOS_FORCEINLINE_FUNCTION void applyCell(T& cell, const Buffer& buf, Index i) {
-  if (Op == BoxOp::Pack) buf(i) = cell;
-  else if (Op == BoxOp::Unpack) cell = buf(i);
-  else if (Op == BoxOp::UnpackAdd) cell += buf(i);
-  else cell = 0;  // BoxOp::Zero
+  if (Op == BoxOp::Pack)
+    buf(i) = cell;
+  else if (Op == BoxOp::Unpack)
+    cell = buf(i);
+  else if (Op == BoxOp::UnpackAdd)
+    cell += buf(i);
+  else
+    cell = 0;  // BoxOp::Zero
 }
 
 // Host: rows of at least this many cells (along W) are a work item each, long enough for the
@@ -74,8 +78,7 @@ void applyBox(std::string_view label, const ExecSpace& exec, const View5& v, con
           const Index n = nc / C, c = nc % C;
           if (thinH && z + 1 < e0) prefetchOnHost(&v(n, c, l0 + z + 1, l1 + y, l2), e2);
           const Index i = offset + row * e2;
-          for (Index x = 0; x < e2; ++x)
-            applyCell<Op>(v(n, c, l0 + z, l1 + y, l2 + x), buf, i + x);
+          for (Index x = 0; x < e2; ++x) applyCell<Op>(v(n, c, l0 + z, l1 + y, l2 + x), buf, i + x);
         });
   } else if (host) {
     Kokkos::parallel_for(
@@ -88,14 +91,14 @@ void applyBox(std::string_view label, const ExecSpace& exec, const View5& v, con
             for (; y + kHostRowsAtOnce <= e1; y += kHostRowsAtOnce)
               for (Index k = 0; k < kHostRowsAtOnce; ++k)
                 applyCell<Op>(v(n, c, l0 + z, l1 + y + k, l2 + x), buf, i + (y + k) * e2 + x);
-            for (; y < e1; ++y)
-              applyCell<Op>(v(n, c, l0 + z, l1 + y, l2 + x), buf, i + y * e2 + x);
+            for (; y < e1; ++y) applyCell<Op>(v(n, c, l0 + z, l1 + y, l2 + x), buf, i + y * e2 + x);
           }
         });
   } else {
-    using Policy = Kokkos::MDRangePolicy<
-        ExecSpace, Kokkos::Rank<5, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
-        Kokkos::IndexType<Index>>;
+    using Policy =
+        Kokkos::MDRangePolicy<ExecSpace,
+                              Kokkos::Rank<5, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
+                              Kokkos::IndexType<Index>>;
     // A block of up to 256 threads: W first (up to a warp), then H, then D.
     const Index tx = e2 < 32 ? e2 : 32;
     const Index ty = e1 < 256 / tx ? e1 : 256 / tx;

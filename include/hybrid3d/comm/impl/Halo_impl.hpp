@@ -33,10 +33,14 @@ inline Index countsFor(const std::vector<HaloBox>& boxes, Index perCell, std::ve
 
 template <class T, class M>
 Halo<T, M>::Halo(const ProcessGrid& grid, const TensorLayout& layout, const std::string& name)
-    : name_(name), gatherRegion_("hybrid3d::Halo::gather[" + name + "]"),
-      scatterRegion_("hybrid3d::Halo::scatterAdd[" + name + "]"), n_(layout.batch),
-      c_(layout.channels), owned_(layout.owned()),
-      ghosts_(layout.ghosts), decomposition_(layout.decomposition),
+    : name_(name),
+      gatherRegion_("hybrid3d::Halo::gather[" + name + "]"),
+      scatterRegion_("hybrid3d::Halo::scatterAdd[" + name + "]"),
+      n_(layout.batch),
+      c_(layout.channels),
+      owned_(layout.owned()),
+      ghosts_(layout.ghosts),
+      decomposition_(layout.decomposition),
       plan_(planHalo(grid, layout.decomposition, layout.ghostMap, name)) {
   if (layout.coords != grid.coords())
     fail(name, ": tensor coordinates ", toString(layout.coords),
@@ -75,9 +79,8 @@ Halo<T, M>::~Halo() {
   if (request_ != MPI_REQUEST_NULL && unwinding()) {
     // An error on this rank: the neighbours may never join, so do not wait (core/Unwinding.hpp).
     keepForAbandonedOperation(std::move(sendBuf_), std::move(recvBuf_), std::move(sendHost_),
-                              std::move(recvHost_), std::move(sendCounts_),
-                              std::move(sendOffsets_), std::move(recvCounts_),
-                              std::move(recvOffsets_), std::move(forward_),
+                              std::move(recvHost_), std::move(sendCounts_), std::move(sendOffsets_),
+                              std::move(recvCounts_), std::move(recvOffsets_), std::move(forward_),
                               std::move(reverse_));
     return;
   }
@@ -89,7 +92,8 @@ template <class T, class M>
 void Halo<T, M>::checkLayout(const tensor_type& t) const {
   if (t.batch() != n_ || t.channels() != c_ || t.ghosts() != ghosts_ || !(t.owned() == owned_) ||
       !(t.decomposition() == decomposition_))
-    fail(name_, ": tensor '", t.view().label(), "' does not have the layout this halo was built for");
+    fail(name_, ": tensor '", t.view().label(),
+         "' does not have the layout this halo was built for");
 }
 
 template <class T, class M>
@@ -112,8 +116,8 @@ void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) 
   if (t.view().data() != paddingZeroed_) {
     for (const Box3& z : plan_.zeros) {
       const Index3 lo{t.localIndex(0, z.lo[0]), t.localIndex(1, z.lo[1]), t.localIndex(2, z.lo[2])};
-      Impl::applyBox<Impl::BoxOp::Zero>("hybrid3d::Halo::zeroPadding", exec, t.view(), sendBuf_,
-                                        0, lo, z.extents());
+      Impl::applyBox<Impl::BoxOp::Zero>("hybrid3d::Halo::zeroPadding", exec, t.view(), sendBuf_, 0,
+                                        lo, z.extents());
     }
     paddingZeroed_ = t.view().data();
   }

@@ -45,8 +45,8 @@ struct AvgPoolBackwardInputs {
 // One row's buffer: entry q = 0 + sum over the row's ND x NH outputs (od0 + a, oh0 + e) in the
 // order (a, e) of dy * (wd * wh * ww) at owned output q along W.
 template <int ND, int NH, class T, class In>
-HYBRID3D_HOST_FORCEINLINE void avgPoolRowBuffer(const In& in, Index n, Index c, Index zd,
-                                                Index zh, T* __restrict byOutput) {
+HYBRID3D_HOST_FORCEINLINE void avgPoolRowBuffer(const In& in, Index n, Index c, Index zd, Index zh,
+                                                T* __restrict byOutput) {
   const T* __restrict dy[ND][NH];
   T a[ND][NH];
   for (int e0 = 0; e0 < ND; ++e0)
@@ -151,9 +151,9 @@ template <int K, int S, class ExecSpace, class DxView, class In>
 void avgPoolBackwardHost(const ExecSpace& exec, const OwnedRows& rows, const PhaseRun& run,
                          const DxView& dxv, const In& in, HostIsa isa) {
   using T = typename DxView::non_const_value_type;
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                           typename ExecSpace::memory_space>::accessible,
-                "avgPoolBackwardHost runs on host memory only");
+  static_assert(
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible,
+      "avgPoolBackwardHost runs on host memory only");
   constexpr int NO = (K + S - 1) / S;
 #if !HYBRID3D_HOST_AVX2
   (void)isa;  // a build without the AVX2 copy (device compilers) has only the baseline one

@@ -46,8 +46,8 @@ KOKKOS_FORCEINLINE_FUNCTION void avgPoolRowHost(const T* __restrict x, Index row
 }
 
 template <int K, int S, class T>
-void avgPoolRowBaseline(const T* x, Index rowStride, Index planeStride, T* sums, T* y,
-                        const T* ww, T a, Index width) {
+void avgPoolRowBaseline(const T* x, Index rowStride, Index planeStride, T* sums, T* y, const T* ww,
+                        T a, Index width) {
   avgPoolRowHost<K, S>(x, rowStride, planeStride, sums, y, ww, a, width);
 }
 
@@ -63,14 +63,13 @@ HYBRID3D_TARGET_AVX2 void avgPoolRowAvx2(const T* x, Index rowStride, Index plan
 // arguments are avgPoolForwardRowSums'.
 template <int K, int S, class ExecSpace, class XView, class YView, class WView>
 void avgPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const PoolGeometry& g,
-                        const Origin3& xo, const GhostOffset& oy, const XView& xv,
-                        const YView& yv, const WView& wd, const WView& wh, const WView& ww,
-                        HostIsa isa) {
+                        const Origin3& xo, const GhostOffset& oy, const XView& xv, const YView& yv,
+                        const WView& wd, const WView& wh, const WView& ww, HostIsa isa) {
   using T = typename YView::non_const_value_type;
   static_assert(K > 0 && S > 0, "avgPoolForwardHost: compile-time windows only");
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                           typename ExecSpace::memory_space>::accessible,
-                "avgPoolForwardHost runs on host memory only");
+  static_assert(
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible,
+      "avgPoolForwardHost runs on host memory only");
   if (rows.empty()) return;
   if (rows.planes > Index(std::numeric_limits<int>::max()))
     fail("hybrid3d: ", rows.planes, " planes of cells exceed a Kokkos league");

@@ -200,12 +200,13 @@ void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<in
       // (A vector loop ends with its lanes synchronised on every backend.)
       const auto edge = [&](const Index k) {
         const Index ow0 = sum.rw(k, 0), nw = sum.rw(k, 1) - ow0;
-        dxv(n, c, i, j, k) =
-            nw == 0 ? T(0) : nw == 1 ? byOutput(ow0 - sum.outLo[2]) : sum(n, c, i, j, k);
+        dxv(n, c, i, j, k) = nw == 0   ? T(0)
+                             : nw == 1 ? byOutput(ow0 - sum.outLo[2])
+                                       : sum(n, c, i, j, k);
       };
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run.first), edge);
-      Kokkos::parallel_for(
-          Kokkos::ThreadVectorRange(team, run.first + S * run.groups, rows.width), edge);
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run.first + S * run.groups, rows.width),
+                           edge);
       const Index base = run.output - sum.outLo[2];  // z's W index of group 0's output
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run.groups), [&](const Index m) {
         unrolled<S>([&](auto phase) {
@@ -235,7 +236,8 @@ void avgPoolInverseCounts(const Pool3dPlan<T, M>& plan, bool countIncludePad,
                           Kokkos::View<T*, M> (&out)[3]) {
   const PoolGeometry g = plan.geometry();
   for (int d = 0; d < 3; ++d) {
-    out[d] = Kokkos::View<T*, M>(plan.viewLabel(std::string("1/count ") + "DHW"[d]), g.outHi[d] - g.outLo[d]);
+    out[d] = Kokkos::View<T*, M>(plan.viewLabel(std::string("1/count ") + "DHW"[d]),
+                                 g.outHi[d] - g.outLo[d]);
     auto h = Kokkos::create_mirror_view(out[d]);
     for (Index o = g.outLo[d]; o < g.outHi[d]; ++o) {
       const Index count = countIncludePad
@@ -307,8 +309,8 @@ bool avgPoolBackwardOnePassHost(const typename M::execution_space& exec,
              plan.outputsOf(2),
              {g.outLo[0], g.outLo[1], g.outLo[2]},
              plan.outputOwned().extent(2)};
-      avgPoolBackwardHost<k, s>(exec, OwnedRows(N, C, local.extents()), plan.wInterior(),
-                                dx.view(), in, isa);
+      avgPoolBackwardHost<k, s>(exec, OwnedRows(N, C, local.extents()), plan.wInterior(), dx.view(),
+                                in, isa);
     }
   });
   return done;
@@ -319,15 +321,16 @@ bool avgPoolBackwardOnePassHost(const typename M::execution_space& exec,
 template <class T, class M>
 AvgPool3d<T, M>::AvgPool3d(const ProcessGrid& grid, const std::string& name,
                            const TensorShape& input, const Options& options)
-    : SpatialLayer(Impl::poolGeometry("AvgPool3d", name, grid, input,
-                                      Window::cubic(options.kernel, options.stride,
-                                                    options.padding))),
+    : SpatialLayer(
+          Impl::poolGeometry("AvgPool3d", name, grid, input,
+                             Window::cubic(options.kernel, options.stride, options.padding))),
       options_(options),
       plan_(grid, geometry_, Window::cubic(options.kernel, options.stride, options.padding)) {
   Impl::avgPoolInverseCounts(plan_, options.countIncludePad, inverseCount_);
   // The two-pass backward's buffer; the host's one pass needs none.
-  const bool onePass = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
-                       Impl::hasStaticWindow(plan_.geometry());
+  const bool onePass =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
+      Impl::hasStaticWindow(plan_.geometry());
   const Index3 e = onePass ? Index3{0, 0, 0} : plan_.outputOwned().extents();
   scaledDy_ = Kokkos::View<T*****, Kokkos::LayoutRight, M>(
       geometry_.viewLabel("dy / divisor"), input.batch, input.channels, e[0], e[1], e[2]);
@@ -348,12 +351,13 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   const Impl::OwnedRows rows(N, C, owned.extents());
   Impl::withStaticWindow(g, [&](auto K, auto S) {
     constexpr int k = decltype(K)::value, s = decltype(S)::value;
-    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
+    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                                      typename M::memory_space>::accessible)
       Impl::avgPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), inverseCount_[0],
                                      inverseCount_[1], inverseCount_[2], Impl::bestHostIsa());
     else if constexpr (k > 0)
-      Impl::avgPoolForwardRowSums<k, s>(exec, rows, g, xo, oy, x.view(), y.view(),
-                                        inverseCount_[0], inverseCount_[1], inverseCount_[2]);
+      Impl::avgPoolForwardRowSums<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), inverseCount_[0],
+                                        inverseCount_[1], inverseCount_[2]);
     else
       Impl::avgPoolForward<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), inverseCount_[0],
                                  inverseCount_[1], inverseCount_[2]);

@@ -200,8 +200,7 @@ void batchNormChannelSums(const ExecSpace& exec, std::string_view label, Index N
   }
   const Index slabs = N * D;
   Kokkos::parallel_for(
-      Impl::kernelLabel(label, "::channels"), rangePolicy(exec, 0, C),
-      KOKKOS_LAMBDA(const int c) {
+      Impl::kernelLabel(label, "::channels"), rangePolicy(exec, 0, C), KOKKOS_LAMBDA(const int c) {
         double a = 0, b = 0;
         for (Index j = 0; j < slabs; ++j) {
           a += partial(c, j, 0);
@@ -223,15 +222,13 @@ void batchNormGradientSums(const typename M::execution_space& exec, const DistTe
   const auto xv = x.view();
   const auto dyv = dy.view();
   const LocalOffset xo = localOffset(x), yo = localOffset(dy);
-  batchNormChannelSums(exec, "hybrid3d::BatchNorm3d::backward::sums", x.batch(), x.channels(),
-                       x.owned().extents(), partial, sums,
-                       KOKKOS_LAMBDA(Index n, Index c, Index d, Index h, Index w) {
-                         const double g = dyv(n, c, d + yo.d, h + yo.h, w + yo.w);
-                         const double xhat =
-                             (double(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - mean(c)) *
-                             invstd(c);
-                         return SumPair(g, g * xhat);
-                       });
+  batchNormChannelSums(
+      exec, "hybrid3d::BatchNorm3d::backward::sums", x.batch(), x.channels(), x.owned().extents(),
+      partial, sums, KOKKOS_LAMBDA(Index n, Index c, Index d, Index h, Index w) {
+        const double g = dyv(n, c, d + yo.d, h + yo.h, w + yo.w);
+        const double xhat = (double(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - mean(c)) * invstd(c);
+        return SumPair(g, g * xhat);
+      });
 }
 
 // dgamma[c] += sums[C + c] (sum(dy * xhat)), dbeta[c] += sums[c] (sum(dy)).
@@ -241,8 +238,7 @@ void batchNormAddParameterGrads(const ExecSpace& exec, const Kokkos::View<double
   using T = typename GradView::non_const_value_type;
   const Index C = static_cast<Index>(dgamma.extent(0));
   Kokkos::parallel_for(
-      Impl::kernelLabel("hybrid3d::BatchNorm3d::backwardWeights"),
-      rangePolicy(exec, 0, C),
+      Impl::kernelLabel("hybrid3d::BatchNorm3d::backwardWeights"), rangePolicy(exec, 0, C),
       KOKKOS_LAMBDA(const int c) {
         dgamma(c) += T(sums(C + c));
         dbeta(c) += T(sums(c));
@@ -253,9 +249,9 @@ void batchNormAddParameterGrads(const ExecSpace& exec, const Kokkos::View<double
 // sums global over the statistics communicator (sums must hold them), n = count. Inference:
 // dx = gamma*invstd * dy.
 template <class T, class M>
-void batchNormApplyDataGradient(const typename M::execution_space& exec,
-                                const DistTensor<T, M>& x, const DistTensor<T, M>& dy,
-                                const DistTensor<T, M>& dx, const Kokkos::View<double*, M>& mean,
+void batchNormApplyDataGradient(const typename M::execution_space& exec, const DistTensor<T, M>& x,
+                                const DistTensor<T, M>& dy, const DistTensor<T, M>& dx,
+                                const Kokkos::View<double*, M>& mean,
                                 const Kokkos::View<double*, M>& invstd,
                                 const Kokkos::View<T*, M>& gamma,
                                 const Kokkos::View<double*, M>& sums, bool batchStatistics,
@@ -302,7 +298,6 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec,
 
 }  // namespace Impl
 
-
 template <class T, class M>
 BatchNorm3d<T, M>::BatchNorm3d(const ProcessGrid& grid, const std::string& name,
                                const TensorShape& input, const Options& options)
@@ -310,8 +305,8 @@ BatchNorm3d<T, M>::BatchNorm3d(const ProcessGrid& grid, const std::string& name,
   LayerNaming naming = LayerNaming::quoted("BatchNorm3d", name);
   const std::string& label = naming.label;
   if (input.batch < 1 || input.channels < 1)
-    fail(label, ": needs batch and channels >= 1, got batch ", input.batch, " and ",
-         input.channels, " channels");
+    fail(label, ": needs batch and channels >= 1, got batch ", input.batch, " and ", input.channels,
+         " channels");
   for (int d = 0; d < 3; ++d)
     if (input.extents[d] < 1)
       fail(label, ": input extents ", toString(input.extents), " must all be >= 1");
@@ -366,17 +361,18 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   const double eps = options_.eps;
   if (training_) {
     if (count_ <= 1)
-      fail(geometry_.label(), ": training needs more than one value per channel (batch ", geometry_.inputShape().batch,
-           ", extents ", toString(geometry_.inputShape().extents), ")");
+      fail(geometry_.label(), ": training needs more than one value per channel (batch ",
+           geometry_.inputShape().batch, ", extents ", toString(geometry_.inputShape().extents),
+           ")");
     const auto xv = x.view();
     const Impl::LocalOffset xo = Impl::localOffset(x);
-    Impl::batchNormChannelSums(exec, "hybrid3d::BatchNorm3d::forward::statistics",
-                               Index(geometry_.inputShape().batch), Index(C), geometry_.inputOwned().extents(), partial_, sums_,
-                               KOKKOS_LAMBDA(Index n, Index c, Index d, Index h, Index w) {
-                                 const double v =
-                                     double(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - double(rm(c));
-                                 return Impl::SumPair(v, v * v);
-                               });
+    Impl::batchNormChannelSums(
+        exec, "hybrid3d::BatchNorm3d::forward::statistics", Index(geometry_.inputShape().batch),
+        Index(C), geometry_.inputOwned().extents(), partial_, sums_,
+        KOKKOS_LAMBDA(Index n, Index c, Index d, Index h, Index w) {
+          const double v = double(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - double(rm(c));
+          return Impl::SumPair(v, v * v);
+        });
     {
       const ProfilingRegion region(Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::allreduce"));
       sumsAllreduce_(exec, sums_, comm_.get());
@@ -384,8 +380,7 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
     const auto sums = sums_;
     const double n = count_, momentum = options_.momentum;
     Kokkos::parallel_for(
-        Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::finalize"),
-        rangePolicy(exec, 0, C),
+        Impl::kernelLabel("hybrid3d::BatchNorm3d::forward::finalize"), rangePolicy(exec, 0, C),
         KOKKOS_LAMBDA(const int c) {
           const double shift = rm(c), m1 = sums(c) / n;
           const double mu = shift + m1;
@@ -418,7 +413,8 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   const auto beta = bias_.value;
   // Per row: a, b = gamma, beta.
   Impl::forEachRowCell(
-      "hybrid3d::BatchNorm3d::forward::normalize", exec, Impl::OwnedRows(geometry_.inputShape().batch, C, e),
+      "hybrid3d::BatchNorm3d::forward::normalize", exec,
+      Impl::OwnedRows(geometry_.inputShape().batch, C, e),
       KOKKOS_LAMBDA(Index, const Index c, Index, Index) {
         return Impl::ChannelCoefficients<T>{T(mean(c)), T(invstd(c)), gamma(c), beta(c)};
       },

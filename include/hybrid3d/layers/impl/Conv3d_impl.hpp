@@ -37,9 +37,8 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
     : options_(options) {
   hostBlasThreadsFollowKokkos();
   const int k = options.kernel, s = options.stride, p = options.padding;
-  const std::string where =
-      Impl::concat("input ", input.batch, "x", input.channels, "x", toString(input.extents),
-                   ", grid ", toString(grid.dims()));
+  const std::string where = Impl::concat("input ", input.batch, "x", input.channels, "x",
+                                         toString(input.extents), ", grid ", toString(grid.dims()));
   if (k < 1 || k % 2 == 0)
     fail(name, ": kernel ", k, " must be odd and positive (1, 3, 5, ...); ", where);
   if (s < 1) fail(name, ": stride ", s, " must be positive; ", where);
@@ -154,9 +153,8 @@ typename Conv3d<T, M>::Part Conv3d<T, M>::makePart(const Impl::OutputPart& box,
   g.ow = box.extents[2];
   for (int d = 0; d < 3; ++d) g.inOffset[d] += box.lo[d] * g.s;
   part.rows = Index(geometry_.inputShape().batch) * g.od * g.oh;
-  part.rowsPerChunk =
-      Impl::rowsPerChunk(Impl::chunkBytes<M>(options_.workspaceBytes), sizeof(T),
-                         g.cin * g.taps() + g.cout, g.ow, part.rows);
+  part.rowsPerChunk = Impl::rowsPerChunk(Impl::chunkBytes<M>(options_.workspaceBytes), sizeof(T),
+                                         g.cin * g.taps() + g.cout, g.ow, part.rows);
   if (engine_ != ConvEngine::Kokkos) {
     Impl::LocalConvProblem problem = wholeProblem;
     problem.outExtents = box.extents;
@@ -170,8 +168,8 @@ typename Conv3d<T, M>::Part Conv3d<T, M>::makePart(const Impl::OutputPart& box,
 
 template <class T, class M>
 std::string Conv3d<T, M>::engineDescription() const {
-  std::string what = whole_.vendor ? whole_.vendor->describe()
-                                   : "kokkos (im2col + " + gemmDescription<M>() + ")";
+  std::string what =
+      whole_.vendor ? whole_.vendor->describe() : "kokkos (im2col + " + gemmDescription<M>() + ")";
   if (hostForward_ || hostWeights_) {
     const char* passes = !hostWeights_  ? "forward"
                          : hostForward_ ? "forward and backward-weights"
@@ -256,8 +254,8 @@ void Conv3d<T, M>::backwardDataPart(const execution_space& exec, const tensor_ty
   for (Index r0 = 0; r0 < part.rows; r0 += part.rowsPerChunk) {
     const Index nr = std::min(part.rowsPerChunk, part.rows - r0), cols = nr * g.ow;
     Matrix dcol(col_.data(), K, cols), dyc(out_.data(), g.cout, cols);
-    Impl::tensorToChunk("hybrid3d::Conv3d::backwardData::pack", exec, dy.view(), off, dyc, g,
-                        r0, nr);
+    Impl::tensorToChunk("hybrid3d::Conv3d::backwardData::pack", exec, dy.view(), off, dyc, g, r0,
+                        nr);
     Impl::gemm(exec, "T", "N", T(1), W, dyc, T(0), dcol);
     Impl::col2imAdd(exec, dcol, dx.view(), g, r0, nr);
     if (halo_) halo_->progress();

@@ -53,8 +53,8 @@ struct ConvForwardHostProblem : DirectConvOperands {
 // masked to `mask` when Masked).
 template <int B, int V, bool Masked>
 HYBRID3D_TARGET_AVX2_FMA inline void convForwardHostBlock(const ConvForwardHostProblem& p,
-                                                         const float* xRow, float* yRow,
-                                                         Index co0, Index w0, __m256i mask) {
+                                                          const float* xRow, float* yRow, Index co0,
+                                                          Index w0, __m256i mask) {
   __m256 acc[B][V];
   for (int j = 0; j < B; ++j)
     for (int v = 0; v < V; ++v)
@@ -93,8 +93,8 @@ HYBRID3D_TARGET_AVX2_FMA inline void convForwardHostBlock(const ConvForwardHostP
 // masked tail. (4 channels x 2 vectors: 8 accumulators, 2 loads of x and 4 broadcasts per 8
 // FMAs; 4 x 3 vectors needs all 16 registers, and GCC then spilled: 56 against 80 GFLOP/s.)
 template <int B>
-HYBRID3D_TARGET_AVX2_FMA void convForwardHostRow(const ConvForwardHostProblem& p,
-                                                const float* xRow, float* yRow, Index co0) {
+HYBRID3D_TARGET_AVX2_FMA void convForwardHostRow(const ConvForwardHostProblem& p, const float* xRow,
+                                                 float* yRow, Index co0) {
   const __m256i all = _mm256_set1_epi32(-1);
   Index w0 = 0;
   for (; w0 + 16 <= p.ow; w0 += 16) convForwardHostBlock<B, 2, false>(p, xRow, yRow, co0, w0, all);
@@ -108,9 +108,9 @@ HYBRID3D_TARGET_AVX2_FMA void convForwardHostRow(const ConvForwardHostProblem& p
 // threads. Requires convForwardHostCanRun.
 template <class HostExec>
 void convForwardHost(const HostExec& exec, const ConvForwardHostProblem& p) {
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                           typename HostExec::memory_space>::accessible,
-                "convForwardHost runs on host memory only");
+  static_assert(
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename HostExec::memory_space>::accessible,
+      "convForwardHost runs on host memory only");
 #if HYBRID3D_HOST_AVX2
   if (p.batch == 0 || p.od == 0 || p.oh == 0 || p.ow == 0 || !p.x || !p.y) return;
   const Index rowsPerSample = p.od * p.oh;
@@ -123,10 +123,17 @@ void convForwardHost(const HostExec& exec, const ConvForwardHostProblem& p) {
         Index co0 = 0;
         for (; co0 + 4 <= p.cout; co0 += 4) convForwardHostRow<4>(p, xRow, yRow, co0);
         switch (p.cout - co0) {
-          case 3: convForwardHostRow<3>(p, xRow, yRow, co0); break;
-          case 2: convForwardHostRow<2>(p, xRow, yRow, co0); break;
-          case 1: convForwardHostRow<1>(p, xRow, yRow, co0); break;
-          default: break;
+          case 3:
+            convForwardHostRow<3>(p, xRow, yRow, co0);
+            break;
+          case 2:
+            convForwardHostRow<2>(p, xRow, yRow, co0);
+            break;
+          case 1:
+            convForwardHostRow<1>(p, xRow, yRow, co0);
+            break;
+          default:
+            break;
         }
       });
 #else

@@ -21,11 +21,11 @@
 namespace hybrid3d::Impl {
 
 struct BlockGeometry {
-  Index k = 1;                        // kernel == stride
-  Index cout = 0;                     // output channels
-  Index rd = 0, rh = 0, rw = 0;       // extents of the input range R
-  Index inLo[3] = {0, 0, 0};          // global first voxel of R
-  Index outLo[3] = {0, 0, 0};         // owned output box, global
+  Index k = 1;                   // kernel == stride
+  Index cout = 0;                // output channels
+  Index rd = 0, rh = 0, rw = 0;  // extents of the input range R
+  Index inLo[3] = {0, 0, 0};     // global first voxel of R
+  Index outLo[3] = {0, 0, 0};    // owned output box, global
   Index outHi[3] = {0, 0, 0};
 
   Index rowsPerSample() const { return rd * rh; }
@@ -44,8 +44,7 @@ void blocksToTensor(const Exec& exec, const BlockView& blocks, const YView& y, c
   const bool hasBias = bias.data() != nullptr;
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::ConvTranspose3d::forward"),
-      rangePolicy(exec, 0, g.cout * nrows * k * k),
-      KOKKOS_LAMBDA(const Index i) {
+      rangePolicy(exec, 0, g.cout * nrows * k * k), KOKKOS_LAMBDA(const Index i) {
         Index t = i;
         const Index b = t % k;
         t /= k;
@@ -67,9 +66,8 @@ void blocksToTensor(const Exec& exec, const BlockView& blocks, const YView& y, c
 
 // blocks(r, column) = dy(n, co, output voxel) where this rank owns that voxel, else 0.
 template <class Exec, class DyView, class BlockView>
-void tensorToBlocks(std::string_view label, const Exec& exec, const DyView& dy,
-                    const Index3& off, const BlockView& blocks, const BlockGeometry& g,
-                    Index firstRow, Index nrows) {
+void tensorToBlocks(std::string_view label, const Exec& exec, const DyView& dy, const Index3& off,
+                    const BlockView& blocks, const BlockGeometry& g, Index firstRow, Index nrows) {
   using T = typename BlockView::non_const_value_type;
   const Index k = g.k, RH = g.rh, RW = g.rw, perSample = g.rowsPerSample();
   const Index i0 = g.inLo[0], i1 = g.inLo[1], i2 = g.inLo[2];
@@ -77,8 +75,7 @@ void tensorToBlocks(std::string_view label, const Exec& exec, const DyView& dy,
   const Index hi0 = g.outHi[0], hi1 = g.outHi[1], hi2 = g.outHi[2];
   const Index y0 = off[0], y1 = off[1], y2 = off[2];
   Kokkos::parallel_for(
-      Impl::kernelLabel(label),
-      rangePolicy(exec, 0, g.cout * nrows * k * k),
+      Impl::kernelLabel(label), rangePolicy(exec, 0, g.cout * nrows * k * k),
       KOKKOS_LAMBDA(const Index i) {
         Index t = i;
         const Index b = t % k;
@@ -108,8 +105,7 @@ template <class Exec, class PerTapView, class BiasView>
 void foldTaps(const Exec& exec, const PerTapView& perTap, const BiasView& bias, Index taps) {
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::ConvTranspose3d::biasGrad"),
-      rangePolicy(exec, 0, Index(bias.extent(0))),
-      KOKKOS_LAMBDA(const Index co) {
+      rangePolicy(exec, 0, Index(bias.extent(0))), KOKKOS_LAMBDA(const Index co) {
         auto sum = bias(co);
         for (Index t = 0; t < taps; ++t) sum += perTap(co * taps + t);
         bias(co) = sum;

@@ -16,9 +16,8 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
     : options_(options) {
   hostBlasThreadsFollowKokkos();
   const int k = options.kernel;
-  const std::string where =
-      Impl::concat("input ", input.batch, "x", input.channels, "x", toString(input.extents),
-                   ", grid ", toString(grid.dims()));
+  const std::string where = Impl::concat("input ", input.batch, "x", input.channels, "x",
+                                         toString(input.extents), ", grid ", toString(grid.dims()));
   if (k < 1 || options.stride != k || options.padding != 0)
     fail(name, ": only kernel == stride >= 1 with padding 0 is supported (got kernel ", k,
          ", stride ", options.stride, ", padding ", options.padding, "); ", where);
@@ -27,8 +26,8 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
          ") and batch must be positive; ", where);
   for (int d = 0; d < 3; ++d)
     if (input.extents[d] < 1)
-      fail(name, ": input extent ", input.extents[d], " along ", "DHW"[d],
-           " must be positive; ", where);
+      fail(name, ": input extent ", input.extents[d], " along ", "DHW"[d], " must be positive; ",
+           where);
 
   Index3 outExtents;
   for (int d = 0; d < 3; ++d) outExtents[d] = transposedOutputExtent(input.extents[d], k, k, 0);
@@ -99,7 +98,8 @@ void ConvTranspose3d<T, M>::forward(const execution_space& exec, const tensor_ty
   geometry_.checkOutput(y, "output");
   const ProfilingRegion region(geometry_.region(Pass::Forward));
   if (halo_) halo_->gather(exec, x);
-  const Index cin = geometry_.inputShape().channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
+  const Index cin = geometry_.inputShape().channels, k = blocks_.k,
+              blockRows = blocks_.cout * k * k * k;
   const auto W = weightMatrix(false);
   const Vector bias = options_.bias ? Vector(bias_.value.data(), blocks_.cout) : Vector();
   for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
@@ -118,7 +118,8 @@ void ConvTranspose3d<T, M>::backwardData(const execution_space& exec, const tens
   geometry_.checkOutput(dy, "output gradient");
   geometry_.checkInput(dx, "input gradient");
   const ProfilingRegion region(geometry_.region(Pass::BackwardData));
-  const Index cin = geometry_.inputShape().channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
+  const Index cin = geometry_.inputShape().channels, k = blocks_.k,
+              blockRows = blocks_.cout * k * k * k;
   const auto W = weightMatrix(false);
   // Owned voxels outside R get no local contribution; ghosts get the parts other ranks own.
   Impl::zeroFill(exec, dx.view());
@@ -140,7 +141,8 @@ void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const t
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(dy, "output gradient");
   const ProfilingRegion region(geometry_.region(Pass::BackwardWeights));
-  const Index cin = geometry_.inputShape().channels, k = blocks_.k, blockRows = blocks_.cout * k * k * k;
+  const Index cin = geometry_.inputShape().channels, k = blocks_.k,
+              blockRows = blocks_.cout * k * k * k;
   const auto dW = weightMatrix(true);
   if (options_.bias) Impl::zeroFill(exec, perTap_);
   for (Index r0 = 0; r0 < rows_; r0 += rowsPerChunk_) {
@@ -153,11 +155,11 @@ void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const t
     Impl::gemm(exec, "N", "T", T(1), xc, dyb, T(1), dW);
     if (options_.bias)
       Impl::gemv(exec, "N", T(1), dyb, Vector(ones_.data(), cols), T(1),
-                       Vector(perTap_.data(), blockRows));
+                 Vector(perTap_.data(), blockRows));
   }
   if (options_.bias)
-    Impl::foldTaps(exec, Vector(perTap_.data(), blockRows),
-                   Vector(bias_.grad.data(), blocks_.cout), k * k * k);
+    Impl::foldTaps(exec, Vector(perTap_.data(), blockRows), Vector(bias_.grad.data(), blocks_.cout),
+                   k * k * k);
 }
 
 template <class T, class M>

@@ -151,9 +151,9 @@ HYBRID3D_TARGET_AVX2_FMA void convWeightsHostBlock(const ConvWeightsHostProblem&
 // same value). Requires hostHasAvx2Fma() and cin <= convWeightsHostMaxCin.
 template <class HostExec>
 void convWeightsHost(const HostExec& exec, const ConvWeightsHostProblem& p) {
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                           typename HostExec::memory_space>::accessible,
-                "convWeightsHost runs on host memory only");
+  static_assert(
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename HostExec::memory_space>::accessible,
+      "convWeightsHost runs on host memory only");
 #if HYBRID3D_HOST_AVX2
   if (p.batch == 0 || p.od == 0 || p.oh == 0 || p.ow == 0 || !p.x || !p.y) return;
   // The partial sums are sized for convWeightsHostMaxCin: a wider layer would overrun them.
@@ -161,17 +161,24 @@ void convWeightsHost(const HostExec& exec, const ConvWeightsHostProblem& p) {
     fail("convWeightsHost: ", p.cin, " input channels, the kernel takes at most ",
          convWeightsHostMaxCin);
   const Index blocks = (p.cout + 3) / 4;
-  Kokkos::parallel_for(
-      kernelLabel("hybrid3d::Conv3d::backwardWeights::host"), rangePolicy(exec, 0, blocks),
-      [=](const Index i) {
-        const Index co0 = i * 4;
-        switch (std::min<Index>(4, p.cout - co0)) {
-          case 4: convWeightsHostBlock<4>(p, co0); break;
-          case 3: convWeightsHostBlock<3>(p, co0); break;
-          case 2: convWeightsHostBlock<2>(p, co0); break;
-          default: convWeightsHostBlock<1>(p, co0); break;
-        }
-      });
+  Kokkos::parallel_for(kernelLabel("hybrid3d::Conv3d::backwardWeights::host"),
+                       rangePolicy(exec, 0, blocks), [=](const Index i) {
+                         const Index co0 = i * 4;
+                         switch (std::min<Index>(4, p.cout - co0)) {
+                           case 4:
+                             convWeightsHostBlock<4>(p, co0);
+                             break;
+                           case 3:
+                             convWeightsHostBlock<3>(p, co0);
+                             break;
+                           case 2:
+                             convWeightsHostBlock<2>(p, co0);
+                             break;
+                           default:
+                             convWeightsHostBlock<1>(p, co0);
+                             break;
+                         }
+                       });
 #else
   (void)exec;
   (void)p;

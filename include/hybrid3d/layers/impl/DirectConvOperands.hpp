@@ -17,8 +17,7 @@ namespace hybrid3d::Impl {
 // kernels compute: float the host can address. A layer calls them only under `if constexpr` on
 // this, so other instantiations (double, device memory) hold no call.
 template <class T, class M>
-constexpr bool directConvHostTypes =
-    std::is_same_v<T, float> &&
+constexpr bool directConvHostTypes = std::is_same_v<T, float>&&
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible;
 
 // Whether the direct kernels can run a layer of scalar T in memory space M with this kernel,

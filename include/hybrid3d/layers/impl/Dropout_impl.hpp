@@ -8,8 +8,8 @@
 namespace hybrid3d {
 
 template <class T, class M>
-Dropout<T, M>::Dropout(const ProcessGrid& grid, const std::string& name,
-                       const TensorShape& input, const Options& options)
+Dropout<T, M>::Dropout(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+                       const Options& options)
     : options_(options) {
   LayerNaming naming = LayerNaming::quoted("Dropout", name);
   const std::string& label = naming.label;
@@ -43,8 +43,8 @@ void Dropout<T, M>::check(const feature_type& t, const char* what) const {
   const TensorShape& shape = geometry_.inputShape();
   const Index F = Index(shape.channels) * shape.extents[0] * shape.extents[1] * shape.extents[2];
   if (Index(t.extent(0)) != shape.batch || Index(t.extent(1)) != F)
-    fail(geometry_.label(), ": view ", what, " is ", t.extent(0), "x", t.extent(1),
-         ", expected ", shape.batch, "x", F);
+    fail(geometry_.label(), ": view ", what, " is ", t.extent(0), "x", t.extent(1), ", expected ",
+         shape.batch, "x", F);
 }
 
 template <class T, class M>
@@ -128,8 +128,7 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   const std::int64_t first = firstSample_;
   const T scale = T(1.0 / options_.keep);
   Impl::forEachRowCell(
-      label, exec, rows,
-      KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
+      label, exec, rows, KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
         // Feature f is row f, column 0: a 64-bit key per element, but these views are small.
         yv(n, f) = mask.kept(mask.rowKey(first + n, f), 0) ? xv(n, f) * scale : T(0);
       });

@@ -155,8 +155,8 @@ double sumOverRowCells(const char* label, const ExecSpace& exec, const OwnedRows
     Kokkos::single(Kokkos::PerTeam(team), [&] { sum += plane; });
   };
   Kokkos::parallel_reduce(Impl::kernelLabel(label),
-                          rowPolicy(exec, rows, kernel, Kokkos::ParallelReduceTag()),
-                          kernel, result);
+                          rowPolicy(exec, rows, kernel, Kokkos::ParallelReduceTag()), kernel,
+                          result);
   return result;
 }
 
@@ -169,9 +169,9 @@ void zeroFill(const ExecSpace& exec, const View& v) {
   using T = typename View::non_const_value_type;
   if (!v.span_is_contiguous()) fail("zeroFill: view '", v.label(), "' is not contiguous");
   T* const p = v.data();
-  Kokkos::parallel_for(kernelLabel("hybrid3d::zeroFill"),
-                       rangePolicy(exec, 0, static_cast<Index>(v.span())),
-                       KOKKOS_LAMBDA(const Index i) { p[i] = T(0); });
+  Kokkos::parallel_for(
+      kernelLabel("hybrid3d::zeroFill"), rangePolicy(exec, 0, static_cast<Index>(v.span())),
+      KOKKOS_LAMBDA(const Index i) { p[i] = T(0); });
 }
 
 // True when both tensors hold the same owned cells (same N, C, decomposition and coordinates).

@@ -48,8 +48,8 @@ FlattenDense<T, M>::FlattenDense(const ProcessGrid& grid, const std::string& nam
   dw_ = matrix_type(weight_.grad.data(), out_, localColumns_);
   xPacked_ = matrix_type(geometry_.viewLabel("x packed"), N, localColumns_);
   dxPacked_ = matrix_type(geometry_.viewLabel("dx packed"), N, localColumns_);
-  yAllreduce_ = StagedAllreduce<T, M>(geometry_.viewLabel("output"),
-                                      std::size_t(N) * std::size_t(out_));
+  yAllreduce_ =
+      StagedAllreduce<T, M>(geometry_.viewLabel("output"), std::size_t(N) * std::size_t(out_));
 }
 
 template <class T, class M>
@@ -63,8 +63,8 @@ template <class T, class M>
 void FlattenDense<T, M>::check(const feature_type& v, const char* what) const {
   const int N = geometry_.inputShape().batch;
   if (Index(v.extent(0)) != N || Index(v.extent(1)) != out_)
-    fail(geometry_.label(), ": ", what, " view is ", v.extent(0), "x", v.extent(1),
-         ", expected ", N, "x", out_);
+    fail(geometry_.label(), ": ", what, " view is ", v.extent(0), "x", v.extent(1), ", expected ",
+         N, "x", out_);
 }
 
 template <class T, class M>

@@ -53,8 +53,8 @@ inline Index rowsPerChunk(std::size_t bytes, std::size_t scalarSize, Index perCo
 // Everything a convolution kernel needs to map output voxels to input taps, as plain numbers
 // captured by value into kernels.
 struct ConvGeometry {
-  Index k = 1, s = 1;       // cubic kernel and stride
-  Index cin = 0, cout = 0;  // channels
+  Index k = 1, s = 1;            // cubic kernel and stride
+  Index cin = 0, cout = 0;       // channels
   Index od = 0, oh = 0, ow = 0;  // this rank's owned output box
   // Local (ghosted) input index of tap 0 of output-box voxel 0, per dimension: output voxel o
   // (box-relative) reads input local index o*s + tap + inOffset. Never negative: the input
@@ -83,8 +83,7 @@ void im2col(const Exec& exec, const XView& x, const ColView& col, const ConvGeom
   const Index perSample = g.rowsPerSample();
   const Index o0 = g.inOffset[0], o1 = g.inOffset[1], o2 = g.inOffset[2];
   Kokkos::parallel_for(
-      Impl::kernelLabel("hybrid3d::Conv3d::im2col"),
-      rangePolicy(exec, 0, g.cin * nrows),
+      Impl::kernelLabel("hybrid3d::Conv3d::im2col"), rangePolicy(exec, 0, g.cin * nrows),
       KOKKOS_LAMBDA(const Index i) {
         const Index rr = i % nrows, ci = i / nrows;
         const Index row = firstRow + rr, n = row / perSample, t = row % perSample;
@@ -109,8 +108,8 @@ void im2col(const Exec& exec, const XView& x, const ColView& col, const ConvGeom
 // read from it. No two threads write the same cell, so there are no atomics and the sum order
 // is fixed (bitwise reproducible). Only the input rows the chunk can reach are visited.
 template <class Exec, class ColView, class DxView>
-void col2imAdd(const Exec& exec, const ColView& col, const DxView& dx,
-               const ConvGeometry& g, Index firstRow, Index nrows) {
+void col2imAdd(const Exec& exec, const ColView& col, const DxView& dx, const ConvGeometry& g,
+               Index firstRow, Index nrows) {
   const Index k = g.k, s = g.s, OD = g.od, OH = g.oh, OW = g.ow, C = g.cin;
   const Index perSample = g.rowsPerSample();
   const Index o0 = g.inOffset[0], o1 = g.inOffset[1], o2 = g.inOffset[2];
@@ -126,8 +125,7 @@ void col2imAdd(const Exec& exec, const ColView& col, const DxView& dx,
   const Index zh0 = o1, nzd = zd1 - zd0, nzh = (OH - 1) * s + k;
   const Index count = (n1 - n0 + 1) * C * nzd * nzh;
   Kokkos::parallel_for(
-      Impl::kernelLabel("hybrid3d::Conv3d::col2im"),
-      rangePolicy(exec, 0, count),
+      Impl::kernelLabel("hybrid3d::Conv3d::col2im"), rangePolicy(exec, 0, count),
       KOKKOS_LAMBDA(const Index i) {
         Index t = i;
         const Index zh = zh0 + t % nzh;
@@ -169,9 +167,7 @@ void chunkToTensor(std::string_view label, const Exec& exec, const MView& m, con
   const Index y0 = off[0], y1 = off[1], y2 = off[2];
   const bool hasBias = bias.data() != nullptr;
   Kokkos::parallel_for(
-      Impl::kernelLabel(label),
-      rangePolicy(exec, 0, C * nrows),
-      KOKKOS_LAMBDA(const Index i) {
+      Impl::kernelLabel(label), rangePolicy(exec, 0, C * nrows), KOKKOS_LAMBDA(const Index i) {
         const Index rr = i % nrows, co = i / nrows;
         const Index row = firstRow + rr, n = row / perSample, t = row % perSample;
         const T b = hasBias ? bias(co) : T(0);
@@ -183,16 +179,13 @@ void chunkToTensor(std::string_view label, const Exec& exec, const MView& m, con
 
 // m(co, j) = dy(n, co, owned voxel): the reverse copy, packing a chunk of an output gradient.
 template <class Exec, class DyView, class MView>
-void tensorToChunk(std::string_view label, const Exec& exec, const DyView& dy,
-                   const Index3& off, const MView& m, const ConvGeometry& g, Index firstRow,
-                   Index nrows) {
+void tensorToChunk(std::string_view label, const Exec& exec, const DyView& dy, const Index3& off,
+                   const MView& m, const ConvGeometry& g, Index firstRow, Index nrows) {
   const Index C = static_cast<Index>(m.extent(0)), OH = g.oh, OW = g.ow;
   const Index perSample = g.rowsPerSample();
   const Index y0 = off[0], y1 = off[1], y2 = off[2];
   Kokkos::parallel_for(
-      Impl::kernelLabel(label),
-      rangePolicy(exec, 0, C * nrows),
-      KOKKOS_LAMBDA(const Index i) {
+      Impl::kernelLabel(label), rangePolicy(exec, 0, C * nrows), KOKKOS_LAMBDA(const Index i) {
         const Index rr = i % nrows, co = i / nrows;
         const Index row = firstRow + rr, n = row / perSample, t = row % perSample;
         const auto* in = &dy(n, co, t / OH + y0, t % OH + y1, y2);

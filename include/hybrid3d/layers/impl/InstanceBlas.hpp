@@ -24,9 +24,8 @@ namespace hybrid3d::Impl {
 
 // C := alpha op(A) op(B) + beta C.
 template <class Exec, class A, class B, class C>
-void gemm(const Exec& exec, const char ta[], const char tb[],
-          typename A::const_value_type& alpha, const A& a, const B& b,
-          typename C::const_value_type& beta, const C& c) {
+void gemm(const Exec& exec, const char ta[], const char tb[], typename A::const_value_type& alpha,
+          const A& a, const B& b, typename C::const_value_type& beta, const C& c) {
 #if HYBRID3D_BLAS_TAKES_AN_INSTANCE
   KokkosBlas::gemm(exec, ta, tb, alpha, a, b, beta, c);
 #else
@@ -38,8 +37,8 @@ void gemm(const Exec& exec, const char ta[], const char tb[],
 
 // y := alpha op(A) x + beta y.
 template <class Exec, class A, class X, class Y>
-void gemv(const Exec& exec, const char trans[], typename A::const_value_type& alpha,
-          const A& a, const X& x, typename Y::const_value_type& beta, const Y& y) {
+void gemv(const Exec& exec, const char trans[], typename A::const_value_type& alpha, const A& a,
+          const X& x, typename Y::const_value_type& beta, const Y& y) {
 #if HYBRID3D_BLAS_TAKES_AN_INSTANCE
   KokkosBlas::gemv(exec, trans, alpha, a, x, beta, y);
 #else

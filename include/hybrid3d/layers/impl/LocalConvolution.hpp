@@ -14,8 +14,8 @@ namespace hybrid3d::Impl {
 
 // One rank's convolution problem, fixed at layer set-up.
 struct LocalConvProblem {
-  std::string layer;       // for messages
-  Index batch = 0;         // local samples
+  std::string layer;  // for messages
+  Index batch = 0;    // local samples
   Index cin = 0, cout = 0;
   Index kernel = 1, stride = 1;
   Index3 outExtents{0, 0, 0};  // the output box computed: this rank's owned box, or a part

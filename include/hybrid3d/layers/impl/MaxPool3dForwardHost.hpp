@@ -29,9 +29,8 @@ namespace hybrid3d::Impl {
 // for first.
 template <int K, int S, class T>
 KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, const T* ahead,
-                                                Index rowStride, Index planeStride,
-                                                T* __restrict y, int* __restrict arg,
-                                                Index width) {
+                                                Index rowStride, Index planeStride, T* __restrict y,
+                                                int* __restrict arg, Index width) {
   if (ahead)
     for (int d = 0; d < K; ++d)
       for (int h = 0; h < K; ++h)
@@ -71,13 +70,13 @@ HYBRID3D_TARGET_AVX2 void maxPoolRowAvx2(const T* x, const T* ahead, Index rowSt
 // (Baseline where the build or the CPU lacks AVX2). The arguments are maxPoolForwardUnpadded's.
 template <int K, int S, class ExecSpace, class XView, class YView, class ArgView>
 void maxPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const PoolGeometry& g,
-                        const Origin3& xo, const GhostOffset& oy, const XView& xv,
-                        const YView& yv, const ArgView& am, HostIsa isa) {
+                        const Origin3& xo, const GhostOffset& oy, const XView& xv, const YView& yv,
+                        const ArgView& am, HostIsa isa) {
   using T = typename YView::non_const_value_type;
   static_assert(K > 0 && S > 0, "maxPoolForwardHost: compile-time windows only");
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                           typename ExecSpace::memory_space>::accessible,
-                "maxPoolForwardHost runs on host memory only");
+  static_assert(
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible,
+      "maxPoolForwardHost runs on host memory only");
   if (rows.empty()) return;
   auto row = &maxPoolRowBaseline<K, S, T>;
 #if HYBRID3D_HOST_AVX2
@@ -89,18 +88,18 @@ void maxPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pool
               bw = g.start(2, g.outLo[2]) - xo.v[2];
   const Index rowStride = Index(xv.stride(3)), planeStride = Index(xv.stride(2));
   const Index e1 = rows.e1;
-  Kokkos::parallel_for(
-      Impl::kernelLabel("hybrid3d::MaxPool3d::forward"),
-      rangePolicy(exec, 0, rows.planes * e1),
-      [=](const Index r) {
-        Index n, c, z;
-        rows.decode(r / e1, n, c, z);
-        const Index yy = r % e1;
-        const T* x = &xv(n, c, bd + S * z, bh + S * yy, bw);
-        const T* ahead = yy + kPoolPrefetchRows < e1 ? x + kPoolPrefetchRows * S * rowStride : nullptr;
-        row(x, ahead, rowStride, planeStride, &yv(n, c, oy.d + z, oy.h + yy, oy.w),
-            &am(n, c, z, yy, 0), rows.width);
-      });
+  Kokkos::parallel_for(Impl::kernelLabel("hybrid3d::MaxPool3d::forward"),
+                       rangePolicy(exec, 0, rows.planes * e1), [=](const Index r) {
+                         Index n, c, z;
+                         rows.decode(r / e1, n, c, z);
+                         const Index yy = r % e1;
+                         const T* x = &xv(n, c, bd + S * z, bh + S * yy, bw);
+                         const T* ahead = yy + kPoolPrefetchRows < e1
+                                              ? x + kPoolPrefetchRows * S * rowStride
+                                              : nullptr;
+                         row(x, ahead, rowStride, planeStride, &yv(n, c, oy.d + z, oy.h + yy, oy.w),
+                             &am(n, c, z, yy, 0), rows.width);
+                       });
 }
 
 }  // namespace hybrid3d::Impl

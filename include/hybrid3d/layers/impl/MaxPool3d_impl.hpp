@@ -119,9 +119,9 @@ void maxPoolBackwardTiled(const ExecSpace& exec, const OwnedRows& rows, const In
 template <class T, class M>
 MaxPool3d<T, M>::MaxPool3d(const ProcessGrid& grid, const std::string& name,
                            const TensorShape& input, const Options& options)
-    : SpatialLayer(Impl::poolGeometry("MaxPool3d", name, grid, input,
-                                      Window::cubic(options.kernel, options.stride,
-                                                    options.padding))),
+    : SpatialLayer(
+          Impl::poolGeometry("MaxPool3d", name, grid, input,
+                             Window::cubic(options.kernel, options.stride, options.padding))),
       options_(options),
       plan_(grid, geometry_, Window::cubic(options.kernel, options.stride, options.padding)) {
   const Index3 e = plan_.outputOwned().extents();
@@ -149,7 +149,8 @@ void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   }
   Impl::withStaticWindow(g, [&](auto K, auto S) {
     constexpr int k = decltype(K)::value, s = decltype(S)::value;
-    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
+    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                                      typename M::memory_space>::accessible)
       Impl::maxPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), argmax_,
                                      Impl::bestHostIsa());
     else
@@ -173,12 +174,12 @@ void MaxPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
       const Index3 b{g.start(0, g.outLo[0]) - xo.v[0], g.start(1, g.outLo[1]) - xo.v[1],
                      g.start(2, g.outLo[2]) - xo.v[2]};
       Impl::maxPoolBackwardTiled<2>(exec, Impl::OwnedRows(N, C, local.extents()), b,
-                                    plan_.outputOwned().extents(), Impl::ghostOffset(dy),
-                                    dx.view(), dy.view(), argmax_);
+                                    plan_.outputOwned().extents(), Impl::ghostOffset(dy), dx.view(),
+                                    dy.view(), argmax_);
     }
   } else if (options_.kernel <= options_.stride) {
-    // Other windows that do not overlap: every input cell is the maximum of at most one output: each
-    // owned output writes its dy to its winner, race-free and deterministic (one pass over the
+    // Other windows that do not overlap: every input cell is the maximum of at most one output:
+    // each owned output writes its dy to its winner, race-free and deterministic (one pass over the
     // outputs instead of one over the inputs).
     Impl::zeroFill(exec, dx.view());
     const Box3& owned = plan_.outputOwned();

@@ -37,9 +37,7 @@ namespace hybrid3d::Impl {
 KOKKOS_INLINE_FUNCTION constexpr Index floorDiv(Index a, Index b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
-KOKKOS_INLINE_FUNCTION constexpr Index ceilDiv(Index a, Index b) {
-  return floorDiv(a + b - 1, b);
-}
+KOKKOS_INLINE_FUNCTION constexpr Index ceilDiv(Index a, Index b) { return floorDiv(a + b - 1, b); }
 KOKKOS_INLINE_FUNCTION Index imax(Index a, Index b) { return a > b ? a : b; }
 KOKKOS_INLINE_FUNCTION Index imin(Index a, Index b) { return a < b ? a : b; }
 
@@ -73,8 +71,7 @@ struct PoolGeometry {
   KOKKOS_INLINE_FUNCTION static Index offsetAlong(int dim, int packed) {
     return (packed >> (8 * (2 - dim))) & 0xff;
   }
-  KOKKOS_INLINE_FUNCTION int offset(Index od, Index oh, Index ow, Index d, Index h,
-                                    Index w) const {
+  KOKKOS_INLINE_FUNCTION int offset(Index od, Index oh, Index ow, Index d, Index h, Index w) const {
     return packOffset(d - start(0, od), h - start(1, oh), w - start(2, ow));
   }
 };
@@ -171,8 +168,8 @@ inline SpatialGeometry poolGeometry(const char* kind, const std::string& name,
   LayerNaming naming = LayerNaming::quoted(kind, name);
   const std::string label = naming.label;
   if (input.batch < 1 || input.channels < 1)
-    fail(label, ": needs batch and channels >= 1, got batch ", input.batch, " and ",
-         input.channels, " channels");
+    fail(label, ": needs batch and channels >= 1, got batch ", input.batch, " and ", input.channels,
+         " channels");
   for (int d = 0; d < 3; ++d) {
     const int k = window.kernel[d], s = window.stride[d], p = window.padding[d];
     if (k < 1 || s < 1 || p < 0)
