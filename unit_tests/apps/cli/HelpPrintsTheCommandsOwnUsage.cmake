@@ -2,7 +2,7 @@
 # usage once (not Kokkos's option list, which Kokkos::initialize prints for --help) and exit 0,
 # on one rank and on two; an unknown command or none is an error.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
-set(commands check compare generate gradients refcheck train)
+set(commands check compare deck-help generate gradients refcheck train)
 
 function(expect_only_ours text)
   string(FIND "${text}" "Kokkos command line arguments" kokkos)
@@ -39,6 +39,16 @@ h3d_expect("${out}" "  --restart CHECKPOINT")
 h3d_expect("${out}" "  --dry-run ")
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} help gradients)
 h3d_expect("${out}" "  --weights W.h5")
+
+# deck-help prints the schema train validates against, the architectures from the registry.
+h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} deck-help)
+h3d_expect("${out}" "  Training/mini-batch ")
+h3d_expect("${out}" "required; cosmoflow | cosmoflow_mlperf | unet3d")
+string(REGEX MATCHALL "Keys of a training deck" heads "${out}")
+list(LENGTH heads n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "deck-help printed ${n} times on 2 ranks:\n${out}")
+endif()
 
 h3d_run(FALSE out ${MPIEXEC} -n 1 ${HYBRID3D} trian deck.xml)
 h3d_expect("${out}" "hybrid3d: unknown command 'trian'")
