@@ -30,11 +30,10 @@ const std::string& SpatialGeometry::region(std::string_view pass) const {
   return Impl::kernelLabel(prefix, naming_.name);
 }
 
-void SpatialGeometry::check(int batch, int channels, const BlockDecomposition& dec,
-                            const Int3& coords, const std::string& tensor, const char* role,
-                            const TensorShape& want, const BlockDecomposition& wantDec) const {
+void SpatialGeometry::badShape(int batch, int channels, const BlockDecomposition& dec,
+                               const Int3& coords, const std::string& tensor, const char* role,
+                               const TensorShape& want, const BlockDecomposition& wantDec) const {
   const bool here = coords == coords_;
-  if (batch == want.batch && channels == want.channels && dec == wantDec && here) return;
   fail(naming_.label, ": ", role, " tensor '", tensor, "' is ", batch, "x", channels, "x",
        toString(dec.globalExtents()), " on grid ", toString(dec.dims()),
        here ? "" : " at coordinates " + toString(coords), ", expected ", want.batch, "x",

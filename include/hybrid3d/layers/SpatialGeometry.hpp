@@ -101,24 +101,32 @@ public:
     return Impl::viewLabel(naming_.name + "/" + std::string(what));
   }
 
-  // Throws naming the layer, `role` ("input", "output gradient") and what differs.
+  // Throws naming the layer, `role` ("input", "output gradient") and what differs. Called on
+  // every pass: the tensor's label (View::label() returns a new std::string) is read only to
+  // say what is wrong, never when all is well.
   template <class T, class M>
   void checkInput(const DistTensor<T, M>& t, const char* role) const {
-    check(t.batch(), t.channels(), t.decomposition(), t.coords(), t.view().label(), role, in_,
-          inDec_);
+    if (!matches(t.batch(), t.channels(), t.decomposition(), t.coords(), in_, inDec_))
+      badShape(t.batch(), t.channels(), t.decomposition(), t.coords(), t.view().label(), role, in_,
+               inDec_);
     if (rule_ == InputGhosts::Exact && t.ghosts() != ghosts_)
       badGhosts(t.ghosts(), t.view().label(), role);
   }
   template <class T, class M>
   void checkOutput(const DistTensor<T, M>& t, const char* role) const {
-    check(t.batch(), t.channels(), t.decomposition(), t.coords(), t.view().label(), role, out_,
-          outDec_);
+    if (!matches(t.batch(), t.channels(), t.decomposition(), t.coords(), out_, outDec_))
+      badShape(t.batch(), t.channels(), t.decomposition(), t.coords(), t.view().label(), role, out_,
+               outDec_);
   }
 
 private:
-  void check(int batch, int channels, const BlockDecomposition& dec, const Int3& coords,
-             const std::string& tensor, const char* role, const TensorShape& want,
-             const BlockDecomposition& wantDec) const;
+  bool matches(int batch, int channels, const BlockDecomposition& dec, const Int3& coords,
+               const TensorShape& want, const BlockDecomposition& wantDec) const {
+    return batch == want.batch && channels == want.channels && dec == wantDec && coords == coords_;
+  }
+  [[noreturn]] void badShape(int batch, int channels, const BlockDecomposition& dec,
+                             const Int3& coords, const std::string& tensor, const char* role,
+                             const TensorShape& want, const BlockDecomposition& wantDec) const;
   [[noreturn]] void badGhosts(const GhostWidths& has, const std::string& tensor,
                               const char* role) const;
 
