@@ -1,0 +1,99 @@
+#pragma once
+// The performance model: what one training step of a planned run (RunPlan) costs one rank, per
+// layer and per phase, and how long it takes on a Machine.
+//
+// Counted exactly from the plan (the same arithmetic the layers, halos and reducer use):
+//   - FLOPs per rank per step (layers/LayerFlops.hpp's counting: forward, backward-data where
+//     the layer propagates, backward-weights), and an estimate of the memory traffic;
+//   - per halo exchange: bytes this rank sends and to how many neighbours (comm/HaloPlan's
+//     boxes), a forward gather and a backward scatter-add per windowed layer -- except the
+//     first convolution, whose input ghosts the reader fills and whose input has no gradient;
+//   - bytes handed to the gradient reduction (model/ModelPlan's predictAllreduceBytes: the
+//     replicated parameters over the world, the first dense layer's own columns over the
+//     data-parallel groups only), and the number of reductions;
+//   - bytes this rank reads from sample files per step (its ghosted subvolume of each sample).
+// Predicted from a Machine:
+//   - compute: a calibrated layer timing where one matches the layer's key (Machine.hpp), else
+//     FLOPs at the convolution efficiency of peak plus traffic at the memory efficiency of its
+//     bandwidth, plus a fixed overhead per layer pass;
+//   - halo: per exchange, latency per neighbour + bytes / bandwidth, plus packing and
+//     unpacking at memory bandwidth;
+//   - allreduce: alpha-beta, ring 2(p-1) alpha + 2 (p-1)/p n / beta or recursive halving
+//     2 log2(p) alpha + 2 (p-1)/p n / beta, per reduction, not overlapped with the backward
+//     pass (Open MPI on the host progresses a non-blocking reduction only inside MPI calls);
+//   - I/O: bytes / read bandwidth (the lesser of the rank's and its share of the aggregate);
+//     with prefetch only what the step's other phases do not hide is left exposed.
+// A rank pair inside a node uses the intra-node figures; a communicator spanning more ranks
+// than a node holds, the inter-node ones (ranks are numbered node by node, spatial groups
+// first: ProcessGrid's order).
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <hybrid3d/train/Machine.hpp>
+#include <hybrid3d/train/RunPlan.hpp>
+
+namespace hybrid3d {
+
+// One halo exchange of one rank: what it sends and to how many ranks.
+struct HaloTraffic {
+  std::size_t bytes = 0;
+  int neighbours = 0;
+};
+
+struct LayerCost {
+  std::string name, kind;
+  std::string key;     // layerKey(): what a calibrated timing is looked up by
+  double work = 0;     // the timing's size: batch per group x owned output voxels
+  double flops = 0;    // per step
+  double bytes = 0;    // memory traffic per step (estimate)
+  int passes = 0;      // kernel passes per step (forward, backward)
+  HaloTraffic gather;  // forward (zero: no exchange)
+  HaloTraffic scatter; // backward
+  double computeSeconds = 0, haloSeconds = 0;
+  bool calibrated = false;  // computeSeconds from a measured timing
+};
+
+// Exposed seconds per step by phase, as the trainer's progress line and metrics.csv split it.
+struct PhaseSeconds {
+  double compute = 0, halo = 0, allreduce = 0, io = 0;
+  double step() const { return compute + halo + allreduce + io; }
+};
+
+struct StepCost {
+  Int3 coords{0, 0, 0};  // the spatial rank costed
+  std::vector<LayerCost> layers;
+  double optimizerSeconds = 0;      // the parameter update, memory-bound
+  std::size_t haloBytes = 0;        // sent per step, gathers and scatter-adds
+  std::size_t allreduceBytes = 0;   // handed to the gradient reduction per step
+  int reductions = 0;               // gradients reduced (one allreduce each)
+  std::size_t ioBytes = 0;          // read from sample files per step
+  double ioSeconds = 0;             // reading them, before prefetch hides any
+  std::size_t memoryBytes = 0;      // graph memory + optimizer state + input buffers
+  PhaseSeconds phases;              // exposed per step
+  double samplesPerSecond = 0;      // global mini-batch / step
+};
+
+// How the run reads its data (from the deck and the files).
+struct IoModel {
+  int fileScalarBytes = 2;  // int16 counts (CosmoFlow files); float32 volumes: 4
+  bool prefetch = true;
+};
+
+// The key a layer's calibrated timing is stored under: kind, channels, window, the convolution
+// engine the layer would run on this rank, precision; e.g. "Conv3d 4>16 k3 s1 onednn float".
+std::string layerKey(const RunPlan& run, int layer, const Int3& coords);
+
+// Counts (no machine): every layer's FLOPs, traffic, halo exchanges, keys and work on the rank
+// at `coords` of `run`'s spatial grid, plus the reduction and read volumes.
+StepCost countStep(const RunPlan& run, const Int3& coords, const IoModel& io = {});
+
+// countStep, then times from `machine`.
+StepCost predictStep(const RunPlan& run, const Machine& machine, const Int3& coords,
+                     const IoModel& io = {});
+
+// The spatial rank whose step is slowest on `machine` (the step waits for it), predicted.
+StepCost predictSlowestRank(const RunPlan& run, const Machine& machine, const IoModel& io = {});
+
+}  // namespace hybrid3d
