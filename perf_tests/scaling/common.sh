@@ -1,0 +1,111 @@
+# common.sh: what strong.sh and weak.sh share (sourced, not run). run_layout makes the deck of
+# one layout, launches `hybrid3d train` on it with every rank's peak RSS recorded, appends the
+# run's row to the scaling CSV and, when the binary has a `plan` command, the planner's
+# prediction for the same layout to the prediction CSV.
+#
+# Environment (all optional):
+#   BIN         directory of hybrid3d (default build/bin)
+#   LAUNCH      launcher, {ranks} replaced by the rank count (default 'mpirun -n {ranks}', with
+#               --oversubscribe under Open MPI); e.g. 'srun -n {ranks}', 'jsrun -n {ranks} -a 1 -g 1'
+#   TIME_BIN    GNU time for the peak RSS (default /usr/bin/time; empty: no memory column)
+#   PLAN_LAUNCH prefix for `hybrid3d plan` (default none: one process, no launcher)
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BIN=${BIN:-build/bin}
+TIME_BIN=${TIME_BIN-/usr/bin/time}
+[ -n "$TIME_BIN" ] && [ ! -x "$TIME_BIN" ] && { echo "note: $TIME_BIN missing, no memory column"; TIME_BIN=; }
+if [ -z "${LAUNCH:-}" ]; then
+  LAUNCH='mpirun -n {ranks}'
+  mpirun --version 2>&1 | grep -q 'Open MPI' && LAUNCH='mpirun --oversubscribe -n {ranks}'
+fi
+# Open MPI refuses root without these (containers, this project's test machines).
+[ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# Options both studies take; each script adds its own before calling parse_common.
+MODEL=cosmoflow SIZE=64 STEPS=10 PRINT_EVERY=2 OUT=scaling_runs BASE= MACHINE= CSV= PRED= DATA=
+common_usage='  --model M          cosmoflow | cosmoflow_mlperf | unet3d (default cosmoflow)
+  --size S           input width (default 64)
+  --ranks "N ..."    rank counts (default "1 2")
+  --steps N          steps per run (default 10); the first --print-every are warm-up
+  --print-every K    default 2
+  --out DIR          runs, decks and CSVs (default scaling_runs)
+  --csv FILE         measurements (default OUT/scaling.csv, appended to)
+  --prediction FILE  `hybrid3d plan` rows (default OUT/prediction.csv)
+  --machine FILE     machine file for `hybrid3d plan` (default: none given)
+  --base DECK        base deck (default inputs/cosmoflow_demo.xml or inputs/unet3d_demo.xml)
+  --data DIR         where generated datasets go (default OUT/data)'
+RANKS="1 2"
+
+# parse_common "$@": handles one shared option; returns the number of words it took (0: none).
+parse_common() {
+  case "$1" in
+    --model) MODEL=$2 ;; --size) SIZE=$2 ;; --ranks) RANKS=$2 ;; --steps) STEPS=$2 ;;
+    --print-every) PRINT_EVERY=$2 ;; --out) OUT=$2 ;; --csv) CSV=$2 ;; --prediction) PRED=$2 ;;
+    --machine) MACHINE=$2 ;; --base) BASE=$2 ;; --data) DATA=$2 ;;
+    *) return 0 ;;
+  esac
+  return 2
+}
+
+finish_common() {
+  CSV=${CSV:-$OUT/scaling.csv} PRED=${PRED:-$OUT/prediction.csv} DATA=${DATA:-$OUT/data}
+  if [ -z "$BASE" ]; then
+    case "$MODEL" in unet3d) BASE=inputs/unet3d_demo.xml ;; *) BASE=inputs/cosmoflow_demo.xml ;; esac
+  fi
+  [ -x "$BIN/hybrid3d" ] || { echo "error: no $BIN/hybrid3d (set BIN)"; exit 1; }
+  mkdir -p "$OUT"
+  HAVE_PLAN=0
+  if "$BIN/hybrid3d" --help 2>&1 | grep -q '^  plan '; then HAVE_PLAN=1
+  else echo "note: $BIN/hybrid3d has no 'plan' command: no predictions written"; fi
+}
+
+# grid_of P: P ranks as DxHxW, each prime factor (largest first) on the smallest axis, D >= H >= W.
+grid_of() {
+  local p=$1 f d=(1 1 1) primes=() i
+  for ((f = 2; p > 1; )); do
+    if ((p % f == 0)); then primes=("$f" "${primes[@]}"); ((p /= f)); else ((f++)); fi
+  done
+  for f in "${primes[@]}"; do
+    i=0; ((d[1] < d[i])) && i=1; ((d[2] < d[i])) && i=2
+    ((d[i] *= f))
+  done
+  echo "$(printf '%s\n' "${d[@]}" | sort -rn | paste -sd x)"
+}
+
+# run_layout STUDY RANKS GRID SIZE BATCH SAMPLES: one training run, one CSV row (and prediction).
+run_layout() {
+  local study=$1 ranks=$2 grid=$3 size=$4 batch=$5 samples=$6
+  local P=$(( $(tr x '*' <<<"$grid") )) groups dir deck launch
+  groups=$((ranks / P))
+  dir=$OUT/$study-$MODEL-s$size-b$batch-n$ranks-$groups-$grid
+  deck=$dir/deck.xml
+  mkdir -p "$dir" && rm -f "$dir"/rss.*
+  python3 "$HERE/make_deck.py" --base "$BASE" --model "$MODEL" --out "$deck" --grid "$grid" \
+    --size "$size" --batch "$batch" --steps "$STEPS" --print-every "$PRINT_EVERY" \
+    --outdir "$dir/out" --data "$DATA/$MODEL-s$size-n$samples" --train-samples "$samples" || return 1
+  launch=${LAUNCH//\{ranks\}/$ranks}
+  echo "== $study: $ranks rank(s) = $groups group(s) x $grid, S=$size, mini-batch $batch: $dir"
+  local cmd=("$BIN/hybrid3d" train "$deck")
+  # Each rank under GNU time: its peak RSS (KiB) in dir/rss.HOST.PID ($0 = time, $1 = dir).
+  [ -n "$TIME_BIN" ] &&
+    cmd=(sh -c 'd=$1; shift; exec "$0" -f %M -o "$d/rss.$(uname -n).$$" "$@"' "$TIME_BIN" "$dir" "${cmd[@]}")
+  if ! $launch "${cmd[@]}" >"$dir/log.txt" 2>&1; then
+    echo "   failed (skipped); the end of $dir/log.txt:"; tail -n 5 "$dir/log.txt" | sed 's/^/   /'
+    return 1
+  fi
+  python3 "$HERE/summarize.py" --metrics "$dir/out/metrics.csv" --rss "$dir/rss.*" \
+    --print-every "$PRINT_EVERY" --csv "$CSV" --study "$study" --model "$MODEL" --size "$size" \
+    --batch "$batch" --ranks "$ranks" --groups "$groups" --grid "$grid" | sed 's/^/   measured: /'
+  if ((HAVE_PLAN)); then
+    local m=(); [ -n "$MACHINE" ] && m=(--machine "$MACHINE")
+    rm -f "$dir/plan.csv"
+    if ${PLAN_LAUNCH:-} "$BIN/hybrid3d" plan "$deck" --ranks "$ranks" --layout "$groups:$grid" \
+         "${m[@]}" --csv "$dir/plan.csv" >"$dir/plan.txt" 2>&1 && [ -s "$dir/plan.csv" ]; then
+      # The header once, then this layout's rows.
+      if [ -s "$PRED" ]; then tail -n +2 "$dir/plan.csv" >>"$PRED"; else cat "$dir/plan.csv" >"$PRED"; fi
+      echo "   predicted: $(tail -n 1 "$dir/plan.csv")"
+    else
+      echo "   plan failed (no prediction); see $dir/plan.txt"
+    fi
+  fi
+}
