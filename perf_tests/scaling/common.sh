@@ -4,14 +4,18 @@
 # prediction for the same layout to the prediction CSV.
 #
 # Environment (all optional):
-#   BIN         directory of hybrid3d (default build/bin)
-#   LAUNCH      launcher, {ranks} replaced by the rank count (default 'mpirun -n {ranks}', with
-#               --oversubscribe under Open MPI); e.g. 'srun -n {ranks}', 'jsrun -n {ranks} -a 1 -g 1'
+#   BIN         directory of hybrid3d and bench_io (default build/bin of this checkout)
+#   LAUNCH      launcher; {ranks} is replaced by the rank count and {nodes} by the nodes they
+#               fill at RANKS_PER_NODE (default 1) ranks per node. Default 'mpirun -n {ranks}'
+#               (with --oversubscribe under Open MPI); e.g. 'srun -N {nodes} -n {ranks}' or
+#               'jsrun -n {ranks} -a 1 -g 1' (slurm.sbatch, lsf.bsub)
 #   TIME_BIN    GNU time for the peak RSS (default /usr/bin/time; empty: no memory column)
 #   PLAN_LAUNCH prefix for `hybrid3d plan` (default none: one process, no launcher)
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-BIN=${BIN:-build/bin}
+ROOT=$(cd "$HERE/../.." && pwd)
+BIN=${BIN:-$ROOT/build/bin}
+RANKS_PER_NODE=${RANKS_PER_NODE:-1}
 TIME_BIN=${TIME_BIN-/usr/bin/time}
 [ -n "$TIME_BIN" ] && [ ! -x "$TIME_BIN" ] && { echo "note: $TIME_BIN missing, no memory column"; TIME_BIN=; }
 if [ -z "${LAUNCH:-}" ]; then
@@ -21,8 +25,16 @@ fi
 # Open MPI refuses root without these (containers, this project's test machines).
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# launcher N: the LAUNCH words for N ranks.
+launcher() {
+  local l=${LAUNCH//\{ranks\}/$1}
+  echo "${l//\{nodes\}/$(( ($1 + RANKS_PER_NODE - 1) / RANKS_PER_NODE ))}"
+}
+
 # Options both studies take; each script adds its own before calling parse_common.
-MODEL=cosmoflow SIZE=64 STEPS=10 PRINT_EVERY=2 OUT=scaling_runs BASE= MACHINE= CSV= PRED= DATA=
+# shellcheck disable=SC2034  # used by the scripts that source this file
+MODEL=cosmoflow SIZE=64 STEPS=10 PRINT_EVERY=2 OUT=scaling_runs BASE='' MACHINE='' CSV='' PRED='' DATA=''
+# shellcheck disable=SC2016,SC2034  # backquotes shown, not run; used by the sourcing scripts
 common_usage='  --model M          cosmoflow | cosmoflow_mlperf | unet3d (default cosmoflow)
   --size S           input width (default 64)
   --ranks "N ..."    rank counts (default "1 2")
@@ -32,12 +44,14 @@ common_usage='  --model M          cosmoflow | cosmoflow_mlperf | unet3d (defaul
   --csv FILE         measurements (default OUT/scaling.csv, appended to)
   --prediction FILE  `hybrid3d plan` rows (default OUT/prediction.csv)
   --machine FILE     machine file for `hybrid3d plan` (default: none given)
-  --base DECK        base deck (default inputs/cosmoflow_demo.xml or inputs/unet3d_demo.xml)
+  --base DECK        base deck (default inputs/cosmoflow_demo.xml, or unet3d_demo.xml)
   --data DIR         where generated datasets go (default OUT/data)'
+# shellcheck disable=SC2034
 RANKS="1 2"
 
 # parse_common "$@": handles one shared option; returns the number of words it took (0: none).
 parse_common() {
+  # shellcheck disable=SC2034
   case "$1" in
     --model) MODEL=$2 ;; --size) SIZE=$2 ;; --ranks) RANKS=$2 ;; --steps) STEPS=$2 ;;
     --print-every) PRINT_EVERY=$2 ;; --out) OUT=$2 ;; --csv) CSV=$2 ;; --prediction) PRED=$2 ;;
@@ -50,7 +64,7 @@ parse_common() {
 finish_common() {
   CSV=${CSV:-$OUT/scaling.csv} PRED=${PRED:-$OUT/prediction.csv} DATA=${DATA:-$OUT/data}
   if [ -z "$BASE" ]; then
-    case "$MODEL" in unet3d) BASE=inputs/unet3d_demo.xml ;; *) BASE=inputs/cosmoflow_demo.xml ;; esac
+    case "$MODEL" in unet3d) BASE=$ROOT/inputs/unet3d_demo.xml ;; *) BASE=$ROOT/inputs/cosmoflow_demo.xml ;; esac
   fi
   [ -x "$BIN/hybrid3d" ] || { echo "error: no $BIN/hybrid3d (set BIN)"; exit 1; }
   mkdir -p "$OUT"
@@ -69,7 +83,7 @@ grid_of() {
     i=0; ((d[1] < d[i])) && i=1; ((d[2] < d[i])) && i=2
     ((d[i] *= f))
   done
-  echo "$(printf '%s\n' "${d[@]}" | sort -rn | paste -sd x)"
+  printf '%s\n' "${d[@]}" | sort -rn | paste -sd x
 }
 
 # run_layout STUDY RANKS GRID SIZE BATCH SAMPLES: one training run, one CSV row (and prediction).
@@ -83,10 +97,11 @@ run_layout() {
   python3 "$HERE/make_deck.py" --base "$BASE" --model "$MODEL" --out "$deck" --grid "$grid" \
     --size "$size" --batch "$batch" --steps "$STEPS" --print-every "$PRINT_EVERY" \
     --outdir "$dir/out" --data "$DATA/$MODEL-s$size-n$samples" --train-samples "$samples" || return 1
-  launch=${LAUNCH//\{ranks\}/$ranks}
+  launch=$(launcher "$ranks")
   echo "== $study: $ranks rank(s) = $groups group(s) x $grid, S=$size, mini-batch $batch: $dir"
   local cmd=("$BIN/hybrid3d" train "$deck")
   # Each rank under GNU time: its peak RSS (KiB) in dir/rss.HOST.PID ($0 = time, $1 = dir).
+  # shellcheck disable=SC2016  # expanded by that sh, per rank
   [ -n "$TIME_BIN" ] &&
     cmd=(sh -c 'd=$1; shift; exec "$0" -f %M -o "$d/rss.$(uname -n).$$" "$@"' "$TIME_BIN" "$dir" "${cmd[@]}")
   if ! $launch "${cmd[@]}" >"$dir/log.txt" 2>&1; then

@@ -14,7 +14,7 @@
 #   LAUNCH='srun -n {ranks}' bash perf_tests/scaling/io_scaling.sh --ranks "1 8 64" \
 #       --dir /lustre/$USER/tmp --samples 8
 # --dir is where the sample files are written (default /tmp): on a cluster, the parallel file
-# system the training data live on. Environment: BIN, LAUNCH (as strong.sh), PYTHON.
+# system the training data live on. Environment: BIN, LAUNCH, RANKS_PER_NODE (common.sh), PYTHON.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 SAMPLES=4 COMPUTE_MS="40 300" DIR=/tmp
@@ -39,7 +39,7 @@ for N in $RANKS; do
   log=$OUT/bench_io-n$N.txt
   echo "== bench_io on $N rank(s): $log"
   # shellcheck disable=SC2086  # the launcher and the compute times split into words
-  if ! ${LAUNCH//\{ranks\}/$N} "$BIN/bench_io" "$SAMPLES" $COMPUTE_MS "$DIR" >"$log" 2>&1; then
+  if ! $(launcher "$N") "$BIN/bench_io" "$SAMPLES" $COMPUTE_MS "$DIR" >"$log" 2>&1; then
     echo "   failed; the end of $log:"; tail -n 5 "$log" | sed 's/^/   /'; failed=1; continue
   fi
   # The report's tables (read_throughput.cpp's printf formats) to one row per size.

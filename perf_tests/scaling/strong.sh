@@ -10,8 +10,7 @@
 #   LAUNCH='srun -n {ranks}' BIN=build-cuda/bin bash perf_tests/scaling/strong.sh \
 #       --size 128 --batch 64 --ranks "1 2 4 8 16 32 64" --steps 30 --print-every 10
 #   ... --layouts "1:1x1x1 1:2x1x1 2:2x1x1"    (explicit G:DxHxW layouts instead of --ranks)
-# Environment: BIN, LAUNCH, TIME_BIN, PLAN_LAUNCH (common.sh). Run from the repository root
-# (base decks under inputs/) or give --base.
+# Environment: BIN, LAUNCH, RANKS_PER_NODE, TIME_BIN, PLAN_LAUNCH (common.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 BATCH=2 MAX_SPATIAL=8 LAYOUTS=

@@ -14,7 +14,7 @@
 #   bash perf_tests/scaling/weak.sh --size 32 --spatial --ranks "1 2 4 8"
 #   LAUNCH='srun -n {ranks}' bash perf_tests/scaling/weak.sh --size 128 --grid 2x2x2 \
 #       --local-batch 4 --ranks "8 16 32 64 128"
-# Environment: BIN, LAUNCH, TIME_BIN, PLAN_LAUNCH (common.sh). Run from the repository root.
+# Environment: BIN, LAUNCH, RANKS_PER_NODE, TIME_BIN, PLAN_LAUNCH (common.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 LOCAL_BATCH=1 GRID=1x1x1 SPATIAL=0
