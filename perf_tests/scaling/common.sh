@@ -94,10 +94,18 @@ run_layout() {
   dir=$OUT/$study-$MODEL-s$size-b$batch-n$ranks-$groups-$grid
   deck=$dir/deck.xml
   mkdir -p "$dir" && rm -f "$dir"/rss.*
-  python3 "$HERE/make_deck.py" --base "$BASE" --model "$MODEL" --out "$deck" --grid "$grid" \
+  local data=$DATA/$MODEL-s$size-n$samples gen
+  gen=$(python3 "$HERE/make_deck.py" --base "$BASE" --model "$MODEL" --out "$deck" --grid "$grid" \
     --size "$size" --batch "$batch" --steps "$STEPS" --print-every "$PRINT_EVERY" \
-    --outdir "$dir/out" --data "$DATA/$MODEL-s$size-n$samples" --train-samples "$samples" || return 1
+    --outdir "$dir/out" --data "$data" --train-samples "$samples" --print-generate) || return 1
   launch=$(launcher "$ranks")
+  # The dataset in a launch of its own: the generator's memory stays out of the run's peak RSS.
+  if [ ! -f "$data/manifest.txt" ]; then
+    mapfile -t gen <<<"$gen"
+    echo "== generating $data"
+    $launch "$BIN/hybrid3d" "${gen[@]}" >"$dir/generate.txt" 2>&1 ||
+      { echo "   failed; see $dir/generate.txt"; return 1; }
+  fi
   echo "== $study: $ranks rank(s) = $groups group(s) x $grid, S=$size, mini-batch $batch: $dir"
   local cmd=("$BIN/hybrid3d" train "$deck")
   # Each rank under GNU time: its peak RSS (KiB) in dir/rss.HOST.PID ($0 = time, $1 = dir).

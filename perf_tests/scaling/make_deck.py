@@ -11,6 +11,8 @@ checkpoints on the way: validation samples 0, one epoch, checkpoints only at the
       --size 64 --batch 2 --steps 10 --print-every 2 --outdir run/out --data data/cosmoflow-64-20
 
 The dataset holds --train-samples samples (default batch x steps: the run stays in epoch 1).
+--print-generate prints, one word per line, the arguments of the `hybrid3d generate` that makes
+the same dataset (so a script can make it in a launch of its own, outside the timed run).
 """
 import argparse
 import os
@@ -67,6 +69,8 @@ def main(argv=None):
     p.add_argument("--outdir", required=True, help="Training/output directory")
     p.add_argument("--data", required=True, help="generated dataset directory (shared per size)")
     p.add_argument("--train-samples", type=int, help="default: batch x steps")
+    p.add_argument("--print-generate", action="store_true",
+                   help="print the matching `hybrid3d generate` arguments, one per line")
     a = p.parse_args(argv)
     if not re.fullmatch(r"\d+x\d+x\d+", a.grid):
         p.error(f"--grid {a.grid}: expected DxHxW")
@@ -106,6 +110,15 @@ def main(argv=None):
         f.write(f"<!-- scaling deck: {a.base} with grid {a.grid}, S={a.size}, mini-batch "
                 f"{a.batch}, {a.steps} steps (perf_tests/scaling/make_deck.py) -->\n")
         f.write(ET.tostring(root, encoding="unicode") + "\n")
+    if a.print_generate:
+        gen = {e.get("name"): e.get("value") for e in sublist(sublist(root, "Data"), "Generate")}
+        words = ["generate", gen["generator"], "--out", gen["directory"], "--size", str(a.size),
+                 "--train", gen["train samples"], "--validation", "0"]
+        if "seed" in gen:
+            words += ["--seed", gen["seed"]]
+        if "mean count" in gen and gen["generator"] == "cosmology":
+            words += ["--mean-count", gen["mean count"]]
+        print("\n".join(words))
 
 
 if __name__ == "__main__":
