@@ -74,16 +74,19 @@ def plot_series(name, rows, pred, out):
     a2.plot(ranks, eff, "o-", label="measured")
     a2.axhline(1.0, ls=":", color="grey")
     have = [(n, p) for n, p in zip(ranks, matched) if p]
+    top = max(eff)
     if have and matched[0]:
         p0 = throughput(matched[0])
         pr = [n for n, _ in have]
         ps = [throughput(p) / p0 for _, p in have]
         a1.plot(pr, ps, "x--", label="predicted (plan)")
-        a2.plot(pr, [s * n0 / n for s, n in zip(ps, pr)], "x--", label="predicted (plan)")
+        pe = [s * n0 / n for s, n in zip(ps, pr)]
+        a2.plot(pr, pe, "x--", label="predicted (plan)")
+        top = max(top, max(pe))
     elif have:
         print(f"plot_scaling: {name}: no prediction for the first layout; none drawn",
               file=sys.stderr)
-    for a, y in ((a1, "speedup"), (a2, "parallel efficiency")):
+    for a, y in ((a1, "speedup (throughput / first point's)"), (a2, "parallel efficiency")):
         a.set_xscale("log", base=2)
         a.set_xlabel("ranks")
         a.set_ylabel(y)
@@ -91,7 +94,7 @@ def plot_series(name, rows, pred, out):
         a.set_xticklabels([str(n) for n in sorted(set(ranks))])
         a.grid(alpha=0.3)
         a.legend()
-    a2.set_ylim(0, max(1.1, max(eff) * 1.1))
+    a2.set_ylim(0, max(1.1, top * 1.1))
     fig.suptitle(f"{name}  (against {n0} rank(s))")
     fig.tight_layout()
     fig.savefig(os.path.join(out, f"scaling_{name}.png"), dpi=100)
