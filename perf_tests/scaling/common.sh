@@ -71,6 +71,8 @@ finish_common() {
   HAVE_PLAN=0
   if "$BIN/hybrid3d" --help 2>&1 | grep -q '^  plan '; then HAVE_PLAN=1
   else echo "note: $BIN/hybrid3d has no 'plan' command: no predictions written"; fi
+  ((HAVE_PLAN)) && [ -z "$MACHINE" ] &&
+    echo "note: no --machine: the plan predicts memory and bytes, no times"
 }
 
 # grid_of P: P ranks as DxHxW, each prime factor (largest first) on the smallest axis, D >= H >= W.
@@ -126,7 +128,8 @@ run_layout() {
          "${m[@]}" --csv "$dir/plan.csv" >"$dir/plan.txt" 2>&1 && [ -s "$dir/plan.csv" ]; then
       # The header once, then this layout's rows.
       if [ -s "$PRED" ]; then tail -n +2 "$dir/plan.csv" >>"$PRED"; else cat "$dir/plan.csv" >"$PRED"; fi
-      echo "   predicted: $(tail -n 1 "$dir/plan.csv")"
+      awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+        { print "   predicted: step_s " $c["step_s"] ", memory_mib " $c["memory_mib"] }' "$dir/plan.csv"
     else
       echo "   plan failed (no prediction); see $dir/plan.txt"
     fi

@@ -136,7 +136,9 @@ def main(argv=None):
     pred = {}
     if a.prediction:
         for r in read(a.prediction):
-            pred[layout_key(r, "architecture")] = r  # the last row of a layout wins
+            # Rows planned without a machine file predict no time: nothing to draw.
+            if float(r["samples_per_s"] or 0) > 0:
+                pred[layout_key(r, "architecture")] = r  # the last row of a layout wins
     series = {}
     for r in read(a.csv):
         # A layout measured again replaces its earlier row.
