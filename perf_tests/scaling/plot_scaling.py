@@ -112,6 +112,7 @@ def plot_series(name, rows, pred, out):
                 ax.bar(x, v, width, bottom=bottom, color=c, hatch=hatch, edgecolor="white",
                        label=lab if i == 0 and hatch is None else None)
                 bottom += v
+            ax.text(x, bottom, f"{1e3 * bottom:.3g} ms", ha="center", va="bottom", fontsize=7)
     if any(matched):
         ax.bar(0, 0, 0, color="white", edgecolor="grey", hatch="//", label="predicted")
     ax.set_xticks(range(len(rows)))
