@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # common.sh: what strong.sh and weak.sh share (sourced, not run). run_layout makes the deck of
 # one layout, launches `hybrid3d train` on it with every rank's peak RSS recorded, appends the
 # run's row to the scaling CSV and, when the binary has a `plan` command, the planner's

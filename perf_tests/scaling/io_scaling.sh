@@ -15,6 +15,7 @@
 #       --dir /lustre/$USER/tmp --samples 8
 # --dir is where the sample files are written (default /tmp): on a cluster, the parallel file
 # system the training data live on. Environment: BIN, LAUNCH, RANKS_PER_NODE (common.sh), PYTHON.
+# shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 SAMPLES=4 COMPUTE_MS="40 300" DIR=/tmp

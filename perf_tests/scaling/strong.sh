@@ -11,6 +11,7 @@
 #       --size 128 --batch 64 --ranks "1 2 4 8 16 32 64" --steps 30 --print-every 10
 #   ... --layouts "1:1x1x1 1:2x1x1 2:2x1x1"    (explicit G:DxHxW layouts instead of --ranks)
 # Environment: BIN, LAUNCH, RANKS_PER_NODE, TIME_BIN, PLAN_LAUNCH (common.sh).
+# shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 BATCH=2 MAX_SPATIAL=8 LAYOUTS=

@@ -15,6 +15,7 @@
 #   LAUNCH='srun -n {ranks}' bash perf_tests/scaling/weak.sh --size 128 --grid 2x2x2 \
 #       --local-batch 4 --ranks "8 16 32 64 128"
 # Environment: BIN, LAUNCH, RANKS_PER_NODE, TIME_BIN, PLAN_LAUNCH (common.sh).
+# shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 LOCAL_BATCH=1 GRID=1x1x1 SPATIAL=0
