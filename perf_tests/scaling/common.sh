@@ -12,6 +12,7 @@
 #               'jsrun -n {ranks} -a 1 -g 1' (slurm.sbatch, lsf.bsub)
 #   TIME_BIN    GNU time for the peak RSS (default /usr/bin/time; empty: no memory column)
 #   PLAN_LAUNCH prefix for `hybrid3d plan` (default none: one process, no launcher)
+#   KEEP_CHECKPOINTS=1 keeps each run's final checkpoint.h5 (deleted by default)
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -119,6 +120,9 @@ run_layout() {
     echo "   failed (skipped); the end of $dir/log.txt:"; tail -n 5 "$dir/log.txt" | sed 's/^/   /'
     return 1
   fi
+  # The final checkpoint (parameters and optimizer state: about 110 MB for CosmoFlow) is of no use
+  # to a timing run; KEEP_CHECKPOINTS=1 keeps it.
+  [ "${KEEP_CHECKPOINTS:-0}" = 1 ] || rm -f "$dir/out/checkpoint.h5"
   python3 "$HERE/summarize.py" --metrics "$dir/out/metrics.csv" --rss "$dir/rss.*" \
     --print-every "$PRINT_EVERY" --csv "$CSV" --study "$study" --model "$MODEL" --size "$size" \
     --batch "$batch" --ranks "$ranks" --groups "$groups" --grid "$grid" | sed 's/^/   measured: /'
