@@ -8,6 +8,8 @@ rank shows up in halo or allreduce). The first print interval (steps 1..print_ev
 discarded as warm-up; each column of the row is the median over the remaining steps (so the
 phase medians need not add up exactly to step_s). memory_mib is the largest peak RSS over the
 ranks, from the files `/usr/bin/time -f %M -o FILE` left (KiB), empty when there are none.
+halo_bytes and allreduce_bytes are what rank 0 handed to the halo exchanges and the gradient
+reduction per step (the same every step; empty for a metrics.csv without those columns).
 
   python3 summarize.py --metrics run/out/metrics.csv --rss 'run/rss.*' --print-every 2 \
       --csv scaling.csv --study strong --model cosmoflow --size 64 --batch 2 --ranks 2 \
@@ -21,7 +23,8 @@ import statistics
 import sys
 
 COLUMNS = ["study", "model", "size", "batch", "ranks", "groups", "grid", "step_s", "compute_s",
-           "halo_s", "allreduce_s", "io_s", "memory_mib", "samples_per_s"]
+           "halo_s", "allreduce_s", "io_s", "memory_mib", "samples_per_s", "halo_bytes",
+           "allreduce_bytes"]
 
 
 def main(argv=None):
@@ -62,6 +65,8 @@ def main(argv=None):
                io_s=f"{statistics.median(col('io_wait_s')):.6g}",
                memory_mib=f"{max(rss) / 1024:.1f}" if rss else "",
                samples_per_s=f"{int(a.batch) / step_s:.6g}")
+    for k in ["halo_bytes", "allreduce_bytes"]:
+        row[k] = str(int(statistics.median(col(k)))) if k in timed[0] else ""
     new = not os.path.exists(a.csv) or os.path.getsize(a.csv) == 0
     with open(a.csv, "a", newline="") as f:
         w = csv.DictWriter(f, COLUMNS)

@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
@@ -43,7 +46,16 @@ std::size_t convWorkspace(const ModelPlan& p, const LayerPlan& l, const TensorSh
   q.stride = l.conv.stride;
   q.outExtents = outOwned.extents();
   q.bias = l.conv.bias;
-  return Impl::oneDnnWorkspaceBytes(q);
+  // Asking oneDNN builds its primitive descriptors (about a millisecond); the ranks of a grid
+  // share a few box shapes, and a planner's search asks for thousands of ranks.
+  using Key = std::tuple<Index, Index, Index, Index, Index, Index3, bool>;
+  static std::map<Key, std::size_t> asked;
+  static std::mutex mutex;
+  const Key key{q.batch, q.cin, q.cout, q.kernel, q.stride, q.outExtents, q.bias};
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto found = asked.find(key);
+  if (found != asked.end()) return found->second;
+  return asked[key] = Impl::oneDnnWorkspaceBytes(q);
 #else
   (void)x;
   return 0;

@@ -195,15 +195,19 @@ Link link(const Network& n, int size, int stride, bool allAtOnce) {
   return {1e-6 * n.interLatencyUs, 1e9 * std::min(n.intraGBs, share)};
 }
 
+// The machine's algorithm for long messages; short ones (batch-norm statistics, a bias) go by
+// recursive doubling, log2(p) rounds of the whole message, whichever is faster, as MPI
+// libraries and NCCL switch by message size.
 double allreduceSeconds(const Network& n, double bytes, int size, int stride) {
   if (size <= 1 || bytes <= 0) return 0;
-  const double p = size;
+  const double p = size, rounds = std::ceil(std::log2(p));
+  const Link all = link(n, size, stride, true);
+  const double doubling = rounds * (all.alpha + bytes / all.beta);
   if (n.allreduce == AllreduceAlgorithm::Ring) {
     const Link l = link(n, size, stride, false);
-    return 2 * (p - 1) * l.alpha + 2 * (p - 1) / p * bytes / l.beta;
+    return std::min(doubling, 2 * (p - 1) * l.alpha + 2 * (p - 1) / p * bytes / l.beta);
   }
-  const Link l = link(n, size, stride, true);
-  return 2 * std::ceil(std::log2(p)) * l.alpha + 2 * (p - 1) / p * bytes / l.beta;
+  return std::min(doubling, 2 * rounds * all.alpha + 2 * (p - 1) / p * bytes / all.beta);
 }
 
 }  // namespace
@@ -283,14 +287,9 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
 }
 
 StepCost predictSlowestRank(const RunPlan& r, const Machine& machine, const IoModel& io) {
-  std::vector<Int3> ranks;
-  if (r.grid[0] * r.grid[1] * r.grid[2] <= 64) {
-    for (int d = 0; d < r.grid[0]; ++d)
-      for (int h = 0; h < r.grid[1]; ++h)
-        for (int w = 0; w < r.grid[2]; ++w) ranks.push_back({d, h, w});
-  } else {
-    ranks = {{0, 0, 0}, {r.grid[0] / 2, r.grid[1] / 2, r.grid[2] / 2}};
-  }
+  const Int3& g = r.grid;
+  const std::vector<Int3> ranks{
+      {0, 0, 0}, {g[0] / 2, g[1] / 2, g[2] / 2}, {g[0] - 1, g[1] - 1, g[2] - 1}};
   StepCost slowest;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     StepCost c = predictStep(r, machine, ranks[i], io);

@@ -19,7 +19,8 @@
 //   - halo: per exchange, latency per neighbour + bytes / bandwidth, plus packing and
 //     unpacking at memory bandwidth;
 //   - allreduce: alpha-beta, ring 2(p-1) alpha + 2 (p-1)/p n / beta or recursive halving
-//     2 log2(p) alpha + 2 (p-1)/p n / beta, per reduction; a layer's reductions start when its
+//     2 log2(p) alpha + 2 (p-1)/p n / beta, or recursive doubling log2(p) (alpha + n / beta)
+//     where that is faster (short messages), per reduction; a layer's reductions start when its
 //     backward pass ends (GradientReducer) and run one after another, so only what outlasts
 //     the rest of the backward pass is exposed;
 //   - I/O: bytes / read bandwidth (the lesser of the rank's and its share of the aggregate);
@@ -97,9 +98,10 @@ StepCost countStep(const RunPlan& run, const Int3& coords, const IoModel& io = {
 StepCost predictStep(const RunPlan& run, const Machine& machine, const Int3& coords,
                      const IoModel& io = {});
 
-// The spatial rank whose step is slowest on `machine` (the step waits for it), predicted: every
-// rank of a grid of up to 64, else the first (the largest box: block decomposition gives the
-// remainder to the first ranks) and the central one (the most neighbours).
+// The spatial rank whose step is slowest on `machine` (the step waits for it), predicted among
+// three: the first (the largest box: block decomposition gives the remainder to the first
+// ranks), the central one (the most neighbours) and the last (the smallest box, yet the
+// most ghosts where a strided window overhangs its low side).
 StepCost predictSlowestRank(const RunPlan& run, const Machine& machine, const IoModel& io = {});
 
 }  // namespace hybrid3d

@@ -104,36 +104,59 @@ void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machi
                      : Layout{ranks / (r.spatialGrid[0] * r.spatialGrid[1] * r.spatialGrid[2]),
                               r.spatialGrid};
     const IoModel io = ioModelFor(r);
+    // The deck's layout (or --layout). One the model refuses is an error for --layout, as a
+    // run on it would be; for the deck's own layout of a rank count the search below may still
+    // find others.
     LayoutChoice chosen;
-    if (machine) {
-      chosen = costLayout<T>(r.config, layout, m, a.memoryLimit, sets.first, sets.second, io);
-    } else {
-      chosen.layout = layout;
-      chosen.run = planRun<T>(r.config, layout.grid, layout.groups, sets.first, sets.second);
-      chosen.cost = chosen.firstRank = countStep(chosen.run, {0, 0, 0}, io);
+    std::string refused;
+    try {
+      if (machine) {
+        chosen = costLayout<T>(r.config, layout, m, a.memoryLimit, sets.first, sets.second, io);
+      } else {
+        chosen.layout = layout;
+        chosen.run = planRun<T>(r.config, layout.grid, layout.groups, sets.first, sets.second);
+        chosen.cost = chosen.firstRank = countStep(chosen.run, {0, 0, 0}, io);
+      }
+    } catch (const Error& e) {
+      if (a.haveLayout) throw;
+      refused = e.what();
     }
-    csv += csvRow(a.deck, machine ? m.name : "", chosen);
+    if (refused.empty()) csv += csvRow(a.deck, machine ? m.name : "", chosen);
     if (worldRank != 0) continue;
-    std::printf("hybrid3d: plan of %s on %d rank(s)%s\n%s%s", a.deck.c_str(), ranks,
-                machine ? (" of machine " + m.name).c_str() : " (no --machine: counts only)",
-                planText(chosen.run).c_str(), costText(chosen.run, chosen.cost, machine).c_str());
+    std::printf("hybrid3d: plan of %s on %d rank(s)%s\n", a.deck.c_str(), ranks,
+                machine ? (" of machine " + m.name).c_str() : " (no --machine: counts only)");
+    if (refused.empty())
+      std::printf("%s%s", planText(chosen.run).c_str(),
+                  costText(chosen.run, chosen.cost, machine).c_str());
+    else
+      std::printf("  the deck's layout %s cannot run: %s\n", toString(layout).c_str(),
+                  refused.c_str());
     if (!machine) continue;
     const std::vector<LayoutChoice> best =
         searchLayouts<T>(r.config, ranks, m, a.memoryLimit, sets.first, sets.second, io);
-    if (reference == 0 && !best.empty()) reference = best.front().cost.phases.step();
+    if (best.empty()) {
+      std::printf(
+          "\n  no layout of %d rank(s) is accepted by the model (mini-batch %d: at most "
+          "%d data-parallel groups, the rest spatial)\n\n",
+          ranks, r.config.globalBatch, r.config.globalBatch);
+      summary += line("  %6d ranks: no layout the model accepts\n", ranks);
+      continue;
+    }
+    if (reference == 0) reference = best.front().cost.phases.step();
     std::printf(
         "\n  best layouts of %d rank(s) (%zu accepted by the model; memory limit %.1f GiB "
         "per rank; speedup against the best of %d rank(s))\n%s\n",
         ranks, best.size(),
         (a.memoryLimit > 0 ? a.memoryLimit : m.rank.memoryGiB * double(1 << 30)) / double(1 << 30),
         a.ranks.front(), layoutText(best, std::size_t(a.top), reference).c_str());
-    if (!best.empty())
-      summary += line(
-          "  %6d ranks: best %-14s %9.1f ms per step, %8.2f samples/s, %5.2fx; the "
-          "deck's layout %-14s %9.1f ms\n",
-          ranks, toString(best.front().layout).c_str(), 1e3 * best.front().cost.phases.step(),
-          best.front().cost.samplesPerSecond, reference / best.front().cost.phases.step(),
-          toString(layout).c_str(), 1e3 * chosen.cost.phases.step());
+    summary +=
+        line("  %6d ranks: best %-14s %9.1f ms per step, %8.2f samples/s, %5.2fx", ranks,
+             toString(best.front().layout).c_str(), 1e3 * best.front().cost.phases.step(),
+             best.front().cost.samplesPerSecond, reference / best.front().cost.phases.step());
+    summary += refused.empty()
+                   ? line("; the deck's layout %s %.1f ms\n", toString(layout).c_str(),
+                          1e3 * chosen.cost.phases.step())
+                   : line("; the deck's layout %s cannot run\n", toString(layout).c_str());
   }
   if (worldRank == 0 && runs.size() > 1 && !summary.empty())
     std::printf("hybrid3d: strong scaling predicted on %s\n%s", m.name.c_str(), summary.c_str());
