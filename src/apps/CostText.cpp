@@ -51,8 +51,11 @@ std::string costText(const RunPlan& run, const StepCost& c, bool timed) {
         "  predicted step %.1f ms = compute %.1f + halo %.1f + allreduce %.1f + exposed I/O "
         "%.1f (reading %.1f ms%s); %.2f samples/s over %d rank(s)\n",
         ms(c.phases.step()), ms(c.phases.compute), ms(c.phases.halo), ms(c.phases.allreduce),
-        ms(c.phases.io), ms(c.ioSeconds), run.prefetch ? ", prefetched" : "", c.samplesPerSecond,
-        run.world);
+        ms(c.phases.io), ms(c.ioSeconds),
+        c.cached       ? ", cached after the first epoch"
+        : run.prefetch ? ", prefetched"
+                       : "",
+        c.samplesPerSecond, run.world);
   return o.str();
 }
 

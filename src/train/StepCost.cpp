@@ -155,6 +155,8 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   if (!spec.labels.empty()) perSample += double(sub.owned.size()) * io.labelBytes;
   if (!spec.targets.empty()) perSample += double(spec.numTargets) * sizeof(float);
   c.ioBytes = std::size_t(perSample * m.input.batch);
+  const double share = std::ceil(double(r.train.listing.samples) / r.groups) * perSample;
+  c.cached = r.cacheBytes > 0 && share <= double(r.cacheBytes);
 
   const int rank = (coords[0] * r.grid[1] + coords[1]) * r.grid[2] + coords[2];
   Index local = 0;
@@ -279,7 +281,7 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
 
   const double readRate = 1e9 * std::min(machine.fileSystem.readGBsPerRank,
                                          machine.fileSystem.aggregateReadGBs / r.world);
-  c.ioSeconds = double(c.ioBytes) / readRate;
+  c.ioSeconds = c.cached ? 0.0 : double(c.ioBytes) / readRate;
   const double busy = c.phases.compute + c.phases.halo + c.phases.allreduce;
   c.phases.io = r.prefetch ? std::max(0.0, c.ioSeconds - busy) : c.ioSeconds;
   c.samplesPerSecond = double(r.train.batch) / c.phases.step();

@@ -43,6 +43,7 @@ struct RunPlan {
   ModelPlan model;
   int optimizerStates = 0;  // state values per parameter value (Adam 2, SGD with momentum 1)
   bool prefetch = true;     // the next mini-batch is read while this one computes
+  std::size_t cacheBytes = 0;  // per rank, for the subvolumes read (0: no cache)
   int epochs = 1;
   long long totalSteps = 0;  // over all epochs, capped by maxSteps
   SetPlan train;

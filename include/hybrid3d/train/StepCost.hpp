@@ -24,7 +24,9 @@
 //     backward pass ends (GradientReducer) and run one after another, so only what outlasts
 //     the rest of the backward pass is exposed;
 //   - I/O: bytes / read bandwidth (the lesser of the rank's and its share of the aggregate);
-//     with prefetch only what the step's other phases do not hide is left exposed.
+//     with prefetch only what the step's other phases do not hide is left exposed; none after
+//     the first epoch where the rank's subvolumes of its group's share of the training set fit
+//     its cache (Data/cache MiB).
 // A rank pair inside a node uses the intra-node figures; a communicator spanning more ranks
 // than a node holds, the inter-node ones (ranks are numbered node by node, spatial groups
 // first: ProcessGrid's order).
@@ -72,8 +74,10 @@ struct StepCost {
   std::size_t allreduceBytes = 0;  // handed to the gradient reduction per step
   int reductions = 0;              // gradients reduced (one allreduce each)
   double allreduceSeconds = 0;     // reducing them, before the backward pass hides any
-  std::size_t ioBytes = 0;         // read from sample files per step
-  double ioSeconds = 0;            // reading them, before prefetch hides any
+  std::size_t ioBytes = 0;         // read from sample files per step (the first epoch's)
+  bool cached = false;             // the rank's share of the training set fits its cache:
+                                   // after the first epoch nothing is read
+  double ioSeconds = 0;            // reading per step, before prefetch hides any
   std::size_t memoryBytes = 0;     // graph memory + optimizer state + input buffers
   PhaseSeconds phases;             // exposed per step
   double samplesPerSecond = 0;     // global mini-batch / step
