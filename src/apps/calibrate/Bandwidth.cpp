@@ -20,21 +20,28 @@ namespace {
 using Exec = DefaultExecutionSpace;
 using Array = Kokkos::View<double*, DefaultMemorySpace>;
 
-// Each array at least the last-level cache (so the three together are three times it, and
-// every rank's three far more than a share of it) and at least 64 MiB (a GPU's L2 is tens of
-// MiB, and sysconf does not know it).
-std::size_t arrayBytes() {
+// On host cores the ranks share the last-level cache: the arrays of all ranks together are 4
+// times it, each at least 8 MiB (far beyond a core's own L2). On a GPU each rank has its device
+// and the device's L2 (tens of MiB, which sysconf does not know): 256 MiB per array.
+std::size_t arrayBytes(int ranks) {
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, DefaultMemorySpace>::accessible;
+  if (!host) return std::size_t(256) << 20;
   long cache = 0;
 #ifdef _SC_LEVEL3_CACHE_SIZE
   cache = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
-  return std::max<std::size_t>(std::size_t(64) << 20, cache > 0 ? std::size_t(cache) : 0);
+  if (cache <= 0) cache = 64l << 20;  // unknown: as large as today's large L3s
+  const std::size_t share = 4 * std::size_t(cache) / (3 * std::size_t(ranks));
+  return std::max<std::size_t>(std::size_t(8) << 20, share);
 }
 
 }  // namespace
 
 Bandwidth triadBandwidth(MPI_Comm world) {
-  const std::size_t bytes = arrayBytes();
+  int ranks;
+  MPI_Comm_size(world, &ranks);
+  const std::size_t bytes = arrayBytes(ranks);
   const Index n = static_cast<Index>(bytes / sizeof(double));
   Exec exec;
   Array a("hybrid3d::calibrate::triad a", n), b("hybrid3d::calibrate::triad b", n),

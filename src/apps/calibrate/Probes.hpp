@@ -18,9 +18,9 @@ struct PingPong {
 };
 PingPong pingPong(MPI_Comm world);
 
-// A STREAM triad (a = b + s c, doubles) on every rank at once, arrays far larger than the
-// last-level cache: GB/s per rank (two reads and one write per element, STREAM's count), the
-// median over repetitions and ranks.
+// A STREAM triad (a = b + s c, doubles) on every rank at once, the ranks' arrays together far
+// larger than the last-level cache they share (on a GPU, than the device's L2): GB/s per rank (two
+// reads and one write per element, STREAM's count), the median over repetitions and ranks.
 struct Bandwidth {
   double GBs = 0;
   std::size_t arrayBytes = 0;  // each of the three arrays, per rank
