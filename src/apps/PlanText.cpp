@@ -1,37 +1,13 @@
 #include "PlanText.hpp"
 
 #include <algorithm>
-#include <cstdarg>
-#include <cstdio>
 #include <sstream>
+
+#include "TextFormat.hpp"
 
 namespace hybrid3d::app {
 
 namespace {
-
-// printf into a string (one table row or line).
-std::string line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string line(const char* fmt, ...) {
-  va_list args, again;
-  va_start(args, fmt);
-  va_copy(again, args);
-  const int n = std::vsnprintf(nullptr, 0, fmt, args);
-  va_end(args);
-  std::string s(std::size_t(n > 0 ? n : 0), '\0');
-  std::vsnprintf(s.data(), s.size() + 1, fmt, again);
-  va_end(again);
-  return s;
-}
-
-// 9438244 -> "9,438,244".
-std::string thousands(long long n) {
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
 
 std::string extents(const Index3& e) {
   return std::to_string(e[0]) + "x" + std::to_string(e[1]) + "x" + std::to_string(e[2]);

@@ -58,15 +58,12 @@ void checkGhostWidths(const BlockDecomposition& dec, const GhostWidths& g,
   checkGhostWidths(dec, uniformGhosts(dec, g), what);
 }
 
-HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const GhostMap& map,
+HaloPlan planHalo(const BlockDecomposition& dec, const Int3& me, const GhostMap& map,
                   const std::string& what) {
-  if (grid.dims() != dec.dims())
-    fail(what, ": decomposition grid ", toString(dec.dims()), " differs from the process grid ",
-         toString(grid.dims()));
   checkGhostWidths(dec, map, what);
 
   HaloPlan plan;
-  const Int3 me = grid.coords();
+  const Int3& dims = dec.dims();
   // A rank owning nothing may still have ghosts (DistTensor.hpp); it sends nothing.
   const Box3 owned = dec.ownedBox(me);
   const Index3& n = dec.globalExtents();
@@ -78,8 +75,10 @@ HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const 
         const Int3 o{od, oh, ow};
         if (o == Int3{0, 0, 0}) continue;
         const Int3 nc{me[0] + od, me[1] + oh, me[2] + ow};
-        const int rank = grid.rankAt(nc);
-        if (rank == MPI_PROC_NULL) continue;
+        if (nc[0] < 0 || nc[1] < 0 || nc[2] < 0 || nc[0] >= dims[0] || nc[1] >= dims[1] ||
+            nc[2] >= dims[2])
+          continue;
+        const int rank = (nc[0] * dims[1] + nc[1]) * dims[2] + nc[2];  // row-major, as MPI_Cart
         // What I receive: my ghost segment towards o, owned by that neighbour.
         const Box3 recv = segmentBox(owned, n, g, o);
         if (!recv.empty()) plan.recvs.push_back({rank, recv});
@@ -110,6 +109,23 @@ HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const 
       plan.zeros.push_back(z);
     }
   }
+  return plan;
+}
+
+HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const GhostMap& map,
+                  const std::string& what) {
+  if (grid.dims() != dec.dims())
+    fail(what, ": decomposition grid ", toString(dec.dims()), " differs from the process grid ",
+         toString(grid.dims()));
+  HaloPlan plan = planHalo(dec, grid.coords(), map, what);
+  // The pure plan numbers neighbours row-major; the communicator's own numbering is asked for.
+  const Int3& dims = dec.dims();
+  auto rankOf = [&](int linear) {
+    return grid.rankAt(
+        {linear / (dims[1] * dims[2]), linear / dims[2] % dims[1], linear % dims[2]});
+  };
+  for (HaloBox& b : plan.sends) b.rank = rankOf(b.rank);
+  for (HaloBox& b : plan.recvs) b.rank = rankOf(b.rank);
   return plan;
 }
 

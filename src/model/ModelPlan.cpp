@@ -82,23 +82,25 @@ Index ModelPlan::localParameters(int id, const Int3& coords) const {
   return l.parameters - l.columnShardRows * (features - own);
 }
 
+std::vector<PlannedGradient> ModelPlan::gradients(int id, const Int3& coords) const {
+  const LayerPlan& l = layers.at(id);
+  std::vector<PlannedGradient> g;
+  for (std::size_t t = 0; t < l.tensors.size(); ++t) {
+    // A column shard's weight is its first tensor; its bias is replicated.
+    const bool shard = l.columnShardRows > 0 && t == 0;
+    g.push_back({shard ? localParameters(id, coords) - (l.parameters - l.tensors[0]) : l.tensors[t],
+                 shard});
+  }
+  return g;
+}
+
 template <class T>
 std::size_t predictAllreduceBytes(const ModelPlan& p, const Int3& coords, int groups) {
   const int ranks = groups * p.grid[0] * p.grid[1] * p.grid[2];
   std::size_t values = 0;
-  for (std::size_t id = 0; id < p.layers.size(); ++id) {
-    const LayerPlan& l = p.layers[id];
-    if (l.columnShardRows == 0) {
-      if (ranks > 1) values += std::size_t(l.parameters);
-      continue;
-    }
-    const TensorShape& x = p.shape(l.inputs.at(0));
-    const Index features = Index(x.channels) * x.extents[0] * x.extents[1] * x.extents[2];
-    const Index rest = l.parameters - l.columnShardRows * features;  // the bias, replicated
-    const Index shard = p.localParameters(int(id), coords) - rest;   // the own columns
-    if (ranks > 1) values += std::size_t(rest);
-    if (groups > 1) values += std::size_t(shard);
-  }
+  for (int id = 0; id < int(p.layers.size()); ++id)
+    for (const PlannedGradient& g : p.gradients(id, coords))
+      if ((g.columnShard ? groups : ranks) > 1) values += std::size_t(g.values);
   return values * sizeof(T);
 }
 

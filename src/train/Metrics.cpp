@@ -35,15 +35,15 @@ void MetricsCsv::startNewFile() {
   if (!file_) fail(path_, ": cannot open the metrics file for writing");
   std::fprintf(file_,
                "kind,step,epoch,loss,learning_rate,samples_per_second,compute_s,halo_s,"
-               "allreduce_s,io_wait_s,mse,mae,accuracy,dice\n");
+               "allreduce_s,io_wait_s,mse,mae,accuracy,dice,halo_bytes,allreduce_bytes\n");
 }
 
-void MetricsCsv::row(long long step, int epoch, double loss, double rate, double sps,
-                     double compute, double halo, double allreduce, double io) {
+void MetricsCsv::row(const StepRecord& r) {
   if (!file_) return;
   startNewFile();
-  std::fprintf(file_, "train,%lld,%d,%.9g,%.6g,%.4g,%.6f,%.6f,%.6f,%.6f,,,,\n", step, epoch, loss,
-               rate, sps, compute, halo, allreduce, io);
+  std::fprintf(file_, "train,%lld,%d,%.9g,%.6g,%.4g,%.6f,%.6f,%.6f,%.6f,,,,,%llu,%llu\n", r.step,
+               r.epoch, r.loss, r.learningRate, r.samplesPerSecond, r.compute, r.halo, r.allreduce,
+               r.io, r.haloBytes, r.allreduceBytes);
   std::fflush(file_);
 }
 
@@ -53,7 +53,7 @@ void MetricsCsv::validation(long long step, int epoch, const EvalSummary& v) {
   std::string dice;
   for (std::size_t c = 0; c < v.dice.size(); ++c)
     dice += (c ? "/" : "") + std::to_string(v.dice[c]);
-  std::fprintf(file_, "validation,%lld,%d,%.9g,,,,,,,%.9g,%.9g,%.9g,%s\n", step, epoch, v.loss,
+  std::fprintf(file_, "validation,%lld,%d,%.9g,,,,,,,%.9g,%.9g,%.9g,%s,,\n", step, epoch, v.loss,
                v.mse, v.mae, v.accuracy, dice.c_str());
   std::fflush(file_);
 }

@@ -77,6 +77,8 @@ RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const S
   r.world = groups * grid[0] * grid[1] * grid[2];
   r.precision = sizeof(T) == sizeof(double) ? "double" : "float";
   r.model = planModel(modelOptionsFor(config, groups), grid);
+  r.optimizerStates = config.optimizer == "adam" ? 2 : config.sgd.momentum > 0 ? 1 : 0;
+  r.prefetch = config.data.prefetch;
   for (int d = 0; d < grid[0]; ++d)  // spatial rank order: row-major (D, H, W), as MPI_Cart
     for (int h = 0; h < grid[1]; ++h)
       for (int w = 0; w < grid[2]; ++w) r.memory.push_back(predictMemory<T, M>(r.model, {d, h, w}));
@@ -91,6 +93,25 @@ RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const S
   return r;
 }
 
+std::pair<SetListing, SetListing> checkDatasets(MPI_Comm world, const TrainConfig& config,
+                                                int groups, const data::SampleSpec& spec,
+                                                const SetListing& train,
+                                                const SetListing& validation) {
+  SetListing t = train, v = validation;
+  if (t.source.empty()) {
+    const data::Dataset set = listDataset(world, config, true);
+    t = listingOf(set);
+    planSet(t, config.globalBatch, groups, config, true);  // its size before its files
+    inspectSamples(world, set, spec);
+  }
+  if (v.source.empty() && !config.data.validation.empty()) {
+    const data::Dataset set = listDataset(world, config, false);
+    v = listingOf(set);
+    inspectSamples(world, set, spec);
+  }
+  return {t, v};
+}
+
 template <class T, class M>
 RunPlan checkRun(const ProcessGrid& grid, const TrainConfig& config, const SetListing& train,
                  const SetListing& validation) {
@@ -98,19 +119,9 @@ RunPlan checkRun(const ProcessGrid& grid, const TrainConfig& config, const SetLi
   // In the order a run meets them: configuration, the model on this grid, then the data.
   checkTrainConfig(config, groups);
   const ModelPlan model = planModel(modelOptionsFor(config, groups), grid.dims());
-  const data::SampleSpec spec = sampleSpec(model.traits, model.input.extents);
-  SetListing t = train, v = validation;
-  if (t.source.empty()) {
-    const data::Dataset set = listDataset(grid.worldComm(), config, true);
-    t = listingOf(set);
-    planSet(t, config.globalBatch, groups, config, true);  // its size checked before its files
-    inspectSamples(grid.worldComm(), set, spec);
-  }
-  if (v.source.empty() && !config.data.validation.empty()) {
-    const data::Dataset set = listDataset(grid.worldComm(), config, false);
-    v = listingOf(set);
-    inspectSamples(grid.worldComm(), set, spec);
-  }
+  const auto [t, v] =
+      checkDatasets(grid.worldComm(), config, groups, sampleSpec(model.traits, model.input.extents),
+                    train, validation);
   return planRun<T, M>(config, grid.dims(), groups, t, v);
 }
 

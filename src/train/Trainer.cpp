@@ -318,10 +318,12 @@ EpochSummary Trainer<T, M>::run() {
       const double loss = step();
       const double dt = MPI_Wtime() - t0;
       const double io = train_->loader->stats().exposedSeconds - ioBefore;
-      const double halo = PhaseTimers::global().halo, reduce = PhaseTimers::global().allreduce;
+      const PhaseTimers& phases = PhaseTimers::global();
+      const double halo = phases.halo, reduce = phases.allreduce;
       const double compute = std::max(0.0, dt - halo - reduce - io);
       const double rate = config_.schedule.rate(step_ - 1, spe);
-      csv.row(step_, epoch_ + 1, loss, rate, config_.globalBatch / dt, compute, halo, reduce, io);
+      csv.row({step_, epoch_ + 1, loss, rate, config_.globalBatch / dt, compute, halo, reduce, io,
+               phases.haloBytes, phases.allreduceBytes});
       lossSum += loss;
       ++count;
       ++stepsThisRun;

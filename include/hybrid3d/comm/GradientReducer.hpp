@@ -114,6 +114,8 @@ public:
         Kokkos::deep_copy(exec, host_[layer][p], layers_[layer][p]);  // asynchronous: pinned
     exec.fence();  // gradients (or their staged copies) complete before MPI reads them
     for (const auto& sum : sums_[layer]) sum->start();
+    for (const auto& g : layers_[layer])
+      PhaseTimers::global().allreduceBytes += g.size() * sizeof(T);
     started_[layer] = true;
   }
 

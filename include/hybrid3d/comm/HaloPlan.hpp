@@ -39,7 +39,13 @@ void checkGhostWidths(const BlockDecomposition& decomposition, const GhostMap& g
 void checkGhostWidths(const BlockDecomposition& decomposition, const GhostWidths& ghosts,
                       const std::string& what);
 
-// The plan of the rank at grid.coords(). Calls checkGhostWidths first.
+// The plan of the rank at `coords` of the decomposition's grid, neighbours numbered row-major
+// over that grid (MPI_Cart's order): pure index arithmetic, for a performance model as much as
+// for the halo. Calls checkGhostWidths first.
+HaloPlan planHalo(const BlockDecomposition& decomposition, const Int3& coords,
+                  const GhostMap& ghosts, const std::string& what);
+
+// The plan of the rank at grid.coords(), neighbours numbered as grid's spatial communicator.
 HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& decomposition,
                   const GhostMap& ghosts, const std::string& what);
 

@@ -1,21 +1,26 @@
 #pragma once
 // Wall-clock seconds spent in the communication phases of a step, accumulated by the halo
 // engine and the gradient reducer, read and reset by the trainer for its time split
-// (compute / halo / allreduce / I/O wait). Main thread only.
+// (compute / halo / allreduce / I/O wait), and the bytes this rank handed to them: what the
+// performance model (train/StepCost.hpp) predicts exactly. Main thread only.
+
+#include <cstdint>
 
 #include <mpi.h>
 
 namespace hybrid3d {
 
 struct PhaseTimers {
-  double halo = 0;       // halo gathers and scatter-adds (packing, exchange, unpacking)
-  double allreduce = 0;  // waiting for gradient reductions to finish
+  double halo = 0;                   // halo gathers and scatter-adds (packing, exchange, unpacking)
+  double allreduce = 0;              // waiting for gradient reductions to finish
+  std::uint64_t haloBytes = 0;       // sent by halo exchanges (gathers and scatter-adds)
+  std::uint64_t allreduceBytes = 0;  // gradient bytes handed to the reductions
 
   static PhaseTimers& global() {
     static PhaseTimers t;
     return t;
   }
-  void reset() { halo = allreduce = 0; }
+  void reset() { *this = PhaseTimers{}; }
 };
 
 // Adds the lifetime of the object to an accumulator.

@@ -31,6 +31,13 @@ struct ConvPlan {
   ConvEngine engine = ConvEngine::Auto;
 };
 
+// One parameter tensor's gradient on a rank: its values there, and whether it is a column shard
+// (summed over the data-parallel groups only; the others over the world).
+struct PlannedGradient {
+  Index values = 0;
+  bool columnShard = false;
+};
+
 struct LayerPlan {
   std::string name;
   std::string kind;                   // the layer class: "Conv3d", "AvgPool3d", "Dense", ...
@@ -39,6 +46,7 @@ struct LayerPlan {
   bool volume = true;                 // false: a feature matrix [batch, channels]
   std::vector<GhostMap> inputGhosts;  // what each input must carry on every rank (and its gradient)
   Index parameters = 0;               // trainable values (each with a gradient), global
+  std::vector<Index> tensors;         // each parameter tensor's values, global (sum: parameters)
   // > 0: the layer's weight is a column shard [rows, C*D*H*W of its input] of this many rows
   // (FlattenDense): a rank holds only the columns of the voxels it owns.
   Index columnShardRows = 0;
@@ -61,6 +69,9 @@ struct ModelPlan {
   Index parameterCount() const;
   // Trainable values of layer `id` on the rank at `coords` (a column shard holds only its part).
   Index localParameters(int id, const Int3& coords) const;
+  // The gradients of layer `id` as the rank at `coords` hands them to the reduction, one per
+  // parameter tensor (GradientReducer sums each on its own).
+  std::vector<PlannedGradient> gradients(int id, const Int3& coords) const;
 };
 
 // The plan of `options` on a grid of `grid` ranks per sample. Throws as buildModel would on

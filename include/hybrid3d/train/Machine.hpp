@@ -12,13 +12,13 @@
 namespace hybrid3d {
 
 struct RankRates {
-  double floatGflops = 0;             // peak arithmetic per rank, single precision
-  double doubleGflops = 0;            // and double
-  double convolutionEfficiency = 0;   // share of peak convolutions reach (uncalibrated layers)
-  double memoryGBs = 0;               // memory bandwidth per rank
-  double memoryEfficiency = 0;        // share of it memory-bound layers reach
-  double layerOverheadUs = 0;         // fixed cost of one layer pass (kernel launches)
-  double memoryGiB = 0;               // memory per rank
+  double floatGflops = 0;            // peak arithmetic per rank, single precision
+  double doubleGflops = 0;           // and double
+  double convolutionEfficiency = 0;  // share of peak convolutions reach (uncalibrated layers)
+  double memoryGBs = 0;              // memory bandwidth per rank
+  double memoryEfficiency = 0;       // share of it memory-bound layers reach
+  double layerOverheadUs = 0;        // fixed cost of one layer pass (kernel launches)
+  double memoryGiB = 0;              // memory per rank
 };
 
 enum class AllreduceAlgorithm { Ring, RecursiveHalving };
@@ -31,8 +31,8 @@ struct Network {
 };
 
 struct FileSystem {
-  double readGBsPerRank = 0;     // what one rank's reads reach
-  double aggregateReadGBs = 0;   // what all ranks' reads together reach
+  double readGBsPerRank = 0;    // what one rank's reads reach
+  double aggregateReadGBs = 0;  // what all ranks' reads together reach
 };
 
 // One layer shape's measured time for one training step (forward and backward) at a few

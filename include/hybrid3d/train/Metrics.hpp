@@ -22,14 +22,24 @@ struct EpochSummary {
   int stoppedBySignal = 0;  // non-zero: preempted by this signal, checkpoint written
 };
 
+// One training step as the metrics CSV records it: seconds by phase on world rank 0 (compute is
+// what the others leave of the step), and the bytes rank 0 handed to the halo exchanges and the
+// gradient reduction (core/PhaseTimers.hpp; the performance model predicts them exactly).
+struct StepRecord {
+  long long step = 0;
+  int epoch = 0;
+  double loss = 0, learningRate = 0, samplesPerSecond = 0;
+  double compute = 0, halo = 0, allreduce = 0, io = 0;
+  unsigned long long haloBytes = 0, allreduceBytes = 0;
+};
+
 // The metrics CSV: opened (appending to a non-empty file when restarting, else new with its
 // header, replacing an old file only when the first row is written) by rank 0 only.
 class MetricsCsv {
 public:
   MetricsCsv(const std::string& path, bool append, MPI_Comm comm);
   ~MetricsCsv();
-  void row(long long step, int epoch, double loss, double rate, double samplesPerSecond,
-           double compute, double halo, double allreduce, double io);
+  void row(const StepRecord& r);
   void validation(long long step, int epoch, const EvalSummary& v);
 
 private:

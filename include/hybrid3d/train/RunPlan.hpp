@@ -11,8 +11,10 @@
 // run would, reading no sample contents.
 
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <hybrid3d/data/SampleReader.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
 #include <hybrid3d/train/TrainConfig.hpp>
@@ -39,6 +41,8 @@ struct RunPlan {
   Int3 grid{1, 1, 1};
   std::string precision = "float";
   ModelPlan model;
+  int optimizerStates = 0;  // state values per parameter value (Adam 2, SGD with momentum 1)
+  bool prefetch = true;     // the next mini-batch is read while this one computes
   int epochs = 1;
   long long totalSteps = 0;  // over all epochs, capped by maxSteps
   SetPlan train;
@@ -57,6 +61,15 @@ struct RunPlan {
 template <class T, class MemorySpace = DefaultMemorySpace>
 RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const SetListing& train,
                 const SetListing& validation);
+
+// The data part of the dry run, for any layout: lists the datasets as the trainer does (one
+// rank, broadcast), checks each set's size against the mini-batch of `groups` groups and every
+// sample file's metadata against `spec` (the files spread over `world`'s ranks; no sample
+// contents read). A listing given (non-empty source) is taken as it is. Collective over `world`.
+std::pair<SetListing, SetListing> checkDatasets(MPI_Comm world, const TrainConfig& config,
+                                                int groups, const data::SampleSpec& spec,
+                                                const SetListing& train = {},
+                                                const SetListing& validation = {});
 
 // The dry run on `grid`'s world: checks the configuration, lists the datasets as the trainer
 // does (one rank, broadcast), checks each sample file's metadata against the model (the files

@@ -8,8 +8,8 @@
 //   - per halo exchange: bytes this rank sends and to how many neighbours (comm/HaloPlan's
 //     boxes), a forward gather and a backward scatter-add per windowed layer -- except the
 //     first convolution, whose input ghosts the reader fills and whose input has no gradient;
-//   - bytes handed to the gradient reduction (model/ModelPlan's predictAllreduceBytes: the
-//     replicated parameters over the world, the first dense layer's own columns over the
+//   - bytes handed to the gradient reduction (ModelPlan::gradients, as GradientReducer sums
+//     them: the replicated parameters over the world, the first dense layer's own columns over the
 //     data-parallel groups only), and the number of reductions;
 //   - bytes this rank reads from sample files per step (its ghosted subvolume of each sample).
 // Predicted from a Machine:
@@ -19,8 +19,9 @@
 //   - halo: per exchange, latency per neighbour + bytes / bandwidth, plus packing and
 //     unpacking at memory bandwidth;
 //   - allreduce: alpha-beta, ring 2(p-1) alpha + 2 (p-1)/p n / beta or recursive halving
-//     2 log2(p) alpha + 2 (p-1)/p n / beta, per reduction, not overlapped with the backward
-//     pass (Open MPI on the host progresses a non-blocking reduction only inside MPI calls);
+//     2 log2(p) alpha + 2 (p-1)/p n / beta, per reduction; a layer's reductions start when its
+//     backward pass ends (GradientReducer) and run one after another, so only what outlasts
+//     the rest of the backward pass is exposed;
 //   - I/O: bytes / read bandwidth (the lesser of the rank's and its share of the aggregate);
 //     with prefetch only what the step's other phases do not hide is left exposed.
 // A rank pair inside a node uses the intra-node figures; a communicator spanning more ranks
@@ -44,15 +45,16 @@ struct HaloTraffic {
 
 struct LayerCost {
   std::string name, kind;
-  std::string key;     // layerKey(): what a calibrated timing is looked up by
-  double work = 0;     // the timing's size: batch per group x owned output voxels
-  double flops = 0;    // per step
-  double bytes = 0;    // memory traffic per step (estimate)
-  int passes = 0;      // kernel passes per step (forward, backward)
-  HaloTraffic gather;  // forward (zero: no exchange)
-  HaloTraffic scatter; // backward
+  std::string key;      // layerKey(): what a calibrated timing is looked up by
+  double work = 0;      // the timing's size: batch per group x owned output voxels
+  double flops = 0;     // per step
+  double bytes = 0;     // memory traffic per step (estimate)
+  int passes = 0;       // kernel passes per step (forward, backward)
+  HaloTraffic gather;   // forward (zero: no exchange)
+  HaloTraffic scatter;  // backward
   double computeSeconds = 0, haloSeconds = 0;
-  bool calibrated = false;  // computeSeconds from a measured timing
+  double backwardSeconds = 0;  // the backward passes and the scatter-add (overlap model)
+  bool calibrated = false;     // computeSeconds from a measured timing
 };
 
 // Exposed seconds per step by phase, as the trainer's progress line and metrics.csv split it.
@@ -64,20 +66,22 @@ struct PhaseSeconds {
 struct StepCost {
   Int3 coords{0, 0, 0};  // the spatial rank costed
   std::vector<LayerCost> layers;
-  double optimizerSeconds = 0;      // the parameter update, memory-bound
-  std::size_t haloBytes = 0;        // sent per step, gathers and scatter-adds
-  std::size_t allreduceBytes = 0;   // handed to the gradient reduction per step
-  int reductions = 0;               // gradients reduced (one allreduce each)
-  std::size_t ioBytes = 0;          // read from sample files per step
-  double ioSeconds = 0;             // reading them, before prefetch hides any
-  std::size_t memoryBytes = 0;      // graph memory + optimizer state + input buffers
-  PhaseSeconds phases;              // exposed per step
-  double samplesPerSecond = 0;      // global mini-batch / step
+  double optimizerSeconds = 0;     // the parameter update, memory-bound
+  std::size_t haloBytes = 0;       // sent per step, gathers and scatter-adds
+  std::size_t allreduceBytes = 0;  // handed to the gradient reduction per step
+  int reductions = 0;              // gradients reduced (one allreduce each)
+  double allreduceSeconds = 0;     // reducing them, before the backward pass hides any
+  std::size_t ioBytes = 0;         // read from sample files per step
+  double ioSeconds = 0;            // reading them, before prefetch hides any
+  std::size_t memoryBytes = 0;     // graph memory + optimizer state + input buffers
+  PhaseSeconds phases;             // exposed per step
+  double samplesPerSecond = 0;     // global mini-batch / step
 };
 
 // How the run reads its data (from the deck and the files).
 struct IoModel {
   int fileScalarBytes = 2;  // int16 counts (CosmoFlow files); float32 volumes: 4
+  int labelBytes = 1;       // uint8 segmentation labels
   bool prefetch = true;
 };
 
@@ -93,7 +97,9 @@ StepCost countStep(const RunPlan& run, const Int3& coords, const IoModel& io = {
 StepCost predictStep(const RunPlan& run, const Machine& machine, const Int3& coords,
                      const IoModel& io = {});
 
-// The spatial rank whose step is slowest on `machine` (the step waits for it), predicted.
+// The spatial rank whose step is slowest on `machine` (the step waits for it), predicted: every
+// rank of a grid of up to 64, else the first (the largest box: block decomposition gives the
+// remainder to the first ranks) and the central one (the most neighbours).
 StepCost predictSlowestRank(const RunPlan& run, const Machine& machine, const IoModel& io = {});
 
 }  // namespace hybrid3d

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <hybrid3d/data/CollectiveVerdict.hpp>
+#include <hybrid3d/train/RunChecks.hpp>
 #include <hybrid3d/train/RunPlan.hpp>
 
 #include "../PlanText.hpp"
@@ -39,6 +40,20 @@ RunPlan check(const ProcessGrid& grid, const deck::DeckRun& r) {
 }
 
 }  // namespace
+
+std::pair<SetListing, SetListing> checkDeckData(const deck::DeckRun& r, int groups,
+                                                MPI_Comm world) {
+  const auto [train, validation] = toBeGenerated(r, world);
+  std::pair<SetListing, SetListing> sets;
+  data::collectively(world, [&] {
+    ModelOptions o = r.config.model;
+    o.batch = r.config.globalBatch / groups;
+    const int S = o.inputWidth;
+    sets = checkDatasets(world, r.config, groups, sampleSpec(modelTraits(o), {S, S, S}), train,
+                         validation);
+  });
+  return sets;
+}
 
 int dryRun(const std::string& deckPath, const deck::DeckRun& r) {
   const ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);

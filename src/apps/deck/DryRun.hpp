@@ -6,12 +6,21 @@
 // on world rank 0. Refuses what a real run would refuse, with the same one line.
 
 #include <string>
+#include <utility>
 
 #include <hybrid3d/deck/TrainDeck.hpp>
+#include <hybrid3d/train/RunPlan.hpp>
 
 namespace hybrid3d::app {
 
 // Returns the exit status (0); throws an error agreed over the world otherwise.
 int dryRun(const std::string& deckPath, const deck::DeckRun& run);
+
+// The deck's data as the dry run checks it, for a run of `groups` data-parallel groups: its
+// sets listed and every sample file's metadata checked on the ranks of `world`, or, for a deck
+// that generates its data and has not yet, the sets it will make, taken as listed.
+// Collective; an error on any rank is thrown on every rank.
+std::pair<SetListing, SetListing> checkDeckData(const deck::DeckRun& run, int groups,
+                                                MPI_Comm world);
 
 }  // namespace hybrid3d::app

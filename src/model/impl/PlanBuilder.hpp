@@ -29,7 +29,8 @@ public:
     const Window w = Window::cubic(k, s, p);
     LayerPlan l = layer(name, "Conv3d", in, {x.batch, out, windowOutputExtents(x.extents, w)});
     l.inputGhosts = {haloGhosts(windowGhosts(dec(x), dec(l.output), w, name), x, name)};
-    l.parameters = Index(out) * x.channels * k * k * k + (bias ? out : 0);
+    l.tensors = {Index(out) * x.channels * k * k * k};
+    if (bias) l.tensors.push_back(out);
     l.conv = {k, s, p, bias, o_.convEngine};
     return add(l);
   }
@@ -43,7 +44,7 @@ public:
         dec(x), dec(l.output),
         [=](int, Index a, Index b) { return transposedInputRange(a, b, k, s, p); }, name);
     l.inputGhosts = {haloGhosts(g, x, name)};
-    l.parameters = Index(x.channels) * out * k * k * k;
+    l.tensors = {Index(x.channels) * out * k * k * k};
     return add(l);
   }
   int avgPool(const std::string& name, int in) override {
@@ -64,7 +65,7 @@ public:
   }
   int batchNorm(const std::string& name, int in) override {
     LayerPlan l = layer(name, "BatchNorm3d", in, shape(in));
-    l.parameters = 2 * Index(shape(in).channels);  // weight and bias (affine)
+    l.tensors = {shape(in).channels, shape(in).channels};  // weight and bias (affine)
     return add(l);
   }
   // The weight is a column shard: each rank holds `out` rows of its own voxels' columns.
@@ -103,7 +104,9 @@ private:
     l.inputGhosts = {GhostMap{}};
     return l;
   }
-  int add(const LayerPlan& l) {
+  int add(LayerPlan l) {
+    l.parameters = 0;
+    for (Index t : l.tensors) l.parameters += t;
     p_.layers.push_back(l);
     return int(p_.layers.size()) - 1;
   }
@@ -130,7 +133,7 @@ private:
     const Index features = Index(x.channels) * x.extents[0] * x.extents[1] * x.extents[2];
     LayerPlan l = layer(name, kind, in, {x.batch, out, {1, 1, 1}});
     l.volume = false;
-    l.parameters = Index(out) * features + out;  // weight [out, in] and bias
+    l.tensors = {Index(out) * features, out};  // weight [out, in] and bias
     return add(l);
   }
 

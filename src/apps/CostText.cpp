@@ -1,0 +1,97 @@
+#include "CostText.hpp"
+
+#include <sstream>
+
+#include "TextFormat.hpp"
+
+namespace hybrid3d::app {
+
+namespace {
+
+double mib(double bytes) { return bytes / double(1 << 20); }
+double ms(double seconds) { return 1e3 * seconds; }
+
+// "12.3 KiB x 6": one exchange's bytes and neighbours ("-": none).
+std::string exchangeText(const HaloTraffic& h) {
+  if (h.bytes == 0 && h.neighbours == 0) return "-";
+  return line("%.1f KiB x %d", double(h.bytes) / 1024, h.neighbours);
+}
+
+}  // namespace
+
+std::string costText(const RunPlan& run, const StepCost& c, bool timed) {
+  std::ostringstream o;
+  const Int3& k = c.coords;
+  o << line("\n  cost per step of spatial rank (%d,%d,%d)%s\n", k[0], k[1], k[2],
+            timed ? ", the slowest" : "");
+  o << line("  %-14s %-36s %10s %12s %-18s %-18s", "layer", "key", "GFLOP", "work", "halo gather",
+            "halo scatter");
+  if (timed) o << line(" %11s %9s  %s", "compute ms", "halo ms", "from");
+  o << "\n";
+  for (const LayerCost& l : c.layers) {
+    o << line("  %-14s %-36s %10.3f %12s %-18s %-18s", l.name.c_str(), l.key.c_str(),
+              1e-9 * l.flops, thousands((long long)l.work).c_str(), exchangeText(l.gather).c_str(),
+              exchangeText(l.scatter).c_str());
+    if (timed)
+      o << line(" %11.2f %9.2f  %s", ms(l.computeSeconds), ms(l.haloSeconds),
+                l.calibrated ? "calibrated" : "peak rates");
+    o << "\n";
+  }
+  double flops = 0;
+  for (const LayerCost& l : c.layers) flops += l.flops;
+  o << line(
+      "\n  per step on this rank: %.2f GFLOP; halo %s bytes sent; gradient reduction %s bytes "
+      "in %d allreduce(s); reads %s bytes; memory %.1f MiB (model, optimizer state, input "
+      "buffers)\n",
+      1e-9 * flops, thousands((long long)c.haloBytes).c_str(),
+      thousands((long long)c.allreduceBytes).c_str(), c.reductions,
+      thousands((long long)c.ioBytes).c_str(), mib(double(c.memoryBytes)));
+  if (timed)
+    o << line(
+        "  predicted step %.1f ms = compute %.1f + halo %.1f + allreduce %.1f + exposed I/O "
+        "%.1f (reading %.1f ms%s); %.2f samples/s over %d rank(s)\n",
+        ms(c.phases.step()), ms(c.phases.compute), ms(c.phases.halo), ms(c.phases.allreduce),
+        ms(c.phases.io), ms(c.ioSeconds), run.prefetch ? ", prefetched" : "", c.samplesPerSecond,
+        run.world);
+  return o.str();
+}
+
+std::string layoutText(const std::vector<LayoutChoice>& layouts, std::size_t top,
+                       double reference) {
+  std::ostringstream o;
+  o << line("  %-14s %10s %10s %8s %10s %8s %10s %6s %11s %8s\n", "layout G:DxHxW", "step ms",
+            "compute", "halo", "allreduce", "I/O", "MiB/rank", "fits", "samples/s",
+            reference > 0 ? "speedup" : "");
+  for (std::size_t i = 0; i < layouts.size() && i < top; ++i) {
+    const LayoutChoice& c = layouts[i];
+    const PhaseSeconds& p = c.cost.phases;
+    o << line("  %-14s %10.1f %10.1f %8.1f %10.1f %8.1f %10.1f %6s %11.2f",
+              toString(c.layout).c_str(), ms(p.step()), ms(p.compute), ms(p.halo), ms(p.allreduce),
+              ms(p.io), mib(double(c.cost.memoryBytes)), c.fits ? "yes" : "no",
+              c.cost.samplesPerSecond);
+    if (reference > 0) o << line(" %7.2fx", reference / p.step());
+    o << "\n";
+  }
+  return o.str();
+}
+
+std::string csvHeader() {
+  return "deck,machine,architecture,size,batch,ranks,groups,grid,step_s,compute_s,halo_s,"
+         "allreduce_s,io_s,memory_mib,samples_per_s,halo_bytes,allreduce_bytes,io_bytes,fits\n";
+}
+
+std::string csvRow(const std::string& deck, const std::string& machine, const LayoutChoice& c) {
+  const RunPlan& r = c.run;
+  const StepCost& s = c.cost;
+  // Bytes of world rank 0, the rank whose step metrics.csv records; times of the slowest rank.
+  const StepCost& first = c.firstRank;
+  return line(
+      "%s,%s,%s,%d,%d,%d,%d,%dx%dx%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.1f,%.6g,%llu,%llu,%llu,%d\n",
+      deck.c_str(), machine.c_str(), r.model.options.architecture.c_str(),
+      r.model.options.inputWidth, r.train.batch, r.world, r.groups, r.grid[0], r.grid[1], r.grid[2],
+      s.phases.step(), s.phases.compute, s.phases.halo, s.phases.allreduce, s.phases.io,
+      mib(double(s.memoryBytes)), s.samplesPerSecond, (unsigned long long)first.haloBytes,
+      (unsigned long long)first.allreduceBytes, (unsigned long long)first.ioBytes, c.fits ? 1 : 0);
+}
+
+}  // namespace hybrid3d::app

@@ -1,0 +1,23 @@
+#pragma once
+// The performance model's answers as text (train/StepCost.hpp, train/LayoutSearch.hpp): per
+// layer what one rank computes, exchanges and (with a machine) how long it takes; the step's
+// phases and volumes; the ranked layouts of a rank count; and one CSV row per layout for
+// scripts (perf_tests/scaling/). What `hybrid3d plan` prints after the dry run's plan.
+
+#include <string>
+#include <vector>
+
+#include <hybrid3d/train/LayoutSearch.hpp>
+
+namespace hybrid3d::app {
+
+// Per layer and in total for the rank `cost` describes; `timed`: cost came from a machine.
+std::string costText(const RunPlan& run, const StepCost& cost, bool timed);
+
+// The best `top` layouts, with the step time relative to `reference` seconds (0: none).
+std::string layoutText(const std::vector<LayoutChoice>& layouts, std::size_t top, double reference);
+
+std::string csvHeader();
+std::string csvRow(const std::string& deck, const std::string& machine, const LayoutChoice& c);
+
+}  // namespace hybrid3d::app

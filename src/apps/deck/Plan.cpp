@@ -1,0 +1,202 @@
+// `hybrid3d plan DECK.xml`: the dry run's checks and plan (DryRun.hpp) for any rank count, with
+// the performance model (train/StepCost.hpp) on a machine file: per layer FLOPs, halo traffic
+// and time, the step's phases, bytes and memory per rank, and the best layouts of each rank
+// count (train/LayoutSearch.hpp).
+#include <cstdio>
+#include <fstream>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/data/CollectiveVerdict.hpp>
+#include <hybrid3d/deck/MachineDeck.hpp>
+#include <hybrid3d/train/LayoutSearch.hpp>
+
+#include "../Command.hpp"
+#include "../CostText.hpp"
+#include "../Options.hpp"
+#include "../PlanText.hpp"
+#include "../TextFormat.hpp"
+#include "DryRun.hpp"
+
+namespace hybrid3d::app {
+namespace {
+
+struct PlanArgs {
+  std::string deck, machineFile, csv;
+  std::vector<int> ranks;  // empty: the ranks at hand
+  bool haveLayout = false;
+  Layout layout;
+  double memoryLimit = 0;  // bytes per rank; 0: the machine's
+  int top = 5;
+};
+
+PlanArgs parse(const std::vector<std::string>& args) {
+  PlanArgs a;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& s = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) fail("plan: ", s, " needs a value");
+      return args[++i];
+    };
+    if (s == "--ranks") {
+      std::string list = value();
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const long long n = integerOption("plan", "--ranks", list.substr(at, comma - at));
+        if (n < 1 || n > (1 << 24)) fail("plan: --ranks ", n, " is not a rank count");
+        a.ranks.push_back(int(n));
+        at = comma + 1;
+      }
+    } else if (s == "--layout") {
+      a.layout = parseLayout(value());
+      a.haveLayout = true;
+    } else if (s == "--machine") {
+      a.machineFile = value();
+    } else if (s == "--memory-limit") {
+      const std::string& v = value();
+      char* end = nullptr;
+      const double gib = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(gib > 0))
+        fail("plan: --memory-limit needs a positive number of GiB, not '", v, "'");
+      a.memoryLimit = gib * double(1 << 30);
+    } else if (s == "--csv") {
+      a.csv = value();
+    } else if (s == "--top") {
+      a.top = int(integerOption("plan", "--top", value()));
+    } else if (!s.empty() && s[0] == '-') {
+      fail("plan: unknown option ", s);
+    } else {
+      if (!a.deck.empty()) fail("plan: more than one deck given");
+      a.deck = s;
+    }
+  }
+  if (a.deck.empty()) fail("plan: no deck given (hybrid3d plan DECK.xml)");
+  if (a.haveLayout) {
+    if (!a.ranks.empty() && (a.ranks.size() != 1 || a.ranks[0] != a.layout.ranks()))
+      fail("plan: --layout ", toString(a.layout), " holds ", a.layout.ranks(),
+           " ranks, not what --ranks asks for");
+    a.ranks = {a.layout.ranks()};
+  }
+  return a;
+}
+
+// The sample files' element types as the generators write them (real CosmoFlow data are int16
+// counts too): what a rank reads per step depends on them.
+IoModel ioModelFor(const deck::DeckRun& r) {
+  IoModel io;
+  io.fileScalarBytes = r.config.model.architecture == "unet3d" ? 4 : 2;
+  io.prefetch = r.config.data.prefetch;
+  return io;
+}
+
+template <class T>
+void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machine* machine,
+          const std::pair<SetListing, SetListing>& sets, int worldRank) {
+  const Machine none;
+  const Machine& m = machine ? *machine : none;
+  std::string csv = csvHeader();
+  double reference = 0;
+  std::string summary;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const deck::DeckRun& r = runs[i];
+    const int ranks = a.ranks[i];
+    const Layout layout =
+        a.haveLayout ? a.layout
+                     : Layout{ranks / (r.spatialGrid[0] * r.spatialGrid[1] * r.spatialGrid[2]),
+                              r.spatialGrid};
+    const IoModel io = ioModelFor(r);
+    LayoutChoice chosen;
+    if (machine) {
+      chosen = costLayout<T>(r.config, layout, m, a.memoryLimit, sets.first, sets.second, io);
+    } else {
+      chosen.layout = layout;
+      chosen.run = planRun<T>(r.config, layout.grid, layout.groups, sets.first, sets.second);
+      chosen.cost = chosen.firstRank = countStep(chosen.run, {0, 0, 0}, io);
+    }
+    csv += csvRow(a.deck, machine ? m.name : "", chosen);
+    if (worldRank != 0) continue;
+    std::printf("hybrid3d: plan of %s on %d rank(s)%s\n%s%s", a.deck.c_str(), ranks,
+                machine ? (" of machine " + m.name).c_str() : " (no --machine: counts only)",
+                planText(chosen.run).c_str(), costText(chosen.run, chosen.cost, machine).c_str());
+    if (!machine) continue;
+    const std::vector<LayoutChoice> best =
+        searchLayouts<T>(r.config, ranks, m, a.memoryLimit, sets.first, sets.second, io);
+    if (reference == 0 && !best.empty()) reference = best.front().cost.phases.step();
+    std::printf(
+        "\n  best layouts of %d rank(s) (%zu accepted by the model; memory limit %.1f GiB "
+        "per rank; speedup against the best of %d rank(s))\n%s\n",
+        ranks, best.size(),
+        (a.memoryLimit > 0 ? a.memoryLimit : m.rank.memoryGiB * double(1 << 30)) / double(1 << 30),
+        a.ranks.front(), layoutText(best, std::size_t(a.top), reference).c_str());
+    if (!best.empty())
+      summary += line(
+          "  %6d ranks: best %-14s %9.1f ms per step, %8.2f samples/s, %5.2fx; the "
+          "deck's layout %-14s %9.1f ms\n",
+          ranks, toString(best.front().layout).c_str(), 1e3 * best.front().cost.phases.step(),
+          best.front().cost.samplesPerSecond, reference / best.front().cost.phases.step(),
+          toString(layout).c_str(), 1e3 * chosen.cost.phases.step());
+  }
+  if (worldRank == 0 && runs.size() > 1 && !summary.empty())
+    std::printf("hybrid3d: strong scaling predicted on %s\n%s", m.name.c_str(), summary.c_str());
+  if (worldRank == 0 && !a.csv.empty()) {
+    std::ofstream out(a.csv);
+    out << csv;
+    if (!out) fail(a.csv, ": cannot write the plan's CSV");
+  }
+}
+
+int run(const std::vector<std::string>& args) {
+  PlanArgs a;
+  std::vector<deck::DeckRun> runs;
+  Machine machine;
+  int world, rank;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
+  data::collectively(MPI_COMM_WORLD, [&] {
+    a = parse(args);
+    if (a.ranks.empty()) a.ranks = {world};
+    for (int n : a.ranks) runs.push_back(deck::readTrainDeck(a.deck, n));
+    if (!a.machineFile.empty()) machine = deck::readMachineDeck(a.machineFile);
+  });
+  const deck::DeckRun& first = runs.front();
+  const int groups =
+      a.haveLayout
+          ? a.layout.groups
+          : a.ranks.front() / (first.spatialGrid[0] * first.spatialGrid[1] * first.spatialGrid[2]);
+  const auto sets = checkDeckData(first, groups, MPI_COMM_WORLD);
+  const Machine* m = a.machineFile.empty() ? nullptr : &machine;
+  data::collectively(MPI_COMM_WORLD, [&] {
+    if (first.precision == "double")
+      plan<double>(a, runs, m, sets, rank);
+    else
+      plan<float>(a, runs, m, sets, rank);
+  });
+  std::fflush(stdout);
+  return 0;
+}
+
+const Registration reg{
+    "plan",
+    {"DECK.xml [--ranks N[,N...]] [--layout G:DxHxW] [--machine FILE] [--memory-limit GiB] "
+     "[--csv FILE] [--top K]",
+     "the dry run for any rank count, with per-layer costs, predicted step time and best layouts",
+     "  --ranks N,...     rank counts to plan for (default: the ranks at hand); the deck's grid,\n"
+     "                    or auto, is resolved for each\n"
+     "  --layout G:DxHxW  plan this layout: G data-parallel groups x spatial grid DxHxW\n"
+     "  --machine FILE    a machine file (inputs/machines/, or written by `hybrid3d calibrate`):\n"
+     "                    adds predicted times, the phase split and the best layouts\n"
+     "  --memory-limit G  GiB per rank a layout may use (default: the machine's memory)\n"
+     "  --csv FILE        one row per planned layout (perf_tests/scaling/ reads it)\n"
+     "  --top K           how many of the best layouts to list (default 5)\n"
+     "Checks what `hybrid3d check` checks (the deck, the grid, the datasets' metadata) and\n"
+     "prints its plan, then per layer of the slowest rank: FLOPs, the work a calibrated timing\n"
+     "scales with, bytes and neighbours of each halo exchange, and with a machine the predicted\n"
+     "compute and halo time; the bytes the rank sends in halos, hands to the gradient\n"
+     "reduction and reads per step; its memory; the predicted step split into compute, halo,\n"
+     "allreduce and exposed I/O; the best layouts of each rank count. Trains nothing.\n",
+     "hybrid3d plan inputs/cosmoflow_512.xml --ranks 512,2048 --machine "
+     "inputs/machines/lassen-v100.xml"},
+    run};
+
+}  // namespace
+}  // namespace hybrid3d::app

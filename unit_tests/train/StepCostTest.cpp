@@ -1,0 +1,163 @@
+// The performance model's counts against a real step: on every grid of the standard cases that
+// fits the world (uneven, one or two groups), for CosmoFlow and the U-Net, the bytes each rank
+// sends in halo exchanges and hands to the gradient reduction in one training step equal what
+// countStep predicts for that rank, to the byte. And the Machine-based prediction behaves as
+// its model says: calibrated timings replace peak rates, a second group adds reduction time,
+// prefetch hides reading.
+#include <gtest/gtest.h>
+
+#include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/train/LayoutSearch.hpp>
+#include <hybrid3d/train/StepCost.hpp>
+#include <hybrid3d/train/Trainer.hpp>
+
+#include "GridCases.hpp"
+#include "TrainingSamples.hpp"
+
+namespace hybrid3d::test {
+namespace {
+
+constexpr int S = 16;
+
+TrainConfig smallConfig(const std::string& architecture, const std::vector<std::string>& files,
+                        int groups, const std::string& dir) {
+  TrainConfig c;
+  c.model.architecture = architecture;
+  c.model.inputWidth = S;
+  c.data.trainFiles = files;
+  c.data.train = "unused";
+  c.globalBatch = 2 * groups;
+  c.epochs = 100;
+  c.optimizer = "adam";
+  c.outputDir = dir;
+  c.printEvery = 1000000;
+  c.checkpointMinutes = 0;
+  return c;
+}
+
+void expectCountedBytes(const std::string& architecture) {
+  const std::string dir = scratchDirectory("step_cost_test", architecture);
+  const auto files = writeNoiseSamples(dir, architecture == "unet3d", 8, S);
+  const int ran = forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase& g) {
+    const TrainConfig c = smallConfig(architecture, files, g.groups, dir);
+    Trainer<float> trainer(grid, c);
+    trainer.step();  // the first step zeroes the padding once; count a later one
+    PhaseTimers::global().reset();
+    trainer.step();
+    const RunPlan plan =
+        planRun<float>(c, grid.dims(), grid.numGroups(), {"files", Index(files.size())}, {});
+    const StepCost counted = countStep(plan, grid.coords());
+    EXPECT_EQ(PhaseTimers::global().haloBytes, counted.haloBytes) << "rank " << worldRank();
+    EXPECT_EQ(PhaseTimers::global().allreduceBytes, counted.allreduceBytes)
+        << "rank " << worldRank();
+  });
+  EXPECT_GT(ran, 0);
+}
+
+TEST(StepCost, CosmoFlowHaloAndReductionBytesAreExact) { expectCountedBytes("cosmoflow"); }
+TEST(StepCost, UNetHaloAndReductionBytesAreExact) { expectCountedBytes("unet3d"); }
+
+Machine someMachine() {
+  Machine m;
+  m.name = "test";
+  m.rank = {1000, 500, 0.5, 100, 0.8, 10, 16};
+  m.network.ranksPerNode = 4;
+  m.network.intraLatencyUs = 2;
+  m.network.intraGBs = 50;
+  m.network.interLatencyUs = 5;
+  m.network.interGBs = 25;
+  m.fileSystem = {2, 100};
+  return m;
+}
+
+TrainConfig cosmoflow(int batch, int width) {
+  TrainConfig c;
+  c.model.architecture = "cosmoflow";
+  c.model.inputWidth = width;
+  c.globalBatch = batch;
+  return c;
+}
+
+TEST(StepCost, ACalibratedTimingReplacesThePeakEstimate) {
+  const RunPlan run = planRun<float>(cosmoflow(2, 32), {1, 1, 1}, 1, {"x", 16}, {});
+  Machine m = someMachine();
+  const StepCost peak = predictStep(run, m, {0, 0, 0});
+  const LayerCost& conv2 = peak.layers.at(3);
+  ASSERT_EQ(conv2.name, "conv2");
+  EXPECT_FALSE(conv2.calibrated);
+  // Measured: 2 s at half the layer's work and 8 s at twice it: per unit of work 4/w and 4/w,
+  // so 4 s at its own work (log-linear interpolation of the per-work time).
+  m.timings.push_back({conv2.key, {conv2.work / 2, conv2.work * 2}, {2.0, 8.0}});
+  const StepCost calibrated = predictStep(run, m, {0, 0, 0});
+  EXPECT_TRUE(calibrated.layers.at(3).calibrated);
+  EXPECT_NEAR(calibrated.layers.at(3).computeSeconds, 4.0, 1e-9);
+  // Outside the measured sizes the nearest one's time per unit of work.
+  m.timings.back() = {conv2.key, {conv2.work * 4, conv2.work * 8}, {1.0, 2.0}};
+  EXPECT_NEAR(predictStep(run, m, {0, 0, 0}).layers.at(3).computeSeconds, 0.25, 1e-9);
+}
+
+TEST(StepCost, GroupsAddReductionAndSpatialRanksAddHalos) {
+  const Machine m = someMachine();
+  const StepCost one =
+      predictStep(planRun<float>(cosmoflow(2, 32), {1, 1, 1}, 1, {"x", 16}, {}), m, {0, 0, 0});
+  EXPECT_EQ(one.allreduceBytes, 0u);
+  EXPECT_EQ(one.haloBytes, 0u);
+  EXPECT_EQ(one.phases.allreduce, 0.0);
+  const StepCost groups =
+      predictStep(planRun<float>(cosmoflow(2, 32), {1, 1, 1}, 2, {"x", 16}, {}), m, {0, 0, 0});
+  EXPECT_EQ(groups.allreduceBytes, 4u * std::size_t(9437636));  // every parameter, float
+  EXPECT_GT(groups.allreduceSeconds, 0.0);
+  const StepCost spatial =
+      predictStep(planRun<float>(cosmoflow(2, 32), {2, 1, 1}, 1, {"x", 16}, {}), m, {0, 0, 0});
+  EXPECT_GT(spatial.haloBytes, 0u);
+  EXPECT_GT(spatial.phases.halo, 0.0);
+  // One group: the first dense layer's columns are not reduced (each lives on one rank).
+  const Index fc1Columns = 2048 * 256 * 2 * 2 * 2 / 2;
+  EXPECT_EQ(spatial.allreduceBytes, 4u * std::size_t(9437636 - 2 * fc1Columns));
+  // Half the volume per rank: about half the compute of the layers before the dense part.
+  EXPECT_LT(spatial.phases.compute, 0.75 * one.phases.compute);
+}
+
+TEST(StepCost, PrefetchHidesReadingBehindTheStep) {
+  Machine m = someMachine();
+  m.fileSystem = {1e-3, 1e-3};  // 1 MB/s: reading dominates
+  TrainConfig c = cosmoflow(2, 32);
+  c.data.prefetch = true;
+  const StepCost hidden = predictStep(planRun<float>(c, {1, 1, 1}, 1, {"x", 16}, {}), m, {0, 0, 0});
+  EXPECT_NEAR(
+      hidden.phases.io,
+      hidden.ioSeconds - (hidden.phases.compute + hidden.phases.halo + hidden.phases.allreduce),
+      1e-12);
+  c.data.prefetch = false;
+  const StepCost exposed =
+      predictStep(planRun<float>(c, {1, 1, 1}, 1, {"x", 16}, {}), m, {0, 0, 0});
+  EXPECT_EQ(exposed.phases.io, exposed.ioSeconds);
+  // 2 samples x 4 channels x 32^3 int16 voxels, and 4 float targets each.
+  EXPECT_EQ(exposed.ioBytes, std::size_t(2 * (4 * 32 * 32 * 32 * 2 + 4 * 4)));
+}
+
+TEST(LayoutSearch, RanksTheLayoutsThatFitFirstAndFastestFirst) {
+  const Machine m = someMachine();
+  const auto layouts = searchLayouts<float>(cosmoflow(4, 32), 8, m, 0, {"x", 16}, {});
+  ASSERT_FALSE(layouts.empty());
+  for (const LayoutChoice& l : layouts) {
+    EXPECT_EQ(l.layout.ranks(), 8);
+    EXPECT_EQ(4 % l.layout.groups, 0);  // groups divide the mini-batch
+  }
+  for (std::size_t i = 1; i < layouts.size(); ++i) {
+    if (layouts[i].fits == layouts[i - 1].fits) {
+      EXPECT_LE(layouts[i - 1].cost.phases.step(), layouts[i].cost.phases.step());
+    } else {
+      EXPECT_TRUE(layouts[i - 1].fits);  // those that fit come first
+    }
+  }
+  // A memory limit below every layout's need: none fits, all still listed.
+  const auto none = searchLayouts<float>(cosmoflow(4, 32), 8, m, 1.0, {"x", 16}, {});
+  EXPECT_EQ(none.size(), layouts.size());
+  for (const LayoutChoice& l : none) EXPECT_FALSE(l.fits);
+  EXPECT_EQ(toString(parseLayout("4:2x1x1").grid), "2x1x1");
+  EXPECT_THROW(parseLayout("4x2x1x1"), Error);
+}
+
+}  // namespace
+}  // namespace hybrid3d::test
