@@ -3,7 +3,7 @@
 // separately, for every convolution engine built (kokkos, onednn, cudnn) and for `auto`, the
 // choice a training step makes (an engine, and on AVX2 hosts the direct backward-weights
 // kernel for layers with few input channels), side by side with
-//  - the FP32 FMA peak of one core measured in the same run (perf_tests/FmaPeak.hpp): the
+//  - the FP32 FMA peak of one core measured in the same run (core/FmaPeak.hpp): the
 //    "% peak" columns are the performance issue's yardstick (60 % for every pass carrying 1 %
 //    of the step's convolution FLOPs, 40 % for conv1), and
 //  - a plain KokkosBlas::gemm of the pass's own shape (what the kokkos engine's arithmetic
@@ -33,12 +33,12 @@
 #include <KokkosBlas3_gemm.hpp>
 #include <mpi.h>
 
+#include <hybrid3d/core/FmaPeak.hpp>
 #include <hybrid3d/core/MpiThreads.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Conv3d.hpp>
 
 #include "BlasInfo.hpp"
-#include "FmaPeak.hpp"
 
 namespace {
 
@@ -223,7 +223,7 @@ int main(int argc, char** argv) {
       }
     }
     bench::printBlasInfo();
-    const bench::FmaPeak peak = bench::measureFmaPeak();
+    const FmaPeak peak = measureFmaPeak();
     std::printf("FP32 FMA peak of one core, measured: %.1f GFLOP/s (%s)\n", peak.gflops,
                 peak.unit.c_str());
     std::printf(

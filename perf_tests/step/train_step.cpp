@@ -13,7 +13,7 @@
 //     ours, and oneDNN's own inside its calls (not ours to remove);
 //   - the convolutions' FLOPs per step (Graph::stepFlops, all ranks) and the rate they imply,
 //     as a share of the FP32 FMA peak of the cores used, measured in the same run
-//     (perf_tests/FmaPeak.hpp): how close to the machine's limit the step is;
+//     (core/FmaPeak.hpp): how close to the machine's limit the step is;
 //   - memory per rank: peak RSS above the RSS measured just before the model was built, the
 //     bytes Kokkos holds after set-up and at its peak, and the bytes the C allocator hands out
 //     (mallinfo2, at the end of set-up and of the steps). With --memory, every rank's figures
@@ -32,9 +32,9 @@
 // --grid: the spatial grid of one sample; the world holds world / P data-parallel groups, each
 // with one sample (global mini-batch = groups). Default: all ranks on one sample, shape chosen
 // as the trainer's "auto" does. --regions: time per node and per layer pass of rank 0
-// (RegionProfile.hpp), inclusive, over the timed steps. --overlap: the convolutions' halo/compute
-// overlap (Conv3d::Options::overlap; default convOverlapByDefault). --engine: every convolution's
-// engine (default auto).
+// (core/RegionTimes.hpp), inclusive, over the timed steps. --overlap: the convolutions'
+// halo/compute overlap (Conv3d::Options::overlap; default convOverlapByDefault). --engine: every
+// convolution's engine (default auto).
 #include <malloc.h>
 #include <unistd.h>
 #include <sys/resource.h>
@@ -58,7 +58,9 @@
 #include <hybrid3d/core/MpiThreads.hpp>
 #include <hybrid3d/comm/GradientReducer.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/FmaPeak.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/core/RegionTimes.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Models.hpp>
@@ -66,8 +68,6 @@
 
 #include "AllocationCounter.hpp"
 #include "BlasInfo.hpp"
-#include "FmaPeak.hpp"
-#include "RegionProfile.hpp"
 
 // ---- counters ---------------------------------------------------------------------------------
 namespace {
@@ -211,6 +211,22 @@ double stepOnce(const ProcessGrid& grid, Setup& s, long long step, double lr) {
   return loss;
 }
 
+// --regions: rank 0's regions (RegionTimes), slowest first, as ms per step and share of
+// `stepMs`, down to `minShare` of the step.
+void printRegions(int steps, double stepMs, double minShare = 0.005) {
+  std::vector<std::pair<double, std::string>> rows;
+  for (const auto& [name, s] : RegionTimes::seconds()) rows.push_back({1e3 * s.wall / steps, name});
+  std::sort(rows.rbegin(), rows.rend());
+  std::printf(
+      "  time per region (rank 0, inclusive, fenced, ms per step, %% of the step, thread CPU "
+      "ms per step):\n");
+  for (const auto& [ms, name] : rows) {
+    if (ms < minShare * stepMs) break;
+    std::printf("    %9.2f  %5.1f%%  %9.2f  %s\n", ms, 100.0 * ms / stepMs,
+                1e3 * RegionTimes::seconds().at(name).cpu / steps, name.c_str());
+  }
+}
+
 std::string join(const std::vector<long long>& v) {
   std::ostringstream o;
   for (std::size_t i = 0; i < v.size(); ++i) o << (i ? " " : "") << v[i];
@@ -287,7 +303,7 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
     PhaseTimers::global().reset();
     const long long a0 = kokkos.allocations, f0 = minorFaults();
     const bench::AllocationCounts n0 = bench::allocationCounts();
-    if (opt.regions) bench::RegionProfile::record(i >= opt.warmup);
+    if (opt.regions) RegionTimes::record(i >= opt.warmup);
     const double start = MPI_Wtime();
     lastLoss = stepOnce(grid, s, i, lr);
     const double dt = MPI_Wtime() - start;
@@ -322,7 +338,7 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
     }
   }
   if (!std::isfinite(lastLoss)) fail(name, ": the loss is ", lastLoss);
-  if (opt.regions) bench::RegionProfile::record(false);
+  if (opt.regions) RegionTimes::record(false);
 
   const long long peakKiB = hwmReset ? statusKiB("VmHWM") : [] {
     rusage u;
@@ -384,11 +400,11 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
         sorted.front(), sorted.back(), median(computeMs), median(haloMs), median(reduceMs),
         sumAllocs, sumLabelNews, sumNews, sumVendorNews, sumFaults, double(peakAbove) / 1024.0,
         double(kokkosSetupMax) * mib, stepGflop, opt.peakGflops);
-    if (opt.regions) bench::RegionProfile::print(opt.steps, median(ms));
+    if (opt.regions) printRegions(opt.steps, median(ms));
     if (opt.memory) printLargestAllocations(labels, 12);
     std::fflush(stdout);
   }
-  if (opt.regions) bench::RegionProfile::clear();
+  if (opt.regions) RegionTimes::clear();
   const GraphMemory predicted = s.model.graph->memory();
   return {double(predicted.activations),
           double(predicted.activationGradients),
@@ -527,13 +543,13 @@ int main(int argc, char** argv) {
       Options opt = parse(argc, argv);
       // Every rank measures its core at once (thread CPU time: no rank's measurement slows
       // another's); rank 0's figure is the yardstick.
-      opt.peakGflops = bench::measureFmaPeak().gflops;
+      opt.peakGflops = measureFmaPeak().gflops;
       MPI_Bcast(&opt.peakGflops, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
       if (opt.hooks) {
         Kokkos::Tools::Experimental::set_allocate_data_callback(onAllocate);
         Kokkos::Tools::Experimental::set_deallocate_data_callback(onDeallocate);
       }
-      if (opt.regions) bench::RegionProfile::install();
+      if (opt.regions) RegionTimes::install();
       if (rank == 0) {
         std::printf(
             "bench_train_step: %d ranks, execution space %s, float, batch 1 per "

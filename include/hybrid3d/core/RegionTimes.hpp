@@ -4,26 +4,33 @@
 // time too), measured in-process through the Kokkos Tools region callbacks: where a training
 // step spends its time, node by node (model/Graph pushes "hybrid3d::node::forward NAME" and
 // "...backward NAME" around every node) and inside a node (Conv3d passes, halo gathers and
-// scatters push their own). Times are inclusive (a node's time contains its halo). Recording
-// allocates (a map keyed by name), so it stays off while allocations are being counted; turn
-// it on for the steps to be profiled only.
+// scatters push their own). Times are inclusive (a node's time contains its halo).
+// bench_train_step --regions prints them; `hybrid3d calibrate` turns them into layer timings.
+//
+// While recording, every push and pop fences (Kokkos::fence()): kernels run asynchronously on a
+// GPU, and without the fence a region's time would be its launches', its kernels landing in
+// whichever region fences next. The fences cost little on a host backend and serialise a GPU
+// step, which is what timing it layer by layer needs. Recording allocates (a map keyed by
+// name), so it stays off while allocations are being counted; turn it on for the steps to be
+// timed only. Regions pushed by the main thread only (the callbacks keep one stack).
 
 #include <time.h>
 
-#include <algorithm>
-#include <cstdio>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
-namespace hybrid3d::bench {
+namespace hybrid3d {
 
-class RegionProfile {
+class RegionTimes {
 public:
+  struct Times {
+    double wall = 0, cpu = 0;  // seconds, summed over the region's passes
+  };
+
   // Registers the callbacks (once per process; they do nothing while recording is off).
   static void install() {
     Kokkos::Tools::Experimental::set_push_region_callback(onPush);
@@ -34,27 +41,10 @@ public:
     state().stack.clear();
   }
   static void clear() { state().seconds.clear(); }
-
-  // Prints the regions of this rank, slowest first, as ms per step and share of `stepMs`,
-  // down to `minShare` of the step.
-  static void print(int steps, double stepMs, double minShare = 0.005) {
-    std::vector<std::pair<double, std::string>> rows;
-    for (const auto& [name, s] : state().seconds) rows.push_back({1e3 * s.wall / steps, name});
-    std::sort(rows.rbegin(), rows.rend());
-    std::printf(
-        "  time per region (rank 0, inclusive, ms per step, %% of the step, thread CPU "
-        "ms per step):\n");
-    for (const auto& [ms, name] : rows) {
-      if (ms < minShare * stepMs) break;
-      std::printf("    %9.2f  %5.1f%%  %9.2f  %s\n", ms, 100.0 * ms / stepMs,
-                  1e3 * state().seconds[name].cpu / steps, name.c_str());
-    }
-  }
+  // The regions recorded since the last clear(), by name.
+  static const std::map<std::string, Times>& seconds() { return state().seconds; }
 
 private:
-  struct Times {
-    double wall = 0, cpu = 0;
-  };
   struct Open {
     std::string name;
     Times start;
@@ -74,11 +64,14 @@ private:
     return s;
   }
   static void onPush(const char* name) {
-    if (state().on) state().stack.push_back({name, now()});
+    if (!state().on) return;
+    Kokkos::fence();  // what came before is not this region's
+    state().stack.push_back({name, now()});
   }
   static void onPop() {
     State& s = state();
     if (!s.on || s.stack.empty()) return;
+    Kokkos::fence();  // this region's kernels are done
     const Times t = now(), &t0 = s.stack.back().start;
     Times& acc = s.seconds[s.stack.back().name];
     acc.wall += t.wall - t0.wall;
@@ -87,4 +80,4 @@ private:
   }
 };
 
-}  // namespace hybrid3d::bench
+}  // namespace hybrid3d

@@ -1,7 +1,8 @@
 #pragma once
 // The FP32 fused-multiply-add peak of one core, measured: the yardstick the convolution
 // benchmarks compare with (targets are fractions of it, measured in the same run, because the
-// machines change from one day to the next).
+// machines change from one day to the next), and the peak `hybrid3d calibrate` writes into a
+// machine file for CPU ranks.
 //
 // The loop keeps independent accumulator vectors, enough to cover the FMA latency (4 cycles)
 // times two FMA ports with room to spare, in the widest vector unit the CPU has (AVX-512 if
@@ -20,7 +21,7 @@
 #include <cstdio>
 #include <string>
 
-namespace hybrid3d::bench {
+namespace hybrid3d {
 
 inline double threadCpuSeconds() {
   timespec t;
@@ -106,4 +107,4 @@ inline FmaPeak measureFmaPeak() {
 #endif
 }
 
-}  // namespace hybrid3d::bench
+}  // namespace hybrid3d

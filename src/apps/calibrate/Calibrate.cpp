@@ -1,0 +1,293 @@
+// `hybrid3d calibrate --out FILE.xml DECK.xml...`: measures this machine with every rank busy
+// at once, as training runs it, and writes a machine file (deck/MachineDeck.hpp) for the
+// performance model (train/StepCost.hpp): arithmetic peak, memory bandwidth, kernel launch
+// cost, MPI latency and bandwidth between two ranks, file-system reads, and the time of every
+// layer of the decks' models (Probes.hpp, LayerTimings.hpp). What one node cannot measure (the
+// network between nodes; on a GPU build the device's peak and memory) comes from --base.
+// Measured figures are written to 4 significant digits (Statistics.hpp, significant).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <sstream>
+
+#include <Kokkos_Core.hpp>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/FmaPeak.hpp>
+#include <hybrid3d/core/Types.hpp>
+#include <hybrid3d/data/CollectiveVerdict.hpp>
+#include <hybrid3d/deck/MachineDeck.hpp>
+#include <hybrid3d/deck/TrainDeck.hpp>
+
+#include "../Command.hpp"
+#include "CalibrateOptions.hpp"
+#include "HostInfo.hpp"
+#include "LayerTimings.hpp"
+#include "Probes.hpp"
+#include "Statistics.hpp"
+
+namespace hybrid3d::app::calibrate {
+namespace {
+
+// Ranks compute on host cores (Serial, OpenMP): the FMA peak and the node's memory are theirs.
+// On a GPU build they are the device's, which this command does not measure.
+constexpr bool hostRanks =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, DefaultMemorySpace>::accessible;
+
+std::string utcNow() {
+  const std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
+  return buf;
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 && buf[0] ? buf : "this-machine";
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return std::string(name) + "=" + (v ? v : "(unset)");
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// Progress on world rank 0, with the seconds since the start.
+struct Progress {
+  int rank = 0;
+  double start = MPI_Wtime();
+  template <class... Args>
+  void say(const Args&... args) const {
+    if (rank != 0) return;
+    std::printf("hybrid3d calibrate [%6.1f s]: %s\n", MPI_Wtime() - start,
+                Impl::concat(args...).c_str());
+    std::fflush(stdout);
+  }
+};
+
+// The convolutions' median FLOP rate over the calibrated points, as a share of the peak of
+// their precision; 0 when none was timed.
+double convolutionEfficiency(const std::vector<LayerPoint>& points, const RankRates& rank,
+                             int& count) {
+  std::vector<double> shares;
+  for (const LayerPoint& p : points)
+    if ((p.kind == "Conv3d" || p.kind == "ConvTranspose3d") && p.flops > 0)
+      shares.push_back(1e-9 * p.flops / p.seconds /
+                       (p.isDouble ? rank.doubleGflops : rank.floatGflops));
+  count = static_cast<int>(shares.size());
+  return median(shares);
+}
+
+int run(const std::vector<std::string>& args) {
+  const MPI_Comm world = MPI_COMM_WORLD;
+  int rank, ranks;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &ranks);
+  Progress progress;
+  progress.rank = rank;
+
+  // Everything that can be wrong with the command line, the base file and the decks is found
+  // before anything is measured, on every rank with one line.
+  CalibrateOptions o;
+  Machine m;
+  std::vector<deck::DeckRun> decks;
+  std::vector<std::vector<int>> sizes;  // per deck
+  data::collectively(world, [&] {
+    o = parseCalibrateOptions(args, ranks);
+    if (!o.base.empty()) m = deck::readMachineDeck(o.base);
+    if (ranks == 1 && o.base.empty())
+      fail(
+          "calibrate: the network is measured between two ranks: run on 2 or more "
+          "(mpirun -n 2 hybrid3d calibrate ...), or give --base MACHINE.xml to keep its "
+          "network figures");
+    if (!hostRanks && o.base.empty())
+      fail("calibrate: ranks compute on a ", DefaultExecutionSpace::name(),
+           " device, whose peak and memory this command does not measure: give --base "
+           "MACHINE.xml with them");
+    for (const std::string& path : o.decks) {
+      decks.push_back(deck::readTrainDeck(path, ranks, /*needTrainData=*/false));
+      sizes.push_back(o.sizes.empty() ? std::vector<int>{int(decks.back().config.model.inputWidth)}
+                                      : o.sizes);
+      for (int S : sizes.back()) {
+        try {
+          checkSize(decks.back(), S);
+        } catch (const Error& e) {
+          fail("calibrate: ", path, " at input width ", S, ": ", e.what());
+        }
+      }
+    }
+  });
+  std::map<std::string, std::string> notes;
+  const std::string baseNote = "from --base " + o.base;
+  progress.say(ranks, " rank(s), execution space ", DefaultExecutionSpace::name(), ", writing ",
+               o.out);
+
+  // The arithmetic peak: every rank measures its core at once (thread CPU time).
+  std::string peakUnit;
+  if (hostRanks) {
+    const FmaPeak peak = measureFmaPeak();
+    m.rank.floatGflops = significant(medianOverRanks(world, peak.gflops));
+    // x86 vector units run as many FP64 FMAs per cycle as FP32 ones, on half the lanes.
+    m.rank.doubleGflops = m.rank.floatGflops / 2;
+    peakUnit = peak.unit;
+    notes["Rank/float GFLOP/s"] = "FP32 FMA peak of one core (" + peak.unit + "), median of " +
+                                  std::to_string(ranks) + " ranks measuring at once";
+    notes["Rank/double GFLOP/s"] = "half the FP32 peak: FP64 vectors hold half the lanes";
+    progress.say("FMA peak ", fixed(m.rank.floatGflops, 1), " GFLOP/s per rank (", peak.unit, ")");
+  } else {
+    notes["Rank/float GFLOP/s"] = notes["Rank/double GFLOP/s"] = baseNote;
+  }
+
+  const Bandwidth triad = triadBandwidth(world);
+  m.rank.memoryGBs = significant(triad.GBs);
+  m.rank.memoryEfficiency = 1;
+  notes["Rank/memory GB/s"] = "STREAM triad, 3 arrays of " +
+                              std::to_string(triad.arrayBytes >> 20) + " MiB per rank, " +
+                              std::to_string(ranks) + " ranks at once, median";
+  notes["Rank/memory efficiency"] = "1: the triad measured is what kernels reach";
+  progress.say("triad ", fixed(triad.GBs, 2), " GB/s per rank");
+
+  m.rank.layerOverheadUs = significant(launchOverheadUs(world));
+  notes["Rank/layer overhead us"] = "a one-element kernel launched and fenced, median";
+  progress.say("kernel launch + fence ", fixed(m.rank.layerOverheadUs, 2), " us");
+
+  if (hostRanks) {
+    m.rank.memoryGiB = significant(double(memTotalBytes()) / double(1 << 30) / ranks);
+    notes["Rank/memory GiB"] = "MemTotal of the node / " + std::to_string(ranks) + " ranks";
+  } else {
+    notes["Rank/memory GiB"] = baseNote;
+  }
+
+  m.network.ranksPerNode = ranks;
+  notes["Network/ranks per node"] = "the calibration's ranks, all on this node";
+  if (ranks >= 2) {
+    const PingPong p = pingPong(world);
+    m.network.intraLatencyUs = significant(p.latencyUs);
+    m.network.intraGBs = significant(p.GBs);
+    notes["Network/intra-node latency us"] =
+        "ping-pong of 8-byte messages, world ranks 0 and 1, median round trip / 2";
+    notes["Network/intra-node GB/s"] =
+        "ping-pong of 16 MiB messages, world ranks 0 and 1, median round trip / 2";
+    progress.say("MPI ranks 0-1: ", fixed(p.latencyUs, 2), " us, ", fixed(p.GBs, 2), " GB/s");
+  } else {
+    notes["Network/intra-node latency us"] = notes["Network/intra-node GB/s"] =
+        baseNote + " (one rank: nothing to measure)";
+  }
+  if (o.base.empty()) {
+    m.network.interLatencyUs = m.network.intraLatencyUs;
+    m.network.interGBs = m.network.intraGBs;
+    notes["Network/inter-node latency us"] = notes["Network/inter-node GB/s"] =
+        "equal to intra-node: one node measured and no --base given";
+    notes["Network/allreduce"] = "not measured: the default";
+  } else {
+    notes["Network/inter-node latency us"] = notes["Network/inter-node GB/s"] =
+        notes["Network/allreduce"] = baseNote;
+  }
+
+  const FileRead reads = fileSystemRead(world, o.scratch, std::size_t(o.fileMiB) << 20);
+  m.fileSystem.readGBsPerRank = significant(reads.perRankGBs);
+  m.fileSystem.aggregateReadGBs = significant(reads.aggregateGBs);
+  const std::string readHow =
+      std::to_string(o.fileMiB) + " MiB per rank under " + o.scratch + ", " +
+      (reads.pagesDropped ? "pages dropped" : "pages NOT dropped (page cache: too fast)") + ", " +
+      std::to_string(ranks) + " ranks reading at once";
+  notes["File system/read GB/s per rank"] = "median over ranks: " + readHow;
+  notes["File system/aggregate read GB/s"] = "all bytes / the slowest rank's time: " + readHow;
+  progress.say("file reads ", fixed(reads.perRankGBs, 2), " GB/s per rank, ",
+               fixed(reads.aggregateGBs, 2), " GB/s together",
+               reads.pagesDropped ? "" : " (pages not dropped)");
+
+  std::vector<LayerPoint> points;
+  for (std::size_t d = 0; d < decks.size(); ++d)
+    for (int S : sizes[d]) {
+      const double t0 = MPI_Wtime();
+      const std::vector<LayerPoint> p = timeLayers(world, decks[d], S, o.steps);
+      double step = 0;
+      for (const LayerPoint& l : p) step += l.seconds;
+      points.insert(points.end(), p.begin(), p.end());
+      progress.say(o.decks[d], " (", decks[d].config.model.architecture, ") at ", S,
+                   "^3: ", p.size(), " layers, ", fixed(step, 3), " s per step in layers, ",
+                   fixed(MPI_Wtime() - t0, 1), " s");
+    }
+  m.timings = mergeTimings(points);
+  int convolutions = 0;
+  const double efficiency = convolutionEfficiency(points, m.rank, convolutions);
+  if (convolutions > 0) {
+    // A share above 1 would mean the peak was measured low; the file holds at most 1.
+    m.rank.convolutionEfficiency = std::min(1.0, significant(efficiency));
+    notes["Rank/convolution efficiency"] = "median FLOP rate of the " +
+                                           std::to_string(convolutions) +
+                                           " convolutions timed below / the peak";
+  } else if (!o.base.empty()) {
+    notes["Rank/convolution efficiency"] = baseNote + " (no convolution timed)";
+  } else {
+    fail(
+        "calibrate: the decks' models have no convolution to derive the convolution "
+        "efficiency from; give --base MACHINE.xml");  // every rank: the same points
+  }
+
+  for (LayerTiming& t : m.timings)
+    for (double& seconds : t.seconds) seconds = significant(seconds);
+
+  m.name = !o.name.empty() ? o.name : !m.name.empty() ? m.name : hostName();
+  const std::string when = utcNow();
+  m.about = cpuModel() + ", " + std::to_string(ranks) + " ranks per node, calibrated " + when;
+  std::ostringstream header;
+  header
+      << "hybrid3d machine file written by `hybrid3d calibrate` on " << when << " in "
+      << fixed(MPI_Wtime() - progress.start, 0) << " s:\n"
+      << "  " << o.commandLine << "\n"
+      << "CPU: " << cpuModel() << ", " << cpuCount() << " logical CPUs; Kokkos execution space "
+      << DefaultExecutionSpace::name() << "; " << ranks << " rank(s) on this node"
+      << (peakUnit.empty() ? "" : ", FMA unit " + peakUnit) << "\n"
+      << "environment: " << env("OPENBLAS_NUM_THREADS") << ", " << env("OPENBLAS_CORETYPE") << ", "
+      << env("OMP_NUM_THREADS") << "\n"
+      << "Layer timings: every layer of the decks' models at each input width, local batch 1,\n"
+      << "each rank training its own copy at once (1x1x1 grid), forward + backward of one step,\n"
+      << "the median over " << o.steps << " timed step(s) after one warm-up and over the " << ranks
+      << " ranks.";
+  data::collectively(world, [&] {
+    if (rank != 0) return;
+    deck::writeMachineDeck(m, o.out, header.str(), notes);
+    deck::readMachineDeck(o.out);  // what was written reads back
+  });
+  progress.say("wrote ", o.out, ": ", m.timings.size(), " layer timings from ", points.size(),
+               " measurements, convolution efficiency ", fixed(m.rank.convolutionEfficiency, 3));
+  return 0;
+}
+
+const Registration reg{
+    "calibrate",
+    {"--out FILE.xml [--name NAME] [--base MACHINE.xml] DECK.xml [DECK.xml ...] [--sizes "
+     "S,S...] [--steps N]",
+     "measures this machine with every rank busy and writes a machine file for the "
+     "performance model",
+     "  --out FILE.xml      the machine file to write (atomically; read back before exit)\n"
+     "  --name NAME         the machine's name in it (default: --base's, else the host name)\n"
+     "  --base MACHINE.xml  figures one node cannot measure: the inter-node network and\n"
+     "                      allreduce; on 1 rank the network; on a GPU build the device's\n"
+     "                      peak and memory\n"
+     "  DECK.xml ...        training decks: every layer of each model is timed (its options\n"
+     "                      and precision, local batch 1, each rank alone at once)\n"
+     "  --sizes S,S...      the input widths timed (default: each deck's own)\n"
+     "  --steps N           timed training steps per model and size, after one warm-up (3)\n"
+     "  --scratch DIR       where each rank writes its file-system probe file (default: the\n"
+     "                      output file's directory)\n"
+     "  --file-mib N        the probe file's size per rank in MiB (256)\n"
+     "Also measured, every rank at once: the FMA peak of a core, a STREAM triad, a kernel\n"
+     "launch, MPI ping-pong between ranks 0 and 1 (latency, bandwidth). Each number of the\n"
+     "file has a comment saying where it comes from.\n",
+     "mpirun -n 2 hybrid3d calibrate --out machine.xml inputs/cosmoflow_demo.xml --sizes "
+     "32,64 --steps 2"},
+    run};
+
+}  // namespace
+}  // namespace hybrid3d::app::calibrate
