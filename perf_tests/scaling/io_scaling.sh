@@ -8,7 +8,10 @@
 #   compute_s,preprocess_s,                the simulated step (a sleep) and the log1p preprocess
 #   exposed_off_s,exposed_on_s,            I/O wait per step left exposed, prefetch off / on
 #   exposed_first_on_s                     (medians of steps 2..n); the first step with prefetch
-# then plots it (plot_io.py) when matplotlib is there.
+# With --machine FILE, the performance model's read time per sample beside them (model_read_s:
+# bytes per rank / the lesser of the file's per-rank read bandwidth and its aggregate share, as
+# train/StepCost.cpp predicts the I/O of a step). Then plots it (plot_io.py) when matplotlib is
+# there.
 #
 #   bash perf_tests/scaling/io_scaling.sh --ranks "1 2"
 #   LAUNCH='srun -n {ranks}' bash perf_tests/scaling/io_scaling.sh --ranks "1 8 64" \
@@ -18,12 +21,12 @@
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-SAMPLES=4 COMPUTE_MS="40 300" DIR=/tmp
-usage="usage: io_scaling.sh [--ranks \"1 2\"] [--samples N] [--compute-ms \"MS128 MS256\"] [--dir DIR] [--out DIR] [--csv FILE]"
+SAMPLES=4 COMPUTE_MS="40 300" DIR=/tmp MACHINE=
+usage="usage: io_scaling.sh [--ranks \"1 2\"] [--samples N] [--compute-ms \"MS128 MS256\"] [--dir DIR] [--out DIR] [--csv FILE] [--machine FILE]"
 while (($#)); do
   case "$1" in
     --ranks) RANKS=$2 ;; --samples) SAMPLES=$2 ;; --compute-ms) COMPUTE_MS=$2 ;; --dir) DIR=$2 ;;
-    --out) OUT=$2 ;; --csv) CSV=$2 ;;
+    --out) OUT=$2 ;; --csv) CSV=$2 ;; --machine) MACHINE=$2 ;;
     -h|--help) echo "$usage"; exit 0 ;;
     *) echo "io_scaling.sh: unknown option $1"; echo "$usage"; exit 2 ;;
   esac
@@ -33,7 +36,14 @@ CSV=${CSV:-$OUT/io.csv}
 [ -x "$BIN/bench_io" ] || { echo "error: no $BIN/bench_io (set BIN)"; exit 1; }
 mkdir -p "$OUT"
 
-header=ranks,size,grid,bytes_per_rank,collective_cold_s,independent_cold_s,collective_warm_s,independent_warm_s,compute_s,preprocess_s,exposed_off_s,exposed_on_s,exposed_first_on_s
+header=ranks,size,grid,bytes_per_rank,collective_cold_s,independent_cold_s,collective_warm_s,independent_warm_s,compute_s,preprocess_s,exposed_off_s,exposed_on_s,exposed_first_on_s,model_read_s
+# The machine file's read bandwidths (GB/s): per rank and aggregate; none without --machine.
+read_rates=
+if [ -n "$MACHINE" ]; then
+  read_rates=$(python3 -c 'import sys, xml.etree.ElementTree as E
+v = {p.get("name"): p.get("value") for p in E.parse(sys.argv[1]).iter("Parameter")}
+print(v["read GB/s per rank"], v["aggregate read GB/s"])' "$MACHINE") || exit 1
+fi
 [ -s "$CSV" ] || echo "$header" >"$CSV"
 failed=0
 for N in $RANKS; do
@@ -44,7 +54,7 @@ for N in $RANKS; do
     echo "   failed; the end of $log:"; tail -n 5 "$log" | sed 's/^/   /'; failed=1; continue
   fi
   # The report's tables (read_throughput.cpp's printf formats) to one row per size.
-  awk -v N="$N" '
+  awk -v N="$N" -v rates="$read_rates" '
     /^[0-9]+\^3 x 4 int16/ { size = $1; sub(/\^3/, "", size); grid = $0
                               sub(/.*grid /, "", grid); sub(/,.*/, "", grid) }
     $1 == "collective" || $1 == "independent" { t[$1 "_" $2] = $3 / 1e3 }
@@ -57,10 +67,14 @@ for N in $RANKS; do
                               # with the ghost layers (width 1) the ranks read beside their box.
                               split(grid, d, "x"); bytes = 8
                               for (i = 1; i <= 3; ++i) bytes *= (size + 2 * (d[i] - 1)) / d[i]
-                              printf "%d,%d,%s,%.0f,%g,%g,%g,%g,%g,%g,%g,%g,%g\n", N, size, grid,
+                              model = ""
+                              if (rates != "") { split(rates, r, " "); bw = r[1] + 0
+                                if (r[2] / N < bw) bw = r[2] / N
+                                model = sprintf("%g", bytes / (bw * 1e9)) }
+                              printf "%d,%d,%s,%.0f,%g,%g,%g,%g,%g,%g,%g,%g,%g,%s\n", N, size, grid,
                                 bytes, t["collective_cold"], t["independent_cold"],
                                 t["collective_warm"], t["independent_warm"], c / 1e3, p / 1e3,
-                                off / 1e3, on / 1e3, f / 1e3 }' "$log" | tee -a "$CSV" | sed 's/^/   /'
+                                off / 1e3, on / 1e3, f / 1e3, model }' "$log" | tee -a "$CSV" | sed 's/^/   /'
 done
 echo "CSV: $CSV"
 if ${PYTHON:-python3} -c 'import matplotlib' 2>/dev/null; then

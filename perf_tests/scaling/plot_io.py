@@ -31,6 +31,9 @@ def main(argv=None):
                            ("collective_warm_s", "o:"), ("independent_warm_s", "s:")):
             a1.plot(n, [1e3 * float(r[key]) for r in rs], style,
                     label=f"{s}^3 {key[:-2].replace('_', ' ')}")
+        if all(r.get("model_read_s") for r in rs):  # io_scaling.sh --machine
+            a1.plot(n, [1e3 * float(r["model_read_s"]) for r in rs], "k--", lw=1,
+                    label=f"{s}^3 model (machine file)")
         a2.plot(n, [1e3 * float(r["exposed_off_s"]) for r in rs], "o-", label=f"{s}^3 prefetch off")
         a2.plot(n, [1e3 * float(r["exposed_on_s"]) for r in rs], "x--", label=f"{s}^3 prefetch on")
     ranks = sorted({int(r["ranks"]) for r in rows})

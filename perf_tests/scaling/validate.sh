@@ -11,17 +11,22 @@
 #   - the U-Net at S = 128: planned only, its memory per rank against this machine's.
 #
 #   bash perf_tests/scaling/validate.sh MACHINE.xml [OUT]     (about 15 minutes on 2 cores)
+#   bash perf_tests/scaling/validate.sh --replan MACHINE.xml [OUT]   (plans the runs of OUT again)
 # Environment: BIN, LAUNCH (common.sh). Output: OUT/validation.md (default scaling_validation).
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-MACHINE=${1:?usage: validate.sh MACHINE.xml [OUT]}
+REPLAN=0
+[ "${1:-}" = --replan ] && { REPLAN=1; shift; }
+MACHINE=${1:?usage: validate.sh [--replan] MACHINE.xml [OUT]}
 OUT=${2:-scaling_validation}
 BIN=${BIN:-$ROOT/build/bin}
 export BIN
 mkdir -p "$OUT"
-rm -f "$OUT/scaling.csv" "$OUT/prediction.csv"
-common=(--machine "$MACHINE" --out "$OUT" --batch 2 --print-every 1)
+rm -f "$OUT/prediction.csv"
+common=(--out "$OUT" --batch 2 --print-every 1 --prediction "$OUT/plan-without-machine.csv")
+if ((!REPLAN)); then
+rm -f "$OUT/scaling.csv"
 timed="1:1x1x1 1:2x1x1 1:1x1x2 2:1x1x1"
 bash "$HERE/strong.sh" "${common[@]}" --model cosmoflow --size 64 --steps 6 --layouts "$timed"
 bash "$HERE/strong.sh" "${common[@]}" --model cosmoflow --size 128 --steps 5 --layouts "$timed"
@@ -30,6 +35,15 @@ bash "$HERE/strong.sh" "${common[@]}" --model cosmoflow --size 64 --steps 2 \
   --layouts "1:2x2x1 2:2x1x1 1:2x2x2 2:2x2x1"
 bash "$HERE/strong.sh" "${common[@]}" --model unet3d --size 32 --steps 2 \
   --layouts "1:2x2x1 2:2x1x1 1:2x2x2 2:2x2x1"
+fi
+# Every run planned on MACHINE (its directory: STUDY-MODEL-sS-bB-nRANKS-GROUPS-GRID).
+for dir in "$OUT"/strong-*; do
+  layout=${dir##*-n}; layout=${layout#*-}; layout=${layout/-/:}
+  "$BIN/hybrid3d" plan "$dir/deck.xml" --layout "$layout" --machine "$MACHINE" \
+    --csv "$dir/plan.csv" >"$dir/plan.txt" 2>&1 || { echo "plan failed: $dir/plan.txt"; continue; }
+  if [ -s "$OUT/prediction.csv" ]; then tail -n +2 "$dir/plan.csv"; else cat "$dir/plan.csv"; fi \
+    >>"$OUT/prediction.csv"
+done
 # The U-Net at 128 is only planned: its memory per rank against this machine's.
 python3 "$HERE/make_deck.py" --base "$ROOT/inputs/unet3d_demo.xml" --model unet3d \
   --out "$OUT/unet3d-128.xml" --grid 1x1x1 --size 128 --batch 2 --steps 2 --print-every 1 \

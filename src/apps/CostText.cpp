@@ -28,7 +28,7 @@ std::string costText(const RunPlan& run, const StepCost& c, bool timed) {
             "halo scatter");
   if (timed) o << line(" %11s %9s  %s", "compute ms", "halo ms", "from");
   o << "\n";
-  for (const LayerCost& l : c.layers) {
+  auto row = [&](const LayerCost& l) {
     o << line("  %-14s %-36s %10.3f %12s %-18s %-18s", l.name.c_str(), l.key.c_str(),
               1e-9 * l.flops, thousands((long long)l.work).c_str(), exchangeText(l.gather).c_str(),
               exchangeText(l.scatter).c_str());
@@ -36,7 +36,10 @@ std::string costText(const RunPlan& run, const StepCost& c, bool timed) {
       o << line(" %11.2f %9.2f  %s", ms(l.computeSeconds), ms(l.haloSeconds),
                 l.calibrated ? "calibrated" : "peak rates");
     o << "\n";
-  }
+  };
+  row(c.input);
+  for (const LayerCost& l : c.layers) row(l);
+  row(c.update);
   double flops = 0;
   for (const LayerCost& l : c.layers) flops += l.flops;
   o << line(

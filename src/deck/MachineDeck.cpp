@@ -75,6 +75,7 @@ std::vector<double*> numberFields(Machine& m) {
 
 const char* const RanksPerNode = "Network/ranks per node";
 const char* const Allreduce = "Network/allreduce";
+const char* const Overlap = "Network/reductions overlap";
 
 DeckKey required(const std::string& path, Type type, double min, double max,
                  const std::string& help, std::vector<std::string> choices = {}) {
@@ -211,6 +212,16 @@ const std::vector<DeckKey>& machineDeckSchema() {
          Big,
          {"ring", "recursive-halving"},
          "the gradient allreduce's algorithm"},
+        {Overlap,
+         Type::Bool,
+         "1",
+         false,
+         -Big,
+         Big,
+         {},
+         "gradient reductions run beside the backward pass (NCCL, a NIC moving the data); "
+         "false: on the rank's own core inside its MPI calls (host MPI without a progress "
+         "thread), so their time adds to the step"},
     };
     // The sign is checked after reading, for one message whatever the negative value (Range).
     for (const NumberKey& k : numberKeys())
@@ -239,6 +250,7 @@ Machine readMachineDeckString(const std::string& xml, const std::string& name) {
   m.network.ranksPerNode = d.getInt(RanksPerNode);
   m.network.allreduce = d.getString(Allreduce) == "ring" ? AllreduceAlgorithm::Ring
                                                          : AllreduceAlgorithm::RecursiveHalving;
+  m.network.reductionsOverlap = d.getBool(Overlap);
   for (const std::string& l : lists) {
     m.timings.push_back(readTiming(d, l));
     for (std::size_t i = 0; i + 1 < m.timings.size(); ++i)
@@ -301,6 +313,9 @@ std::string machineDeckText(const Machine& machine, const std::string& headerCom
       parameter(
           "    ", Allreduce, "allreduce", "string",
           machine.network.allreduce == AllreduceAlgorithm::Ring ? "ring" : "recursive-halving");
+    if (path == "Network/inter-node GB/s")
+      parameter("    ", Overlap, "reductions overlap", "bool",
+                machine.network.reductionsOverlap ? "true" : "false");
   }
   o << "  </ParameterList>\n";
   if (!machine.timings.empty()) {

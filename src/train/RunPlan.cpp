@@ -80,6 +80,7 @@ RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const S
   r.optimizerStates = config.optimizer == "adam" ? 2 : config.sgd.momentum > 0 ? 1 : 0;
   r.prefetch = config.data.prefetch;
   r.cacheBytes = config.data.cacheBytes;
+  r.log1p = config.data.log1p;
   for (int d = 0; d < grid[0]; ++d)  // spatial rank order: row-major (D, H, W), as MPI_Cart
     for (int h = 0; h < grid[1]; ++h)
       for (int w = 0; w < grid[2]; ++w) r.memory.push_back(predictMemory<T, M>(r.model, {d, h, w}));

@@ -34,15 +34,22 @@ std::string convEngineName(const RunPlan& r, const LayerPlan& l, Index outOwned)
 }
 
 // One exchange's traffic from the boxes the rank sends: bytes and distinct neighbours.
-HaloTraffic traffic(const std::vector<HaloBox>& boxes, double perVoxel) {
+// `rows` = batch x channels: the contiguous runs of a box are its rows along W in each of them.
+HaloTraffic traffic(const std::vector<HaloBox>& boxes, double rows, double scalar) {
+  constexpr double line = 64;
   HaloTraffic t;
   std::set<int> ranks;
-  Index voxels = 0;
+  double bytes = 0, packed = 0;
   for (const HaloBox& b : boxes) {
-    voxels += b.box.size();
-    if (!b.box.empty()) ranks.insert(b.rank);
+    if (b.box.empty()) continue;
+    ranks.insert(b.rank);
+    const double run = double(b.box.extent(2)) * scalar;
+    bytes += rows * double(b.box.size()) * scalar;
+    packed +=
+        rows * double(b.box.extent(0)) * double(b.box.extent(1)) * std::ceil(run / line) * line;
   }
-  t.bytes = std::size_t(double(voxels) * perVoxel);
+  t.bytes = std::size_t(bytes);
+  t.packedBytes = std::size_t(packed);
   t.neighbours = int(ranks.size());
   return t;
 }
@@ -130,10 +137,9 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
     const GhostMap& ghosts = l.inputGhosts.at(0);
     if (!ghosts.none() && r.grid[0] * r.grid[1] * r.grid[2] > 1) {
       const HaloPlan h = planHalo(inDec, coords, ghosts, l.name);
-      const double perVoxel = scalar * batch * x.channels;
       if (dataGradient) {
-        lc.gather = traffic(h.sends, perVoxel);
-        lc.scatter = traffic(h.recvs, perVoxel);
+        lc.gather = traffic(h.sends, batch * x.channels, scalar);
+        lc.scatter = traffic(h.recvs, batch * x.channels, scalar);
       }
     }
     c.haloBytes += lc.gather.bytes + lc.scatter.bytes;
@@ -155,12 +161,31 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   if (!spec.labels.empty()) perSample += double(sub.owned.size()) * io.labelBytes;
   if (!spec.targets.empty()) perSample += double(spec.numTargets) * sizeof(float);
   c.ioBytes = std::size_t(perSample * m.input.batch);
+
+  // The batch's preprocessing: the stored values of the ghosted box to the model's input.
+  const double inputElements = double(m.input.batch) * spec.channels * double(sub.local.size());
+  c.input.name = "input";
+  c.input.kind = "Preprocess";
+  c.input.key = "Preprocess c" + std::to_string(spec.channels) +
+                (io.fileScalarBytes == 2 ? " int16" : " float32") + (r.log1p ? " log1p " : " ") +
+                r.precision;
+  c.input.work = double(m.input.batch) * double(sub.local.size());
+  c.input.bytes = inputElements * (io.fileScalarBytes + scalar);
+  c.input.passes = 1;
   const double share = std::ceil(double(r.train.listing.samples) / r.groups) * perSample;
   c.cached = r.cacheBytes > 0 && share <= double(r.cacheBytes);
 
   const int rank = (coords[0] * r.grid[1] + coords[1]) * r.grid[2] + coords[2];
   Index local = 0;
   for (int id = 0; id < int(m.layers.size()); ++id) local += m.localParameters(id, coords);
+  c.update.name = "update";
+  c.update.kind = "Update";
+  c.update.key = std::string("Update ") + (r.optimizerStates == 2 ? "adam " : "sgd ") + r.precision;
+  c.update.work = double(local);
+  // Zeroing the gradient, the update: reading the gradient and the value, writing the value,
+  // reading and writing each state value.
+  c.update.bytes = double(local) * scalar * (4 + 2 * r.optimizerStates);
+  c.update.passes = 2;
   c.memoryBytes = r.memory.at(rank).total() +
                   std::size_t(double(local) * scalar * r.optimizerStates) +
                   std::size_t(double(spec.channels) * double(sub.local.size()) * scalar *
@@ -225,9 +250,8 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
   const double scalar = scalarBytes(r);
   const Link haloLink = link(net, spatial, 1, true);
 
-  for (int id = 0; id < int(c.layers.size()); ++id) {
-    LayerCost& lc = c.layers[id];
-    const LayerPlan& l = r.model.layers[id];
+  // A calibrated timing where one matches, else the peak rates.
+  auto time = [&](LayerCost& lc) {
     if (const LayerTiming* t = machine.timing(lc.key)) {
       lc.computeSeconds = calibratedSeconds(*t, lc.work);
       lc.calibrated = true;
@@ -235,6 +259,14 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
       lc.computeSeconds = lc.flops / (peak * rate.convolutionEfficiency) + lc.bytes / memory +
                           1e-6 * rate.layerOverheadUs * lc.passes;
     }
+  };
+  time(c.input);
+  time(c.update);
+  c.phases.compute += c.input.computeSeconds + c.update.computeSeconds;
+  for (int id = 0; id < int(c.layers.size()); ++id) {
+    LayerCost& lc = c.layers[id];
+    const LayerPlan& l = r.model.layers[id];
+    time(lc);
     // The layers' own collectives run inside them (the trainer counts them as compute):
     // batch-norm statistics forward and backward, the first dense layer's partial products.
     if (l.kind == "BatchNorm3d") {
@@ -246,21 +278,13 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
     }
     auto exchange = [&](const HaloTraffic& h) {
       return h.neighbours * haloLink.alpha + double(h.bytes) / haloLink.beta +
-             2 * double(h.bytes) / memory;  // pack and unpack
+             2 * double(h.packedBytes) / memory;  // pack and unpack
     };
     lc.haloSeconds = exchange(lc.gather) + exchange(lc.scatter);
     lc.backwardSeconds = lc.computeSeconds * (lc.passes - 1) / lc.passes + exchange(lc.scatter);
     c.phases.compute += lc.computeSeconds;
     c.phases.halo += lc.haloSeconds;
   }
-
-  // The update reads the gradient and the value, writes the value, and reads and writes each
-  // state value.
-  Index local = 0;
-  for (int id = 0; id < int(r.model.layers.size()); ++id)
-    local += r.model.localParameters(id, coords);
-  c.optimizerSeconds = double(local) * scalar * (3 + 2 * r.optimizerStates) / memory;
-  c.phases.compute += c.optimizerSeconds;
 
   // Backward runs from the last layer to the first; a layer's reductions start when its
   // backward pass ends and run one after another; the step waits, before the update, for what
@@ -277,7 +301,8 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
       c.allreduceSeconds += t;
     }
   }
-  c.phases.allreduce = std::max(0.0, reducedAt - clock);
+  c.phases.allreduce =
+      net.reductionsOverlap ? std::max(0.0, reducedAt - clock) : c.allreduceSeconds;
 
   const double readRate = 1e9 * std::min(machine.fileSystem.readGBsPerRank,
                                          machine.fileSystem.aggregateReadGBs / r.world);
@@ -286,6 +311,14 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
   c.phases.io = r.prefetch ? std::max(0.0, c.ioSeconds - busy) : c.ioSeconds;
   c.samplesPerSecond = double(r.train.batch) / c.phases.step();
   return c;
+}
+
+IoModel ioModelFor(const TrainConfig& config) {
+  const ModelTraits t = modelTraits(config.model);
+  IoModel io;
+  io.fileScalarBytes = t.task->fields(t.outputs).labels.empty() ? 2 : 4;
+  io.prefetch = config.data.prefetch;
+  return io;
 }
 
 StepCost predictSlowestRank(const RunPlan& r, const Machine& machine, const IoModel& io) {

@@ -28,6 +28,10 @@ struct Network {
   double intraLatencyUs = 0, intraGBs = 0;  // between two ranks of a node, one direction
   double interLatencyUs = 0, interGBs = 0;  // between nodes: per node, one direction, all rails
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::Ring;
+  // Gradient reductions progress beside the backward pass (NCCL, a NIC that moves the data);
+  // false where the rank's own core moves and sums them inside its MPI calls (host MPI
+  // without a progress thread): then they add to the step.
+  bool reductionsOverlap = true;
 };
 
 struct FileSystem {

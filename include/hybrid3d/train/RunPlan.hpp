@@ -41,9 +41,10 @@ struct RunPlan {
   Int3 grid{1, 1, 1};
   std::string precision = "float";
   ModelPlan model;
-  int optimizerStates = 0;  // state values per parameter value (Adam 2, SGD with momentum 1)
-  bool prefetch = true;     // the next mini-batch is read while this one computes
+  int optimizerStates = 0;     // state values per parameter value (Adam 2, SGD with momentum 1)
+  bool prefetch = true;        // the next mini-batch is read while this one computes
   std::size_t cacheBytes = 0;  // per rank, for the subvolumes read (0: no cache)
+  bool log1p = false;          // the preprocessing takes log(1 + x) of the stored values
   int epochs = 1;
   long long totalSteps = 0;  // over all epochs, capped by maxSteps
   SetPlan train;

@@ -17,12 +17,14 @@
 //     FLOPs at the convolution efficiency of peak plus traffic at the memory efficiency of its
 //     bandwidth, plus a fixed overhead per layer pass;
 //   - halo: per exchange, latency per neighbour + bytes / bandwidth, plus packing and
-//     unpacking at memory bandwidth;
+//     unpacking at memory bandwidth, counted in whole cache lines per contiguous row (a face
+//     across W costs a line per value);
 //   - allreduce: alpha-beta, ring 2(p-1) alpha + 2 (p-1)/p n / beta or recursive halving
 //     2 log2(p) alpha + 2 (p-1)/p n / beta, or recursive doubling log2(p) (alpha + n / beta)
 //     where that is faster (short messages), per reduction; a layer's reductions start when its
 //     backward pass ends (GradientReducer) and run one after another, so only what outlasts
-//     the rest of the backward pass is exposed;
+//     the rest of the backward pass is exposed -- on a machine whose reductions overlap
+//     (Network::reductionsOverlap; on a CPU rank its own core does them: all exposed);
 //   - I/O: bytes / read bandwidth (the lesser of the rank's and its share of the aggregate);
 //     with prefetch only what the step's other phases do not hide is left exposed; none after
 //     the first epoch where the rank's subvolumes of its group's share of the training set fit
@@ -44,6 +46,10 @@ namespace hybrid3d {
 struct HaloTraffic {
   std::size_t bytes = 0;
   int neighbours = 0;
+  // Memory the packing (or unpacking) touches: whole 64-byte lines of each contiguous run of
+  // the boxes (a row along W of one channel and sample), so a face across W, one voxel per
+  // row, costs a line per value.
+  std::size_t packedBytes = 0;
 };
 
 struct LayerCost {
@@ -67,9 +73,14 @@ struct PhaseSeconds {
 };
 
 struct StepCost {
-  Int3 coords{0, 0, 0};  // the spatial rank costed
-  std::vector<LayerCost> layers;
-  double optimizerSeconds = 0;     // the parameter update, memory-bound
+  Int3 coords{0, 0, 0};           // the spatial rank costed
+  std::vector<LayerCost> layers;  // the model's, in its order
+  // What the step does besides the layers, costed like them (a key, a work, a calibrated
+  // timing or an estimate): the preprocessing of the batch's input into the model's input
+  // (log1p, scaling, ghost zeroing; work = batch x ghosted input voxels), and the update
+  // (zeroing gradients, the loss, waiting for the reductions, the optimizer; work = this
+  // rank's parameter values).
+  LayerCost input, update;
   std::size_t haloBytes = 0;       // sent per step, gathers and scatter-adds
   std::size_t allreduceBytes = 0;  // handed to the gradient reduction per step
   int reductions = 0;              // gradients reduced (one allreduce each)
@@ -93,6 +104,10 @@ struct IoModel {
 // The key a layer's calibrated timing is stored under: kind, channels, window, the convolution
 // engine the layer would run on this rank, precision; e.g. "Conv3d 4>16 k3 s1 onednn float".
 std::string layerKey(const RunPlan& run, int layer, const Int3& coords);
+
+// The sample files' element types as the generators write them (real CosmoFlow data are int16
+// counts too; the U-Net's volumes float32), and the deck's prefetch.
+IoModel ioModelFor(const TrainConfig& config);
 
 // Counts (no machine): every layer's FLOPs, traffic, halo exchanges, keys and work on the rank
 // at `coords` of `run`'s spatial grid, plus the reduction and read volumes.

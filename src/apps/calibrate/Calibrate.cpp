@@ -192,6 +192,17 @@ int run(const std::vector<std::string>& args) {
         notes["Network/allreduce"] = baseNote;
   }
 
+  // On a host rank MPI's non-blocking reductions progress only inside the rank's own MPI calls,
+  // on its own core: they hide behind nothing. A GPU build keeps the base file's (default:
+  // they overlap, as NCCL's do).
+  if (hostRanks) {
+    m.network.reductionsOverlap = false;
+    notes["Network/reductions overlap"] =
+        "host ranks: the rank's core moves and sums the gradients inside its MPI calls";
+  } else {
+    notes["Network/reductions overlap"] = o.base.empty() ? "not measured: the default" : baseNote;
+  }
+
   const FileRead reads = fileSystemRead(world, o.scratch, std::size_t(o.fileMiB) << 20);
   m.fileSystem.readGBsPerRank = significant(reads.perRankGBs);
   m.fileSystem.aggregateReadGBs = significant(reads.aggregateGBs);
@@ -217,7 +228,22 @@ int run(const std::vector<std::string>& args) {
                    "^3: ", p.size(), " layers, ", fixed(step, 3), " s per step in layers, ",
                    fixed(MPI_Wtime() - t0, 1), " s");
     }
-  m.timings = mergeTimings(points);
+  // The base file's timings are kept where this run measured no point of the same layer and
+  // size: one file can be built up model by model (`--base` the file itself).
+  std::vector<LayerPoint> all = points;
+  for (const LayerTiming& t : m.timings)
+    for (std::size_t i = 0; i < t.voxels.size(); ++i) {
+      bool measured = false;
+      for (const LayerPoint& p : points) measured |= p.key == t.layer && p.voxels == t.voxels[i];
+      if (!measured) {
+        LayerPoint kept;
+        kept.key = t.layer;
+        kept.voxels = t.voxels[i];
+        kept.seconds = t.seconds[i];
+        all.push_back(kept);
+      }
+    }
+  m.timings = mergeTimings(all);
   int convolutions = 0;
   const double efficiency = convolutionEfficiency(points, m.rank, convolutions);
   if (convolutions > 0) {
@@ -274,7 +300,8 @@ const Registration reg{
      "  --name NAME         the machine's name in it (default: --base's, else the host name)\n"
      "  --base MACHINE.xml  figures one node cannot measure: the inter-node network and\n"
      "                      allreduce; on 1 rank the network; on a GPU build the device's\n"
-     "                      peak and memory\n"
+     "                      peak and memory; its layer timings are kept where this run\n"
+     "                      times no point of the same layer and size\n"
      "  DECK.xml ...        training decks: every layer of each model is timed (its options\n"
      "                      and precision, local batch 1, each rank alone at once)\n"
      "  --sizes S,S...      the input widths timed (default: each deck's own)\n"

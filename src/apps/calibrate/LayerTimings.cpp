@@ -11,6 +11,8 @@
 #include <hybrid3d/comm/GradientReducer.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/RegionTimes.hpp>
+#include <hybrid3d/data/Preprocess.hpp>
+#include <hybrid3d/data/Subvolume.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Models.hpp>
@@ -46,13 +48,27 @@ struct Setup {
   Model<T, M> model;
   std::unique_ptr<Optimizer<T, M>> optimizer;
   std::unique_ptr<GradientReducer<T, M>> reducer;
+  // The trainer's preprocessing of a sample as the files store it (IoModel), into the input.
+  std::unique_ptr<data::Preprocess<T, M>> preprocess;
+  data::SampleFormat format;
+  std::vector<unsigned char> stored;
   Exec exec;
 
-  Setup(const TrainConfig& config, int seed) {
+  Setup(const TrainConfig& config, int seed, const IoModel& io) {
     ModelOptions mo = config.model;
     mo.batch = 1;
     model = buildModel<T, M>(grid, mo);
     auto& g = *model.graph;
+    data::PreprocessOptions po;
+    po.log1p = config.data.log1p;
+    po.channelScale = config.data.channelScale;
+    po.channelOffset = config.data.channelOffset;
+    const data::Subvolume sub = data::Subvolume::of(g.input().volume);
+    preprocess = std::make_unique<data::Preprocess<T, M>>(po, model.inputChannels, sub);
+    format.type = io.fileScalarBytes == 2 ? data::StoredType::Int16 : data::StoredType::Float32;
+    stored.assign(
+        std::size_t(model.inputChannels) * std::size_t(sub.read.size()) * format.elementSize(),
+        0);  // zeros: counts or intensities, log1p defined
     if (config.optimizer == "adam")
       optimizer = std::make_unique<Adam<T, M>>(g.parameters(), config.adam);
     else
@@ -70,6 +86,12 @@ struct Setup {
     model.task->load(exec, {targets.data(), targets.size(), labels.data(), labels.size()}, 0, 1);
     g.setInputGhostsFilled(true);
     g.setTraining(true);
+    exec.fence();
+  }
+
+  // The trainer's load of the sample into the model's input (Trainer::load).
+  void load() {
+    preprocess->apply(exec, format, stored.data(), model.graph->input().volume, 0);
     exec.fence();
   }
 
@@ -93,22 +115,30 @@ std::vector<LayerPoint> timeAs(MPI_Comm world, const deck::DeckRun& deck, int si
   MPI_Comm_rank(world, &rank);
   const TrainConfig config = configFor(deck, size);
   const RunPlan run = planRun<T, M>(config, {1, 1, 1}, 1, {"calibration", 1}, {});
-  const StepCost counts = countStep(run, {0, 0, 0});
+  const IoModel io = ioModelFor(config);
+  const StepCost counts = countStep(run, {0, 0, 0}, io);
   const std::size_t L = run.model.layers.size();
   if (counts.layers.size() != L)
     fail("calibrate: internal error, ", counts.layers.size(), " layer costs for ", L, " layers");
 
   std::vector<std::vector<double>> seconds(L);  // per layer, per timed step
+  std::vector<double> loading, rest;            // the load, the step beyond its layers
   {
-    Setup<T> s(config, rank);
+    Setup<T> s(config, rank, io);
     RegionTimes::install();
     for (int i = 0; i <= steps; ++i) {
       MPI_Barrier(world);  // every rank steps at once
       RegionTimes::clear();
       RegionTimes::record(i > 0);  // step 0 warms up: first-touch, engines' set-up
+      const double t0 = MPI_Wtime();
+      s.load();
+      const double t1 = MPI_Wtime();
       s.step(i, config.schedule.baseRate);
+      const double t2 = MPI_Wtime();
       RegionTimes::record(false);
       if (i == 0) continue;
+      loading.push_back(t1 - t0);
+      double inLayers = 0;
       const auto& times = RegionTimes::seconds();
       for (std::size_t id = 0; id < L; ++id) {
         const std::string& name = run.model.layers[id].name;
@@ -117,7 +147,9 @@ std::vector<LayerPoint> timeAs(MPI_Comm world, const deck::DeckRun& deck, int si
         if (f == times.end() || b == times.end())
           fail("calibrate: internal error, layer '", name, "' was not timed");
         seconds[id].push_back(f->second.wall + b->second.wall);
+        inLayers += seconds[id].back();
       }
+      rest.push_back(std::max(0.0, t2 - t1 - inLayers));
     }
   }
   // The next model starts from nothing: the onednn engine's shared buffer goes with this one.
@@ -132,6 +164,20 @@ std::vector<LayerPoint> timeAs(MPI_Comm world, const deck::DeckRun& deck, int si
     p.voxels = counts.layers[id].work;
     p.flops = counts.layers[id].flops;
     p.seconds = median(gatherAll(world, seconds[id]));
+    points.push_back(p);
+  }
+  // The step beyond its layers: the load (preprocessing) and the update (zeroing gradients,
+  // the loss, the reductions' end, the optimizer), each with its key and work.
+  for (const auto& [cost, times] :
+       {std::pair<const LayerCost&, const std::vector<double>&>{counts.input, loading},
+        std::pair<const LayerCost&, const std::vector<double>&>{counts.update, rest}}) {
+    LayerPoint p;
+    p.key = cost.key;
+    p.layer = cost.name;
+    p.kind = cost.kind;
+    p.isDouble = sizeof(T) == sizeof(double);
+    p.voxels = cost.work;
+    p.seconds = median(gatherAll(world, times));
     points.push_back(p);
   }
   return points;

@@ -79,15 +79,6 @@ PlanArgs parse(const std::vector<std::string>& args) {
   return a;
 }
 
-// The sample files' element types as the generators write them (real CosmoFlow data are int16
-// counts too): what a rank reads per step depends on them.
-IoModel ioModelFor(const deck::DeckRun& r) {
-  IoModel io;
-  io.fileScalarBytes = r.config.model.architecture == "unet3d" ? 4 : 2;
-  io.prefetch = r.config.data.prefetch;
-  return io;
-}
-
 template <class T>
 void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machine* machine,
           const std::pair<SetListing, SetListing>& sets, int worldRank) {
@@ -103,7 +94,7 @@ void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machi
         a.haveLayout ? a.layout
                      : Layout{ranks / (r.spatialGrid[0] * r.spatialGrid[1] * r.spatialGrid[2]),
                               r.spatialGrid};
-    const IoModel io = ioModelFor(r);
+    const IoModel io = ioModelFor(r.config);
     // The deck's layout (or --layout). One the model refuses is an error for --layout, as a
     // run on it would be; for the deck's own layout of a rank count the search below may still
     // find others.
