@@ -208,10 +208,11 @@ int run(const std::vector<std::string>& args) {
   m.fileSystem.aggregateReadGBs = significant(reads.aggregateGBs);
   const std::string readHow =
       std::to_string(o.fileMiB) + " MiB per rank under " + o.scratch + ", " +
-      (reads.pagesDropped ? "pages dropped" : "pages NOT dropped (page cache: too fast)") + ", " +
-      std::to_string(ranks) + " ranks reading at once";
-  notes["File system/read GB/s per rank"] = "median over ranks: " + readHow;
-  notes["File system/aggregate read GB/s"] = "all bytes / the slowest rank's time: " + readHow;
+      (reads.pagesDropped ? "pages dropped" : "pages NOT dropped (page cache: too fast)");
+  notes["File system/read GB/s per rank"] = "world rank 0 reading alone: " + readHow;
+  notes["File system/aggregate read GB/s"] = "all bytes / the slowest rank's time, " +
+                                             std::to_string(ranks) +
+                                             " ranks reading at once: " + readHow;
   progress.say("file reads ", fixed(reads.perRankGBs, 2), " GB/s per rank, ",
                fixed(reads.aggregateGBs, 2), " GB/s together",
                reads.pagesDropped ? "" : " (pages not dropped)");

@@ -208,7 +208,8 @@ const Registration reg{
      "compute and halo time; the bytes the rank sends in halos, hands to the gradient\n"
      "reduction and reads per step; its memory; the predicted step split into compute, halo,\n"
      "allreduce and exposed I/O; the best layouts of each rank count. Trains nothing.\n",
-     "hybrid3d plan inputs/cosmoflow_512.xml --ranks 512,2048 --machine "
+     "mpirun -n 1 hybrid3d plan perf_tests/scaling/paper/cosmoflow_512_mb64.xml --ranks 512,2048 "
+     "--machine "
      "inputs/machines/lassen-v100.xml"},
     run};
 
