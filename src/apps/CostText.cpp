@@ -24,13 +24,15 @@ std::string costText(const RunPlan& run, const StepCost& c, bool timed) {
   const Int3& k = c.coords;
   o << line("\n  cost per step of spatial rank (%d,%d,%d)%s\n", k[0], k[1], k[2],
             timed ? ", the slowest" : "");
-  o << line("  %-14s %-36s %10s %12s %-18s %-18s", "layer", "key", "GFLOP", "work", "halo gather",
-            "halo scatter");
+  o << line("  %-14s %-36s %10s %12s %9s %9s %-18s %-18s", "layer", "key", "GFLOP", "work",
+            "act MiB", "wksp MiB", "halo gather", "halo scatter");
   if (timed) o << line(" %11s %9s  %s", "compute ms", "halo ms", "from");
   o << "\n";
   auto row = [&](const LayerCost& l) {
-    o << line("  %-14s %-36s %10.3f %12s %-18s %-18s", l.name.c_str(), l.key.c_str(),
-              1e-9 * l.flops, thousands((long long)l.work).c_str(), exchangeText(l.gather).c_str(),
+    o << line("  %-14s %-36s %10.3f %12s %9.1f %9.1f %-18s %-18s", l.name.c_str(), l.key.c_str(),
+              1e-9 * l.flops, thousands((long long)l.work).c_str(),
+              mib(double(l.memory.activations + l.memory.activationGradients)),
+              mib(double(l.memory.workspace)), exchangeText(l.gather).c_str(),
               exchangeText(l.scatter).c_str());
     if (timed)
       o << line(" %11.2f %9.2f  %s", ms(l.computeSeconds), ms(l.haloSeconds),

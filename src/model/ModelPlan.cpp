@@ -129,30 +129,41 @@ ModelPlan planModel(const ModelOptions& options, const Int3& grid) {
 }
 
 template <class T, class M>
-GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
+std::vector<GraphMemory> predictLayerMemory(const ModelPlan& p, const Int3& coords) {
   const std::size_t scalar = sizeof(T);
-  GraphMemory m;
-  m.activations +=
-      edgeBytes(scalar, p.input, true, p.grid, coords, p.outputGhosts(ModelPlan::Input));
-  std::size_t workspace = 0;
+  std::vector<GraphMemory> layers(p.layers.size());
   for (std::size_t id = 0; id < p.layers.size(); ++id) {
     const LayerPlan& l = p.layers[id];
-    m.activations += edgeBytes(scalar, l.output, l.volume, p.grid, coords, p.outputGhosts(int(id)));
+    GraphMemory& m = layers[id];
+    m.activations = edgeBytes(scalar, l.output, l.volume, p.grid, coords, p.outputGhosts(int(id)));
     // One gradient per consumer edge, with that consumer's input ghosts.
     for (const LayerPlan& c : p.layers)
       for (std::size_t slot = 0; slot < c.inputs.size(); ++slot)
         if (c.inputs[slot] == int(id))
           m.activationGradients +=
               edgeBytes(scalar, l.output, l.volume, p.grid, coords, c.inputGhosts[slot]);
-    m.parameters +=
-        2 * scalar * std::size_t(p.localParameters(int(id), coords));  // values, gradients
-    if (l.conv.kernel > 0)
-      workspace = std::max(workspace, convWorkspace<T, M>(p, l, p.shape(l.inputs[0]), coords));
+    m.parameters = 2 * scalar * std::size_t(p.localParameters(int(id), coords));  // and gradients
+    if (l.conv.kernel > 0) m.workspace = convWorkspace<T, M>(p, l, p.shape(l.inputs[0]), coords);
   }
-  if (!p.layers.empty()) {  // dL/d(output), without ghosts
+  if (!layers.empty()) {  // dL/d(output), without ghosts
     const LayerPlan& last = p.layers.back();
-    m.activationGradients +=
+    layers.back().activationGradients +=
         edgeBytes(scalar, last.output, last.volume, p.grid, coords, GhostMap{});
+  }
+  return layers;
+}
+
+template <class T, class M>
+GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
+  GraphMemory m;
+  m.activations =
+      edgeBytes(sizeof(T), p.input, true, p.grid, coords, p.outputGhosts(ModelPlan::Input));
+  std::size_t workspace = 0;  // one buffer, shared: the largest need
+  for (const GraphMemory& l : predictLayerMemory<T, M>(p, coords)) {
+    m.activations += l.activations;
+    m.activationGradients += l.activationGradients;
+    m.parameters += l.parameters;
+    workspace = std::max(workspace, l.workspace);
   }
   m.workspace = (workspace + 4095) / 4096 * 4096;  // HostWorkspace reserves whole pages
   return m;
@@ -171,8 +182,9 @@ BoxRange ownedBoxRange(const Index3& extents, const Int3& grid) {
 template std::size_t predictAllreduceBytes<float>(const ModelPlan&, const Int3&, int);
 template std::size_t predictAllreduceBytes<double>(const ModelPlan&, const Int3&, int);
 
-#define HYBRID3D_INSTANTIATE(T, D) \
-  template GraphMemory predictMemory<T, D>(const ModelPlan&, const Int3&);
+#define HYBRID3D_INSTANTIATE(T, D)                                         \
+  template GraphMemory predictMemory<T, D>(const ModelPlan&, const Int3&); \
+  template std::vector<GraphMemory> predictLayerMemory<T, D>(const ModelPlan&, const Int3&);
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
 #undef HYBRID3D_INSTANTIATE
 

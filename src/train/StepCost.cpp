@@ -93,6 +93,9 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   const double scalar = scalarBytes(r);
   StepCost c;
   c.coords = coords;
+  const std::vector<GraphMemory> memory =
+      r.precision == "double" ? predictLayerMemory<double, DefaultMemorySpace>(m, coords)
+                              : predictLayerMemory<float, DefaultMemorySpace>(m, coords);
   for (int id = 0; id < int(m.layers.size()); ++id) {
     const LayerPlan& l = m.layers[id];
     const TensorShape& x = m.shape(l.inputs.at(0));
@@ -105,6 +108,7 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
     lc.name = l.name;
     lc.kind = l.kind;
     lc.key = layerKey(r, id, coords);
+    lc.memory = memory[std::size_t(id)];
     double inElements = 0;
     for (int in : l.inputs) inElements += batch * m.shape(in).channels * ownedIn;
     const double outElements = batch * l.output.channels * ownedOut;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/data/Subvolume.hpp>
 #include <hybrid3d/train/LayoutSearch.hpp>
 #include <hybrid3d/train/StepCost.hpp>
 #include <hybrid3d/train/Trainer.hpp>
@@ -116,6 +117,29 @@ TEST(StepCost, GroupsAddReductionAndSpatialRanksAddHalos) {
   EXPECT_EQ(spatial.allreduceBytes, 4u * std::size_t(9437636 - 2 * fc1Columns));
   // Half the volume per rank: about half the compute of the layers before the dense part.
   EXPECT_LT(spatial.phases.compute, 0.75 * one.phases.compute);
+}
+
+TEST(StepCost, LayerMemoryAddsUpToTheRanksMemory) {
+  for (const Int3& grid : {Int3{1, 1, 1}, Int3{2, 1, 1}, Int3{1, 3, 2}}) {
+    const RunPlan run = planRun<float>(cosmoflow(2, 32), grid, 1, {"x", 16}, {});
+    const Int3 last{grid[0] - 1, grid[1] - 1, grid[2] - 1};
+    const StepCost c = countStep(run, last);
+    const GraphMemory whole = predictMemory<float>(run.model, last);
+    std::size_t activations = 0, gradients = 0, parameters = 0, workspace = 0;
+    for (const LayerCost& l : c.layers) {
+      activations += l.memory.activations;
+      gradients += l.memory.activationGradients;
+      parameters += l.memory.parameters;
+      workspace = std::max(workspace, l.memory.workspace);
+    }
+    // The rest is the model input: 2 samples x 4 channels of the ghosted box, float.
+    const data::Subvolume input(BlockDecomposition(run.model.input.extents, grid), last,
+                                run.model.outputGhosts(ModelPlan::Input).at(last));
+    EXPECT_EQ(whole.activations - activations, std::size_t(2 * 4 * input.local.size() * 4));
+    EXPECT_EQ(gradients, whole.activationGradients);
+    EXPECT_EQ(parameters, whole.parameters);
+    EXPECT_EQ((workspace + 4095) / 4096 * 4096, whole.workspace);
+  }
 }
 
 TEST(StepCost, PrefetchHidesReadingBehindTheStep) {

@@ -84,6 +84,12 @@ ModelPlan planModel(const ModelOptions& options, const Int3& grid);
 template <class T, class MemorySpace = DefaultMemorySpace>
 GraphMemory predictMemory(const ModelPlan& plan, const Int3& coords);
 
+// predictMemory layer by layer: each layer's output and its gradients (one per consumer, the
+// last layer's dL/d(output) with it), its parameters and their gradients, the workspace its
+// convolution asks for (the graph reserves the largest once). The model input is in neither.
+template <class T, class MemorySpace = DefaultMemorySpace>
+std::vector<GraphMemory> predictLayerMemory(const ModelPlan& plan, const Int3& coords);
+
 // Bytes one rank hands to the gradient reduction per step with scalar T and `groups`
 // data-parallel groups: what GradientReducer::bytesPerStep() counts on that rank. Replicated
 // parameters are summed over the world, column shards over the data-parallel groups only;

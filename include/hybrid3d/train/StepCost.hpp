@@ -56,6 +56,7 @@ struct LayerCost {
   std::string name, kind;
   std::string key;      // layerKey(): what a calibrated timing is looked up by
   double work = 0;      // the timing's size: batch per group x owned output voxels
+  GraphMemory memory;   // what the rank holds for it (model/ModelPlan's predictLayerMemory)
   double flops = 0;     // per step
   double bytes = 0;     // memory traffic per step (estimate)
   int passes = 0;       // kernel passes per step (forward, backward)
@@ -109,8 +110,8 @@ std::string layerKey(const RunPlan& run, int layer, const Int3& coords);
 // counts too; the U-Net's volumes float32), and the deck's prefetch.
 IoModel ioModelFor(const TrainConfig& config);
 
-// Counts (no machine): every layer's FLOPs, traffic, halo exchanges, keys and work on the rank
-// at `coords` of `run`'s spatial grid, plus the reduction and read volumes.
+// Counts (no machine): every layer's FLOPs, memory, traffic, halo exchanges, keys and work on the
+// rank at `coords` of `run`'s spatial grid, plus the reduction and read volumes.
 StepCost countStep(const RunPlan& run, const Int3& coords, const IoModel& io = {});
 
 // countStep, then times from `machine`.
