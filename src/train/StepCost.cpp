@@ -321,7 +321,6 @@ IoModel ioModelFor(const TrainConfig& config) {
   const ModelTraits t = modelTraits(config.model);
   IoModel io;
   io.fileScalarBytes = t.task->fields(t.outputs).labels.empty() ? 2 : 4;
-  io.prefetch = config.data.prefetch;
   return io;
 }
 

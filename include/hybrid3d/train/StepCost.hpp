@@ -95,11 +95,10 @@ struct StepCost {
   double samplesPerSecond = 0;     // global mini-batch / step
 };
 
-// How the run reads its data (from the deck and the files).
+// How the sample files store their values (prefetch and cache are the run's: RunPlan).
 struct IoModel {
   int fileScalarBytes = 2;  // int16 counts (CosmoFlow files); float32 volumes: 4
   int labelBytes = 1;       // uint8 segmentation labels
-  bool prefetch = true;
 };
 
 // The key a layer's calibrated timing is stored under: kind, channels, window, the convolution
@@ -107,7 +106,7 @@ struct IoModel {
 std::string layerKey(const RunPlan& run, int layer, const Int3& coords);
 
 // The sample files' element types as the generators write them (real CosmoFlow data are int16
-// counts too; the U-Net's volumes float32), and the deck's prefetch.
+// counts too; the U-Net's volumes float32).
 IoModel ioModelFor(const TrainConfig& config);
 
 // Counts (no machine): every layer's FLOPs, memory, traffic, halo exchanges, keys and work on the
