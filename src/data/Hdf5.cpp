@@ -26,6 +26,10 @@ template <>
 hid_t nativeType<std::int64_t>() {
   return H5T_NATIVE_INT64;
 }
+template <>
+hid_t nativeType<std::uint8_t>() {
+  return H5T_NATIVE_UINT8;
+}
 
 QuietErrors::QuietErrors() {
   H5Eget_auto2(H5E_DEFAULT, &func_, &data_);

@@ -1,4 +1,5 @@
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/generate/SampleWriter.hpp>
 
 #include <cstdio>
@@ -9,33 +10,6 @@ namespace hybrid3d::generate {
 using data::Handle;
 using data::nativeType;
 using data::QuietErrors;
-
-namespace {
-
-template <class T>
-hid_t fileType();
-template <>
-hid_t fileType<float>() {
-  return H5T_NATIVE_FLOAT;
-}
-template <>
-hid_t fileType<double>() {
-  return H5T_NATIVE_DOUBLE;
-}
-template <>
-hid_t fileType<std::int16_t>() {
-  return H5T_NATIVE_INT16;
-}
-template <>
-hid_t fileType<std::uint8_t>() {
-  return H5T_NATIVE_UINT8;
-}
-template <>
-hid_t fileType<std::int32_t>() {
-  return H5T_NATIVE_INT32;
-}
-
-}  // namespace
 
 SampleWriter::SampleWriter(MPI_Comm comm, const std::string& path)
     : comm_(comm), path_(path), temporary_(path + ".tmp") {
@@ -99,13 +73,13 @@ void SampleWriter::write(const std::string& name, const std::vector<Index>& dims
 template <class T>
 void SampleWriter::writeSlab(const std::string& name, const std::vector<Index>& dims, int splitDim,
                              Index first, Index count, const T* data) {
-  write(name, dims, splitDim, first, count, fileType<T>(), data);
+  write(name, dims, splitDim, first, count, data::nativeType<T>(), data);
 }
 
 template <class T>
 void SampleWriter::writeWhole(const std::string& name, const std::vector<Index>& dims,
                               const T* data) {
-  write(name, dims, 0, 0, rank_ == 0 ? dims[0] : 0, fileType<T>(), data);
+  write(name, dims, 0, 0, rank_ == 0 ? dims[0] : 0, data::nativeType<T>(), data);
 }
 
 #define HYBRID3D_SAMPLE_WRITER(T)                                                              \

@@ -175,9 +175,8 @@ void Halo<T, M>::exchange(MPI_Comm comm, const buffer_type& from, const host_buf
                           const execution_space& exec) {
   if (started_) fail(name_, ": halo exchange started twice");
   started_ = true;
-  std::uint64_t sent = 0;
-  for (const int n : fromCounts) sent += std::uint64_t(n);
-  PhaseTimers::global().haloBytes += sent * sizeof(T);
+  // `from` holds exactly what is sent (sized sendCount_ or recvCount_ at set-up).
+  PhaseTimers::global().haloBytes += std::uint64_t(from.extent(0)) * sizeof(T);
   const T* sendPtr = from.data();
   T* recvPtr = to.data();
   if constexpr (mpiStagesThroughHost<M>) {
