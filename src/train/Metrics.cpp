@@ -33,15 +33,16 @@ void MetricsCsv::startNewFile() {
   truncatePending_ = false;
   file_ = std::freopen(path_.c_str(), "w", file_);
   if (!file_) fail(path_, ": cannot open the metrics file for writing");
-  std::fprintf(file_,
-               "kind,step,epoch,loss,learning_rate,samples_per_second,compute_s,halo_s,"
-               "allreduce_s,io_wait_s,mse,mae,accuracy,dice,halo_bytes,allreduce_bytes\n");
+  std::fprintf(
+      file_,
+      "kind,step,epoch,loss,learning_rate,samples_per_second,compute_s,halo_s,"
+      "allreduce_s,io_wait_s,mse,mae,accuracy,dice,halo_bytes,allreduce_bytes,target_mse\n");
 }
 
 void MetricsCsv::row(const StepRecord& r) {
   if (!file_) return;
   startNewFile();
-  std::fprintf(file_, "train,%lld,%d,%.9g,%.6g,%.4g,%.6f,%.6f,%.6f,%.6f,,,,,%llu,%llu\n", r.step,
+  std::fprintf(file_, "train,%lld,%d,%.9g,%.6g,%.4g,%.6f,%.6f,%.6f,%.6f,,,,,%llu,%llu,\n", r.step,
                r.epoch, r.loss, r.learningRate, r.samplesPerSecond, r.compute, r.halo, r.allreduce,
                r.io, r.haloBytes, r.allreduceBytes);
   std::fflush(file_);
@@ -50,11 +51,9 @@ void MetricsCsv::row(const StepRecord& r) {
 void MetricsCsv::validation(long long step, int epoch, const EvalSummary& v) {
   if (!file_ || !v.present) return;
   startNewFile();
-  std::string dice;
-  for (std::size_t c = 0; c < v.dice.size(); ++c)
-    dice += (c ? "/" : "") + std::to_string(v.dice[c]);
-  std::fprintf(file_, "validation,%lld,%d,%.9g,,,,,,,%.9g,%.9g,%.9g,%s,,\n", step, epoch, v.loss,
-               v.mse, v.mae, v.accuracy, dice.c_str());
+  std::fprintf(file_, "validation,%lld,%d,%.9g,,,,,,,%.9g,%.9g,%.9g,%s,,,%s\n", step, epoch, v.loss,
+               v.mse, v.mae, v.accuracy, slashSeparated(v.dice, 9).c_str(),
+               slashSeparated(v.targetMse, 9).c_str());
   std::fflush(file_);
 }
 

@@ -112,6 +112,11 @@ TEST(Trainer, ValidationEvaluatesEverySampleOnceWhateverTheBatch) {
   const EvalSummary reference = validate(ProcessGrid(MPI_COMM_SELF, {1, 1, 1}), single, 1);
   ASSERT_EQ(reference.samples, N);
   ASSERT_GT(reference.mse, 0);
+  // Per target: one value each, and the total is their mean (every sample has every target).
+  ASSERT_GT(reference.targetMse.size(), 1u);
+  double meanOfTargets = 0;
+  for (double m : reference.targetMse) meanOfTargets += m / double(reference.targetMse.size());
+  EXPECT_NEAR(meanOfTargets, reference.mse, 1e-12 * reference.mse);
 
   ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
   for (int batch : {1, 2, 3, 4, 7}) {
@@ -121,6 +126,10 @@ TEST(Trainer, ValidationEvaluatesEverySampleOnceWhateverTheBatch) {
     EXPECT_NEAR(v.mae, reference.mae, 1e-10 * reference.mae) << "validation mini-batch " << batch;
     EXPECT_NEAR(v.loss, reference.loss, 1e-10 * reference.loss)
         << "validation mini-batch " << batch;
+    ASSERT_EQ(v.targetMse.size(), reference.targetMse.size());
+    for (std::size_t f = 0; f < v.targetMse.size(); ++f)
+      EXPECT_NEAR(v.targetMse[f], reference.targetMse[f], 1e-10 * reference.mse)
+          << "target " << f << ", validation mini-batch " << batch;
   }
 }
 

@@ -1,6 +1,9 @@
 // The regression task (Tasks.hpp): MseLoss over the model's output features [N, F] and the
-// samples' targets; validation sums the squared and absolute errors of the real samples.
+// samples' targets; validation sums the squared and absolute errors of the real samples, the
+// squared ones per target too.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <mpi.h>
 
@@ -22,7 +25,8 @@ public:
       : loss_(grid, "loss", output.batch, output.channels),
         targets_("hybrid3d::Regression::targets", output.batch, output.channels),
         targetsHost_(Kokkos::create_mirror_view(targets_)),
-        predictionHost_("hybrid3d::Regression::predictionHost", output.batch, output.channels) {}
+        predictionHost_("hybrid3d::Regression::predictionHost", output.batch, output.channels),
+        targetSquaredError_(std::size_t(output.channels), 0.0) {}
 
   void load(const execution_space& exec, const HostTruth& truth, int first, int real) override {
     const int L = int(targets_.extent(0)), F = int(targets_.extent(1));
@@ -42,7 +46,10 @@ public:
     return l;
   }
 
-  void clearMetrics() override { squaredError_ = absoluteError_ = values_ = 0; }
+  void clearMetrics() override {
+    squaredError_ = absoluteError_ = values_ = 0;
+    std::fill(targetSquaredError_.begin(), targetSquaredError_.end(), 0.0);
+  }
 
   // Predictions are replicated on a group's ranks: each rank sums its group's samples.
   void addMetrics(const execution_space& exec, const graph_type& graph, int real) override {
@@ -52,6 +59,7 @@ public:
       for (std::size_t f = 0; f < predictionHost_.extent(1); ++f) {
         const double e = double(predictionHost_(n, f)) - double(targetsHost_(n, f));
         squaredError_ += e * e;
+        targetSquaredError_[f] += e * e;
         absoluteError_ += std::abs(e);
         values_ += 1;
       }
@@ -59,12 +67,18 @@ public:
 
   // Summed over the data-parallel groups only (the values are replicated within a group).
   void summarize(const ProcessGrid& grid, EvalSummary& s) override {
-    double sums[3] = {squaredError_, absoluteError_, values_};
-    MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, grid.dataComm());
+    std::vector<double> sums{squaredError_, absoluteError_, values_};
+    sums.insert(sums.end(), targetSquaredError_.begin(), targetSquaredError_.end());
+    MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_DOUBLE, MPI_SUM,
+                  grid.dataComm());
     if (sums[2] > 0) {
       s.mse = sums[0] / sums[2];
       s.mae = sums[1] / sums[2];
       s.loss = s.mse;
+      const double samples = sums[2] / double(targetSquaredError_.size());
+      s.targetMse.clear();
+      for (std::size_t f = 0; f < targetSquaredError_.size(); ++f)
+        s.targetMse.push_back(sums[3 + f] / samples);
     }
   }
 
@@ -74,6 +88,7 @@ private:
   typename FeatureView<T, M>::HostMirror targetsHost_;
   Kokkos::View<T**, Kokkos::LayoutRight, Kokkos::HostSpace> predictionHost_;
   double squaredError_ = 0, absoluteError_ = 0, values_ = 0;
+  std::vector<double> targetSquaredError_;  // per target, over the evaluated samples
 };
 
 SampleFields fields(int outputs) { return {"/full", "", "/unitPar", outputs, 0}; }
