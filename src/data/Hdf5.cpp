@@ -96,10 +96,35 @@ template std::vector<int> File::read<int>(const std::string&) const;
 template std::vector<std::int16_t> File::read<std::int16_t>(const std::string&) const;
 template std::vector<std::int64_t> File::read<std::int64_t>(const std::string&) const;
 
+std::vector<std::string> File::attributeNames() const {
+  QuietErrors quiet;
+  std::vector<std::string> names;
+  // By name: every file has that index (creation order only where it was tracked).
+  auto collect = [](hid_t, const char* name, const H5A_info_t*, void* out) -> herr_t {
+    static_cast<std::vector<std::string>*>(out)->push_back(name);
+    return 0;
+  };
+  hsize_t next = 0;
+  if (H5Aiterate2(file_, H5_INDEX_NAME, H5_ITER_INC, &next, collect, &names) < 0)
+    fail(path_, ": cannot list the root attributes");
+  return names;
+}
+
+bool File::attributeIsString(const std::string& name) const {
+  if (!hasAttribute(name)) fail(path_, ": no attribute '", name, "'");
+  QuietErrors quiet;
+  Handle a(H5Aopen(file_, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Handle type(H5Aget_type(a), H5Tclose);
+  return H5Tget_class(type) == H5T_STRING;
+}
+
 double File::attributeNumber(const std::string& name) const {
   if (!hasAttribute(name)) fail(path_, ": no attribute '", name, "'");
   QuietErrors quiet;
   Handle a(H5Aopen(file_, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Handle space(H5Aget_space(a), H5Sclose);
+  if (H5Sget_simple_extent_npoints(space) != 1)
+    fail(path_, ": attribute '", name, "' is not a single number");
   double v = 0;
   if (H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0)
     fail(path_, ": attribute '", name, "' is not a number");

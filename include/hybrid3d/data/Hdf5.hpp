@@ -65,6 +65,10 @@ public:
   // Root-group attributes.
   double attributeNumber(const std::string& name) const;
   std::string attributeString(const std::string& name) const;
+  // Names of the root-group attributes, in creation order, and whether one holds a string (else
+  // a number or an array); for copying a file's attributes.
+  std::vector<std::string> attributeNames() const;
+  bool attributeIsString(const std::string& name) const;
 
   // Open a dataset; throws naming file and dataset when missing.
   Handle openDataset(const std::string& name) const;
