@@ -2,12 +2,12 @@
 #include <hybrid3d/data/CollectiveVerdict.hpp>
 #include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/generate/Downsample.hpp>
+#include <hybrid3d/generate/GenerateDataset.hpp>
 #include <hybrid3d/generate/SampleWriter.hpp>
 
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include <Kokkos_Core.hpp>
 
@@ -42,17 +42,8 @@ Manifest readSourceManifest(MPI_Comm comm, const DownsampleOptions& o) {
       fail("--factor: ", o.factor, " does not divide the dataset's size ", m.size);
     if (canonicalOrSelf(o.inDir) == canonicalOrSelf(o.outDir))
       fail("--out: ", o.outDir, " is the input directory; the files would be overwritten");
-    for (const auto& [split, count] : m.splits) {
-      if (count == 0) continue;
-      const fs::path dir = fs::path(o.outDir) / split;
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      if (ec) fail("--out: cannot create directory '", dir.string(), "': ", ec.message());
-      const fs::path probe = dir / ".hybrid3d_write_probe";
-      if (!std::ofstream(probe).good())
-        fail("--out: directory '", dir.string(), "' is not writable");
-      fs::remove(probe, ec);
-    }
+    const std::string error = prepareSplitDirectories(o.outDir, m.splits);
+    if (!error.empty()) throw Error(error);
   });
   // Every rank reads the sample files anyway, so each reads the manifest too.
   data::collectively(comm, [&] {
@@ -146,8 +137,7 @@ std::vector<float> blockMean(const std::vector<float>& volume, Index channels, I
   return out;
 }
 
-Manifest downsampleDataset(MPI_Comm comm, const DownsampleOptions& o,
-                           const std::function<void(const ManifestSample&, double)>& onSample) {
+Manifest downsampleDataset(MPI_Comm comm, const DownsampleOptions& o) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
@@ -156,15 +146,12 @@ Manifest downsampleDataset(MPI_Comm comm, const DownsampleOptions& o,
   // Rank r writes files r, r + P, ...: every rank reads whole files, as many as its share.
   const std::size_t files = m.samples.size();
   for (std::size_t first = 0; first < files; first += std::size_t(ranks)) {
-    const double start = MPI_Wtime();
     const std::size_t mine = first + std::size_t(rank);
     data::collectively(comm, [&] {
       if (mine < files)
         downsampleFile((fs::path(o.inDir) / m.samples[mine].file).string(),
                        (fs::path(o.outDir) / m.samples[mine].file).string(), o.factor);
     });
-    const double seconds = MPI_Wtime() - start;
-    if (onSample) onSample(m.samples[std::min(files, first + std::size_t(ranks)) - 1], seconds);
   }
   m.size = source / o.factor;
   m.settings.push_back({"downsample_factor", double(o.factor)});

@@ -29,23 +29,6 @@ void checkOnRoot(MPI_Comm comm, Check check) {
   if (!message.empty()) throw Error(message);
 }
 
-// Creates DIR/<split> for the splits in use and makes sure a file can be written there.
-std::string prepareDirectories(const GenerateOptions& o) {
-  for (const auto& [split, count] : std::vector<std::pair<std::string, Index>>{
-           {"train", o.train}, {"validation", o.validation}, {"test", o.test}}) {
-    if (count == 0) continue;
-    const fs::path dir = fs::path(o.outDir) / split;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return "--out: cannot create directory '" + dir.string() + "': " + ec.message();
-    const fs::path probe = dir / ".hybrid3d_write_probe";
-    if (!std::ofstream(probe).good())
-      return "--out: directory '" + dir.string() + "' is not writable";
-    fs::remove(probe, ec);
-  }
-  return {};
-}
-
 std::string sampleFileName(const std::string& generator, std::uint64_t index) {
   char name[64];
   std::snprintf(name, sizeof name, "%s_%06llu.h5", generator == "cosmology" ? "cosmo" : "seg",
@@ -72,6 +55,22 @@ Manifest emptyManifest(const GenerateOptions& o) {
 
 }  // namespace
 
+std::string prepareSplitDirectories(const std::string& outDir,
+                                    const std::vector<std::pair<std::string, Index>>& splits) {
+  for (const auto& [split, count] : splits) {
+    if (count == 0) continue;
+    const fs::path dir = fs::path(outDir) / split;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return "--out: cannot create directory '" + dir.string() + "': " + ec.message();
+    const fs::path probe = dir / ".hybrid3d_write_probe";
+    if (!std::ofstream(probe).good())
+      return "--out: directory '" + dir.string() + "' is not writable";
+    fs::remove(probe, ec);
+  }
+  return {};
+}
+
 Manifest generateDataset(MPI_Comm comm, const GenerateOptions& o,
                          const std::function<void(const ManifestSample&, double)>& onSample) {
   int ranks = 1;
@@ -79,7 +78,10 @@ Manifest generateDataset(MPI_Comm comm, const GenerateOptions& o,
   if (o.size < ranks)
     fail("--size: ", o.size, " is smaller than the number of ranks (", ranks,
          "); every rank needs at least one plane of the volume");
-  checkOnRoot(comm, [&] { return prepareDirectories(o); });
+  checkOnRoot(comm, [&] {
+    return prepareSplitDirectories(
+        o.outDir, {{"train", o.train}, {"validation", o.validation}, {"test", o.test}});
+  });
 
   Manifest m = emptyManifest(o);
   std::uint64_t index = 0;

@@ -7,7 +7,6 @@
 // manifest keeps every sample and its parameters and says size S/f. Files are shared out over
 // the ranks, one rank per file.
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,10 +34,7 @@ std::vector<float> blockMean(const std::vector<float>& volume, Index channels, I
 // Writes the downsampled dataset collectively over `comm` and returns its manifest on every
 // rank. Throws on every rank alike, naming the file or flag: no manifest in inDir, a generator
 // whose input is not a density (segmentation labels are not averaged), a factor that does not
-// divide the size, an unreadable file, outDir equal to inDir or not writable. `onSample`, if
-// set, is called on rank 0 after each group of files with the files done and their wall time.
-Manifest downsampleDataset(
-    MPI_Comm comm, const DownsampleOptions& options,
-    const std::function<void(const ManifestSample&, double seconds)>& onSample = {});
+// divide the size, an unreadable file, outDir equal to inDir or not writable.
+Manifest downsampleDataset(MPI_Comm comm, const DownsampleOptions& options);
 
 }  // namespace hybrid3d::generate

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -39,6 +40,12 @@ std::string generateUsage();
 // line naming the flag for an unknown flag, a missing or malformed value, or an out-of-range
 // value. Checks nothing that needs the file system or the rank count (generateDataset does).
 GenerateOptions parseGenerateOptions(const std::vector<std::string>& args);
+
+// Creates OUTDIR/<split> for every split with samples and makes sure a file can be written
+// there; returns the one-line error naming --out and the directory, or "" when all is well.
+// File-system work: call it on one rank.
+std::string prepareSplitDirectories(const std::string& outDir,
+                                    const std::vector<std::pair<std::string, Index>>& splits);
 
 // Writes the dataset collectively over `comm` and returns its manifest (on every rank).
 // Throws (on every rank alike) when the size is smaller than the rank count or the output
