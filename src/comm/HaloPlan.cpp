@@ -112,7 +112,7 @@ HaloPlan planHalo(const BlockDecomposition& dec, const Int3& me, const GhostMap&
   return plan;
 }
 
-HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& dec, const GhostMap& map,
+HaloPlan planHalo(const LayerGrid& grid, const BlockDecomposition& dec, const GhostMap& map,
                   const std::string& what) {
   if (grid.dims() != dec.dims())
     fail(what, ": decomposition grid ", toString(dec.dims()), " differs from the process grid ",

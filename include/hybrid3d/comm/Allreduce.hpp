@@ -81,6 +81,12 @@ private:
   StagingBuffer<T, MemorySpace> staging_;
 };
 
+// The sum of one number over `comm` (set-up: counts of cells or samples the ranks hold).
+inline double sumOverRanks(double value, MPI_Comm comm) {
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return value;
+}
+
 // One-off sum of v over `comm`, in place: fences everything first (whatever wrote v), and
 // returns with the sum in v. Allocates its staging buffer per call where one is needed.
 template <class View>

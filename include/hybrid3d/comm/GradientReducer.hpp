@@ -32,11 +32,14 @@
 
 namespace hybrid3d {
 
-// A parameter gradient and the ranks it is summed over.
+// A parameter gradient and the ranks it is summed over: the scope's communicator, or `comm`
+// where one is given (a column shard on a layer grid: its replicas, grid/LayerGrid.hpp; borrowed,
+// it must outlive the reducer).
 template <class T, class MemorySpace>
 struct ScopedGradient {
   Kokkos::View<T*, MemorySpace> grad;
   GradientScope scope = GradientScope::World;
+  MPI_Comm comm = MPI_COMM_NULL;
 };
 
 // Stage: whether MPI is handed host copies (by default what MemorySpace and the build need; a
@@ -62,7 +65,9 @@ public:
       comms_.emplace_back();
       std::vector<host_view> staged;
       for (const auto& g : grads) {
-        const MPI_Comm comm = g.scope == GradientScope::World ? world_.get() : data_.get();
+        const MPI_Comm comm = g.comm != MPI_COMM_NULL           ? g.comm
+                              : g.scope == GradientScope::World ? world_.get()
+                                                                : data_.get();
         int size;
         MPI_Comm_size(comm, &size);
         if (size == 1) continue;  // the sum is the gradient itself

@@ -27,7 +27,7 @@
 #include <hybrid3d/comm/impl/HaloBox.hpp>
 #include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 
 namespace hybrid3d {
 
@@ -43,8 +43,11 @@ public:
 
   // Collective over grid.spatialComm(). `layout` gives decomposition, ghosts, N and C; any
   // tensor of that layout can then be exchanged. `name` labels kernels and profile regions.
-  Halo(const ProcessGrid& grid, const TensorLayout& layout, const std::string& name = "halo");
-  Halo(const ProcessGrid& grid, const tensor_type& like, const std::string& name = "halo")
+  // A layout of no samples (a sub-grid holding none of the group's, a rank in no sub-grid:
+  // grid/LayerLayout.hpp) has nothing to exchange: the halo makes no communicator and its
+  // exchanges do nothing (every rank of a sub-grid holds as many samples as the others).
+  Halo(const LayerGrid& grid, const TensorLayout& layout, const std::string& name = "halo");
+  Halo(const LayerGrid& grid, const tensor_type& like, const std::string& name = "halo")
       : Halo(grid, like.layout(), name) {}
   ~Halo();
   Halo(const Halo&) = delete;
@@ -126,14 +129,13 @@ private:
 
 // Factories: a ready halo for tensors laid out like `like`, or like `layout`.
 template <class T, class MemorySpace>
-std::unique_ptr<Halo<T, MemorySpace>> createHalo(const ProcessGrid& grid,
+std::unique_ptr<Halo<T, MemorySpace>> createHalo(const LayerGrid& grid,
                                                  const DistTensor<T, MemorySpace>& like,
                                                  const std::string& name = "halo") {
   return std::make_unique<Halo<T, MemorySpace>>(grid, like.layout(), name);
 }
 template <class T, class MemorySpace = DefaultMemorySpace>
-std::unique_ptr<Halo<T, MemorySpace>> createHalo(const ProcessGrid& grid,
-                                                 const TensorLayout& layout,
+std::unique_ptr<Halo<T, MemorySpace>> createHalo(const LayerGrid& grid, const TensorLayout& layout,
                                                  const std::string& name = "halo") {
   return std::make_unique<Halo<T, MemorySpace>>(grid, layout, name);
 }

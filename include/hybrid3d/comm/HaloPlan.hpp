@@ -16,7 +16,7 @@
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 
 namespace hybrid3d {
 
@@ -46,7 +46,7 @@ HaloPlan planHalo(const BlockDecomposition& decomposition, const Int3& coords,
                   const GhostMap& ghosts, const std::string& what);
 
 // The plan of the rank at grid.coords(), neighbours numbered as grid's spatial communicator.
-HaloPlan planHalo(const ProcessGrid& grid, const BlockDecomposition& decomposition,
+HaloPlan planHalo(const LayerGrid& grid, const BlockDecomposition& decomposition,
                   const GhostMap& ghosts, const std::string& what);
 
 }  // namespace hybrid3d

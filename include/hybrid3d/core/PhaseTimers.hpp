@@ -1,8 +1,9 @@
 #pragma once
 // Wall-clock seconds spent in the communication phases of a step, accumulated by the halo
-// engine and the gradient reducer, read and reset by the trainer for its time split
-// (compute / halo / allreduce / I/O wait), and the bytes this rank handed to them: what the
-// performance model (train/StepCost.hpp) predicts exactly. Main thread only.
+// engine, the redistributions between layer grids and the gradient reducer, read and reset by the
+// trainer for its time split (compute / halo / allreduce / I/O wait), and the bytes this rank
+// handed to them: what the performance model (train/StepCost.hpp) predicts exactly. Main thread
+// only.
 
 #include <cstdint>
 
@@ -13,8 +14,10 @@ namespace hybrid3d {
 struct PhaseTimers {
   double halo = 0;                   // halo gathers and scatter-adds (packing, exchange, unpacking)
   double allreduce = 0;              // waiting for gradient reductions to finish
+  double redistribute = 0;           // moving activations between layer grids, both ways
   std::uint64_t haloBytes = 0;       // sent by halo exchanges (gathers and scatter-adds)
   std::uint64_t allreduceBytes = 0;  // gradient bytes handed to the reductions
+  std::uint64_t redistributeBytes = 0;  // sent to other ranks by redistributions
 
   static PhaseTimers& global() {
     static PhaseTimers t;

@@ -32,7 +32,7 @@ inline Index countsFor(const std::vector<HaloBox>& boxes, Index perCell, std::ve
 }  // namespace Impl
 
 template <class T, class M>
-Halo<T, M>::Halo(const ProcessGrid& grid, const TensorLayout& layout, const std::string& name)
+Halo<T, M>::Halo(const LayerGrid& grid, const TensorLayout& layout, const std::string& name)
     : name_(name),
       gatherRegion_("hybrid3d::Halo::gather[" + name + "]"),
       scatterRegion_("hybrid3d::Halo::scatterAdd[" + name + "]"),
@@ -49,6 +49,7 @@ Halo<T, M>::Halo(const ProcessGrid& grid, const TensorLayout& layout, const std:
   std::vector<int> sendRanks, recvRanks;
   sendCount_ = Impl::countsFor(plan_.sends, perCell, sendRanks, sendCounts_, sendOffsets_, name);
   recvCount_ = Impl::countsFor(plan_.recvs, perCell, recvRanks, recvCounts_, recvOffsets_, name);
+  if (n_ == 0) return;  // no samples here: nothing to exchange, no communicator
 
   // MPI may reject a null array even for degree 0; point empty lists at a dummy.
   int dummy = 0;
@@ -175,6 +176,7 @@ void Halo<T, M>::exchange(MPI_Comm comm, const buffer_type& from, const host_buf
                           const execution_space& exec) {
   if (started_) fail(name_, ": halo exchange started twice");
   started_ = true;
+  if (n_ == 0) return;  // no samples, no communicator (the constructor)
   // `from` holds exactly what is sent (sized sendCount_ or recvCount_ at set-up).
   PhaseTimers::global().haloBytes += std::uint64_t(from.extent(0)) * sizeof(T);
   const T* sendPtr = from.data();
