@@ -66,11 +66,17 @@ std::size_t edgeBytes(const EdgeTensor<T, M>& v) {
 }  // namespace Impl
 
 template <class T, class M>
-Graph<T, M>::Graph(const ProcessGrid& grid, const TensorShape& input)
-    : dims_(grid.dims()), coords_(grid.coords()), inputShape_(input) {}
+Graph<T, M>::Graph(const LayerGrid& grid, const TensorShape& input)
+    : grid_(grid), inputShape_(input) {}
 
 template <class T, class M>
 int Graph<T, M>::add(std::unique_ptr<node_type> node, const std::vector<int>& inputs) {
+  return add(std::move(node), inputs, grid_);
+}
+
+template <class T, class M>
+int Graph<T, M>::add(std::unique_ptr<node_type> node, const std::vector<int>& inputs,
+                     const LayerGrid& grid) {
   if (finalized_) fail("model: cannot add '", node->name(), "' after finalize()");
   const int id = static_cast<int>(nodes_.size());
   for (std::size_t slot = 0; slot < inputs.size(); ++slot) {
@@ -79,8 +85,17 @@ int Graph<T, M>::add(std::unique_ptr<node_type> node, const std::vector<int>& in
       fail("model: node '", node->name(), "' reads node ", p, ", which is not an earlier node");
     (p == Input ? inputConsumers_ : nodes_[p].consumers).push_back({id, slot});
   }
-  nodes_.push_back({std::move(node), inputs, {}, {}, {}, {}, {}});
+  for (int p : inputs)
+    if (!node->movesBetweenGrids() && !(this->grid(p).layout() == grid.layout()))
+      fail("model: node '", node->name(), "' runs on grid ", grid.layout().describe(),
+           " but reads one on ", this->grid(p).layout().describe());
+  nodes_.push_back({std::move(node), grid, inputs, {}, {}, {}, {}, {}});
   return id;
+}
+
+template <class T, class M>
+const LayerGrid& Graph<T, M>::grid(int id) const {
+  return id == Input ? grid_ : nodes_.at(id).grid;
 }
 
 template <class T, class M>
@@ -91,13 +106,15 @@ TensorShape Graph<T, M>::shape(int id) const {
 template <class T, class M>
 typename Graph<T, M>::value_type Graph<T, M>::allocate(const std::string& label,
                                                        const TensorShape& s, bool volume,
-                                                       const GhostMap& ghosts) const {
+                                                       const GhostMap& ghosts,
+                                                       const LayerGrid& grid) const {
   // The library's allocations carry its prefix, so a Kokkos tool tells them from the caller's.
   const std::string kokkosLabel = Impl::viewLabel(label);
   value_type v;
   if (volume)
-    v.volume = createDistTensor<T, M>(kokkosLabel, s.batch, s.channels,
-                                      BlockDecomposition(s.extents, dims_), coords_, ghosts);
+    v.volume =
+        createDistTensor<T, M>(kokkosLabel, s.batch, s.channels,
+                               BlockDecomposition(s.extents, grid.dims()), grid.coords(), ghosts);
   else
     v.features = FeatureView<T, M>(kokkosLabel, s.batch, s.channels);
   return v;
@@ -121,29 +138,31 @@ void Graph<T, M>::finalize() {
     }
     return g;
   };
-  input_ = allocate("input", inputShape_, true, ghostsFor(inputConsumers_, "input"));
+  input_ = allocate("input", inputShape_, true, ghostsFor(inputConsumers_, "input"), grid_);
   memory_.activations += Impl::edgeBytes(input_);
   for (Entry& e : nodes_) {
     const std::string& name = e.node->name();
     const TensorShape s = e.node->outputShape();
     const bool volume = e.node->producesVolume();
-    e.output = allocate(name, s, volume, ghostsFor(e.consumers, name));
+    e.output = allocate(name, s, volume, ghostsFor(e.consumers, name), e.grid);
     memory_.activations += Impl::edgeBytes(e.output);
     e.forwardRegion = "hybrid3d::node::forward " + name;
     e.backwardRegion = "hybrid3d::node::backward " + name;
     // One gradient per consumer, laid out as that consumer writes it (its input ghosts).
     for (const Edge& c : e.consumers) {
       e.edgeGradients.push_back(allocate(name + " gradient from " + nodes_[c.consumer].node->name(),
-                                         s, volume, nodes_[c.consumer].node->inputGhosts(c.slot)));
+                                         s, volume, nodes_[c.consumer].node->inputGhosts(c.slot),
+                                         e.grid));
       memory_.activationGradients += Impl::edgeBytes(e.edgeGradients.back());
     }
+    memory_.buffers += e.node->bufferBytes();
     in_.reserve(std::max(in_.capacity(), e.inputs.size()));
     dIn_.reserve(std::max(dIn_.capacity(), e.inputs.size()));
   }
   Entry& last = nodes_.back();
   if (!last.consumers.empty()) fail("model: the last layer '", last.node->name(), "' feeds others");
   outputGradient_ = allocate(last.node->name() + " gradient", last.node->outputShape(),
-                             last.node->producesVolume(), {});
+                             last.node->producesVolume(), {}, last.grid);
   memory_.activationGradients += Impl::edgeBytes(outputGradient_);
   // The parameter gradients, listed once: zeroGradients runs every step and must not build
   // the nodes' parameter lists (allocations) each time.
@@ -258,7 +277,11 @@ std::vector<std::vector<ScopedGradient<T, M>>> Graph<T, M>::gradientsByNode() co
   for (const Entry& e : nodes_) {
     out.emplace_back();
     for (const auto& p : e.node->parameters())
-      if (p.grad.size()) out.back().push_back({p.grad, p.layout.gradientScope});
+      if (p.grad.size())
+        out.back().push_back({p.grad, p.layout.gradientScope,
+                              p.layout.gradientScope == GradientScope::World
+                                  ? MPI_COMM_NULL
+                                  : p.layout.replicaComm});
   }
   return out;
 }

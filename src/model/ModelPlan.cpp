@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/impl/OneDnnWorkspace.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
@@ -14,24 +15,40 @@ namespace hybrid3d {
 
 namespace {
 
-// Bytes of one activation or gradient as Graph::allocate makes it on the rank at `coords`:
-// the ghosted local box of a volume (on a rank owning nothing: the ghosts its consumer needs),
-// or [batch, features].
-std::size_t edgeBytes(std::size_t scalar, const TensorShape& s, bool volume, const Int3& grid,
-                      const Int3& coords, const GhostMap& ghosts) {
-  if (!volume) return scalar * std::size_t(s.batch) * std::size_t(s.channels);
-  const TensorLayout layout(s.batch, s.channels, BlockDecomposition(s.extents, grid), coords,
-                            ghosts);
-  return scalar * std::size_t(s.batch) * std::size_t(s.channels) *
-         std::size_t(layout.localBox().size());
+// Bytes of the output of layer `id` (Input: the model input) or of one of its gradients as
+// Graph::allocate makes it on the rank at `coords` of the spatial grid: the ghosted local box
+// of a volume on the layer's grid (on a rank owning nothing: the ghosts its consumer needs),
+// or [batch, features], for the samples the rank holds there.
+std::size_t edgeBytes(std::size_t scalar, const ModelPlan& p, int id, const Int3& coords,
+                      const GhostMap& ghosts) {
+  const TensorShape& s = p.shape(id);
+  const bool volume = id == ModelPlan::Input || p.layers.at(id).volume;
+  const std::size_t values = std::size_t(p.localBatch(id, coords)) * std::size_t(s.channels);
+  if (!volume) return scalar * values;
+  const TensorLayout layout(0, s.channels, BlockDecomposition(s.extents, p.layout(id).dims()),
+                            p.place(id, coords).coords, ghosts);
+  return scalar * values * std::size_t(layout.localBox().size());
+}
+
+// The buffers of a Redistribute layer on the rank at `coords`: both directions share one send
+// and one receive buffer (comm/Redistribute.hpp), staged on the host where MPI needs it.
+template <class T, class M>
+std::size_t redistributionBuffers(const ModelPlan& p, int id, const Int3& coords) {
+  const RedistributePlan f = p.redistribution(id, coords), b = p.redistribution(id, coords, true);
+  const std::size_t cells = std::size_t(std::max(cellsOf(f.sends), cellsOf(b.sends)) +
+                                        std::max(cellsOf(f.recvs), cellsOf(b.recvs)));
+  return sizeof(T) * cells * std::size_t(p.layers.at(id).output.channels) *
+         (mpiStagesThroughHost<M> ? 2 : 1);
 }
 
 // The host workspace the rank's convolution `l` (reading `x`) reserves: the onednn engine's
 // buffer when the layer runs that engine there (the engine choice as Conv3d makes it), else 0.
 template <class T, class M>
-std::size_t convWorkspace(const ModelPlan& p, const LayerPlan& l, const TensorShape& x,
-                          const Int3& coords) {
-  const Box3 outOwned = BlockDecomposition(l.output.extents, p.grid).ownedBox(coords);
+std::size_t convWorkspace(const ModelPlan& p, int id, const TensorShape& x, const Int3& coords) {
+  const LayerPlan& l = p.layers.at(id);
+  if (p.localBatch(id, coords) == 0) return 0;  // no samples: Conv3d makes no engine
+  const Box3 outOwned =
+      BlockDecomposition(l.output.extents, l.grid).ownedBox(p.place(id, coords).coords);
   const ConvEngine engine = resolveConvEngine<T, M>(l.conv.engine, l.name, outOwned.size());
   if (engine != ConvEngine::OneDnn) return 0;
 #if HYBRID3D_ENABLE_ONEDNN
@@ -39,7 +56,7 @@ std::size_t convWorkspace(const ModelPlan& p, const LayerPlan& l, const TensorSh
   // window starts in the ghosted array.
   Impl::LocalConvProblem q;
   q.layer = l.name;
-  q.batch = x.batch;
+  q.batch = p.localBatch(id, coords);  // the samples this rank holds on the layer's grid
   q.cin = x.channels;
   q.cout = l.output.channels;
   q.kernel = l.conv.kernel;
@@ -63,6 +80,35 @@ std::size_t convWorkspace(const ModelPlan& p, const LayerPlan& l, const TensorSh
 }
 
 }  // namespace
+
+LayerLayout ModelPlan::layout(int id) const {
+  return LayerLayout(id == Input ? grid : layers.at(id).grid, grid[0] * grid[1] * grid[2]);
+}
+
+LayerPlace ModelPlan::place(int id, const Int3& coords) const {
+  return layout(id).place(LayerLayout(grid, grid[0] * grid[1] * grid[2]).positionOf(coords));
+}
+
+int ModelPlan::localBatch(int id, const Int3& coords) const {
+  const LayerPlace at = place(id, coords);
+  return at.active ? layout(id).samples(shape(id).batch, at.subGrid) : 0;
+}
+
+bool ModelPlan::staged() const {
+  for (const LayerPlan& l : layers)
+    if (l.grid != grid) return true;
+  return false;
+}
+
+RedistributePlan ModelPlan::redistribution(int id, const Int3& coords, bool adjoint) const {
+  const LayerPlan& l = layers.at(id);
+  if (l.kind != "Redistribute") fail("model plan: layer '", l.name, "' is no redistribution");
+  const LayerLayout to = layout(id), from = layout(l.inputs.at(0));
+  const int rank = LayerLayout(grid, to.groupSize()).positionOf(coords);
+  const Index3 extents = l.volume ? l.output.extents : Index3{1, 1, 1};
+  return adjoint ? planRedistribute(to, from, extents, l.output.batch, rank, !l.volume)
+                 : planRedistribute(from, to, extents, l.output.batch, rank, !l.volume);
+}
 
 GhostMap ModelPlan::outputGhosts(int id) const {
   GhostMap g;
@@ -90,29 +136,33 @@ Index ModelPlan::localParameters(int id, const Int3& coords) const {
   if (l.columnShardRows == 0) return l.parameters;
   const TensorShape& x = shape(l.inputs.at(0));
   const Index features = Index(x.channels) * x.extents[0] * x.extents[1] * x.extents[2];
-  const Index own = Index(x.channels) * BlockDecomposition(x.extents, grid).ownedBox(coords).size();
-  return l.parameters - l.columnShardRows * (features - own);
+  // The columns of the position the rank holds (or shadows) on the layer's grid.
+  const Box3 own = BlockDecomposition(x.extents, l.grid).ownedBox(place(id, coords).coords);
+  return l.parameters - l.columnShardRows * (features - Index(x.channels) * own.size());
 }
 
-std::vector<PlannedGradient> ModelPlan::gradients(int id, const Int3& coords) const {
+std::vector<PlannedGradient> ModelPlan::gradients(int id, const Int3& coords, int groups) const {
   const LayerPlan& l = layers.at(id);
+  const LayerLayout at = layout(id);
+  // A column shard's replicas: its position in every sub-grid of every group, and a shadow.
+  const LayerPlace where = place(id, coords);
+  const int shadows = where.position < at.groupSize() - at.subGrids() * at.ranks() ? 1 : 0;
   std::vector<PlannedGradient> g;
   for (std::size_t t = 0; t < l.tensors.size(); ++t) {
     // A column shard's weight is its first tensor; its bias is replicated.
     const bool shard = l.columnShardRows > 0 && t == 0;
     g.push_back({shard ? localParameters(id, coords) - (l.parameters - l.tensors[0]) : l.tensors[t],
-                 shard});
+                 shard, shard ? groups * (at.subGrids() + shadows) : groups * at.groupSize()});
   }
   return g;
 }
 
 template <class T>
 std::size_t predictAllreduceBytes(const ModelPlan& p, const Int3& coords, int groups) {
-  const int ranks = groups * p.grid[0] * p.grid[1] * p.grid[2];
   std::size_t values = 0;
   for (int id = 0; id < int(p.layers.size()); ++id)
-    for (const PlannedGradient& g : p.gradients(id, coords))
-      if ((g.columnShard ? groups : ranks) > 1) values += std::size_t(g.values);
+    for (const PlannedGradient& g : p.gradients(id, coords, groups))
+      if (g.ranks > 1) values += std::size_t(g.values);
   return values * sizeof(T);
 }
 
@@ -125,6 +175,7 @@ ModelPlan planModel(const ModelOptions& options, const Int3& grid) {
   p.input = {options.batch, p.traits.inputChannels, {S, S, S}};
   Impl::PlanBuilder builder(p, options);
   findArchitecture(options.architecture).define(builder, options);
+  builder.finish();
   return p;
 }
 
@@ -135,20 +186,20 @@ std::vector<GraphMemory> predictLayerMemory(const ModelPlan& p, const Int3& coor
   for (std::size_t id = 0; id < p.layers.size(); ++id) {
     const LayerPlan& l = p.layers[id];
     GraphMemory& m = layers[id];
-    m.activations = edgeBytes(scalar, l.output, l.volume, p.grid, coords, p.outputGhosts(int(id)));
+    m.activations = edgeBytes(scalar, p, int(id), coords, p.outputGhosts(int(id)));
     // One gradient per consumer edge, with that consumer's input ghosts.
     for (const LayerPlan& c : p.layers)
       for (std::size_t slot = 0; slot < c.inputs.size(); ++slot)
         if (c.inputs[slot] == int(id))
-          m.activationGradients +=
-              edgeBytes(scalar, l.output, l.volume, p.grid, coords, c.inputGhosts[slot]);
+          m.activationGradients += edgeBytes(scalar, p, int(id), coords, c.inputGhosts[slot]);
     m.parameters = 2 * scalar * std::size_t(p.localParameters(int(id), coords));  // and gradients
-    if (l.conv.kernel > 0) m.workspace = convWorkspace<T, M>(p, l, p.shape(l.inputs[0]), coords);
+    if (l.conv.kernel > 0)
+      m.workspace = convWorkspace<T, M>(p, int(id), p.shape(l.inputs[0]), coords);
+    if (l.kind == "Redistribute") m.buffers = redistributionBuffers<T, M>(p, int(id), coords);
   }
   if (!layers.empty()) {  // dL/d(output), without ghosts
-    const LayerPlan& last = p.layers.back();
-    layers.back().activationGradients +=
-        edgeBytes(scalar, last.output, last.volume, p.grid, coords, GhostMap{});
+    const int last = int(p.layers.size()) - 1;
+    layers.back().activationGradients += edgeBytes(scalar, p, last, coords, GhostMap{});
   }
   return layers;
 }
@@ -157,12 +208,13 @@ template <class T, class M>
 GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
   GraphMemory m;
   m.activations =
-      edgeBytes(sizeof(T), p.input, true, p.grid, coords, p.outputGhosts(ModelPlan::Input));
+      edgeBytes(sizeof(T), p, ModelPlan::Input, coords, p.outputGhosts(ModelPlan::Input));
   std::size_t workspace = 0;  // one buffer, shared: the largest need
   for (const GraphMemory& l : predictLayerMemory<T, M>(p, coords)) {
     m.activations += l.activations;
     m.activationGradients += l.activationGradients;
     m.parameters += l.parameters;
+    m.buffers += l.buffers;
     workspace = std::max(workspace, l.workspace);
   }
   m.workspace = (workspace + 4095) / 4096 * 4096;  // HostWorkspace reserves whole pages

@@ -32,12 +32,16 @@ Model<T, M> buildModel(const ProcessGrid& grid, const ModelOptions& o) {
   m.log1pOfInput = traits.log1pOfInput;
   const int S = o.inputWidth;
   const TensorShape input{o.batch, m.inputChannels, {S, S, S}};
-  m.graph = std::make_unique<Graph<T, M>>(grid, input);
-  Impl::Builder<T, M> builder(grid, *m.graph, o);
+  m.grids = std::make_unique<LayerGridSet>(grid);
+  m.graph = std::make_unique<Graph<T, M>>(m.grids->spatial(), input);
+  Impl::Builder<T, M> builder(*m.grids, *m.graph, o);
   architecture.define(builder, o);
+  builder.finish();
   m.graph->finalize();
   initializeModel(*m.graph, architecture, o.seed);
-  m.task = traits.task->make<T, M>(grid, m.graph->node(m.graph->size() - 1).outputShape());
+  const int last = int(m.graph->size()) - 1;
+  m.task = traits.task->make<T, M>(
+      TaskLayout{m.graph->grid(last), m.grids->spatial(), m.graph->shape(last), o.batch});
   return m;
 }
 

@@ -17,7 +17,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
@@ -79,7 +79,7 @@ public:
 
   // `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}. Throws naming
   // the layer for a negative batch or channel count.
-  Pointwise(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+  Pointwise(const LayerGrid& grid, const std::string& name, const TensorShape& input,
             const Options& options = {})
       : SpatialLayer(makeGeometry(grid, name, input)), op_(options) {}
 
@@ -113,7 +113,7 @@ public:
   }
 
 private:
-  static SpatialGeometry makeGeometry(const ProcessGrid& grid, const std::string& name,
+  static SpatialGeometry makeGeometry(const LayerGrid& grid, const std::string& name,
                                       const TensorShape& input) {
     LayerNaming naming = LayerNaming::quoted(Op::kind(), name);
     if (input.batch < 0 || input.channels < 0)

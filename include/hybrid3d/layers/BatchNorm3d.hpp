@@ -22,7 +22,7 @@
 #include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
@@ -53,7 +53,7 @@ public:
 
   // Collective over grid.worldComm() (duplicates the statistics communicator). Throws
   // hybrid3d::Error naming the layer for bad channels, momentum or eps. Starts in training mode.
-  BatchNorm3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+  BatchNorm3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
               const Options& options);
   BatchNorm3d(const BatchNorm3d&) = delete;
   BatchNorm3d& operator=(const BatchNorm3d&) = delete;

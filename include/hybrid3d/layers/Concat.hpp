@@ -11,7 +11,7 @@
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
@@ -28,7 +28,7 @@ public:
   using execution_space = typename MemorySpace::execution_space;
 
   // Throws naming the layer when the batches or spatial extents of a and b differ.
-  Concat(const ProcessGrid& grid, const std::string& name, const TensorShape& a,
+  Concat(const LayerGrid& grid, const std::string& name, const TensorShape& a,
          const TensorShape& b);
 
   // name(), inputShape() (a's), outputShape(), the decompositions (a, b and y share one) and
@@ -61,7 +61,7 @@ private:
 };
 
 template <class T, class M>
-Concat<T, M>::Concat(const ProcessGrid& grid, const std::string& name, const TensorShape& a,
+Concat<T, M>::Concat(const LayerGrid& grid, const std::string& name, const TensorShape& a,
                      const TensorShape& b) {
   LayerNaming naming = LayerNaming::quoted("Concat", name);
   if (a.batch != b.batch || a.extents != b.extents)

@@ -35,7 +35,7 @@
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/ConvEngine.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
@@ -79,7 +79,7 @@ public:
   // Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for an even or
   // non-positive kernel, a kernel larger than the padded extent, bad channels/stride/padding,
   // or a grid too fine for the receptive field's halo.
-  Conv3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+  Conv3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
          const Options& options);
 
   // name(), shapes, decompositions and inputGhosts(): SpatialLayer (layers/SpatialGeometry.hpp).

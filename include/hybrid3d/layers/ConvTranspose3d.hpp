@@ -24,7 +24,7 @@
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
@@ -58,7 +58,7 @@ public:
 
   // Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for kernel !=
   // stride, padding != 0, bad channels, or a grid too fine for the input halo.
-  ConvTranspose3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+  ConvTranspose3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
                   const Options& options);
 
   // name(), shapes, decompositions and inputGhosts(): SpatialLayer (layers/SpatialGeometry.hpp).

@@ -11,7 +11,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Devices.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
@@ -34,7 +34,7 @@ public:
   };
 
   // in = input.channels * D * H * W (pass {N, F, {1, 1, 1}} for a plain [N, F] input).
-  Dense(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+  Dense(const LayerGrid& grid, const std::string& name, const TensorShape& input,
         const Options& options);
 
   const std::string& name() const { return name_; }

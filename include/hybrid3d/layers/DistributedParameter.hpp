@@ -18,7 +18,7 @@
 #include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 
 namespace hybrid3d {
@@ -96,14 +96,15 @@ void scatterGlobal(const Parameter<T, M>& p, const std::vector<T>& global, const
 }
 
 // The communicator of `grid` over which p's gradient is summed (Parameter.hpp's contract).
-inline MPI_Comm gradientComm(const ParameterLayout& layout, const ProcessGrid& grid) {
-  return layout.gradientScope == GradientScope::World ? grid.worldComm() : grid.dataComm();
+inline MPI_Comm gradientComm(const ParameterLayout& layout, const LayerGrid& grid) {
+  if (layout.gradientScope == GradientScope::World) return grid.worldComm();
+  return layout.replicaComm != MPI_COMM_NULL ? layout.replicaComm : grid.dataComm();
 }
 
 // p.grad := its sum over gradientComm: what the trainer's reduction does, for tools and tests
 // (allocates a staging buffer per call).
 template <class T, class M>
-void reduceGradient(const Parameter<T, M>& p, const ProcessGrid& grid) {
+void reduceGradient(const Parameter<T, M>& p, const LayerGrid& grid) {
   allreduceSum(p.grad, gradientComm(p.layout, grid));
 }
 
@@ -111,7 +112,7 @@ void reduceGradient(const Parameter<T, M>& p, const ProcessGrid& grid) {
 // reduced in place (reduceGradient), then gathered. What tools and tests compare with the
 // 1-rank run or PyTorch.
 template <class T, class M>
-std::vector<T> globalGradient(const Parameter<T, M>& p, const ProcessGrid& grid) {
+std::vector<T> globalGradient(const Parameter<T, M>& p, const LayerGrid& grid) {
   reduceGradient(p, grid);
   return gatherGlobal(p, p.grad, grid.worldComm());
 }

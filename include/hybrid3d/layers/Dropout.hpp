@@ -20,7 +20,8 @@
 //
 // Training scales kept elements by 1/keep (inverted dropout, as PyTorch); inference and keep = 1
 // are the identity. Before each training step call setStep(step, firstGlobalSample), where
-// firstGlobalSample is the global index of this rank's local sample 0 (group * localBatch).
+// firstGlobalSample is the global index of the group's sample 0 (group * group batch). On a
+// layer grid (grid/LayerGrid.hpp) sub-grid k's local sample n is the group's sample k + n S.
 
 #include <cmath>
 #include <cstdint>
@@ -32,7 +33,7 @@
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
@@ -104,7 +105,7 @@ public:
 
   // The layer id in the hash is a hash of `name`, so layers differ and every grid agrees.
   // `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}.
-  Dropout(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+  Dropout(const LayerGrid& grid, const std::string& name, const TensorShape& input,
           const Options& options);
 
   // name(), shapes (the output's is the input's), decompositions and inputGhosts() (none, any
@@ -114,7 +115,8 @@ public:
 
   void setTraining(bool training) { training_ = training; }
   bool training() const { return training_; }
-  // Selects the mask of one training step; firstGlobalSample = global index of local sample 0.
+  // Selects the mask of one training step; firstGlobalSample = global index of the group's
+  // sample 0.
   void setStep(std::int64_t step, std::int64_t firstGlobalSample);
   // True when forward and backward are the identity (inference or keep = 1).
   bool identity() const { return !training_ || options_.keep >= 1.0; }
@@ -154,7 +156,8 @@ private:
   std::uint64_t layerKey_ = 0;
   bool training_ = true;
   Impl::DropoutMask mask_;
-  std::int64_t firstSample_ = 0;
+  std::int64_t firstSample_ = 0;                      // the global index of local sample 0
+  std::int64_t sampleOffset_ = 0, sampleStride_ = 1;  // of local sample n in the group: k + n S
 };
 
 #define HYBRID3D_EXTERN(T, D) extern template class Dropout<T, D>;

@@ -22,7 +22,7 @@
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/HostBlas.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
@@ -51,7 +51,7 @@ public:
 
   // Collective over grid.worldComm() (dups the spatial communicator). Allocates this rank's
   // weight columns and the packed workspaces x and dx [N, C*V].
-  FlattenDense(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+  FlattenDense(const LayerGrid& grid, const std::string& name, const TensorShape& input,
                const Options& options);
 
   // name(), inputShape(), outputShape() ({N, out, {1, 1, 1}}: a replicated [N, out] view, not

@@ -41,7 +41,7 @@ public:
 
   // Collective over grid.spatialComm() (the halo). Throws hybrid3d::Error naming the layer for
   // a bad window, a kernel larger than the padded input, or a grid too fine for the halo.
-  MaxPool3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+  MaxPool3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
             const Options& options);
 
   // name(), shapes, decompositions and inputGhosts(): SpatialLayer (layers/SpatialGeometry.hpp).

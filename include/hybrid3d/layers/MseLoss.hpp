@@ -4,7 +4,9 @@
 // data-parallel groups holds N different samples, so the loss is
 //   L = sum over all N*G samples and F features of (p - t)^2 / (N * G * F),
 // summed over grid.dataComm(); its gradient 2 (p - t) / (N * G * F) needs no communication.
-// Every rank of a spatial group computes the same values (replicated work).
+// Every rank of a spatial group computes the same values (replicated work). On a layer grid
+// (grid/LayerGrid.hpp) each sub-grid holds its own samples (`batch` of them, maybe none) and
+// dataComm() holds one rank of each: N * G is counted over it, so any layout gives the same L.
 //
 // NaN: forward returns the global loss, the same on every rank of the world; a NaN or Inf
 // anywhere in the mini-batch makes it NaN/Inf on every rank (the sum propagates it), so
@@ -14,13 +16,14 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 
@@ -34,8 +37,9 @@ public:
   using feature_type = FeatureView<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
 
-  // `batch` is the per-group (local) mini-batch N. Collective over grid.worldComm().
-  MseLoss(const ProcessGrid& grid, const std::string& name, int batch, int features);
+  // `batch` is this rank's samples (the per-group mini-batch N on the spatial grid).
+  // Collective over grid.worldComm().
+  MseLoss(const LayerGrid& grid, const std::string& name, int batch, int features);
 
   const std::string& name() const { return name_; }
 
@@ -51,16 +55,18 @@ private:
 
   std::string name_;
   Index batch_ = 0, features_ = 0;
-  double count_ = 1;  // N * G * F
+  double count_ = 1;  // N * G * F: every sample of the mini-batch once
   OwnedComm data_;
 };
 
 template <class T, class M>
-MseLoss<T, M>::MseLoss(const ProcessGrid& grid, const std::string& name, int batch, int features)
+MseLoss<T, M>::MseLoss(const LayerGrid& grid, const std::string& name, int batch, int features)
     : name_(name), batch_(batch), features_(features), data_(grid.dataComm()) {
-  if (batch <= 0 || features <= 0)
-    fail(name, ": MseLoss needs positive batch and features (got ", batch, "x", features, ")");
-  count_ = double(batch) * grid.numGroups() * features;
+  if (batch < 0 || features <= 0)
+    fail(name, ": MseLoss needs a batch >= 0 and positive features (got ", batch, "x", features,
+         ")");
+  count_ = sumOverRanks(double(batch), data_.get()) * features;
+  if (count_ <= 0) fail(name, ": MseLoss over a mini-batch without samples");
 }
 
 template <class T, class M>

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <Kokkos_Core.hpp>
+#include <mpi.h>
 
 #include <hybrid3d/comm/GradientScope.hpp>
 #include <hybrid3d/core/Error.hpp>
@@ -36,6 +37,9 @@ struct ParameterLayout {
   bool columnShard = false;    // false: the whole tensor on every rank
   std::vector<Index> columns;  // column shard: the global column of each local column
   GradientScope gradientScope = GradientScope::World;
+  // GradientScope::DataParallel on a layer grid (grid/LayerGrid.hpp): the ranks holding the
+  // same columns, its dataComm(), borrowed; MPI_COMM_NULL: the process grid's dataComm().
+  MPI_Comm replicaComm = MPI_COMM_NULL;
 };
 
 template <class T, class MemorySpace = DefaultMemorySpace>

@@ -15,13 +15,14 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
@@ -39,7 +40,7 @@ public:
   using execution_space = typename MemorySpace::execution_space;
 
   // `logits` is the per-group shape. Collective over grid.worldComm().
-  SoftmaxCrossEntropy(const ProcessGrid& grid, const std::string& name, const TensorShape& logits);
+  SoftmaxCrossEntropy(const LayerGrid& grid, const std::string& name, const TensorShape& logits);
 
   const std::string& name() const { return name_; }
   const TensorShape& inputShape() const { return shape_; }
@@ -72,7 +73,7 @@ private:
 };
 
 template <class T, class M>
-SoftmaxCrossEntropy<T, M>::SoftmaxCrossEntropy(const ProcessGrid& grid, const std::string& name,
+SoftmaxCrossEntropy<T, M>::SoftmaxCrossEntropy(const LayerGrid& grid, const std::string& name,
                                                const TensorShape& logits)
     : name_(name),
       shape_(logits),
@@ -80,10 +81,14 @@ SoftmaxCrossEntropy<T, M>::SoftmaxCrossEntropy(const ProcessGrid& grid, const st
       world_(grid.worldComm()),
       badLabels_(Impl::viewLabel(name + "/bad labels")) {
   const Index3& e = logits.extents;
-  if (logits.batch <= 0 || logits.channels <= 0 || e[0] * e[1] * e[2] <= 0)
-    fail(name, ": SoftmaxCrossEntropy needs positive batch, classes and extents (got ",
+  if (logits.batch < 0 || logits.channels <= 0 || e[0] * e[1] * e[2] <= 0)
+    fail(name, ": SoftmaxCrossEntropy needs a batch >= 0, positive classes and extents (got ",
          logits.batch, "x", logits.channels, "x", toString(e), ")");
-  count_ = double(logits.batch) * grid.numGroups() * double(e[0] * e[1] * e[2]);
+  // Every voxel of every sample once, wherever the layout puts them.
+  const Box3 owned = decomposition_.ownedBox(grid.coords());
+  count_ =
+      sumOverRanks(double(logits.batch) * double(grid.active() ? owned.size() : 0), world_.get());
+  if (count_ <= 0) fail(name, ": SoftmaxCrossEntropy over a mini-batch without voxels");
 }
 
 template <class T, class M>

@@ -15,7 +15,7 @@
 
 #include <hybrid3d/comm/GradientReducer.hpp>
 #include <hybrid3d/core/Devices.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/model/GraphMemory.hpp>
 #include <hybrid3d/model/Node.hpp>
@@ -33,14 +33,20 @@ public:
   using execution_space = typename MemorySpace::execution_space;
   static constexpr int Input = -1;  // the model input, as a node id
 
-  Graph(const ProcessGrid& grid, const TensorShape& input);
+  // The model input lives on `grid` (the spatial grid), with every sample of the group.
+  Graph(const LayerGrid& grid, const TensorShape& input);
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
 
-  // Adds a node reading the outputs of `inputs` (earlier ids or Input); returns its id.
+  // Adds a node reading the outputs of `inputs` (earlier ids or Input); returns its id. The node
+  // runs on `grid` (its inputs must be there: model/RedistributeNode.hpp moves them), by
+  // default the model input's.
   int add(std::unique_ptr<node_type> node, const std::vector<int>& inputs);
-  // Output shape of node `id` (Input: the model input).
+  int add(std::unique_ptr<node_type> node, const std::vector<int>& inputs, const LayerGrid& grid);
+  // Output shape of node `id` (Input: the model input): this rank's samples on its grid.
   TensorShape shape(int id) const;
+  // The grid node `id` (Input: the model input) runs on.
+  const LayerGrid& grid(int id) const;
   std::size_t size() const { return nodes_.size(); }
   node_type& node(std::size_t id) { return *nodes_.at(id).node; }
 
@@ -85,6 +91,7 @@ private:
   };
   struct Entry {
     std::unique_ptr<node_type> node;
+    LayerGrid grid;
     std::vector<int> inputs;
     std::vector<Edge> consumers;
     value_type output;
@@ -95,10 +102,10 @@ private:
   };
 
   value_type allocate(const std::string& label, const TensorShape& shape, bool volume,
-                      const GhostMap& ghosts) const;
+                      const GhostMap& ghosts, const LayerGrid& grid) const;
   const value_type& gradientFor(int producer, int consumer, std::size_t slot) const;
 
-  Int3 dims_, coords_;
+  LayerGrid grid_;  // the model input's
   TensorShape inputShape_;
   std::vector<Entry> nodes_;
   std::vector<Edge> inputConsumers_;

@@ -14,8 +14,11 @@ struct GraphMemory {
   std::size_t activationGradients = 0;  // one per consumer edge, plus dL/d(output)
   std::size_t parameters = 0;           // values and gradients
   std::size_t workspace = 0;            // the vendor convolutions' shared host workspace
+  std::size_t buffers = 0;  // redistributions' send and receive buffers (and their staging)
 
-  std::size_t total() const { return activations + activationGradients + parameters + workspace; }
+  std::size_t total() const {
+    return activations + activationGradients + parameters + workspace + buffers;
+  }
 };
 
 }  // namespace hybrid3d

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <hybrid3d/layers/ConvEngine.hpp>
+#include <hybrid3d/model/LayerGridRule.hpp>
 
 namespace hybrid3d {
 
@@ -20,6 +21,7 @@ struct ModelOptions {
   std::size_t convWorkspaceBytes = std::size_t(64) << 20;  // kokkos engine's im2col bound
   ConvEngine convEngine = ConvEngine::Auto;                // every Conv3d's engine
   bool convOverlap = convOverlapByDefault;                 // Conv3d's halo/compute overlap
+  LayerGridRule layerGrids;  // which layers run on other grids than the spatial grid
 };
 
 }  // namespace hybrid3d

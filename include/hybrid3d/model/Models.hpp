@@ -17,6 +17,8 @@ template <class T, class MemorySpace = DefaultMemorySpace>
 struct Model {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
   std::string architecture;
+  // The grids its layers run on (before the graph: the layers borrow their communicators).
+  std::unique_ptr<LayerGridSet> grids;
   std::unique_ptr<Graph<T, MemorySpace>> graph;
   std::unique_ptr<Task<T, MemorySpace>> task;  // its loss, truth buffers and metrics
   int inputChannels = 0;
@@ -24,8 +26,10 @@ struct Model {
   bool log1pOfInput = false;  // the model takes log(1 + x) of its input itself (a layer)
 };
 
-// Builds, finalizes and initialises the model on `grid`, and makes its task. Throws naming the
-// option when the architecture is unknown or the input width does not suit it.
+// Builds, finalizes and initialises the model on `grid`, and makes its task. Each layer runs on
+// the grid options.layerGrids gives it (model/LayerGridRule.hpp), a redistribution inserted
+// where a layer's input is on another grid. Throws naming the option when the architecture is
+// unknown or the input width does not suit it, naming the layer when its grid cannot run it.
 template <class T, class MemorySpace = DefaultMemorySpace>
 Model<T, MemorySpace> buildModel(const ProcessGrid& grid, const ModelOptions& options);
 

@@ -45,6 +45,11 @@ public:
   virtual std::string implementation() const { return {}; }
   // This rank's arithmetic per pass (layers/LayerFlops.hpp); zero for memory-bound layers.
   virtual LayerFlops flops() const { return {}; }
+  // True for the one node kind that reads its input on another grid than it writes its output
+  // (model/RedistributeNode.hpp); every other node's inputs are on its own grid.
+  virtual bool movesBetweenGrids() const { return false; }
+  // Bytes of communication buffers the node holds (a redistribution's), for Graph::memory().
+  virtual std::size_t bufferBytes() const { return 0; }
 
   virtual std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
   virtual std::vector<Parameter<T, MemorySpace>> buffers() const { return {}; }

@@ -133,7 +133,7 @@ public:
   using typename Node<T, M>::value_type;
   using typename Node<T, M>::inputs_type;
 
-  ConcatNode(const ProcessGrid& grid, const std::string& name, const TensorShape& a,
+  ConcatNode(const LayerGrid& grid, const std::string& name, const TensorShape& a,
              const TensorShape& b)
       : layer_(grid, name, a, b), name_(name) {}
   const std::string& name() const override { return name_; }

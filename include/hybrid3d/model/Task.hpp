@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/model/EvalSummary.hpp>
@@ -36,6 +37,16 @@ struct HostTruth {
   std::size_t labelsPerSlot = 0;
 };
 
+// Where a task's tensors live: the model's output on its grid (a layer grid may hold only some
+// of the group's samples on a rank: grid/LayerGrid.hpp) and the model input's grid, where the
+// reader puts each rank's labels.
+struct TaskLayout {
+  LayerGrid output;    // the grid of the model's last layer
+  LayerGrid input;     // the spatial grid
+  TensorShape shape;   // the output's shape on this rank (its samples)
+  int groupBatch = 0;  // samples per data-parallel group
+};
+
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Task {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
@@ -46,25 +57,25 @@ public:
 
   virtual ~Task() = default;
 
-  // Slots [first, first + real) of `truth` into the model's slots [0, real); the model's other
-  // slots get zero truth (padding of a short validation batch: evaluated, then ignored).
+  // Slots [first, first + real) of `truth` into the model's slots [0, real) (the group's
+  // samples, wherever the output's grid puts them); the model's other slots get zero truth
+  // (padding of a short validation batch: evaluated, then ignored).
   virtual void load(const execution_space& exec, const HostTruth& truth, int first, int real) = 0;
   // The global mean loss of graph.output() against the loaded truth, the same number on every
   // rank (collective); withGradient: also writes dL/d(output) into graph.outputGradient().
   virtual double loss(const execution_space& exec, const graph_type& graph, bool withGradient) = 0;
 
   // A validation pass: clearMetrics, addMetrics after each forward pass (model slots
-  // [0, real) hold samples), then summarize (collective over grid's world) fills the loss and
-  // the task's metrics of `summary`.
+  // [0, real) of the group hold samples), then summarize (collective over grid's world) fills
+  // the loss and the task's metrics of `summary`.
   virtual void clearMetrics() = 0;
   virtual void addMetrics(const execution_space& exec, const graph_type& graph, int real) = 0;
   virtual void summarize(const ProcessGrid& grid, EvalSummary& summary) = 0;
 };
 
-// Makes a task for a model whose output has `output`'s shape (per data-parallel group).
+// Makes a task for a model whose output and input live as `layout` says.
 template <class T, class M>
-using TaskMaker = std::unique_ptr<Task<T, M>> (*)(const ProcessGrid& grid,
-                                                  const TensorShape& output);
+using TaskMaker = std::unique_ptr<Task<T, M>> (*)(const TaskLayout& layout);
 
 namespace Impl {
 // One maker per scalar and device the library is built for (the trailing nullptr_t takes the
@@ -83,17 +94,17 @@ struct TaskKind {
   Impl::TaskMakers makers;
 
   template <class T, class M>
-  std::unique_ptr<Task<T, M>> make(const ProcessGrid& grid, const TensorShape& output) const {
-    return std::get<TaskMaker<T, M>>(makers)(grid, output);
+  std::unique_ptr<Task<T, M>> make(const TaskLayout& layout) const {
+    return std::get<TaskMaker<T, M>>(makers)(layout);
   }
 };
 
 // The makers of TaskT<T, D> for every scalar and device, for a TaskKind's definition.
 template <template <class, class> class TaskT>
 Impl::TaskMakers taskMakers() {
-#define HYBRID3D_TASK_MAKER(T, D)                                                          \
-  +[](const ProcessGrid& grid, const TensorShape& output) -> std::unique_ptr<Task<T, D>> { \
-    return std::make_unique<TaskT<T, D>>(grid, output);                                    \
+#define HYBRID3D_TASK_MAKER(T, D)                                \
+  +[](const TaskLayout& layout) -> std::unique_ptr<Task<T, D>> { \
+    return std::make_unique<TaskT<T, D>>(layout);                \
   },
   return Impl::TaskMakers(HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_TASK_MAKER) nullptr);
 #undef HYBRID3D_TASK_MAKER

@@ -1,8 +1,11 @@
 #pragma once
 // Private helper of buildModel: the GraphBuilder that adds one named layer at a time to a graph,
 // reading the input shape from the graph, so each architecture reads like its definition in
-// DESIGN.md. PlanBuilder.hpp implements the same interface and only records shapes (a dry run
-// allocates nothing).
+// DESIGN.md. Each layer runs on the grid the model's layer-grid rule gives it
+// (model/LayerGridRule.hpp); where an input lives on another grid, a RedistributeNode named
+// "<producer>-><consumer>" moves it first (one per producer and grid, shared by its readers).
+// PlanBuilder.hpp implements the same interface and only records shapes (a dry run allocates
+// nothing).
 
 #include <hybrid3d/layers/Activation.hpp>
 #include <hybrid3d/layers/AvgPool3d.hpp>
@@ -16,6 +19,7 @@
 #include <hybrid3d/model/GraphBuilder.hpp>
 #include <hybrid3d/model/Models.hpp>
 #include <hybrid3d/model/Nodes.hpp>
+#include <hybrid3d/model/RedistributeNode.hpp>
 
 #include "ModelWindows.hpp"
 
@@ -28,8 +32,11 @@ public:
   static constexpr EdgeKind V = EdgeKind::Volume, F = EdgeKind::Features;
   static_assert(G::Input == GraphBuilder::Input);
 
-  Builder(const ProcessGrid& grid, G& graph, const ModelOptions& o)
-      : grid_(grid), g_(graph), o_(o) {}
+  Builder(LayerGridSet& grids, G& graph, const ModelOptions& o)
+      : grids_(grids), g_(graph), o_(o), assigner_(o.layerGrids, grids.spatial().dims()) {}
+
+  // After the architecture's last layer: every entry of the rule was met.
+  void finish() const { assigner_.finish(); }
 
   int conv(const std::string& name, int in, int out, int k, int s, int p, bool bias) override {
     typename Conv3d<T, M>::Options c;
@@ -107,8 +114,10 @@ public:
     return add<Log1p<T, M>, V, V>(in, name, Log1pOp{});
   }
   int concat(const std::string& name, int a, int b) override {
-    return g_.add(std::make_unique<ConcatNode<T, M>>(grid_, name, g_.shape(a), g_.shape(b)),
-                  {a, b});
+    const LayerGrid& grid = gridFor(name, a);
+    const int x = onGrid(a, grid, name), y = onGrid(b, grid, name);
+    return g_.add(std::make_unique<ConcatNode<T, M>>(grid, name, g_.shape(x), g_.shape(y)), {x, y},
+                  grid);
   }
 
   TensorShape shape(int id) const override { return g_.shape(id); }
@@ -117,12 +126,47 @@ public:
 private:
   template <class Layer, EdgeKind In, EdgeKind Out, class Opt>
   int add(int in, const std::string& name, const Opt& options) {
-    return g_.add(makeNode<Layer, In, Out, T, M>(grid_, name, g_.shape(in), options), {in});
+    const LayerGrid& grid = gridFor(name, in);
+    const int x = onGrid(in, grid, name);
+    return g_.add(makeNode<Layer, In, Out, T, M>(grid, name, g_.shape(x), options), {x}, grid);
   }
 
-  const ProcessGrid& grid_;
+  // The grid of layer `name` reading `in` (collective the first time a shape is asked for).
+  const LayerGrid& gridFor(const std::string& name, int in) {
+    const Int3 dims =
+        assigner_.next(name, !isFeatures(in), g_.shape(in).extents, g_.grid(in).dims());
+    try {
+      return grids_.at(dims);
+    } catch (const Error& e) {
+      fail(name, ": ", e.what());
+    }
+  }
+
+  // `id`'s output on `grid`: itself, or a redistribution of it.
+  int onGrid(int id, const LayerGrid& grid, const std::string& consumer) {
+    if (g_.grid(id).layout() == grid.layout()) return id;
+    for (const Moved& m : moved_)
+      if (m.from == id && m.to == grid.layout()) return m.node;
+    const TensorShape s = g_.shape(id);
+    const std::string producer = id == G::Input ? "input" : g_.node(id).name();
+    const int node = g_.add(std::make_unique<RedistributeNode<T, M>>(
+                                g_.grid(id), grid, producer + "->" + consumer,
+                                TensorShape{o_.batch, s.channels, s.extents}, !isFeatures(id)),
+                            {id}, grid);
+    moved_.push_back({id, grid.layout(), node});
+    return node;
+  }
+
+  struct Moved {
+    int from;
+    LayerLayout to;
+    int node;
+  };
+  LayerGridSet& grids_;
   G& g_;
   const ModelOptions& o_;
+  LayerGridAssigner assigner_;
+  std::vector<Moved> moved_;
 };
 
 }  // namespace hybrid3d::Impl

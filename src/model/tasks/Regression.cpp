@@ -1,6 +1,7 @@
 // The regression task (Tasks.hpp): MseLoss over the model's output features [N, F] and the
 // samples' targets; validation sums the squared and absolute errors of the real samples, the
-// squared ones per target too.
+// squared ones per target too. On a layer grid a rank holds the output of its sub-grid's
+// samples (grid/LayerGrid.hpp): the group's samples k, k + S, ...
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -21,21 +22,25 @@ public:
   using typename Task<T, M>::execution_space;
   using typename Task<T, M>::graph_type;
 
-  Regression(const ProcessGrid& grid, const TensorShape& output)
-      : loss_(grid, "loss", output.batch, output.channels),
-        targets_("hybrid3d::Regression::targets", output.batch, output.channels),
+  explicit Regression(const TaskLayout& layout)
+      : grid_(layout.output),
+        loss_(layout.output, "loss", layout.shape.batch, layout.shape.channels),
+        targets_("hybrid3d::Regression::targets", layout.shape.batch, layout.shape.channels),
         targetsHost_(Kokkos::create_mirror_view(targets_)),
-        predictionHost_("hybrid3d::Regression::predictionHost", output.batch, output.channels),
-        targetSquaredError_(std::size_t(output.channels), 0.0) {}
+        predictionHost_("hybrid3d::Regression::predictionHost", layout.shape.batch,
+                        layout.shape.channels),
+        targetSquaredError_(std::size_t(layout.shape.channels), 0.0) {}
 
   void load(const execution_space& exec, const HostTruth& truth, int first, int real) override {
     const int L = int(targets_.extent(0)), F = int(targets_.extent(1));
     if (real > 0 && truth.targetsPerSlot != std::size_t(F))
       fail("regression: the samples hold ", truth.targetsPerSlot, " targets, the model ", F);
-    for (int n = 0; n < L; ++n)
+    for (int n = 0; n < L; ++n) {
+      const int j = grid_.groupSample(n);  // the group's slot of local sample n
       for (int f = 0; f < F; ++f)
         targetsHost_(n, f) =
-            n < real ? static_cast<T>(truth.targets[std::size_t(first + n) * F + f]) : T(0);
+            j < real ? static_cast<T>(truth.targets[std::size_t(first + j) * F + f]) : T(0);
+    }
     Kokkos::deep_copy(exec, targets_, targetsHost_);
   }
 
@@ -51,11 +56,11 @@ public:
     std::fill(targetSquaredError_.begin(), targetSquaredError_.end(), 0.0);
   }
 
-  // Predictions are replicated on a group's ranks: each rank sums its group's samples.
+  // Predictions are replicated on a sub-grid's ranks: each rank sums its sub-grid's samples.
   void addMetrics(const execution_space& exec, const graph_type& graph, int real) override {
     Kokkos::deep_copy(exec, predictionHost_, graph.output().features);
     exec.fence();
-    for (int n = 0; n < real; ++n)
+    for (int n = 0; n < grid_.localBatch(real); ++n)
       for (std::size_t f = 0; f < predictionHost_.extent(1); ++f) {
         const double e = double(predictionHost_(n, f)) - double(targetsHost_(n, f));
         squaredError_ += e * e;
@@ -65,12 +70,14 @@ public:
       }
   }
 
-  // Summed over the data-parallel groups only (the values are replicated within a group).
-  void summarize(const ProcessGrid& grid, EvalSummary& s) override {
+  // Summed over the ranks of one position of the output's grid (the values are replicated
+  // within a sub-grid): every sub-grid of every group, each sample once. Collective over the
+  // world, as every rank is in one such communicator.
+  void summarize(const ProcessGrid&, EvalSummary& s) override {
     std::vector<double> sums{squaredError_, absoluteError_, values_};
     sums.insert(sums.end(), targetSquaredError_.begin(), targetSquaredError_.end());
     MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(sums.size()), MPI_DOUBLE, MPI_SUM,
-                  grid.dataComm());
+                  grid_.dataComm());
     if (sums[2] > 0) {
       s.mse = sums[0] / sums[2];
       s.mae = sums[1] / sums[2];
@@ -83,6 +90,7 @@ public:
   }
 
 private:
+  LayerGrid grid_;  // the output's
   MseLoss<T, M> loss_;
   FeatureView<T, M> targets_;
   typename FeatureView<T, M>::HostMirror targetsHost_;

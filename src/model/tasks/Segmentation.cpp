@@ -1,11 +1,14 @@
 // The segmentation task (Tasks.hpp): SoftmaxCrossEntropy over the model's output logits
 // [N, K, D, H, W] and the samples' labels; validation counts, per class, the voxels predicted,
 // labelled and both (Dice), the correct voxels and the summed cross-entropy, on the device.
+// The reader gives each rank the labels of its box of the input's grid; where the output runs
+// on another grid (grid/LayerGrid.hpp) they are moved there as the activations are.
 #include <algorithm>
 #include <vector>
 
 #include <mpi.h>
 
+#include <hybrid3d/comm/Redistribute.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
@@ -73,18 +76,32 @@ public:
   using typename Task<T, M>::execution_space;
   using typename Task<T, M>::graph_type;
 
-  Segmentation(const ProcessGrid& grid, const TensorShape& output)
-      : classes_(output.channels),
-        loss_(grid, "loss", output),
-        labels_(createDistTensor<int, M>("hybrid3d::Segmentation::labels", output.batch, 1,
-                                         BlockDecomposition(output.extents, grid.dims()),
-                                         grid.coords())),
-        counts_("hybrid3d::Segmentation::counts", 3 * output.channels + 2),
+  explicit Segmentation(const TaskLayout& layout)
+      : grid_(layout.output),
+        classes_(layout.shape.channels),
+        loss_(layout.output, "loss", layout.shape),
+        labels_(createDistTensor<int, M>("hybrid3d::Segmentation::labels", layout.shape.batch, 1,
+                                         BlockDecomposition(layout.shape.extents, grid_.dims()),
+                                         grid_.coords())),
+        counts_("hybrid3d::Segmentation::counts", 3 * layout.shape.channels + 2),
         countsHost_(Kokkos::create_mirror_view(counts_)),
-        sums_(3 * std::size_t(output.channels) + 3, 0.0) {}
+        sums_(3 * std::size_t(layout.shape.channels) + 3, 0.0) {
+    if (layout.output.layout() == layout.input.layout()) return;
+    const TensorShape shape{layout.groupBatch, 1, layout.shape.extents};
+    read_ = createDistTensor<int, M>("hybrid3d::Segmentation::labels read", shape.batch, 1,
+                                     BlockDecomposition(shape.extents, layout.input.dims()),
+                                     layout.input.coords());
+    move_ = createRedistribute<int, M>(layout.input, layout.output, shape, false, "labels");
+  }
 
   void load(const execution_space& exec, const HostTruth& truth, int first, int real) override {
-    const auto& v = labels_.view();
+    loadRead(exec, truth, first, real);
+    if (move_) move_->forward(exec, read_, labels_);
+  }
+
+  // The labels as the reader gives them: on the input's grid.
+  void loadRead(const execution_space& exec, const HostTruth& truth, int first, int real) {
+    const auto& v = (move_ ? read_ : labels_).view();
     const std::size_t perSlot = v.extent(2) * v.extent(3) * v.extent(4);
     if (real > 0 && truth.labelsPerSlot != perSlot)
       fail("segmentation: the samples hold ", truth.labelsPerSlot, " labels per rank, the model ",
@@ -113,8 +130,8 @@ public:
   // sums_: intersection, predicted, labelled (K each), correct, voxels, cross-entropy.
   void addMetrics(const execution_space& exec, const graph_type& graph, int real) override {
     const int K = classes_;
-    const double crossEntropy =
-        Impl::countSegmentation(exec, graph.output().volume, labels_, counts_, real);
+    const double crossEntropy = Impl::countSegmentation(exec, graph.output().volume, labels_,
+                                                        counts_, grid_.localBatch(real));
     Kokkos::deep_copy(exec, countsHost_, counts_);
     exec.fence();
     for (int i = 0; i < 3 * K + 2; ++i) sums_[std::size_t(i)] += double(countsHost_(i));
@@ -139,9 +156,12 @@ public:
   }
 
 private:
+  LayerGrid grid_;  // the output's
   int classes_;
   SoftmaxCrossEntropy<T, M> loss_;
-  DistTensor<int, M> labels_;
+  DistTensor<int, M> labels_;                   // on the output's grid
+  DistTensor<int, M> read_;                     // on the input's, where that differs
+  std::unique_ptr<Redistribute<int, M>> move_;  // read_ -> labels_
   Kokkos::View<long long*, M> counts_;
   typename Kokkos::View<long long*, M>::HostMirror countsHost_;
   std::vector<double> sums_;

@@ -319,8 +319,8 @@ bool avgPoolBackwardOnePassHost(const typename M::execution_space& exec,
 }  // namespace Impl
 
 template <class T, class M>
-AvgPool3d<T, M>::AvgPool3d(const ProcessGrid& grid, const std::string& name,
-                           const TensorShape& input, const Options& options)
+AvgPool3d<T, M>::AvgPool3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
+                           const Options& options)
     : SpatialLayer(
           Impl::poolGeometry("AvgPool3d", name, grid, input,
                              Window::cubic(options.kernel, options.stride, options.padding))),

@@ -299,14 +299,14 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec, const D
 }  // namespace Impl
 
 template <class T, class M>
-BatchNorm3d<T, M>::BatchNorm3d(const ProcessGrid& grid, const std::string& name,
+BatchNorm3d<T, M>::BatchNorm3d(const LayerGrid& grid, const std::string& name,
                                const TensorShape& input, const Options& options)
     : options_(options) {
   LayerNaming naming = LayerNaming::quoted("BatchNorm3d", name);
   const std::string& label = naming.label;
-  if (input.batch < 1 || input.channels < 1)
-    fail(label, ": needs batch and channels >= 1, got batch ", input.batch, " and ", input.channels,
-         " channels");
+  if (input.batch < 0 || input.channels < 1)
+    fail(label, ": needs batch >= 0 and channels >= 1, got batch ", input.batch, " and ",
+         input.channels, " channels");
   for (int d = 0; d < 3; ++d)
     if (input.extents[d] < 1)
       fail(label, ": input extents ", toString(input.extents), " must all be >= 1");
@@ -318,9 +318,12 @@ BatchNorm3d<T, M>::BatchNorm3d(const ProcessGrid& grid, const std::string& name,
                               InputGhosts::Any);
   const Box3& owned = geometry_.inputOwned();
   const bool global = options.statistics == Statistics::Global;
-  count_ = double(input.batch) * (global ? grid.numGroups() : 1) * double(input.extents[0]) *
-           double(input.extents[1]) * double(input.extents[2]);
-  comm_ = OwnedComm(global ? grid.worldComm() : grid.spatialComm());
+  // Per group: the whole spatial group, every sub-grid of a layer grid (grid/LayerGrid.hpp).
+  comm_ = OwnedComm(global ? grid.worldComm() : grid.groupComm());
+  // The cells each rank holds, counted over the communicator: whatever the layout, every cell
+  // of every sample once (a rank in no sub-grid holds none).
+  count_ =
+      sumOverRanks(double(input.batch) * double(grid.active() ? owned.size() : 0), comm_.get());
 
   const Index C = input.channels;
   weight_ = createParameter<T, M>(name, "weight", {C}, options.affine);

@@ -32,7 +32,7 @@ std::unique_ptr<LocalConvolution<T, M>> createVendorConvolution(ConvEngine engin
 }  // namespace Impl
 
 template <class T, class M>
-Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+Conv3d<T, M>::Conv3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
                      const Options& options)
     : options_(options) {
   hostBlasThreadsFollowKokkos();
@@ -43,9 +43,9 @@ Conv3d<T, M>::Conv3d(const ProcessGrid& grid, const std::string& name, const Ten
     fail(name, ": kernel ", k, " must be odd and positive (1, 3, 5, ...); ", where);
   if (s < 1) fail(name, ": stride ", s, " must be positive; ", where);
   if (p < 0) fail(name, ": padding ", p, " must not be negative; ", where);
-  if (options.outChannels < 1 || input.channels < 1 || input.batch < 1)
+  if (options.outChannels < 1 || input.channels < 1 || input.batch < 0)
     fail(name, ": channels (in ", input.channels, ", out ", options.outChannels,
-         ") and batch must be positive; ", where);
+         ") must be positive and the batch not negative; ", where);
   for (int d = 0; d < 3; ++d)
     if (input.extents[d] < 1 || input.extents[d] + 2 * p < k)
       fail(name, ": kernel ", k, " does not fit input extent ", input.extents[d], " along ",
@@ -155,7 +155,8 @@ typename Conv3d<T, M>::Part Conv3d<T, M>::makePart(const Impl::OutputPart& box,
   part.rows = Index(geometry_.inputShape().batch) * g.od * g.oh;
   part.rowsPerChunk = Impl::rowsPerChunk(Impl::chunkBytes<M>(options_.workspaceBytes), sizeof(T),
                                          g.cin * g.taps() + g.cout, g.ow, part.rows);
-  if (engine_ != ConvEngine::Kokkos) {
+  // No samples here (a sub-grid of a layer grid holding none): no engine, no pass runs.
+  if (engine_ != ConvEngine::Kokkos && geometry_.inputShape().batch > 0) {
     Impl::LocalConvProblem problem = wholeProblem;
     problem.outExtents = box.extents;
     problem.outOffset = box.lo;
@@ -267,6 +268,7 @@ void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                            const tensor_type& y) {
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(y, "output");
+  if (x.batch() == 0) return;  // no samples on this rank (a layer grid's idle sub-grid)
   const ProfilingRegion region(geometry_.region(Pass::Forward));
   const bool gather = halo_ && !inputGhostsFilled_;
   if (gather && overlaps()) {
@@ -305,6 +307,7 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
                                 const tensor_type& dx) {
   geometry_.checkOutput(dy, "output gradient");
   geometry_.checkInput(dx, "input gradient");
+  if (dy.batch() == 0) return;
   const ProfilingRegion region(geometry_.region(Pass::BackwardData));
   const auto& g = window_;
   const Index V = g.od * g.oh * g.ow;
@@ -348,6 +351,7 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
                                    const tensor_type& dy) {
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(dy, "output gradient");
+  if (x.batch() == 0) return;
   const ProfilingRegion region(geometry_.region(Pass::BackwardWeights));
   const auto& g = window_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;

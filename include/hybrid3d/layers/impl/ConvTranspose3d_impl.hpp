@@ -11,7 +11,7 @@
 namespace hybrid3d {
 
 template <class T, class M>
-ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::string& name,
+ConvTranspose3d<T, M>::ConvTranspose3d(const LayerGrid& grid, const std::string& name,
                                        const TensorShape& input, const Options& options)
     : options_(options) {
   hostBlasThreadsFollowKokkos();
@@ -21,9 +21,9 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const ProcessGrid& grid, const std::strin
   if (k < 1 || options.stride != k || options.padding != 0)
     fail(name, ": only kernel == stride >= 1 with padding 0 is supported (got kernel ", k,
          ", stride ", options.stride, ", padding ", options.padding, "); ", where);
-  if (options.outChannels < 1 || input.channels < 1 || input.batch < 1)
+  if (options.outChannels < 1 || input.channels < 1 || input.batch < 0)
     fail(name, ": channels (in ", input.channels, ", out ", options.outChannels,
-         ") and batch must be positive; ", where);
+         ") must be positive and the batch not negative; ", where);
   for (int d = 0; d < 3; ++d)
     if (input.extents[d] < 1)
       fail(name, ": input extent ", input.extents[d], " along ", "DHW"[d], " must be positive; ",
@@ -96,6 +96,7 @@ void ConvTranspose3d<T, M>::forward(const execution_space& exec, const tensor_ty
                                     const tensor_type& y) {
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(y, "output");
+  if (x.batch() == 0) return;  // no samples on this rank (a layer grid's idle sub-grid)
   const ProfilingRegion region(geometry_.region(Pass::Forward));
   if (halo_) halo_->gather(exec, x);
   const Index cin = geometry_.inputShape().channels, k = blocks_.k,
@@ -117,6 +118,7 @@ void ConvTranspose3d<T, M>::backwardData(const execution_space& exec, const tens
                                          const tensor_type& dx) {
   geometry_.checkOutput(dy, "output gradient");
   geometry_.checkInput(dx, "input gradient");
+  if (dy.batch() == 0) return;
   const ProfilingRegion region(geometry_.region(Pass::BackwardData));
   const Index cin = geometry_.inputShape().channels, k = blocks_.k,
               blockRows = blocks_.cout * k * k * k;
@@ -140,6 +142,7 @@ void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const t
                                             const tensor_type& dy) {
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(dy, "output gradient");
+  if (x.batch() == 0) return;
   const ProfilingRegion region(geometry_.region(Pass::BackwardWeights));
   const Index cin = geometry_.inputShape().channels, k = blocks_.k,
               blockRows = blocks_.cout * k * k * k;

@@ -4,7 +4,7 @@
 namespace hybrid3d {
 
 template <class T, class M>
-Dense<T, M>::Dense(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+Dense<T, M>::Dense(const LayerGrid& grid, const std::string& name, const TensorShape& input,
                    const Options& options)
     : name_(name), input_(input) {
   hostBlasThreadsFollowKokkos();

@@ -8,7 +8,7 @@
 namespace hybrid3d {
 
 template <class T, class M>
-Dropout<T, M>::Dropout(const ProcessGrid& grid, const std::string& name, const TensorShape& input,
+Dropout<T, M>::Dropout(const LayerGrid& grid, const std::string& name, const TensorShape& input,
                        const Options& options)
     : options_(options) {
   LayerNaming naming = LayerNaming::quoted("Dropout", name);
@@ -27,6 +27,8 @@ Dropout<T, M>::Dropout(const ProcessGrid& grid, const std::string& name, const T
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ull;
   layerKey_ = h;
+  sampleOffset_ = grid.subGrid();
+  sampleStride_ = grid.subGrids();
   mask_.threshold = Impl::DropoutMask::thresholdOf(options.keep);
   setStep(0, 0);
 }
@@ -35,7 +37,7 @@ template <class T, class M>
 void Dropout<T, M>::setStep(std::int64_t step, std::int64_t firstGlobalSample) {
   mask_.prefix = Impl::splitmix64(Impl::splitmix64(Impl::splitmix64(options_.seed) ^ layerKey_) ^
                                   std::uint64_t(step));
-  firstSample_ = firstGlobalSample;
+  firstSample_ = firstGlobalSample + sampleOffset_;
 }
 
 template <class T, class M>
@@ -63,7 +65,7 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
     return;
   }
   const Impl::DropoutMask mask = mask_;
-  const std::int64_t first = firstSample_;
+  const std::int64_t first = firstSample_, stride = sampleStride_;
   const T scale = T(1.0 / options_.keep);
   const Index3& e = x.globalExtents();
   const Index D = e[0], H = e[1];
@@ -85,7 +87,8 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
       Index n, c, z;
       rows.decode(team.league_rank(), n, c, z);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows.e1), [&](const Index yy) {
-        const Impl::DropoutRowKey key = mask.rowKey(first + n, (c * D + d0 + z) * H + h0 + yy);
+        const Impl::DropoutRowKey key =
+            mask.rowKey(first + n * stride, (c * D + d0 + z) * H + h0 + yy);
         const T* const xr = &xv(n, c, ox.d + z, ox.h + yy, ox.w);
         T* const yr = &yv(n, c, oy.d + z, oy.h + yy, oy.w);
         std::uint16_t column = std::uint16_t(w0);
@@ -102,7 +105,7 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   Impl::forEachRowCell(
       label, exec, rows,
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy) {
-        return mask.rowKey(first + n, (c * D + d0 + z) * H + h0 + yy);
+        return mask.rowKey(first + n * stride, (c * D + d0 + z) * H + h0 + yy);
       },
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx,
                     const Impl::DropoutRowKey key) {
@@ -125,12 +128,12 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
     return;
   }
   const Impl::DropoutMask mask = mask_;
-  const std::int64_t first = firstSample_;
+  const std::int64_t first = firstSample_, stride = sampleStride_;
   const T scale = T(1.0 / options_.keep);
   Impl::forEachRowCell(
       label, exec, rows, KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
         // Feature f is row f, column 0: a 64-bit key per element, but these views are small.
-        yv(n, f) = mask.kept(mask.rowKey(first + n, f), 0) ? xv(n, f) * scale : T(0);
+        yv(n, f) = mask.kept(mask.rowKey(first + n * stride, f), 0) ? xv(n, f) * scale : T(0);
       });
 }
 

@@ -8,7 +8,7 @@
 namespace hybrid3d {
 
 template <class T, class M>
-FlattenDense<T, M>::FlattenDense(const ProcessGrid& grid, const std::string& name,
+FlattenDense<T, M>::FlattenDense(const LayerGrid& grid, const std::string& name,
                                  const TensorShape& input, const Options& options) {
   hostBlasThreadsFollowKokkos();
   LayerNaming naming = LayerNaming::quoted("FlattenDense", name);
@@ -27,7 +27,8 @@ FlattenDense<T, M>::FlattenDense(const ProcessGrid& grid, const std::string& nam
                               {input.batch, options.outFeatures, {1, 1, 1}}, InputGhosts::Any);
   const Box3& owned = geometry_.inputOwned();
   addsBiasGradient_ = grid.spatialRank() == 0;
-  spatial_ = OwnedComm(grid.spatialComm());
+  // A rank in no sub-grid of a layer grid sums nothing (it holds no sample).
+  if (grid.spatialComm() != MPI_COMM_NULL) spatial_ = OwnedComm(grid.spatialComm());
   if (options.bias) bias_ = createParameter<T, M>(name, "bias", {out_});
 
   const Index V = owned.size(), N = input.batch;
@@ -44,6 +45,7 @@ FlattenDense<T, M>::FlattenDense(const ProcessGrid& grid, const std::string& nam
           columns.push_back(((c * e[0] + owned.lo[0] + z) * e[1] + owned.lo[1] + y) * e[2] +
                             owned.lo[2] + x);
   weight_ = createColumnShard<T, M>(name, "weight", out_, in_, std::move(columns));
+  weight_.layout.replicaComm = grid.dataComm();
   w_ = matrix_type(weight_.value.data(), out_, localColumns_);
   dw_ = matrix_type(weight_.grad.data(), out_, localColumns_);
   xPacked_ = matrix_type(geometry_.viewLabel("x packed"), N, localColumns_);
@@ -106,7 +108,8 @@ void FlattenDense<T, M>::forward(const execution_space& exec, const tensor_type&
   // The partial products of all ranks' voxels; then the bias once, on the replicated sum.
   {
     const ProfilingRegion region(Impl::kernelLabel("hybrid3d::FlattenDense::forward::allreduce"));
-    yAllreduce_(exec, y, spatial_.get());
+    // Every rank of a sub-grid holds as many samples: one without any sums nothing, alike.
+    if (y.extent(0) > 0) yAllreduce_(exec, y, spatial_.get());
   }
   if (bias_.value.data() != nullptr)
     Impl::addBias("hybrid3d::FlattenDense::forward", exec, y, bias_.value);

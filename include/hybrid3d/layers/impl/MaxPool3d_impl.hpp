@@ -117,8 +117,8 @@ void maxPoolBackwardTiled(const ExecSpace& exec, const OwnedRows& rows, const In
 }  // namespace Impl
 
 template <class T, class M>
-MaxPool3d<T, M>::MaxPool3d(const ProcessGrid& grid, const std::string& name,
-                           const TensorShape& input, const Options& options)
+MaxPool3d<T, M>::MaxPool3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
+                           const Options& options)
     : SpatialLayer(
           Impl::poolGeometry("MaxPool3d", name, grid, input,
                              Window::cubic(options.kernel, options.stride, options.padding))),

@@ -25,7 +25,7 @@
 #include <hybrid3d/core/Prefetch.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/grid/ProcessGrid.hpp>
+#include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/Window.hpp>
@@ -163,13 +163,13 @@ Origin3 originOf(const DistTensor<T, M>& t) {
 // window passes PyTorch's rules. Throws on every rank alike (all checks use global data), so
 // before the collective halo set-up.
 inline SpatialGeometry poolGeometry(const char* kind, const std::string& name,
-                                    const ProcessGrid& grid, const TensorShape& input,
+                                    const LayerGrid& grid, const TensorShape& input,
                                     const Window& window) {
   LayerNaming naming = LayerNaming::quoted(kind, name);
   const std::string label = naming.label;
-  if (input.batch < 1 || input.channels < 1)
-    fail(label, ": needs batch and channels >= 1, got batch ", input.batch, " and ", input.channels,
-         " channels");
+  if (input.batch < 0 || input.channels < 1)
+    fail(label, ": needs batch >= 0 and channels >= 1, got batch ", input.batch, " and ",
+         input.channels, " channels");
   for (int d = 0; d < 3; ++d) {
     const int k = window.kernel[d], s = window.stride[d], p = window.padding[d];
     if (k < 1 || s < 1 || p < 0)
@@ -200,7 +200,7 @@ public:
   using tensor_type = DistTensor<T, MemorySpace>;
 
   // For a pool of geometry `spatial` (poolGeometry) and `window`. Collective: builds the halo.
-  Pool3dPlan(const ProcessGrid& grid, const SpatialGeometry& spatial, const Window& window)
+  Pool3dPlan(const LayerGrid& grid, const SpatialGeometry& spatial, const Window& window)
       : spatial_(spatial), window_(window) {
     const TensorLayout layout = spatial_.inputLayout();
     halo_ = createHalo<T, MemorySpace>(grid, layout, label());
@@ -236,7 +236,7 @@ public:
   }
 
   // The same, making the geometry (for tests of the kernels without a layer).
-  Pool3dPlan(const ProcessGrid& grid, const char* kind, const std::string& name,
+  Pool3dPlan(const LayerGrid& grid, const char* kind, const std::string& name,
              const TensorShape& input, const Window& window)
       : Pool3dPlan(grid, poolGeometry(kind, name, grid, input, window), window) {}
 
