@@ -21,6 +21,14 @@ const std::vector<DeckKey>& trainDeckSchema() {
           "ranks per sample as DxHxW, or auto (world / data-parallel groups, closest to cubes)"),
       key("Parallel/data-parallel groups", Type::Int, "1", 1, 1e6,
           "G, with spatial grid auto: world = G x spatial ranks"),
+      key("Parallel/layer grids", Type::String, "", -Big, Big,
+          "layers on other grids than the spatial grid, as FIRST..LAST=DxHxW or NAME=DxHxW "
+          "entries separated by commas (layers in the architecture's order; at most the "
+          "spatial grid's ranks, the group's samples spread over the sub-grids), e.g. "
+          "conv4..pool4=4x2x1, conv5..fc3=1x1x1"),
+      key("Parallel/minimum box width", Type::Int, "0", 0, 1e6,
+          "K > 0: every layer no entry of 'layer grids' names runs on the finest coarsening of "
+          "the spatial grid whose input boxes are at least K voxels wide where cut (0: off)"),
       {"Model/architecture", Type::String, "", true, -Big, Big, architectureNames(),
        "the network (DESIGN.md section 6)"},
       key("Model/input width", Type::Int, "128", 8, 4096, "S: samples are S^3 voxels"),
@@ -115,6 +123,13 @@ DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData
   c.model.convWorkspaceBytes = std::size_t(d.getInt("Model/convolution workspace MiB")) << 20;
   c.model.convEngine = parseConvEngine(d.getString("Model/convolution engine"));
   c.model.convOverlap = d.getBool("Model/halo overlap");
+  try {
+    if (d.has("Parallel/layer grids"))
+      c.model.layerGrids.entries = parseLayerGridEntries(d.getString("Parallel/layer grids"));
+  } catch (const Error& e) {
+    fail(path, ": key 'Parallel/layer grids': ", e.what());
+  }
+  c.model.layerGrids.minimumBoxWidth = d.getInt("Parallel/minimum box width");
   r.precision = d.getString("Model/precision");
 
   // The process grid: explicit, or auto from the world size and the number of groups.

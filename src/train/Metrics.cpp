@@ -33,26 +33,27 @@ void MetricsCsv::startNewFile() {
   truncatePending_ = false;
   file_ = std::freopen(path_.c_str(), "w", file_);
   if (!file_) fail(path_, ": cannot open the metrics file for writing");
-  std::fprintf(
-      file_,
-      "kind,step,epoch,loss,learning_rate,samples_per_second,compute_s,halo_s,"
-      "allreduce_s,io_wait_s,mse,mae,accuracy,dice,halo_bytes,allreduce_bytes,target_mse\n");
+  std::fprintf(file_,
+               "kind,step,epoch,loss,learning_rate,samples_per_second,compute_s,halo_s,"
+               "allreduce_s,io_wait_s,mse,mae,accuracy,dice,halo_bytes,allreduce_bytes,target_mse,"
+               "redistribute_s,redistribute_bytes\n");
 }
 
 void MetricsCsv::row(const StepRecord& r) {
   if (!file_) return;
   startNewFile();
-  std::fprintf(file_, "train,%lld,%d,%.9g,%.6g,%.4g,%.6f,%.6f,%.6f,%.6f,,,,,%llu,%llu,\n", r.step,
-               r.epoch, r.loss, r.learningRate, r.samplesPerSecond, r.compute, r.halo, r.allreduce,
-               r.io, r.haloBytes, r.allreduceBytes);
+  std::fprintf(file_, "train,%lld,%d,%.9g,%.6g,%.4g,%.6f,%.6f,%.6f,%.6f,,,,,%llu,%llu,,%.6f,%llu\n",
+               r.step, r.epoch, r.loss, r.learningRate, r.samplesPerSecond, r.compute, r.halo,
+               r.allreduce, r.io, r.haloBytes, r.allreduceBytes, r.redistribute,
+               r.redistributeBytes);
   std::fflush(file_);
 }
 
 void MetricsCsv::validation(long long step, int epoch, const EvalSummary& v) {
   if (!file_ || !v.present) return;
   startNewFile();
-  std::fprintf(file_, "validation,%lld,%d,%.9g,,,,,,,%.9g,%.9g,%.9g,%s,,,%s\n", step, epoch, v.loss,
-               v.mse, v.mae, v.accuracy, slashSeparated(v.dice, 9).c_str(),
+  std::fprintf(file_, "validation,%lld,%d,%.9g,,,,,,,%.9g,%.9g,%.9g,%s,,,%s,,\n", step, epoch,
+               v.loss, v.mse, v.mae, v.accuracy, slashSeparated(v.dice, 9).c_str(),
                slashSeparated(v.targetMse, 9).c_str());
   std::fflush(file_);
 }

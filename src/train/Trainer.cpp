@@ -81,6 +81,8 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   mo.batch = config.globalBatch / G;
   model_ = buildModel<T, M>(grid, mo);
   auto& graph = *model_.graph;
+  for (std::size_t i = 0; i < graph.size(); ++i)
+    staged_ = staged_ || graph.node(i).movesBetweenGrids();
 
   if (config.optimizer == "sgd")
     optimizer_ = std::make_unique<Sgd<T, M>>(graph.parameters(), config.sgd);
@@ -310,7 +312,7 @@ EpochSummary Trainer<T, M>::run() {
     const double epochStart = MPI_Wtime();
     double lossSum = 0;
     long long count = 0;
-    double sums[4] = {0, 0, 0, 0};  // compute, halo, allreduce, io over the print interval
+    double sums[5] = {0, 0, 0, 0, 0};  // compute, halo, allreduce, io, redistribute
     while (step_ / spe == epoch_ && step_ < totalSteps && !stopSignal) {
       PhaseTimers::global().reset();
       const double ioBefore = train_->loader->stats().exposedSeconds;
@@ -319,11 +321,11 @@ EpochSummary Trainer<T, M>::run() {
       const double dt = MPI_Wtime() - t0;
       const double io = train_->loader->stats().exposedSeconds - ioBefore;
       const PhaseTimers& phases = PhaseTimers::global();
-      const double halo = phases.halo, reduce = phases.allreduce;
-      const double compute = std::max(0.0, dt - halo - reduce - io);
+      const double halo = phases.halo, reduce = phases.allreduce, moved = phases.redistribute;
+      const double compute = std::max(0.0, dt - halo - reduce - io - moved);
       const double rate = config_.schedule.rate(step_ - 1, spe);
       csv.row({step_, epoch_ + 1, loss, rate, config_.globalBatch / dt, compute, halo, reduce, io,
-               phases.haloBytes, phases.allreduceBytes});
+               phases.haloBytes, phases.allreduceBytes, moved, phases.redistributeBytes});
       lossSum += loss;
       ++count;
       ++stepsThisRun;
@@ -331,19 +333,23 @@ EpochSummary Trainer<T, M>::run() {
       sums[1] += halo;
       sums[2] += reduce;
       sums[3] += io;
+      sums[4] += moved;
       if (root && (step_ % config_.printEvery == 0 || step_ == totalSteps)) {
         const double elapsed = MPI_Wtime() - runStart;
         const double per = elapsed / double(stepsThisRun);
-        const double all = sums[0] + sums[1] + sums[2] + sums[3];
+        const double all = sums[0] + sums[1] + sums[2] + sums[3] + sums[4];
         auto pct = [&](double v) { return all > 0 ? 100.0 * v / all : 0.0; };
+        // The redistributions' share only where the model has layer grids.
+        const std::string moving =
+            staged_ ? Impl::concat(" redistribute ", int(pct(sums[4]) + 0.5), "%") : "";
         std::printf(
             "epoch %d/%d step %lld/%lld loss %.5g lr %.3g %.2f samples/s | compute %.0f%% "
-            "halo %.0f%% allreduce %.0f%% io %.0f%% | ETA %s\n",
+            "halo %.0f%% allreduce %.0f%%%s io %.0f%% | ETA %s\n",
             epoch_ + 1, config_.epochs, step_, totalSteps, loss, rate, config_.globalBatch / per,
-            pct(sums[0]), pct(sums[1]), pct(sums[2]), pct(sums[3]),
+            pct(sums[0]), pct(sums[1]), pct(sums[2]), moving.c_str(), pct(sums[3]),
             hms(per * double(totalSteps - step_)).c_str());
         std::fflush(stdout);
-        sums[0] = sums[1] = sums[2] = sums[3] = 0;
+        sums[0] = sums[1] = sums[2] = sums[3] = sums[4] = 0;
       }
       if (step_ == config_.testSignalStep &&
           (config_.testSignalRank < 0 || config_.testSignalRank == grid_.worldRank()))

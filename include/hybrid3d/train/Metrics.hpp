@@ -23,14 +23,17 @@ struct EpochSummary {
 };
 
 // One training step as the metrics CSV records it: seconds by phase on world rank 0 (compute is
-// what the others leave of the step), and the bytes rank 0 handed to the halo exchanges and the
-// gradient reduction (core/PhaseTimers.hpp; the performance model predicts them exactly).
+// what the others leave of the step), and the bytes rank 0 handed to the halo exchanges, the
+// gradient reduction and the redistributions between layer grids (core/PhaseTimers.hpp; the
+// performance model predicts them exactly).
 struct StepRecord {
   long long step = 0;
   int epoch = 0;
   double loss = 0, learningRate = 0, samplesPerSecond = 0;
   double compute = 0, halo = 0, allreduce = 0, io = 0;
   unsigned long long haloBytes = 0, allreduceBytes = 0;
+  double redistribute = 0;
+  unsigned long long redistributeBytes = 0;
 };
 
 // The metrics CSV: opened (appending to a non-empty file when restarting, else new with its

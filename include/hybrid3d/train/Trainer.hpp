@@ -83,6 +83,7 @@ private:
   std::vector<std::string> restartNotes_;
   long long step_ = 0;
   int epoch_ = 0;
+  bool staged_ = false;  // some layers run on other grids (redistributions in the step)
 };
 
 extern template class Trainer<float, DefaultMemorySpace>;
