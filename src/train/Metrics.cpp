@@ -42,10 +42,13 @@ void MetricsCsv::startNewFile() {
 void MetricsCsv::row(const StepRecord& r) {
   if (!file_) return;
   startNewFile();
-  std::fprintf(file_, "train,%lld,%d,%.9g,%.6g,%.4g,%.6f,%.6f,%.6f,%.6f,,,,,%llu,%llu,,%.6f,%llu\n",
-               r.step, r.epoch, r.loss, r.learningRate, r.samplesPerSecond, r.compute, r.halo,
-               r.allreduce, r.io, r.haloBytes, r.allreduceBytes, r.redistribute,
-               r.redistributeBytes);
+  std::fprintf(file_, "train,%lld,%d,%.9g,%.6g,%.4g,%.6f,%.6f,%.6f,%.6f,,,,,%llu,%llu,,", r.step,
+               r.epoch, r.loss, r.learningRate, r.samplesPerSecond, r.compute, r.halo, r.allreduce,
+               r.io, r.haloBytes, r.allreduceBytes);
+  if (r.staged)
+    std::fprintf(file_, "%.6f,%llu\n", r.redistribute, r.redistributeBytes);
+  else
+    std::fprintf(file_, ",\n");
   std::fflush(file_);
 }
 

@@ -325,7 +325,7 @@ EpochSummary Trainer<T, M>::run() {
       const double compute = std::max(0.0, dt - halo - reduce - io - moved);
       const double rate = config_.schedule.rate(step_ - 1, spe);
       csv.row({step_, epoch_ + 1, loss, rate, config_.globalBatch / dt, compute, halo, reduce, io,
-               phases.haloBytes, phases.allreduceBytes, moved, phases.redistributeBytes});
+               phases.haloBytes, phases.allreduceBytes, staged_, moved, phases.redistributeBytes});
       lossSum += loss;
       ++count;
       ++stepsThisRun;

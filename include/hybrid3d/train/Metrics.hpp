@@ -32,6 +32,9 @@ struct StepRecord {
   double loss = 0, learningRate = 0, samplesPerSecond = 0;
   double compute = 0, halo = 0, allreduce = 0, io = 0;
   unsigned long long haloBytes = 0, allreduceBytes = 0;
+  // A model with layer grids only (the columns stay empty otherwise, as target_mse in a
+  // training row).
+  bool staged = false;
   double redistribute = 0;
   unsigned long long redistributeBytes = 0;
 };
