@@ -139,6 +139,58 @@ TEST(ModelPlan, RefusesAGridTooFineWithTheLayersMessage) {
             std::string::npos);
 }
 
+// Layer grids: on staged layouts of even and uneven grids (sub-grids without samples, ranks in
+// no sub-grid, a redistribution both ways), each rank's predicted memory -- redistribution
+// buffers included -- equals what its finalized graph holds, its samples in each layer are the
+// graph's, and the redistributions sit where the graph has them.
+void expectStagedPlanMatchesModel(const ProcessGrid& grid, ModelOptions o, const std::string& rule,
+                                  int minimumBoxWidth) {
+  SCOPED_TRACE(o.architecture + " " + rule + " K=" + std::to_string(minimumBoxWidth));
+  Impl::HostWorkspace::instance().release();
+  o.layerGrids.entries = parseLayerGridEntries(rule);
+  o.layerGrids.minimumBoxWidth = minimumBoxWidth;
+  const ModelPlan plan = planModel(o, grid.dims());
+  EXPECT_TRUE(plan.staged());
+  const GraphMemory predicted = predictMemory<float, TestDevice>(plan, grid.coords());
+  Model<float, TestDevice> model = buildModel<float, TestDevice>(grid, o);
+  const GraphMemory actual = model.graph->memory();
+  EXPECT_EQ(predicted.total(), actual.total())
+      << "rank " << grid.worldRank() << ": predicted " << describe(predicted) << ", buffers "
+      << predicted.buffers << "; graph " << describe(actual) << ", buffers " << actual.buffers;
+  EXPECT_EQ(predicted.buffers, actual.buffers);
+  auto& g = *model.graph;
+  ASSERT_EQ(plan.layers.size(), g.size());
+  int redistributions = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    EXPECT_EQ(plan.layers[i].name, g.node(i).name());
+    EXPECT_EQ(plan.localBatch(int(i), grid.coords()), g.node(i).outputShape().batch)
+        << plan.layers[i].name;
+    EXPECT_EQ(plan.layers[i].kind == "Redistribute", g.node(i).movesBetweenGrids())
+        << plan.layers[i].name;
+    EXPECT_EQ(plan.layers[i].grid, g.grid(int(i)).dims()) << plan.layers[i].name;
+    redistributions += g.node(i).movesBetweenGrids();
+  }
+  EXPECT_GT(redistributions, 0);
+  const GradientReducer<float, TestDevice> reducer(grid.worldComm(), grid.dataComm(),
+                                                   g.gradientsByNode());
+  EXPECT_EQ(reducer.bytesPerStep(),
+            predictAllreduceBytes<float>(plan, grid.coords(), grid.numGroups()));
+}
+
+TEST(ModelPlan, StagedMemoryEqualsTheFinalizedGraphs) {
+  forEachGrid(
+      {{{2, 1, 1}, 1}, {{3, 1, 1}, 1}, {{2, 2, 1}, 2}, {{2, 2, 2}, 1}},
+      [&](const ProcessGrid& grid, const GridCase&) {
+        expectStagedPlanMatchesModel(grid, options("cosmoflow", 16, 3), "conv3..fc3=1x1x1", 0);
+        expectStagedPlanMatchesModel(grid, options("cosmoflow", 32, 2),
+                                     "conv2..pool2=2x1x1, fc2..fc3=1x1x1", 0);
+        expectStagedPlanMatchesModel(grid, options("cosmoflow_mlperf", 32, 2), "", 8);
+        if (grid.spatialSize() > 2)
+          expectStagedPlanMatchesModel(grid, options("unet3d", 16, 1), "pool3..up3=1x1x1", 0);
+      });
+  Impl::HostWorkspace::instance().release();
+}
+
 long peakRssKiB() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);

@@ -52,11 +52,15 @@ void onAllocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, co
   ++kokkosAllocations;
 }
 
-// Runs `steps` training steps and checks every one after the first on every rank.
+// Runs `steps` training steps and checks every one after the first on every rank; with
+// `layerGrids`, on a staged layout (its redistributions' buffers set up once too).
 void expectNoAllocationAfterTheFirstStep(const std::string& architecture,
-                                         const std::string& optimizer) {
+                                         const std::string& optimizer,
+                                         const std::string& layerGrids = "") {
   const bool segmentation = architecture == "unet3d";
-  const std::string dir = scratchDirectory("step_allocation_test", architecture + "_" + optimizer);
+  const std::string dir =
+      scratchDirectory("step_allocation_test",
+                       architecture + "_" + optimizer + (layerGrids.empty() ? "" : "_staged"));
   TrainConfig c;
   c.model.architecture = architecture;
   c.model.inputWidth = S;
@@ -68,8 +72,12 @@ void expectNoAllocationAfterTheFirstStep(const std::string& architecture,
   c.optimizer = optimizer;
   c.outputDir = dir;
   c.printEvery = 1000000;
-  // One sample per group where the world splits into two groups, the rest spatial.
-  const int groups = worldSize() % 2 == 0 ? 2 : 1;
+  c.model.layerGrids.entries = parseLayerGridEntries(layerGrids);
+  // One sample per group where the world splits into two groups, the rest spatial; a staged
+  // layout keeps two ranks or more per group, so that it has something to redistribute.
+  const bool staged = !layerGrids.empty();
+  const int groups = worldSize() % 2 == 0 && (!staged || worldSize() >= 4) ? 2 : 1;
+  if (staged && worldSize() / groups < 2) GTEST_SKIP() << "a staged layout needs 2 ranks or more";
   ProcessGrid grid(MPI_COMM_WORLD, autoSpatialGrid(worldSize() / groups, {S, S, S}));
   Trainer<float> trainer(grid, c);
 
@@ -115,6 +123,11 @@ TEST(StepAllocation, CosmoFlowStepAllocatesNothingAfterTheFirst) {
 
 TEST(StepAllocation, UNetStepWithAdamAllocatesNothingAfterTheFirst) {
   expectNoAllocationAfterTheFirstStep("unet3d", "adam");
+}
+
+TEST(StepAllocation, StagedCosmoFlowStepAllocatesNothingAfterTheFirst) {
+  // The deep layers and the dense head on one rank per sub-grid: redistributions both ways.
+  expectNoAllocationAfterTheFirstStep("cosmoflow", "adam", "conv3..fc3=1x1x1");
 }
 
 }  // namespace
