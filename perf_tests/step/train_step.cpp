@@ -68,6 +68,7 @@
 
 #include "AllocationCounter.hpp"
 #include "BlasInfo.hpp"
+#include "TrainingStep.hpp"
 
 // ---- counters ---------------------------------------------------------------------------------
 namespace {
@@ -153,18 +154,9 @@ struct Options {
   double peakGflops = 0;  // FP32 FMA peak of one core, measured at start (rank 0's core)
 };
 
-// The model with what the trainer builds around it (src/train/Trainer.cpp): SGD over the graph's
-// parameters, a gradient reducer over the world, and synthetic data, the truth loaded into the
-// model's task.
-struct Setup {
-  Model<T> model;
-  std::unique_ptr<Sgd<T>> sgd;
-  std::unique_ptr<GradientReducer<T>> reducer;
-  Exec exec;  // made once, as the trainer's: a Kokkos 4 host instance allocates when made
-};
-
-Setup build(const ProcessGrid& grid, const std::string& arch, int S, const Options& opt) {
-  Setup s;
+// The model with what the trainer builds around it, at batch 1 (TrainingStep.hpp).
+std::unique_ptr<bench::TrainingStep> build(const ProcessGrid& grid, const std::string& arch, int S,
+                                           const Options& opt) {
   ModelOptions mo;
   mo.convOverlap = opt.overlap;
   mo.convEngine = opt.engine;
@@ -172,43 +164,7 @@ Setup build(const ProcessGrid& grid, const std::string& arch, int S, const Optio
   mo.inputWidth = S;
   mo.batch = 1;
   mo.seed = 7;
-  s.model = buildModel<T, M>(grid, mo);
-  auto& g = *s.model.graph;
-  s.sgd = std::make_unique<Sgd<T>>(g.parameters(), SgdOptions{});
-  s.reducer =
-      std::make_unique<GradientReducer<T>>(grid.worldComm(), grid.dataComm(), g.gradientsByNode());
-  Kokkos::Random_XorShift64_Pool<Exec> pool(1234 + 17 * grid.worldRank());
-  Kokkos::fill_random(g.input().volume.view(), pool, T(0), T(1));
-  // Both kinds of truth, the task reads its own: targets in [-1, 1), the same on every rank of a
-  // spatial group (the loss is replicated work there), and labels in [0, outputs) of the voxels
-  // this rank owns.
-  std::mt19937 targetStream(99 + grid.group()), labelStream(1234 + 17 * grid.worldRank());
-  std::vector<float> targets(std::size_t(s.model.outputs));
-  for (float& t : targets) t = std::uniform_real_distribution<float>(-1, 1)(targetStream);
-  std::vector<int> labels(
-      std::size_t(BlockDecomposition({S, S, S}, grid.dims()).ownedBox(grid.coords()).size()));
-  for (int& l : labels) l = std::uniform_int_distribution<int>(0, s.model.outputs - 1)(labelStream);
-  s.model.task->load(s.exec, {targets.data(), targets.size(), labels.data(), labels.size()}, 0, 1);
-  g.setTraining(true);
-  Kokkos::fence();
-  return s;
-}
-
-// One training step as Trainer::step does it, minus the loader: dropout keyed by the step and
-// the group's first global sample, zeroed gradients, forward, loss and its gradient, backward
-// starting each layer's reduction as soon as it is done, wait for the reductions, SGD update.
-double stepOnce(const ProcessGrid& grid, Setup& s, long long step, double lr) {
-  const Exec& exec = s.exec;
-  auto& g = *s.model.graph;
-  g.setStep(step, static_cast<std::int64_t>(grid.group()) * g.inputShape().batch);
-  g.zeroGradients(exec);
-  g.forward(exec);
-  const double loss = s.model.task->loss(exec, g, true);
-  g.backward(exec, s.reducer.get());
-  s.reducer->finish();
-  s.sgd->step(exec, lr);
-  exec.fence();
-  return loss;
+  return bench::buildTrainingStep(grid, mo);
 }
 
 // --regions: rank 0's regions (RegionTimes), slowest first, as ms per step and share of
@@ -283,7 +239,8 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
   std::map<std::string, std::int64_t> labels;
   if (opt.memory && root) kokkos.byLabel = &labels;
   double t0 = MPI_Wtime();
-  Setup s = build(grid, arch, S, opt);
+  const std::unique_ptr<bench::TrainingStep> setUp = build(grid, arch, S, opt);
+  bench::TrainingStep& s = *setUp;
   kokkos.byLabel = nullptr;
   MPI_Barrier(world);
   const double setupSeconds = MPI_Wtime() - t0;
@@ -305,7 +262,7 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
     const bench::AllocationCounts n0 = bench::allocationCounts();
     if (opt.regions) RegionTimes::record(i >= opt.warmup);
     const double start = MPI_Wtime();
-    lastLoss = stepOnce(grid, s, i, lr);
+    lastLoss = bench::stepOnce(grid, s, i, lr);
     const double dt = MPI_Wtime() - start;
     const long long a = kokkos.allocations - a0, f = minorFaults() - f0;
     const bench::AllocationCounts n = bench::allocationCounts() - n0;

@@ -1,0 +1,289 @@
+// bench_layer_grids: a whole training step (float, SGD, synthetic data already on the device) on
+// one grid for every layer against the same step with layer grids (DESIGN.md section 11), the
+// two run in turn step by step in one process (A B A B ...) so that both see the same machine.
+// Per configuration: the step's median, minimum and maximum (slowest rank), the share of the
+// step spent in redistributions, and with --machine the performance model's predicted step
+// (train/StepCost.hpp, slowest of its three ranks). Per redistribution of the staged model: the
+// bytes it moves per step (what leaves the rank's place, forward and adjoint: sent and kept),
+// its time (its node's forward and backward regions), the rate, and the rate of a plain copy
+// of as many bytes measured in the same run, with their ratio (slowest rank).
+//
+// Usage: mpirun -n P bench_layer_grids [--model cosmoflow] [--size 128] [--batch 2]
+//          [--grid 2x1x1] [--layer-grids SPEC] [--min-box-width K] [--steps 6] [--warmup 2]
+//          [--machine FILE]
+// --batch: samples per data-parallel group (the world holds world / P groups); --layer-grids
+// and --min-box-width: the staged configuration (Parallel/layer grids, Parallel/minimum box
+// width); default: the dense head and every layer from conv4 on on 1x1x1.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/MpiThreads.hpp>
+#include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/core/RegionTimes.hpp>
+#include <hybrid3d/deck/MachineDeck.hpp>
+#include <hybrid3d/model/RedistributeNode.hpp>
+#include <hybrid3d/train/StepCost.hpp>
+
+#include "BlasInfo.hpp"
+#include "TrainingStep.hpp"
+
+namespace {
+
+using namespace hybrid3d;
+
+struct Options {
+  std::string model = "cosmoflow", grid = "2x1x1", layerGrids = "conv4..fc3=1x1x1", machine;
+  int size = 128, batch = 2, minimumBoxWidth = 0, steps = 6, warmup = 2;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  bool spec = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail(a, " needs a value");
+      return argv[++i];
+    };
+    if (a == "--model") {
+      o.model = value();
+    } else if (a == "--size") {
+      o.size = std::atoi(value().c_str());
+    } else if (a == "--batch") {
+      o.batch = std::atoi(value().c_str());
+    } else if (a == "--grid") {
+      o.grid = value();
+    } else if (a == "--layer-grids") {
+      o.layerGrids = value();
+      spec = true;
+    } else if (a == "--min-box-width") {
+      o.minimumBoxWidth = std::atoi(value().c_str());
+      if (!spec) o.layerGrids.clear();
+    } else if (a == "--steps") {
+      o.steps = std::atoi(value().c_str());
+    } else if (a == "--warmup") {
+      o.warmup = std::atoi(value().c_str());
+    } else if (a == "--machine") {
+      o.machine = value();
+    } else {
+      fail("unknown option ", a,
+           " (--model M --size S --batch B --grid DxHxW --layer-grids SPEC --min-box-width K "
+           "--steps N --warmup W --machine FILE)");
+    }
+  }
+  if (o.steps < 1 || o.warmup < 1 || o.batch < 1) fail("--steps, --warmup, --batch must be >= 1");
+  return o;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double maxOver(double v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return v;
+}
+
+// Seconds of the fastest of several copies of `bytes` bytes (float to float, one kernel, as
+// the redistribution's own copy kernels run): the yardstick of a memory-bound step.
+double copySeconds(std::size_t bytes) {
+  const std::size_t n = std::max<std::size_t>(1, bytes / sizeof(float));
+  Kokkos::View<float*> a("copy source", n), b("copy destination", n);
+  Kokkos::deep_copy(a, 1.0f);
+  Kokkos::deep_copy(b, 0.0f);
+  double best = 1e30;
+  for (int r = 0; r < 7; ++r) {
+    Kokkos::fence();
+    const double t0 = MPI_Wtime();
+    Kokkos::parallel_for(
+        "bench copy", Kokkos::RangePolicy<>(0, n),
+        KOKKOS_LAMBDA(const std::size_t i) { b(i) = a(i); });
+    Kokkos::fence();
+    best = std::min(best, MPI_Wtime() - t0);
+  }
+  return best;
+}
+
+// What one configuration measured over its timed steps (slowest rank per step).
+struct Measured {
+  std::vector<double> stepMs, redistributeMs;
+};
+
+// A redistribution of the staged model on this rank: its node name and the bytes it moves per
+// step, forward and adjoint (sent to other ranks and kept).
+struct Moving {
+  std::string name;
+  double bytes = 0;
+};
+
+std::vector<Moving> redistributions(Model<float>& m) {
+  std::vector<Moving> out;
+  auto& g = *m.graph;
+  for (std::size_t i = 0; i < g.size(); ++i)
+    if (auto* r = dynamic_cast<RedistributeNode<float>*>(&g.node(i))) {
+      const auto& d = r->redistribution();
+      out.push_back({r->name(),
+                     double(d.bytesSent() + d.adjointBytesSent()) + 2.0 * double(d.bytesCopied())});
+    }
+  return out;
+}
+
+TrainConfig configOf(const Options& o, const ModelOptions& mo, int groups) {
+  TrainConfig c;
+  c.model = mo;
+  c.globalBatch = o.batch * groups;
+  c.optimizer = "sgd";
+  c.sgd.momentum = 0;
+  return c;
+}
+
+int run(const Options& o) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const ProcessGrid grid(MPI_COMM_WORLD, parseGridSpec(o.grid));
+  ModelOptions plain;
+  plain.architecture = o.model;
+  plain.inputWidth = o.size;
+  plain.batch = o.batch;
+  plain.seed = 7;
+  ModelOptions staged = plain;
+  staged.layerGrids.entries = parseLayerGridEntries(o.layerGrids);
+  staged.layerGrids.minimumBoxWidth = o.minimumBoxWidth;
+  const std::string stagedName =
+      (o.layerGrids.empty() ? std::string() : o.layerGrids) +
+      (o.minimumBoxWidth > 0 ? (o.layerGrids.empty() ? "" : ", ") + std::string("K = ") +
+                                   std::to_string(o.minimumBoxWidth)
+                             : "");
+  if (rank == 0) {
+    std::printf(
+        "bench_layer_grids: %s %d^3, %d ranks = %d group(s) x spatial grid %s, %d samples per "
+        "group, float, SGD; A: every layer on %s; B: layer grids %s; steps A B A B ..., ms per "
+        "step = slowest rank\n",
+        o.model.c_str(), o.size, size, grid.numGroups(), o.grid.c_str(), o.batch, o.grid.c_str(),
+        stagedName.c_str());
+    bench::printBlasInfo();
+    std::fflush(stdout);
+  }
+  const auto a = bench::buildTrainingStep(grid, plain);
+  const auto b = bench::buildTrainingStep(grid, staged);
+  const std::vector<Moving> moving = redistributions(b->model);
+  if (moving.empty()) fail("the layer grids '", stagedName, "' move nothing: not a staged layout");
+
+  RegionTimes::install();
+  Measured ma, mb;
+  const double lr = 1e-4;
+  for (int i = 0; i < o.warmup + o.steps; ++i)
+    for (auto* c : {a.get(), b.get()}) {
+      const bool timed = i >= o.warmup;
+      MPI_Barrier(MPI_COMM_WORLD);
+      PhaseTimers::global().reset();
+      RegionTimes::record(timed && c == b.get());
+      const double t0 = MPI_Wtime();
+      bench::stepOnce(grid, *c, i, lr);
+      const double ms = 1e3 * maxOver(MPI_Wtime() - t0);
+      const double moved = 1e3 * maxOver(PhaseTimers::global().redistribute);
+      RegionTimes::record(false);
+      if (!timed) continue;
+      Measured& m = c == a.get() ? ma : mb;
+      m.stepMs.push_back(ms);
+      m.redistributeMs.push_back(moved);
+    }
+
+  // Predictions, where a machine file is given.
+  double predicted[2] = {0, 0};
+  if (!o.machine.empty()) {
+    const Machine machine = deck::readMachineDeck(o.machine);
+    const SetListing listing{"synthetic", 1000};
+    int k = 0;
+    for (const ModelOptions* mo : {&plain, &staged}) {
+      const RunPlan r = planRun<float>(configOf(o, *mo, grid.numGroups()), grid.dims(),
+                                       grid.numGroups(), listing, {});
+      predicted[k++] = 1e3 * predictSlowestRank(r, machine).phases.step();
+    }
+  }
+
+  auto row = [&](const char* which, const Measured& m, double predict) {
+    std::vector<double> s = m.stepMs;
+    std::sort(s.begin(), s.end());
+    const double med = median(m.stepMs);
+    std::printf("  %-34s step %8.1f ms (min %.1f, max %.1f)  redistributions %6.1f ms = %4.1f%%",
+                which, med, s.front(), s.back(), median(m.redistributeMs),
+                100.0 * median(m.redistributeMs) / med);
+    if (predict > 0)
+      std::printf("  predicted %8.1f ms (%+.0f%%)", predict, 100 * (predict / med - 1));
+    std::printf("\n");
+  };
+  // Per redistribution, slowest rank: time per step from its node's regions, bytes, copy rate.
+  std::map<std::string, double> seconds;
+  for (const auto& [name, t] : RegionTimes::seconds())
+    for (const Moving& mv : moving)
+      if (name == "hybrid3d::node::forward " + mv.name ||
+          name == "hybrid3d::node::backward " + mv.name)
+        seconds[mv.name] += t.wall / o.steps;
+  // Each redistribution's figures on its slowest rank: {seconds, bytes, copy seconds}.
+  std::vector<std::array<double, 3>> slowest;
+  for (const Moving& mv : moving) {
+    struct {
+      double seconds;
+      int rank;
+    } mine{seconds[mv.name], rank}, worst{};
+    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    std::array<double, 3> f{mine.seconds, mv.bytes, copySeconds(std::size_t(mv.bytes))};
+    MPI_Bcast(f.data(), 3, MPI_DOUBLE, worst.rank, MPI_COMM_WORLD);
+    slowest.push_back(f);
+  }
+  if (rank == 0) {
+    row(("A: " + o.grid + " for every layer").c_str(), ma, predicted[0]);
+    row(("B: " + stagedName).c_str(), mb, predicted[1]);
+    std::printf("  B / A step time: %.3f (medians)\n", median(mb.stepMs) / median(ma.stepMs));
+    std::printf(
+        "  redistributions of B, each on its slowest rank: MB moved per step (forward + "
+        "adjoint, sent and kept), ms per step, GB/s, a copy of as many bytes in GB/s on that "
+        "rank, rate / copy\n");
+    for (std::size_t i = 0; i < moving.size(); ++i) {
+      const auto& [sec, bytes, copy] = slowest[i];
+      const double rate = bytes / sec, copyRate = bytes / copy;
+      std::printf("    %-22s %9.2f MB %8.2f ms %7.2f GB/s  copy %7.2f GB/s  %.2f\n",
+                  moving[i].name.c_str(), 1e-6 * bytes, 1e3 * sec, 1e-9 * rate, 1e-9 * copyRate,
+                  rate / copyRate);
+    }
+    std::printf(
+        "RESULT model=%s size=%d grid=%s batch=%d a_ms=%.3f b_ms=%.3f b_redistribute_ms=%.3f "
+        "a_predicted_ms=%.3f b_predicted_ms=%.3f\n",
+        o.model.c_str(), o.size, o.grid.c_str(), o.batch, median(ma.stepMs), median(mb.stepMs),
+        median(mb.redistributeMs), predicted[0], predicted[1]);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (const int rc = hybrid3d::initMpiWithThreads(&argc, &argv, "bench_layer_grids")) return rc;
+  int rc = 0;
+  {
+    Kokkos::ScopeGuard guard(argc, argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    try {
+      rc = run(parse(argc, argv));
+    } catch (const std::exception& e) {
+      if (rank == 0) std::fprintf(stderr, "bench_layer_grids: %s\n", e.what());
+      rc = 1;
+    }
+  }
+  MPI_Finalize();
+  return rc;
+}
