@@ -30,6 +30,9 @@ struct Shard {
 struct Result {
   double loss = 0;
   double flops = 0;  // world sum of Graph::stepFlops
+  // Inference on the first sample of each group alone (a short validation batch), where a
+  // test evaluates one.
+  double validationLoss = 0;
   // Global gradients by path, and the global value of each column-sharded parameter under
   // "<path> value".
   std::map<std::string, std::vector<double>> grads;
@@ -89,6 +92,7 @@ inline Result broadcastFromRankZero(Result r) {
   int entries = static_cast<int>(r.grads.size());
   MPI_Bcast(&r.loss, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(&r.flops, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&r.validationLoss, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(&entries, 1, MPI_INT, 0, MPI_COMM_WORLD);
   auto it = r.grads.begin();
   for (int e = 0; e < entries; ++e) {
