@@ -3,6 +3,7 @@
 // update; dropout as the deck says, off with keep probability 1) and writes /output, /loss and
 // /grads/<layer>/<param> (PyTorch shapes, float64): how users compare with other frameworks.
 #include <hybrid3d/comm/GlobalArray.hpp>
+#include <hybrid3d/comm/Redistribute.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/data/CollectiveVerdict.hpp>
 #include <hybrid3d/train/Checkpoint.hpp>
@@ -17,6 +18,35 @@ using deck::DeckRun;
 using deck::readTrainDeck;
 namespace {
 
+// The model's output where the spatial grid holds it (every sample of the group on the group's
+// ranks): as it is, or moved there from the grid its last layer runs on (layer grids).
+template <class T>
+EdgeTensor<T, DefaultMemorySpace> outputOnTheSpatialGrid(Model<T>& model) {
+  auto& graph = *model.graph;
+  const int last = int(graph.size()) - 1;
+  const LayerGrid& from = graph.grid(last);
+  const LayerGrid& to = model.grids->spatial();
+  const auto& o = graph.output();
+  if (from.layout() == to.layout()) return o;
+  const TensorShape s = graph.shape(last);
+  const int B = graph.inputShape().batch;
+  EdgeTensor<T, DefaultMemorySpace> moved;
+  Redistribute<T> r(from, to, {B, s.channels, s.extents}, !o.isVolume(), "output");
+  if (o.isVolume()) {
+    moved.volume = createDistTensor<T>("hybrid3d::output on the spatial grid", B, s.channels,
+                                       BlockDecomposition(s.extents, to.dims()), to.coords());
+    r.forward(DefaultExecutionSpace(), o.volume, moved.volume);
+  } else {
+    moved.features = FeatureView<T>("hybrid3d::output on the spatial grid", B, s.channels);
+    using View = typename Redistribute<T>::view_type;
+    r.forward(DefaultExecutionSpace(),
+              {View(o.features.data(), o.features.extent(0), o.features.extent(1), 1, 1, 1)},
+              {View(moved.features.data(), B, s.channels, 1, 1, 1)});
+  }
+  Kokkos::fence();
+  return moved;
+}
+
 template <class T>
 void report(const DeckRun& r, const std::string& weights, const std::string& out) {
   ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
@@ -28,7 +58,7 @@ void report(const DeckRun& r, const std::string& weights, const std::string& out
   std::vector<NamedArray> arrays;
   arrays.push_back({"/loss", {1}, {loss}});
   // The output of every group, in global sample order (group g holds samples g*L..g*L+L-1).
-  const auto& o = graph.output();
+  const auto o = outputOnTheSpatialGrid(trainer.model());
   NamedArray output{"/output", {}, {}};
   if (o.isVolume()) {
     const auto g = gatherToGlobal(o.volume, grid.spatialComm());

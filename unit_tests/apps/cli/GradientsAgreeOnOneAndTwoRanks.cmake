@@ -38,3 +38,13 @@ h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} gradients ${WORK}/g
         --weights ${WORK}/run/checkpoint.h5 --out ${WORK}/groups.h5 ${samples})
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/groups.h5 ${WORK}/one.h5 --tolerance 1e-9)
 h3d_expect("${out}" ", 0 differ")
+
+# Layer grids (2x1x1 for the first layers, a sample per rank from conv3 on): the same file, the
+# output moved back to where the spatial grid holds it.
+file(READ ${WORK}/deck.xml deck)
+string(REPLACE "<ParameterList name=\"Model\">" "<ParameterList name=\"Parallel\"><Parameter name=\"spatial grid\" type=\"string\" value=\"2x1x1\"/><Parameter name=\"layer grids\" type=\"string\" value=\"conv3..fc3=1x1x1\"/></ParameterList><ParameterList name=\"Model\">" deck "${deck}")
+file(WRITE ${WORK}/staged.xml "${deck}")
+h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} gradients ${WORK}/staged.xml
+        --weights ${WORK}/run/checkpoint.h5 --out ${WORK}/staged.h5 ${samples})
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/staged.h5 ${WORK}/one.h5 --tolerance 1e-9)
+h3d_expect("${out}" ", 0 differ")
