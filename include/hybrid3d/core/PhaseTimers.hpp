@@ -8,6 +8,8 @@
 
 #include <mpi.h>
 
+#include <hybrid3d/core/CollectiveWait.hpp>
+
 namespace hybrid3d {
 
 struct PhaseTimers {
@@ -23,10 +25,15 @@ struct PhaseTimers {
   void reset() { *this = PhaseTimers{}; }
 };
 
-// Adds the lifetime of the object to an accumulator.
+// Adds the lifetime of the object to an accumulator, and marks it as a wait of the main thread
+// for the collective watchdog (CollectiveWait.hpp), named by the phase.
 class ScopedPhase {
 public:
-  explicit ScopedPhase(double& accumulator) : acc_(accumulator), start_(MPI_Wtime()) {}
+  explicit ScopedPhase(double& accumulator)
+      : acc_(accumulator),
+        start_(MPI_Wtime()),
+        wait_(&accumulator == &PhaseTimers::global().halo ? "a halo exchange"
+                                                          : "a gradient reduction") {}
   ~ScopedPhase() { acc_ += MPI_Wtime() - start_; }
   ScopedPhase(const ScopedPhase&) = delete;
   ScopedPhase& operator=(const ScopedPhase&) = delete;
@@ -34,6 +41,7 @@ public:
 private:
   double& acc_;
   double start_;
+  ScopedWait wait_;
 };
 
 }  // namespace hybrid3d
