@@ -83,6 +83,8 @@ private:
   std::vector<std::string> restartNotes_;
   long long step_ = 0;
   int epoch_ = 0;
+  // The training batch of the step in progress (for the diagnosis of a non-finite loss).
+  const data::HostBatch* batch_ = nullptr;
 };
 
 extern template class Trainer<float, DefaultMemorySpace>;
