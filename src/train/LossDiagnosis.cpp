@@ -17,14 +17,14 @@ template <class T, class M>
 bool allFinite(const T* data, std::size_t n) {
   using exec = typename M::execution_space;
   Kokkos::View<const T*, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>> v(data, n);
-  int bad = 0;
+  long long bad = 0;  // a count (a sum starts at 0; a Max reducer would start at its minimum)
   Kokkos::parallel_reduce(
       "hybrid3d::LossDiagnosis::finite", Kokkos::RangePolicy<exec>(0, n),
-      KOKKOS_LAMBDA(std::size_t i, int& b) {
+      KOKKOS_LAMBDA(std::size_t i, long long& b) {
         const T d = v(i) - v(i);
-        if (!(d == T(0))) b = 1;
+        if (!(d == T(0))) ++b;
       },
-      Kokkos::Max<int>(bad));
+      bad);
   return bad == 0;
 }
 
@@ -112,9 +112,10 @@ std::string diagnoseNonFiniteLoss(const LossDiagnosisInputs<T, M>& in) {
   weight = lowest(weight, world);
   if (weight != INT_MAX)
     return head.str() + "weight " + parameters[std::size_t(weight)].path() +
-           (in.restartFrom.empty()
-                ? " (after the last update: lower the learning rate)"
-                : " (as updated since the start, or as loaded from " + in.restartFrom + ")");
+           (in.step == in.restartStep && !in.restartFrom.empty()
+                ? " (as loaded from " + in.restartFrom + ")"
+                : " (after the update of step " + std::to_string(in.step) +
+                      ": a huge gradient; lower the learning rate or check that step's targets)");
 
   int layer = INT_MAX;
   for (std::size_t i = 0; i < graph.size() && layer == INT_MAX; ++i)
@@ -123,7 +124,8 @@ std::string diagnoseNonFiniteLoss(const LossDiagnosisInputs<T, M>& in) {
   auto& g = const_cast<Graph<T, M>&>(graph);  // node names only
   if (layer != INT_MAX)
     return head.str() + "the output of layer " + g.node(std::size_t(layer)).name() +
-           " (its inputs and the weights are finite: lower the learning rate or scale the input)";
+           " (its input and the weights are finite, values grew too large: lower the learning "
+           "rate, scale the input, or check the targets of the steps before)";
 
   // Everything finite: the loss overflowed. The largest target names the likely culprit.
   struct {

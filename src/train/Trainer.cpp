@@ -178,6 +178,7 @@ double Trainer<T, M>::lossAndGradient(bool withGradient) {
     in.step = step_;
     in.epoch = epoch_;
     in.restartFrom = config_.restartFrom;
+    in.restartStep = restartStep_;
     throw WorldError(diagnoseNonFiniteLoss(in));
   }
   return loss;
@@ -312,6 +313,7 @@ EpochSummary Trainer<T, M>::run() {
   // Created, checked and locked for the run (an earlier run's files refused or kept, the
   // metrics after a restart's checkpoint dropped).
   const OutputDirectory output(grid_.worldComm(), outputOptions(config_, step_));
+  restartStep_ = config_.restartFrom.empty() ? -1 : step_;
   MetricsCsv csv(config_.outputDir + "/metrics.csv", !config_.restartFrom.empty(),
                  grid_.worldComm());
   // The step agreement's own communicator (its messages use one tag) and the watchdog over

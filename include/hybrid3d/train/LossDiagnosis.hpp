@@ -22,9 +22,10 @@ struct LossDiagnosisInputs {
   const data::HostBatch* batch = nullptr;  // this rank's part of the step's mini-batch
   const data::Dataset* dataset = nullptr;  // the training set (file names of batch.samples)
   double loss = 0;
-  long long step = 0;       // steps done before this one
-  int epoch = 0;            // 0-based
-  std::string restartFrom;  // the checkpoint the run started from ("" : none)
+  long long step = 0;          // steps done before this one
+  int epoch = 0;               // 0-based
+  std::string restartFrom;     // the checkpoint the run started from ("" : none)
+  long long restartStep = -1;  // its step
 };
 
 // Collective over the world: the same one-line message on every rank.

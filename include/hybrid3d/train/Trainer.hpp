@@ -85,6 +85,7 @@ private:
   int epoch_ = 0;
   // The training batch of the step in progress (for the diagnosis of a non-finite loss).
   const data::HostBatch* batch_ = nullptr;
+  long long restartStep_ = -1;  // the step run() began at after a restart
 };
 
 extern template class Trainer<float, DefaultMemorySpace>;
