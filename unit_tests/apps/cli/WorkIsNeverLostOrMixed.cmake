@@ -19,11 +19,7 @@ endif()
 
 # A deck writing ${WORK}/NAME, 100 epochs of 2 steps unless --max-steps says otherwise.
 function(run_deck name extra_training)
-  h3d_deck(${WORK}/${name}.xml ${WORK}/data/train ""
-           "<Parameter name=\"epochs\" type=\"int\" value=\"100\"/>${extra_training}")
-  file(READ ${WORK}/${name}.xml deck)
-  string(REPLACE "${WORK}/run" "${WORK}/${name}" deck "${deck}")
-  file(WRITE ${WORK}/${name}.xml "${deck}")
+  h3d_named_deck(${name} "<Parameter name=\"epochs\" type=\"int\" value=\"100\"/>${extra_training}")
 endfunction()
 
 # The steps of the train rows of a metrics file, in order, as a list.

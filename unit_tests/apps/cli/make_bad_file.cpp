@@ -102,23 +102,19 @@ int main(int argc, char** argv) {
     if (op == "drop") {
       const std::string path = arg();
       if (H5Ldelete(dst, path.c_str(), H5P_DEFAULT) < 0) die("no object " + path);
-    } else if (op == "set") {
+    } else if (op == "set" || op == "poke") {
       const std::string path = arg();
       const std::size_t index = std::stoul(arg());
       const double value = std::strtod(arg().c_str(), nullptr);
       Dataset ds = readDataset(dst, path);
       if (index >= ds.values.size()) die("index outside " + path);
       ds.values[index] = value;
-      writeDataset(dst, path, ds);
-    } else if (op == "poke") {
-      // As `set`, but written into the dataset in place: its attributes (a checkpoint's
-      // checksum) stay, as after damage on disk.
-      const std::string path = arg();
-      const std::size_t index = std::stoul(arg());
-      const double value = std::strtod(arg().c_str(), nullptr);
-      Dataset ds = readDataset(dst, path);
-      if (index >= ds.values.size()) die("index outside " + path);
-      ds.values[index] = value;
+      if (op == "set") {
+        writeDataset(dst, path, ds);
+        continue;
+      }
+      // poke: written into the dataset in place, so its attributes (a checkpoint's checksum)
+      // stay, as after damage on disk.
       const hid_t d = H5Dopen2(dst, path.c_str(), H5P_DEFAULT);
       if (d < 0 ||
           H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ds.values.data()) < 0)
