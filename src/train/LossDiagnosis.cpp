@@ -52,11 +52,12 @@ int firstBadSample(const data::HostBatch& b, Bad bad) {
 }
 
 // Every sample of the step's global mini-batch, by file name (a few, then how many more).
-std::string batchFiles(const data::HostBatch& b, const data::Dataset& set, MPI_Comm world) {
+// `samples`: this rank's slots' dataset indices, -1 for an empty slot (HostBatch::samples).
+std::string batchFiles(const std::vector<Index>& samples, const data::Dataset& set,
+                       MPI_Comm world) {
   int size;
   MPI_Comm_size(world, &size);
-  std::vector<int> mine(std::size_t(b.slots()), -1);
-  for (int s = 0; s < b.filled; ++s) mine[std::size_t(s)] = int(b.samples[std::size_t(s)]);
+  std::vector<int> mine(samples.begin(), samples.end());
   std::vector<int> all(mine.size() * std::size_t(size));
   MPI_Allgather(mine.data(), int(mine.size()), MPI_INT, all.data(), int(mine.size()), MPI_INT,
                 world);
@@ -80,8 +81,13 @@ std::string diagnoseNonFiniteLoss(const LossDiagnosisInputs<T, M>& in) {
   Kokkos::fence();
   std::ostringstream head;
   head << "training: the loss is " << in.loss << " at step " << in.step + 1 << " (epoch "
-       << in.epoch + 1 << "; batch " << batchFiles(b, *in.dataset, world)
-       << "); the first non-finite value: ";
+       << in.epoch + 1 << "; batch " << batchFiles(b.samples, *in.dataset, world);
+  // The step before, whose update made this step's weights: a huge loss there points at its
+  // batch (a target of 1e30 overflows only the next step).
+  if (in.previousSamples && !in.previousSamples->empty())
+    head << "; step " << in.step << " had loss " << in.previousLoss << ", batch "
+         << batchFiles(*in.previousSamples, *in.dataset, world);
+  head << "); the first non-finite value: ";
   auto file = [&](int sample) { return in.dataset->file(sample); };
 
   // The input after preprocessing, slot by slot (a slot is contiguous in LayoutRight).

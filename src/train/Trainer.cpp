@@ -179,6 +179,8 @@ double Trainer<T, M>::lossAndGradient(bool withGradient) {
     in.epoch = epoch_;
     in.restartFrom = config_.restartFrom;
     in.restartStep = restartStep_;
+    in.previousSamples = &previousSamples_;
+    in.previousLoss = previousLoss_;
     throw WorldError(diagnoseNonFiniteLoss(in));
   }
   return loss;
@@ -196,6 +198,9 @@ double Trainer<T, M>::forwardBackward() {
   graph.setStep(step_, static_cast<std::int64_t>(grid_.group()) * graph.inputShape().batch);
   graph.zeroGradients(exec);
   const double loss = lossAndGradient(true);
+  // Kept for the diagnosis of a later step (the capacity stays: no allocation after the first).
+  previousSamples_.assign(batch.samples.begin(), batch.samples.end());
+  previousLoss_ = loss;
   graph.backward(exec, reducer_.get());
   reducer_->finish(exec);  // the optimizer step on exec sees the sums
   return loss;

@@ -4,7 +4,8 @@
 // (run only once the loss is found non-finite, never in a normal step) names the first thing
 // that is not finite, in the order the step computes them: the input after preprocessing (and
 // which sample), the targets (which sample), a weight (which), a layer's output (which layer),
-// else the loss itself overflowed. The message also names the step and the batch's files.
+// else the loss itself overflowed. The message also names the step and the batch's files, and
+// the previous step's loss and files (whose update made this step's weights).
 
 #include <string>
 
@@ -21,6 +22,9 @@ struct LossDiagnosisInputs {
   const Graph<T, M>* graph = nullptr;
   const data::HostBatch* batch = nullptr;  // this rank's part of the step's mini-batch
   const data::Dataset* dataset = nullptr;  // the training set (file names of batch.samples)
+  // The previous step's slots (HostBatch::samples) and loss; null or empty: none this run.
+  const std::vector<Index>* previousSamples = nullptr;
+  double previousLoss = 0;
   double loss = 0;
   long long step = 0;          // steps done before this one
   int epoch = 0;               // 0-based
