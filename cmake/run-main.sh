@@ -7,7 +7,11 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup-debian.sh"
 mkdir -p hybrid3d_demo
 cd hybrid3d_demo
-mpirun -n 2 --oversubscribe "$BUILD_DIR/bin/hybrid3d" train "$HYBRID3D_ROOT/inputs/cosmoflow_demo.xml" "$@"
+# Run again, the main job starts over: --overwrite keeps the earlier run's files under a dated
+# name (unless the arguments resume it with --restart).
+fresh=(--overwrite)
+for a in "$@"; do [ "$a" = --restart ] && fresh=(); done
+mpirun -n 2 --oversubscribe "$BUILD_DIR/bin/hybrid3d" train "$HYBRID3D_ROOT/inputs/cosmoflow_demo.xml" "${fresh[@]}" "$@"
 # Debian's python3 where the first one on the PATH (pyenv, conda) has no matplotlib.
 for python in python3 /usr/bin/python3; do
   if "$python" -c 'import matplotlib' 2>/dev/null; then

@@ -111,7 +111,8 @@ run_layout() {
       { echo "   failed; see $dir/generate.txt"; return 1; }
   fi
   echo "== $study: $ranks rank(s) = $groups group(s) x $grid, S=$size, mini-batch $batch: $dir"
-  local cmd=("$BIN/hybrid3d" train "$deck")
+  # --overwrite: a study run again replaces its own earlier run of this layout.
+  local cmd=("$BIN/hybrid3d" train "$deck" --overwrite)
   # Each rank under GNU time: its peak RSS (KiB) in dir/rss.HOST.PID ($0 = time, $1 = dir).
   # shellcheck disable=SC2016  # expanded by that sh, per rank
   [ -n "$TIME_BIN" ] &&

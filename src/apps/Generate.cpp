@@ -49,7 +49,9 @@ const hybrid3d::app::Registration registration{
      "  --train N            training samples (also --validation N, --test N)\n"
      "  --seed K             generator seed: the same seed gives the same files on any ranks\n"
      "  --params a,s,c,g     cosmology: amplitude, slope, cutoff, growth of every sample\n"
-     "  --mean-count X       cosmology: mean particles per voxel\n",
+     "  --mean-count X       cosmology: mean particles per voxel\n"
+     "  --replace            replace the dataset in a non-empty --out (refused without it);\n"
+     "                       files the new manifest does not list are removed\n",
      "mpirun -n 2 hybrid3d generate cosmology --out data --size 32 --train 64 --validation 8"},
     runGenerate};
 

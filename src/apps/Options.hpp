@@ -19,4 +19,13 @@ inline long long integerOption(const std::string& command, const std::string& op
   return v;
 }
 
+// --memory-limit GiB (per rank), as bytes.
+inline double memoryLimitOption(const std::string& command, const std::string& text) {
+  char* end = nullptr;
+  const double gib = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(gib > 0) || !(gib < 1e9))
+    fail(command, ": --memory-limit needs a positive number of GiB, not '", text, "'");
+  return gib * double(1 << 30);
+}
+
 }  // namespace hybrid3d::app

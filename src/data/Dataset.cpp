@@ -3,6 +3,7 @@
 #include <hybrid3d/data/Dataset.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -28,6 +29,24 @@ std::vector<std::uint64_t> sizesOf(const std::vector<std::string>& files,
   bytes.reserve(files.size());
   for (const std::string& f : files) bytes.push_back(sizeOf(f, context));
   return bytes;
+}
+
+// What a directory listing takes for a sample: a *.h5 file that is not a run's checkpoint (an
+// output directory inside a dataset) nor hidden (macOS's "._" resource files, editors' copies).
+bool isSampleName(const std::string& name) {
+  return name.rfind("checkpoint", 0) != 0 && name.rfind('.', 0) != 0;
+}
+
+// Listing runs on one rank: its note is printed once.
+void noteIgnored(const std::string& dir, std::vector<std::string> ignored) {
+  if (ignored.empty()) return;
+  std::sort(ignored.begin(), ignored.end());
+  std::string names;
+  for (std::size_t i = 0; i < ignored.size() && i < 3; ++i) names += (i ? ", " : "") + ignored[i];
+  if (ignored.size() > 3) names += ", ...";
+  std::printf("hybrid3d: note: %s: %zu *.h5 file(s) that are not samples ignored (%s)\n",
+              dir.c_str(), ignored.size(), names.c_str());
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -101,10 +120,17 @@ Dataset Dataset::open(const std::string& path) {
   std::error_code ec;
   std::vector<std::string> files;
   if (fs::is_directory(path, ec)) {
-    for (const auto& entry : fs::directory_iterator(path, ec))
-      if (entry.path().extension() == ".h5") files.push_back(entry.path().string());
+    std::vector<std::string> ignored;
+    for (const auto& entry : fs::directory_iterator(path, ec)) {
+      if (entry.path().extension() != ".h5") continue;
+      if (isSampleName(entry.path().filename().string()))
+        files.push_back(entry.path().string());
+      else
+        ignored.push_back(entry.path().filename().string());
+    }
     if (ec) fail(path, ": cannot list the directory (", ec.message(), ")");
     std::sort(files.begin(), files.end());
+    noteIgnored(path, ignored);
     if (files.empty()) fail(path, ": directory holds no *.h5 sample file");
     std::vector<std::uint64_t> bytes = sizesOf(files, "listed in the directory, but ");
     return Dataset(std::move(files), path, std::move(bytes));

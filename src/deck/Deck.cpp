@@ -1,6 +1,8 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/deck/Deck.hpp>
 
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -42,11 +44,17 @@ std::string lastLine(const std::string& s) {
   return last;
 }
 
+// The shortest text that reads back as `v` (0.9, not 0.90000000000000002).
 std::string number(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
+  std::string text;
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::ostringstream os;
+    os.precision(digits);
+    os << v;
+    text = os.str();
+    if (std::strtod(text.c_str(), nullptr) == v) break;
+  }
+  return text;
 }
 
 void checkRange(const std::string& file, const DeckKey& k, double v) {
@@ -60,10 +68,43 @@ bool isNumber(const std::string& type, const std::string& text) {
   if (text.empty()) return false;
   char* end = nullptr;
   if (type == "int")
-    std::strtol(text.c_str(), &end, 10);
+    std::strtoll(text.c_str(), &end, 10);
   else
     std::strtod(text.c_str(), &end);
   return *end == '\0';
+}
+
+// Whether an int's text fits the type Teuchos reads it into: beyond it Teuchos wraps
+// silently (4294967298 would run as 2).
+bool fitsInt(const std::string& text) {
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), nullptr, 10);
+  return errno != ERANGE && v >= INT_MIN && v <= INT_MAX;
+}
+
+std::string trimmed(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// Every element of an Array(double) checked as written: Teuchos reads "2x" as 2 and "nan" as
+// a number, which would reach the run silently.
+void checkArrayText(const std::string& file, const std::string& path, const std::string& value) {
+  std::string body = trimmed(value);
+  if (body.size() < 2 || body.front() != '{' || body.back() != '}')
+    fail(file, ": key '", path, "' = \"", value, "\" is not an array {a, b, ...}");
+  body = body.substr(1, body.size() - 2);
+  if (trimmed(body).empty()) return;
+  std::istringstream in(body);
+  std::string item;
+  int index = 0;
+  while (std::getline(in, item, ',')) {
+    const std::string t = trimmed(item);
+    if (!isNumber("double", t) || !std::isfinite(std::strtod(t.c_str(), nullptr)))
+      fail(file, ": key '", path, "' element ", index, " = \"", t, "\" is not a finite number");
+    ++index;
+  }
 }
 
 // What Teuchos lets pass without a word, found in the XML itself: two entries of the same name
@@ -85,6 +126,12 @@ void checkXml(const Teuchos::XMLObject& list, const std::string& prefix, const s
       const std::string& value = child.getRequired("value");
       if ((type == "int" || type == "double") && !isNumber(type, value))
         fail(file, ": key '", path, "' = \"", value, "\" is not a number of type ", type);
+      if (type == "int" && !fitsInt(value))
+        fail(file, ": key '", path, "' = ", value, " is outside the range of type int [", INT_MIN,
+             ", ", INT_MAX, "]");
+      if (type == "double" && !std::isfinite(std::strtod(value.c_str(), nullptr)))
+        fail(file, ": key '", path, "' = \"", value, "\" is not a finite number");
+      if (type.rfind("Array(", 0) == 0) checkArrayText(file, path, value);
     }
   }
 }

@@ -103,7 +103,12 @@ const std::vector<DeckKey>& trainDeckSchema() {
           "wall-clock minutes after which the next step writes a checkpoint (0: never by time)"),
       key("Training/print every", Type::Int, "1", 1, 1e12, "steps between progress lines"),
       key("Training/output directory", Type::String, "hybrid3d_run", -Big, Big,
-          "checkpoint.h5 and metrics.csv go here"),
+          "checkpoint.h5 and metrics.csv go here; a run locks it, refuses one holding an earlier "
+          "run's files (resume with --restart, or --overwrite) and one inside a dataset"),
+      key("Training/collective timeout", Type::Double, "600", 0, 1e7,
+          "seconds a rank may wait for the others in one collective (a halo exchange, a "
+          "reduction, the step agreement) before every rank stops with a line naming it "
+          "(0: wait forever)"),
   };
   return schema;
 }
@@ -204,6 +209,7 @@ DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData
   c.checkpointMinutes = d.getDouble("Training/checkpoint minutes");
   c.printEvery = d.getInt("Training/print every");
   c.outputDir = d.getString("Training/output directory");
+  c.collectiveTimeoutSeconds = d.getDouble("Training/collective timeout");
   return r;
 }
 

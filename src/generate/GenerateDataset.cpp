@@ -4,6 +4,7 @@
 #include <hybrid3d/generate/GenerateDataset.hpp>
 #include <hybrid3d/generate/SegmentationGenerator.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -53,7 +54,92 @@ Manifest emptyManifest(const GenerateOptions& o) {
   return m;
 }
 
+// Entries directly in `dir` (none when it does not exist).
+std::vector<std::string> entriesOf(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return names;
+  for (const auto& e : fs::directory_iterator(dir, ec)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Refuses to write into a directory that is not empty, unless told to replace a dataset there
+// (a manifest, or nothing but split directories: an interrupted generation).
+std::string refuseNonEmpty(const GenerateOptions& o) {
+  const std::vector<std::string> names = entriesOf(o.outDir);
+  if (names.empty()) return {};
+  if (!o.replace)
+    return "--out: " + o.outDir + " is not empty (it holds " + names.front() +
+           (names.size() > 1 ? " and " + std::to_string(names.size() - 1) + " more" : "") +
+           "); give --replace to replace the dataset there, or an empty directory";
+  bool dataset = true;
+  for (const std::string& n : names)
+    dataset = dataset && (n == "manifest.txt" || n == "train" || n == "validation" || n == "test");
+  if (!dataset)
+    return "--replace: " + o.outDir + " holds " + names.front() +
+           (names.size() > 1 ? " and more" : "") +
+           ", which is not part of a dataset; refusing to replace it (give an empty directory)";
+  return {};
+}
+
+// After a --replace: removes every file under the directory that `m` does not list.
+std::size_t removeUnlisted(const std::string& dir, const Manifest& m) {
+  std::vector<std::string> keep = {"manifest.txt"};
+  for (const ManifestSample& s : m.samples) keep.push_back(s.file);
+  std::sort(keep.begin(), keep.end());
+  std::size_t removed = 0;
+  std::error_code ec;
+  std::vector<fs::path> gone;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_directory(ec)) continue;
+    const std::string rel = fs::relative(it->path(), dir, ec).generic_string();
+    if (!std::binary_search(keep.begin(), keep.end(), rel)) gone.push_back(it->path());
+  }
+  for (const fs::path& p : gone) removed += fs::remove(p, ec) ? 1 : 0;
+  for (const char* split : {"train", "validation", "test"}) {
+    const fs::path d = fs::path(dir) / split;
+    if (fs::is_directory(d, ec) && fs::is_empty(d, ec)) fs::remove(d, ec);
+  }
+  return removed;
+}
+
 }  // namespace
+
+bool existingDatasetMatches(const GenerateOptions& o) {
+  const std::string path = (fs::path(o.outDir) / "manifest.txt").string();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return false;
+  const Manifest m = readManifest(path);
+  auto differs = [&](const std::string& what, const std::string& had, const std::string& key,
+                     const std::string& wants) {
+    fail(path, ": the dataset there was generated with ", what, " ", had, " but the deck's '", key,
+         "' is ", wants, "; point 'Data/Generate/directory' elsewhere or remove that dataset");
+  };
+  if (m.generator != o.generator)
+    differs("generator", m.generator, "Data/Generate/generator", o.generator);
+  if (m.size != o.size)
+    differs("size", std::to_string(m.size), "Model/input width", std::to_string(o.size));
+  if (m.seed != o.seed)
+    differs("seed", std::to_string(m.seed), "Data/Generate/seed", std::to_string(o.seed));
+  auto count = [&](const std::string& split) {
+    for (const auto& [name, n] : m.splits)
+      if (name == split) return n;
+    return Index(0);
+  };
+  if (count("train") != o.train)
+    differs("train samples", std::to_string(count("train")), "Data/Generate/train samples",
+            std::to_string(o.train));
+  if (count("validation") != o.validation)
+    differs("validation samples", std::to_string(count("validation")),
+            "Data/Generate/validation samples", std::to_string(o.validation));
+  for (const auto& [name, value] : m.settings)
+    if (name == "mean_count" && o.generator == "cosmology" && value != o.meanCount)
+      differs("mean count", Impl::concat(value), "Data/Generate/mean count",
+              Impl::concat(o.meanCount));
+  return true;
+}
 
 std::string prepareSplitDirectories(const std::string& outDir,
                                     const std::vector<std::pair<std::string, Index>>& splits) {
@@ -79,6 +165,8 @@ Manifest generateDataset(MPI_Comm comm, const GenerateOptions& o,
     fail("--size: ", o.size, " is smaller than the number of ranks (", ranks,
          "); every rank needs at least one plane of the volume");
   checkOnRoot(comm, [&] {
+    const std::string refused = refuseNonEmpty(o);
+    if (!refused.empty()) return refused;
     return prepareSplitDirectories(
         o.outDir, {{"train", o.train}, {"validation", o.validation}, {"test", o.test}});
   });
@@ -116,6 +204,14 @@ Manifest generateDataset(MPI_Comm comm, const GenerateOptions& o,
   checkOnRoot(comm, [&]() -> std::string {
     try {
       writeManifest(m, (fs::path(o.outDir) / "manifest.txt").string());
+      if (o.replace) {
+        const std::size_t removed = removeUnlisted(o.outDir, m);
+        if (removed > 0)
+          std::printf(
+              "generate --replace: removed %zu file(s) of %s that the new manifest does "
+              "not list\n",
+              removed, o.outDir.c_str());
+      }
     } catch (const Error& e) {
       return e.what();
     }

@@ -37,7 +37,7 @@ double parseNumber(const std::string& flag, const std::string& text) {
 
 std::string generateUsage() {
   return "cosmology|segmentation --out DIR --size S [--train N] [--validation N] [--test N] "
-         "[--seed K] [--params amplitude,slope,cutoff,growth] [--mean-count X]";
+         "[--seed K] [--params amplitude,slope,cutoff,growth] [--mean-count X] [--replace]";
 }
 
 GenerateOptions parseGenerateOptions(const std::vector<std::string>& args) {
@@ -51,6 +51,10 @@ GenerateOptions parseGenerateOptions(const std::vector<std::string>& args) {
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& flag = args[i];
     if (flag.rfind("--", 0) != 0) fail("generate: unexpected argument '", flag, "'");
+    if (flag == "--replace") {
+      o.replace = true;
+      continue;
+    }
     static const char* known[] = {"--out",  "--size", "--train",  "--validation",
                                   "--test", "--seed", "--params", "--mean-count"};
     bool isKnown = false;

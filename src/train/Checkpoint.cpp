@@ -1,7 +1,10 @@
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <climits>
@@ -62,6 +65,21 @@ void crashPointForTests() {
   if (killAt > 0 && ++reached == killAt) std::raise(SIGKILL);
 }
 
+// Tests only: with HYBRID3D_TEST_NO_SPACE set, every dataset write fails as a full disk's
+// would (ENOSPC), where a test cannot mount a small file system.
+bool noSpaceForTests() {
+  const bool on = std::getenv("HYBRID3D_TEST_NO_SPACE") != nullptr;
+  if (on) errno = ENOSPC;
+  return on;
+}
+
+// Bytes free to an unprivileged writer in the file system holding `dir`; -1 if unknown.
+long long freeBytes(const std::string& dir) {
+  struct statvfs s {};
+  if (::statvfs(dir.c_str(), &s) != 0) return -1;
+  return static_cast<long long>(s.f_bavail) * static_cast<long long>(s.f_frsize);
+}
+
 void fsyncPath(const std::string& path, int flags) {
   const int fd = ::open(path.c_str(), flags);
   if (fd < 0) return;
@@ -80,6 +98,28 @@ void makeGroups(hid_t file, const std::string& path) {
   }
 }
 
+// FNV-1a over a dataset's values as stored: a checkpoint damaged after it was written (a bad
+// disk, a copy cut short, an edit) is caught on loading, naming the dataset.
+template <class T>
+std::uint64_t checksumOf(const T* values, std::size_t n) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values);
+  std::uint64_t h = 14695981039346656037ull;
+  for (std::size_t i = 0; i < n * sizeof(T); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  return h;
+}
+
+constexpr const char* checksumAttribute = "fnv1a64";
+
+void writeChecksum(hid_t dataset, std::uint64_t sum, const std::string& name,
+                   const std::string& path) {
+  Handle scalar(H5Screate(H5S_SCALAR), H5Sclose);
+  const hid_t type = H5T_NATIVE_UINT64;  // a macro call: named before use (nvcc)
+  Handle attr(H5Acreate2(dataset, checksumAttribute, type, scalar, H5P_DEFAULT, H5P_DEFAULT),
+              H5Aclose);
+  if (!attr.valid() || H5Awrite(attr, type, &sum) < 0)
+    fail(path, ": cannot write the checksum of ", name);
+}
+
 template <class T, class View>
 void writeArray(hid_t file, const std::string& name, const std::vector<Index>& shape, const View& v,
                 const std::string& path) {
@@ -94,8 +134,10 @@ void writeArray(hid_t file, const std::string& name, const std::vector<Index>& s
   Handle d(
       H5Dcreate2(file, name.c_str(), nativeType<T>(), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
       H5Dclose);
-  if (!d.valid() || H5Dwrite(d, nativeType<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, h.data()) < 0)
+  if (!d.valid() || noSpaceForTests() ||
+      H5Dwrite(d, nativeType<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, h.data()) < 0)
     fail(path, ": cannot write ", name);
+  writeChecksum(d, checksumOf(h.data(), h.size()), name, path);
   crashPointForTests();
 }
 
@@ -146,14 +188,10 @@ void broadcastString(std::string& text, MPI_Comm comm) {
   MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm);
 }
 
-// Rank 0 creates "<path>.tmp", lets `fill` write into it, flushes it to disk and renames it
-// over `path`; a failure anywhere leaves `path` as it was and is thrown on every rank.
+// Creates `tmp`, lets `fill` write into it, flushes it to disk and renames it over `path`.
 template <class Fill>
-void writeAtomically(const std::string& path, MPI_Comm comm, Fill fill) {
-  onRankZero(comm, [&] {
-    const std::string tmp = path + ".tmp";
-    // HDF5 is not thread-safe and a loader may be prefetching on its own thread.
-    std::lock_guard<std::mutex> lock(hdf5Mutex());
+void writeAndRename(const std::string& path, const std::string& tmp, Fill fill) {
+  {
     QuietErrors quiet;
     {
       Handle file(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
@@ -171,13 +209,45 @@ void writeAtomically(const std::string& path, MPI_Comm comm, Fill fill) {
     const std::string dir = std::filesystem::path(path).parent_path().string();
     fsyncPath(dir.empty() ? "." : dir, O_RDONLY | O_DIRECTORY);
     crashPointForTests();
+  }
+}
+
+// Rank 0 creates "<path>.tmp", lets `fill` write into it, flushes it to disk and renames it
+// over `path`; a failure anywhere leaves `path` as it was and is thrown on every rank.
+// `bytes`: about what the file will take, so that a full disk is named as such before and after.
+template <class Fill>
+void writeAtomically(const std::string& path, MPI_Comm comm, long long bytes, Fill fill) {
+  onRankZero(comm, [&] {
+    const std::string tmp = path + ".tmp";
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    const std::string where = dir.empty() ? "." : dir;
+    auto noSpace = [&](long long free) {
+      return "no space left on device: " + path + " needs about " + std::to_string(bytes) +
+             " bytes, " + where + " has " + std::to_string(std::max(0LL, free)) + " bytes free";
+    };
+    const long long before = freeBytes(where);
+    if (before >= 0 && before < bytes) fail(noSpace(before));
+    // HDF5 is not thread-safe and a loader may be prefetching on its own thread.
+    std::lock_guard<std::mutex> lock(hdf5Mutex());
+    try {
+      writeAndRename(path, tmp, fill);
+    } catch (const Error& e) {
+      // The partial file would fill the disk further; errno is the failed write's.
+      const int error = errno;
+      const long long free = freeBytes(where);
+      std::remove(tmp.c_str());
+      if (error == ENOSPC || (free >= 0 && free < bytes)) fail(noSpace(free));
+      throw;
+    }
   });
 }
 
 }  // namespace
 
 void writeArrays(const std::string& path, MPI_Comm comm, const std::vector<NamedArray>& arrays) {
-  writeAtomically(path, comm, [&](hid_t file) {
+  long long bytes = 0;
+  for (const NamedArray& a : arrays) bytes += static_cast<long long>(a.values.size() * 8);
+  writeAtomically(path, comm, bytes, [&](hid_t file) {
     for (const NamedArray& a : arrays) {
       Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> v(
           a.values.data(), a.values.size());
@@ -228,7 +298,10 @@ void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointCon
   for (std::size_t i = 0; i < arrays.size(); ++i)
     if (arrays[i].owner.layout.columnShard)
       gathered[i] = gatherGlobal(arrays[i].owner, arrays[i].local, comm);
-  writeAtomically(path, comm, [&](hid_t file) {
+  long long bytes = 1 << 20;  // the file's own structures, about
+  for (const StoredArray<T, M>& a : arrays)
+    bytes += static_cast<long long>(globalSize(a.shape)) * static_cast<long long>(sizeof(T));
+  writeAtomically(path, comm, bytes, [&](hid_t file) {
     for (std::size_t i = 0; i < arrays.size(); ++i) {
       const StoredArray<T, M>& a = arrays[i];
       if (a.owner.layout.columnShard)
@@ -247,10 +320,30 @@ void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointCon
     writeScalar<std::int64_t>(file, "/state/seed", static_cast<std::int64_t>(state.seed), path);
     writeStringAttribute(file, "deck", state.deck, path);
     writeStringAttribute(file, "identity", joinIdentity(state.identity), path);
+    writeStringAttribute(file, "history", state.history, path);
   });
 }
 
 namespace {
+
+// A dataset read as T whose stored values are T's (the checksum is of the stored bytes) must
+// match its checksum; files from before checksums have none.
+template <class T>
+void verifyChecksum(const File& f, const std::string& name, const std::vector<T>& values) {
+  Handle d = f.openDataset(name);
+  if (!d.valid() || H5Aexists(d, checksumAttribute) <= 0) return;
+  Handle stored(H5Dget_type(d), H5Tclose);
+  if (H5Tget_size(stored) != sizeof(T) || H5Tget_class(stored) != H5T_FLOAT) return;
+  std::uint64_t want = 0;
+  Handle attr(H5Aopen(d, checksumAttribute, H5P_DEFAULT), H5Aclose);
+  const hid_t type = H5T_NATIVE_UINT64;
+  if (!attr.valid() || H5Aread(attr, type, &want) < 0)
+    fail(f.path(), ": cannot read the checksum of ", name);
+  if (checksumOf(values.data(), values.size()) != want)
+    fail(f.path(), ": dataset ", name,
+         " does not match its checksum: the file was damaged after it was written (restart from "
+         "an intact copy)");
+}
 
 // The dataset `name` of global shape `shape` (checked), as a flat array.
 template <class T>
@@ -262,14 +355,19 @@ std::vector<T> readGlobal(const File& f, const std::string& name, const std::vec
     for (Index e : f.shape(name)) got += (got.empty() ? "" : "x") + std::to_string(e);
     fail(f.path(), ": ", name, " has shape ", got, " but the model expects ", want);
   }
-  return f.read<T>(name);
+  std::vector<T> values = f.read<T>(name);
+  verifyChecksum(f, name, values);
+  return values;
 }
 
 // The run state of an open file (rank 0); scalars[0..2] = step, epoch, seed.
-std::string readState(const File& f, std::int64_t* scalars, std::string& identity) {
+std::string readState(const File& f, std::int64_t* scalars, std::string& identity,
+                      std::string& history) {
   std::string deck;
   if (f.hasAttribute("deck")) deck = f.attributeString("deck");
   if (f.hasAttribute("identity")) identity = f.attributeString("identity");
+  if (f.hasAttribute("history")) history = f.attributeString("history");
+  if (history == std::string(1, '\0')) history.clear();
   if (f.hasDataset("/state/step")) {
     scalars[0] = f.read<std::int64_t>("/state/step").at(0);
     scalars[1] = f.read<std::int64_t>("/state/epoch").at(0);
@@ -280,16 +378,18 @@ std::string readState(const File& f, std::int64_t* scalars, std::string& identit
 
 // Every rank's RunState from rank 0's reading.
 RunState broadcastState(std::int64_t* scalars, std::string deck, std::string identity,
-                        MPI_Comm comm) {
+                        std::string history, MPI_Comm comm) {
   MPI_Bcast(scalars, 3, MPI_INT64_T, 0, comm);
   broadcastString(deck, comm);
   broadcastString(identity, comm);
+  broadcastString(history, comm);
   RunState state;
   state.step = scalars[0];
   state.epoch = scalars[1];
   state.seed = static_cast<unsigned long long>(scalars[2]);
   state.deck = std::move(deck);
   state.identity = splitIdentity(identity);
+  state.history = std::move(history);
   return state;
 }
 
@@ -297,12 +397,12 @@ RunState broadcastState(std::int64_t* scalars, std::string deck, std::string ide
 
 RunState readRunState(const std::string& path, MPI_Comm comm) {
   std::int64_t scalars[3] = {0, 0, 0};
-  std::string deck, identity;
+  std::string deck, identity, history;
   onRankZero(comm, [&] {
     std::lock_guard<std::mutex> lock(hdf5Mutex());  // see writeAtomically
-    deck = readState(File(path), scalars, identity);
+    deck = readState(File(path), scalars, identity, history);
   });
-  return broadcastState(scalars, deck, identity, comm);
+  return broadcastState(scalars, deck, identity, history, comm);
 }
 
 template <class T, class M>
@@ -311,14 +411,14 @@ RunState readCheckpoint(const std::string& path, MPI_Comm comm, const Checkpoint
   const std::vector<StoredArray<T, M>> arrays = storedArrays(c);
   std::vector<std::vector<T>> global(arrays.size());
   std::int64_t scalars[3] = {0, 0, 0}, optimizerSteps = 0;
-  std::string deck, identity;
+  std::string deck, identity, history;
   onRankZero(comm, [&] {
     std::lock_guard<std::mutex> lock(hdf5Mutex());  // see writeAtomically
     File f(path);
     for (std::size_t i = 0; i < arrays.size(); ++i)
       global[i] = readGlobal<T>(f, arrays[i].dataset, arrays[i].shape);
     if (c.optimizer) optimizerSteps = f.read<std::int64_t>("/optimizer/steps").at(0);
-    deck = readState(f, scalars, identity);
+    deck = readState(f, scalars, identity, history);
   });
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     const Index n = globalSize(arrays[i].shape);
@@ -332,7 +432,7 @@ RunState readCheckpoint(const std::string& path, MPI_Comm comm, const Checkpoint
     MPI_Bcast(&optimizerSteps, 1, MPI_INT64_T, 0, comm);
     c.optimizer->setSteps(optimizerSteps);
   }
-  return broadcastState(scalars, deck, identity, comm);
+  return broadcastState(scalars, deck, identity, history, comm);
 }
 
 template void writeCheckpoint<float, DefaultMemorySpace>(

@@ -64,7 +64,7 @@ RunIdentity runIdentity(const TrainConfig& c, const ProcessGrid& grid, const std
 }
 
 std::vector<std::string> checkRestart(const std::string& checkpoint, const RunState& saved,
-                                      const RunIdentity& now, const std::string& deckNow) {
+                                      const RunIdentity& now, const std::string& /*deckNow*/) {
   if (saved.identity.empty())
     return {checkpoint +
             " records no run identity (written before hybrid3d checked restarts): "
@@ -82,8 +82,6 @@ std::vector<std::string> checkRestart(const std::string& checkpoint, const RunSt
            " now; that changes what the run computes (start afresh or restore ", was, ")");
     notes.push_back(std::string(rule.key) + " " + was + " -> " + is);
   }
-  if (!saved.deck.empty() && !deckNow.empty() && saved.deck != deckNow)
-    notes.push_back("the deck's text differs from the one stored in the checkpoint");
   return notes;
 }
 

@@ -1,6 +1,7 @@
 #include <hybrid3d/train/Trainer.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -15,6 +16,10 @@
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
+#include <hybrid3d/core/OwnedComm.hpp>
+#include <hybrid3d/train/CollectiveWatchdog.hpp>
+#include <hybrid3d/train/LossDiagnosis.hpp>
+#include <hybrid3d/train/OutputDirectory.hpp>
 #include <hybrid3d/train/Preemption.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
 #include <hybrid3d/train/RunIdentity.hpp>
@@ -161,10 +166,25 @@ double Trainer<T, M>::lossAndGradient(bool withGradient) {
   auto& graph = *model_.graph;
   graph.forward(exec);
   const double loss = model_.task->loss(exec, graph, withGradient);
-  // The loss is a global mean, the same number on every rank: all ranks stop together.
-  if (!std::isfinite(loss))
-    fail("training: the loss is ", loss, " at step ", step_, " (epoch ", epoch_ + 1,
-         "); lower the learning rate or check the input data");
+  // The loss is a global mean, the same number on every rank: all ranks stop together, with
+  // its first cause named (a diagnosis pass, collective, run only now).
+  if (!std::isfinite(loss)) {
+    if (!batch_)
+      fail("training: the loss is ", loss, " at step ", step_ + 1, " (epoch ", epoch_ + 1, ")");
+    LossDiagnosisInputs<T, M> in;
+    in.grid = &grid_;
+    in.graph = &graph;
+    in.batch = batch_;
+    in.dataset = &train_->loader->dataset();
+    in.loss = loss;
+    in.step = step_;
+    in.epoch = epoch_;
+    in.restartFrom = config_.restartFrom;
+    in.restartStep = restartStep_;
+    in.previousSamples = &previousSamples_;
+    in.previousLoss = previousLoss_;
+    throw WorldError(diagnoseNonFiniteLoss(in));
+  }
   return loss;
 }
 
@@ -173,12 +193,16 @@ double Trainer<T, M>::forwardBackward() {
   const execution_space& exec = exec_;
   auto& graph = *model_.graph;
   const data::HostBatch& batch = train_->loader->next();
+  batch_ = &batch;
   load(*train_, batch);
   graph.setTraining(true);
   // Dropout masks: keyed by the step and each sample's position in the global mini-batch.
   graph.setStep(step_, static_cast<std::int64_t>(grid_.group()) * graph.inputShape().batch);
   graph.zeroGradients(exec);
   const double loss = lossAndGradient(true);
+  // Kept for the diagnosis of a later step (the capacity stays: no allocation after the first).
+  previousSamples_.assign(batch.samples.begin(), batch.samples.end());
+  previousLoss_ = loss;
   graph.backward(exec, reducer_.get());
   reducer_->finish(exec);  // the optimizer step on exec sees the sums
   return loss;
@@ -264,7 +288,7 @@ void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
       {model_.graph->parameters(),
        perGroup ? meanOverGroups(model_.graph->buffers(), grid_) : model_.graph->buffers(),
        optimizer_.get()},
-      {step_, epoch_, config_.model.seed, config_.deckText, identity_});
+      {step_, epoch_, config_.model.seed, config_.deckText, identity_, config_.history});
 }
 
 template <class T, class M>
@@ -276,13 +300,34 @@ void Trainer<T, M>::printImplementations() {
   }
 }
 
+namespace {
+
+OutputDirectoryOptions outputOptions(const TrainConfig& c, long long step) {
+  OutputDirectoryOptions o;
+  o.dir = c.outputDir;
+  o.datasets = {c.data.train, c.data.validation};
+  o.restarting = !c.restartFrom.empty();
+  o.restartStep = step;
+  o.overwrite = c.overwrite;
+  return o;
+}
+
+}  // namespace
+
 template <class T, class M>
 EpochSummary Trainer<T, M>::run() {
   const bool root = grid_.worldRank() == 0;
-  if (root) std::filesystem::create_directories(config_.outputDir);
-  MPI_Barrier(grid_.worldComm());
+  // Created, checked and locked for the run (an earlier run's files refused or kept, the
+  // metrics after a restart's checkpoint dropped).
+  const OutputDirectory output(grid_.worldComm(), outputOptions(config_, step_));
+  restartStep_ = config_.restartFrom.empty() ? -1 : step_;
   MetricsCsv csv(config_.outputDir + "/metrics.csv", !config_.restartFrom.empty(),
                  grid_.worldComm());
+  // The step agreement's own communicator (its messages use one tag) and the watchdog over
+  // the waits inside a step.
+  const OwnedComm agreementComm(grid_.worldComm());
+  std::atomic<long long> stepNow{step_};
+  const CollectiveWatchdog watchdog(config_.collectiveTimeoutSeconds, grid_.worldRank(), stepNow);
   const std::string checkpoint = checkpointPath();
   PreemptionSignals signals;
   double lastCheckpoint = MPI_Wtime();
@@ -318,6 +363,7 @@ EpochSummary Trainer<T, M>::run() {
       const double ioBefore = train_->loader->stats().exposedSeconds;
       const double t0 = MPI_Wtime();
       const double loss = step();
+      stepNow.store(step_, std::memory_order_relaxed);
       const double dt = MPI_Wtime() - t0;
       const double io = train_->loader->stats().exposedSeconds - ioBefore;
       const PhaseTimers& phases = PhaseTimers::global();
@@ -353,11 +399,12 @@ EpochSummary Trainer<T, M>::run() {
       }
       if (step_ == config_.testSignalStep &&
           (config_.testSignalRank < 0 || config_.testSignalRank == grid_.worldRank()))
-        std::raise(SIGTERM);
+        std::raise(config_.testSignal);
       // Every rank stops after the same step, whichever rank the signal reached.
       const bool clockDue = config_.checkpointMinutes > 0 &&
                             MPI_Wtime() - lastCheckpoint >= 60 * config_.checkpointMinutes;
-      const StepAgreement agreed = agreeAfterStep(grid_.worldComm(), signals.received(), clockDue);
+      const StepAgreement agreed = agreeAfterStep(agreementComm.get(), signals.received(), clockDue,
+                                                  config_.collectiveTimeoutSeconds, step_);
       stopSignal = agreed.signal;
       if (!stopSignal && (agreed.checkpointDue ||
                           (config_.checkpointEvery > 0 && step_ % config_.checkpointEvery == 0)))
@@ -371,6 +418,8 @@ EpochSummary Trainer<T, M>::run() {
     summary.seconds = MPI_Wtime() - epochStart;
     summary.samplesPerSecond =
         summary.seconds > 0 ? count * config_.globalBatch / summary.seconds : 0;
+    // The epoch is saved before it is validated: a bad validation sample costs no training.
+    if (complete && checkpointStep != step_) checkpointNow();
     // A preempted run validates only a finished epoch (as the uninterrupted run would there).
     summary.validation = complete || !stopSignal ? evaluate() : EvalSummary{};
     csv.validation(step_, epoch_, summary.validation);
@@ -381,9 +430,6 @@ EpochSummary Trainer<T, M>::run() {
                   summary.validation.present ? summary.validation.describe().c_str() : "");
       std::fflush(stdout);
     }
-    if (complete && !stopSignal && epoch_ < config_.epochs && step_ < totalSteps &&
-        checkpointStep != step_)
-      checkpointNow();
   }
   if (checkpointStep != step_) checkpointNow();
   summary.stoppedBySignal = stopSignal;

@@ -145,7 +145,8 @@ TEST(GenerateDataset, SameDatasetOnOneRankAndOnAllRanks) {
   test::ScratchDir dir;
   for (const std::string generator : {"cosmology", "segmentation"}) {
     SCOPED_TRACE(generator);
-    const std::string args = generator + " --size 16 --train 2 --test 1 --seed 77 --out ";
+    // --replace: the second generator's dataset replaces the first's in the same directories.
+    const std::string args = generator + " --size 16 --train 2 --test 1 --seed 77 --replace --out ";
     generateDataset(MPI_COMM_WORLD, parseGenerateOptions(words(args + (dir / "all"))));
     {
       test::FirstRanks one(1);

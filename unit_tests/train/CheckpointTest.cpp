@@ -131,6 +131,55 @@ TEST(Checkpoint, ShapeMismatchAndMissingFileNameTheCulprit) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+TEST(Checkpoint, DamagedDatasetIsNamedWithTheFile) {
+  const std::string path = scratch("damaged");
+  Params a = makeParams(7);
+  write(path, MPI_COMM_WORLD, {a, {}, nullptr}, {3, 0, 0, "", {}, "restart at step 1: x\n"});
+  EXPECT_EQ(readRunState(path, MPI_COMM_WORLD).history, "restart at step 1: x\n");
+  // One value changed in place, as a bad disk or an edit would: the checksum stays the old one.
+  if (worldRank() == 0) {
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    const hid_t d = H5Dopen2(file, "/model/conv1/weight", H5P_DEFAULT);
+    std::vector<double> v(4 * 2 * 27);
+    H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+    v[17] = 0;
+    H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+    H5Dclose(d);
+    H5Fclose(file);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  Params b = makeParams(8);
+  try {
+    read(path, MPI_COMM_WORLD, {b, {}, nullptr});
+    ADD_FAILURE() << "accepted a damaged checkpoint";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": dataset /model/conv1/weight does not match "
+                                                "its checksum"),
+              std::string::npos)
+        << e.what();
+  }
+  if (worldRank() == 0) std::remove(path.c_str());
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(Checkpoint, FullDiskIsNamedAndLeavesNoTemporaryFile) {
+  const std::string path = scratch("full");
+  Params a = makeParams(9);
+  setenv("HYBRID3D_TEST_NO_SPACE", "1", 1);
+  try {
+    write(path, MPI_COMM_WORLD, {a, {}, nullptr}, {});
+    ADD_FAILURE() << "a write that cannot succeed succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no space left on device: " + path + " needs about "),
+              std::string::npos)
+        << e.what();
+  }
+  unsetenv("HYBRID3D_TEST_NO_SPACE");
+  EXPECT_FALSE(std::ifstream(path + ".tmp").good());
+  EXPECT_FALSE(std::ifstream(path).good());
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // FlattenDense's weight is a column shard (each rank holds its own voxels' columns); the file
 // holds the global tensor and the Adam state in the same global layout, so a checkpoint written
 // on 2x1x1 restarts on 1x1x2 (an uneven split of W = 3) and on one rank with every global

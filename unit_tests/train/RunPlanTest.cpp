@@ -70,7 +70,8 @@ TEST(RunPlan, StepsPerEpochAreTheTrainersSteps) {
     if (batch % G != 0) continue;
     SCOPED_TRACE("mini-batch " + std::to_string(batch) + ", validation mini-batch " +
                  std::to_string(validationBatch));
-    const TrainConfig c = config(dir, batch, validationBatch, 2);
+    TrainConfig c = config(dir, batch, validationBatch, 2);
+    c.overwrite = true;  // every case trains into the same output directory
     const RunPlan plan = checkRun<float>(grid, c);
     const int vb = validationBatch > 0 ? validationBatch : batch;
     EXPECT_EQ(plan.train.steps, 7 / batch);               // the last partial mini-batch dropped

@@ -373,7 +373,9 @@ TEST(Trainer, GroupBatchNormStatisticsAreAveragedIntoCheckpointsSoARestartIsExac
 TEST(Trainer, NanLossStopsEveryRankWithTheStep) {
   const std::string dir = scratch("nan");
   TrainConfig c = smallConfig(dir, writeSamples(dir, 4, 5));
-  c.schedule.baseRate = 1e30;  // the first update blows the weights up: step 1's loss is not finite
+  // The first update blows the weights up: the second step's loss is not finite (steps are
+  // counted from 1, as in the progress lines and metrics.csv).
+  c.schedule.baseRate = 1e30;
   ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
   Trainer<float> t(grid, c);
   t.step();
@@ -383,7 +385,8 @@ TEST(Trainer, NanLossStopsEveryRankWithTheStep) {
   } catch (const Error& e) {
     const std::string what = e.what();
     threw = what.find("training: the loss is ") != std::string::npos &&
-            what.find(" at step 1") != std::string::npos;
+            what.find(" at step 2 (epoch 1; batch ") != std::string::npos &&
+            what.find("; the first non-finite value: ") != std::string::npos;
     EXPECT_TRUE(threw) << what;
   }
   EXPECT_TRUE(allTrue(threw));

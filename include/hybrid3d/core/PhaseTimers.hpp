@@ -9,6 +9,8 @@
 
 #include <mpi.h>
 
+#include <hybrid3d/core/CollectiveWait.hpp>
+
 namespace hybrid3d {
 
 struct PhaseTimers {
@@ -26,17 +28,27 @@ struct PhaseTimers {
   void reset() { *this = PhaseTimers{}; }
 };
 
-// Adds the lifetime of the object to an accumulator.
+// Adds the lifetime of the object to an accumulator, and marks it as a wait of the main thread
+// for the collective watchdog (CollectiveWait.hpp), named by the phase.
 class ScopedPhase {
 public:
-  explicit ScopedPhase(double& accumulator) : acc_(accumulator), start_(MPI_Wtime()) {}
+  explicit ScopedPhase(double& accumulator)
+      : acc_(accumulator), start_(MPI_Wtime()), wait_(nameOf(accumulator)) {}
   ~ScopedPhase() { acc_ += MPI_Wtime() - start_; }
   ScopedPhase(const ScopedPhase&) = delete;
   ScopedPhase& operator=(const ScopedPhase&) = delete;
 
 private:
+  static const char* nameOf(const double& accumulator) {
+    const PhaseTimers& t = PhaseTimers::global();
+    return &accumulator == &t.halo           ? "a halo exchange"
+           : &accumulator == &t.redistribute ? "a redistribution between layer grids"
+                                             : "a gradient reduction";
+  }
+
   double& acc_;
   double start_;
+  ScopedWait wait_;
 };
 
 }  // namespace hybrid3d

@@ -68,6 +68,7 @@ public:
 
   const BatchPlan& plan() const { return plan_; }
   const SampleReader& reader() const { return reader_; }
+  const Dataset& dataset() const { return dataset_; }
 
   // Makes (epoch, batch) the mini-batch the next call of next() returns (a restart). Discards a
   // prefetched batch (a read-ahead in progress stops after its current sample).

@@ -41,6 +41,8 @@ public:
   // True when the deck gave the key or the schema has a default.
   bool has(const std::string& key) const { return values_.count(key) > 0; }
 
+  // Every key with a value (given or by default), as canonical text.
+  const std::map<std::string, std::string>& values() const { return values_; }
   const std::string& file() const { return file_; }
   const std::string& text() const { return text_; }  // the XML as read (for checkpoints)
 

@@ -30,6 +30,9 @@ struct GenerateOptions {
   // Cosmology: every sample gets these parameters instead of drawn ones (--params a,n,c,g).
   std::optional<CosmologyParameters> fixedParameters;
   double meanCount = 8.0;  // cosmology: mean particles per voxel (--mean-count)
+  // --replace: a non-empty output directory holding a dataset is replaced (what the new
+  // manifest does not list is removed afterwards); without it a non-empty one is refused.
+  bool replace = false;
 };
 
 // The usage line of the subcommand (after "hybrid3d generate").
@@ -41,6 +44,11 @@ std::string generateUsage();
 // value. Checks nothing that needs the file system or the rank count (generateDataset does).
 GenerateOptions parseGenerateOptions(const std::vector<std::string>& args);
 
+// On one rank: whether `o.outDir` holds a dataset generated with `o`'s settings (true), holds
+// none (false: no manifest.txt), or throws naming the manifest and the first setting that
+// differs (generator, size, seed, the splits' sample counts, mean count) and the deck key.
+bool existingDatasetMatches(const GenerateOptions& o);
+
 // Creates OUTDIR/<split> for every split with samples and makes sure a file can be written
 // there; returns the one-line error naming --out and the directory, or "" when all is well.
 // File-system work: call it on one rank.
@@ -48,8 +56,11 @@ std::string prepareSplitDirectories(const std::string& outDir,
                                     const std::vector<std::pair<std::string, Index>>& splits);
 
 // Writes the dataset collectively over `comm` and returns its manifest (on every rank).
-// Throws (on every rank alike) when the size is smaller than the rank count or the output
-// directory cannot be created or written. `onSample`, if set, is called on every rank after
+// Throws (on every rank alike) when the size is smaller than the rank count, the output
+// directory cannot be created or written, or it is not empty and `replace` is not set (or it
+// holds something that is not a dataset: no manifest.txt, entries other than the splits).
+// With `replace`, every file the new manifest does not list is removed afterwards, so two
+// generations never mix. `onSample`, if set, is called on every rank after
 // each sample with the sample and its wall time in seconds.
 Manifest generateDataset(
     MPI_Comm comm, const GenerateOptions& options,

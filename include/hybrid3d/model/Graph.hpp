@@ -49,6 +49,8 @@ public:
   const LayerGrid& grid(int id) const;
   std::size_t size() const { return nodes_.size(); }
   node_type& node(std::size_t id) { return *nodes_.at(id).node; }
+  // Node `id`'s output as the last forward() left it (what a diagnosis inspects).
+  const value_type& outputOf(std::size_t id) const { return nodes_.at(id).output; }
 
   // Allocates activations and gradients; the last node added is the model output.
   void finalize();

@@ -6,6 +6,8 @@
 //   /state/step, /state/epoch, /state/seed
 //   root attribute "deck"             the input deck the run was started from
 //   root attribute "identity"         the run's identity, "key=value" lines (RunState::identity)
+//   root attribute "history"          the changes restarts made (RunState::history)
+//   attribute "fnv1a64" of each array  FNV-1a 64 of its stored bytes, verified on reading
 // The file holds GLOBAL tensors whatever the grid: a column-sharded parameter
 // (layers/Parameter.hpp) and its optimizer state are gathered before world rank 0 writes the
 // file alone, and on reading rank 0 broadcasts each tensor and every rank keeps its own part,
@@ -34,6 +36,9 @@ struct RunState {
   // What the run was (architecture, mini-batch, seed, ...: train/RunIdentity.hpp), checked on
   // restart. Keys and values are single lines without '='. Empty in files from before it.
   std::map<std::string, std::string> identity;
+  // One line per change a restart made to the deck ("restart at step 12: 'Training/momentum'
+  // 0.9 -> 0.5 (--allow-change)"), oldest first; empty in files from before it.
+  std::string history;
 };
 
 template <class T, class M>
@@ -45,14 +50,16 @@ struct CheckpointContents {
 };
 
 // Collective over `comm` (the world: every column of a sharded parameter must be on some rank of
-// it). Throws on every rank (with the path) if rank 0 could not write.
+// it). Throws on every rank (with the path) if rank 0 could not write; a full disk is named
+// ("no space left on device", the bytes needed) and the temporary file removed.
 template <class T, class M>
 void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c,
                      const RunState& state);
 
 // Collective over `comm`: fills every parameter, buffer and (if given) optimizer state from
-// the file; a missing dataset or a shape that differs from the model's is an error naming the
-// file and the dataset. Returns the run state (zeros for a weights-only file).
+// the file; a missing dataset, a shape that differs from the model's or an array that does not
+// match its checksum is an error naming the file and the dataset. Returns the run state (zeros for
+// a weights-only file).
 template <class T, class M>
 RunState readCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c);
 

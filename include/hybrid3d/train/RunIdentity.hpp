@@ -23,7 +23,9 @@ RunIdentity runIdentity(const TrainConfig& config, const ProcessGrid& grid,
 
 // Throws hybrid3d::Error naming `checkpoint`, the key and both values for the first refused
 // change (the same on every rank: both sides are replicated). Returns one line per allowed
-// change ("epochs 3 -> 5"), and says so when the checkpoint predates identities.
+// change ("epochs 3 -> 5"), and says so when the checkpoint predates identities. The decks
+// themselves are compared key by key where decks are read (deck/RestartChanges.hpp); `deckNow`
+// is not used here.
 std::vector<std::string> checkRestart(const std::string& checkpoint, const RunState& saved,
                                       const RunIdentity& now, const std::string& deckNow);
 

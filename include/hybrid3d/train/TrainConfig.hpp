@@ -49,12 +49,24 @@ struct TrainConfig {
   double checkpointMinutes = 30;  // when this much wall time passed since the last; 0: off
   int printEvery = 1;             // steps between progress lines
   std::string restartFrom;        // checkpoint to continue from ("" : start fresh)
-  long long maxSteps = -1;        // stop after this many steps (for tests); < 0: no limit
-  std::string deckText;           // stored in checkpoints
-  // Tests only: raise SIGTERM in-process once this many steps are done, on this world rank (-1:
-  // every rank), so that a preemption lands at a known step. -1: never.
+  // A run that is not a restart into an output directory holding an earlier run's checkpoint or
+  // metrics: refused, or with `overwrite` the old files are kept under a dated name
+  // (OutputDirectory.hpp).
+  bool overwrite = false;
+  // The checkpoint's history (RunState::history) with this restart's changes, stored in every
+  // checkpoint this run writes.
+  std::string history;
+  // Seconds a rank may wait for the others in one collective before every rank is stopped
+  // with a line naming the operation (CollectiveWatchdog.hpp, Preemption.hpp); <= 0: forever.
+  double collectiveTimeoutSeconds = 600;
+  long long maxSteps = -1;  // stop after this many steps (for tests); < 0: no limit
+  std::string deckText;     // stored in checkpoints
+  // Tests only: raise testSignal (SIGTERM unless set) in-process once this many steps are done,
+  // on this world rank (-1: every rank), so that a preemption, a crash (SIGKILL) or a stopped
+  // rank (SIGSTOP) lands at a known step. -1: never.
   long long testSignalStep = -1;
   int testSignalRank = 0;
+  int testSignal = 15;  // SIGTERM
 };
 
 }  // namespace hybrid3d

@@ -84,6 +84,11 @@ private:
   long long step_ = 0;
   int epoch_ = 0;
   bool staged_ = false;  // some layers run on other grids (redistributions in the step)
+  // The training batch of the step in progress (for the diagnosis of a non-finite loss).
+  const data::HostBatch* batch_ = nullptr;
+  long long restartStep_ = -1;          // the step run() began at after a restart
+  std::vector<Index> previousSamples_;  // the last finished step's slots (HostBatch::samples)
+  double previousLoss_ = 0;
 };
 
 extern template class Trainer<float, DefaultMemorySpace>;

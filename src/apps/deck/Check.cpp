@@ -4,6 +4,7 @@
 #include <hybrid3d/data/CollectiveVerdict.hpp>
 
 #include "../Command.hpp"
+#include "../Options.hpp"
 #include "DryRun.hpp"
 
 namespace hybrid3d::app {
@@ -12,9 +13,16 @@ namespace {
 int run(const std::vector<std::string>& args) {
   std::string deck;
   deck::DeckRun r;
+  double memoryLimit = 0;
   // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
   data::collectively(MPI_COMM_WORLD, [&] {
-    for (const std::string& a : args) {
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a == "--memory-limit") {
+        if (i + 1 >= args.size()) fail("check: --memory-limit needs a value");
+        memoryLimit = memoryLimitOption("check", args[++i]);
+        continue;
+      }
       if (!a.empty() && a[0] == '-') fail("check: unknown option ", a);
       if (!deck.empty()) fail("check: more than one deck given");
       deck = a;
@@ -24,18 +32,22 @@ int run(const std::vector<std::string>& args) {
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     r = deck::readTrainDeck(deck, world);
   });
-  return dryRun(deck, r);
+  return dryRun(deck, r, memoryLimit);
 }
 
 const Registration reg{
     "check",
-    {"DECK.xml", "checks a training deck on these ranks without training and prints the plan",
+    {"DECK.xml [--memory-limit GiB]",
+     "checks a training deck on these ranks without training and prints the plan",
      "Checks what `train` would refuse: the deck's keys and values, the spatial grid against\n"
      "every layer, the datasets' listings and each sample file's datasets, shapes and types\n"
      "(no sample contents are read, so NaN values and bad labels are found only by training).\n"
      "Prints per layer the output shape, the owned box per rank and the input ghost widths,\n"
      "then the memory of the ranks holding the most and the least (activations, their\n"
-     "gradients, parameters, convolution workspace) and the steps per epoch. Writes nothing.\n"
+     "gradients, parameters, convolution workspace) and the steps per epoch. Checks that every\n"
+     "rank can create and write the output directory, and that the largest rank's memory times\n"
+     "the ranks on each node fits the node's memory (--memory-limit GiB: per rank, instead).\n"
+     "Writes nothing.\n"
      "The same as `hybrid3d train DECK.xml --dry-run`.\n",
      "mpirun -n 2 hybrid3d check inputs/cosmoflow_demo.xml"},
     run};

@@ -4,6 +4,8 @@
 #include <filesystem>
 
 #include <hybrid3d/data/CollectiveVerdict.hpp>
+#include <hybrid3d/generate/GenerateDataset.hpp>
+#include <hybrid3d/train/ResourceChecks.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
 #include <hybrid3d/train/RunPlan.hpp>
 
@@ -18,8 +20,10 @@ namespace {
 std::pair<SetListing, SetListing> toBeGenerated(const deck::DeckRun& r, MPI_Comm world) {
   int rank, have = 1;
   MPI_Comm_rank(world, &rank);
-  if (r.generate && rank == 0)
-    have = std::filesystem::exists(r.generation.outDir + "/manifest.txt");
+  // A dataset there made with other settings is refused, as training refuses it.
+  data::collectively(world, [&] {
+    if (r.generate && rank == 0) have = generate::existingDatasetMatches(r.generation);
+  });
   MPI_Bcast(&have, 1, MPI_INT, 0, world);
   if (have) return {};
   const auto& g = r.generation;
@@ -55,9 +59,14 @@ std::pair<SetListing, SetListing> checkDeckData(const deck::DeckRun& r, int grou
   return sets;
 }
 
-int dryRun(const std::string& deckPath, const deck::DeckRun& r) {
+int dryRun(const std::string& deckPath, const deck::DeckRun& r, double memoryLimit) {
   const ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
   const RunPlan plan = r.precision == "double" ? check<double>(grid, r) : check<float>(grid, r);
+  checkOutputWritable(grid.worldComm(), r.config.outputDir);
+  // Host memory holds the model only where the default memory space is the host's.
+  if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, DefaultMemorySpace>::accessible)
+    checkNodeMemory(grid.worldComm(), double(plan.memory.at(plan.largestRank()).total()),
+                    memoryLimit);
   if (grid.worldRank() == 0) {
     std::printf(
         "hybrid3d: dry run of %s: the deck, the grid and the data check out\n%s"

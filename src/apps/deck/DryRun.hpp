@@ -13,8 +13,10 @@
 
 namespace hybrid3d::app {
 
-// Returns the exit status (0); throws an error agreed over the world otherwise.
-int dryRun(const std::string& deckPath, const deck::DeckRun& run);
+// Returns the exit status (0); throws an error agreed over the world otherwise. Also checks
+// that every rank can create and write the output directory and that the plan's memory fits
+// each node's (its ranks counted), or `memoryLimit` bytes per rank when > 0.
+int dryRun(const std::string& deckPath, const deck::DeckRun& run, double memoryLimit = 0);
 
 // The deck's data as the dry run checks it, for a run of `groups` data-parallel groups: its
 // sets listed and every sample file's metadata checked on the ranks of `world`, or, for a deck

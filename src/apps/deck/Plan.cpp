@@ -52,12 +52,7 @@ PlanArgs parse(const std::vector<std::string>& args) {
     } else if (s == "--machine") {
       a.machineFile = value();
     } else if (s == "--memory-limit") {
-      const std::string& v = value();
-      char* end = nullptr;
-      const double gib = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(gib > 0))
-        fail("plan: --memory-limit needs a positive number of GiB, not '", v, "'");
-      a.memoryLimit = gib * double(1 << 30);
+      a.memoryLimit = memoryLimitOption("plan", value());
     } else if (s == "--csv") {
       a.csv = value();
     } else if (s == "--top") {

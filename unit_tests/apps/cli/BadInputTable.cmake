@@ -39,12 +39,16 @@ file(WRITE ${good}/deck.xml.in "<ParameterList name=\"hybrid3d\">
   <ParameterList name=\"Training\">
     <Parameter name=\"mini-batch\" type=\"int\" value=\"2\"/>
     <Parameter name=\"epochs\" type=\"int\" value=\"1\"/>
-    <Parameter name=\"output directory\" type=\"string\" value=\"@CASE@/run\"/>
+    <Parameter name=\"output directory\" type=\"string\" value=\"@CASE@/@OUT@\"/>
   </ParameterList>
 </ParameterList>
 ")
+# The good run writes run/; a case's deck writes out/ (empty: a run into run/, which holds the
+# good run's files, would be refused for that).
 set(CASE ${good})
+set(OUT run)
 configure_file(${good}/deck.xml.in ${good}/deck.xml @ONLY)
+set(OUT out)
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} train ${good}/deck.xml)
 
 # One setup action, in the case directory `dir`:

@@ -39,6 +39,14 @@ function(h3d_deck path dir extra_model extra_training)
 ")
 endfunction()
 
+# h3d_deck on WORK/data/train written to WORK/NAME.xml, with WORK/NAME its output directory.
+function(h3d_named_deck name extra_training)
+  h3d_deck(${WORK}/${name}.xml ${WORK}/data/train "" "${extra_training}")
+  file(READ ${WORK}/${name}.xml deck)
+  string(REPLACE "${WORK}/run" "${WORK}/${name}" deck "${deck}")
+  file(WRITE ${WORK}/${name}.xml "${deck}")
+endfunction()
+
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} generate cosmology --out ${WORK}/data --size 16

@@ -16,7 +16,7 @@ foreach(layer conv1 conv2)
 endforeach()
 
 h3d_deck(${WORK}/off.xml ${WORK}/data/train "" "${oneStep}")
-h3d_run(TRUE off ${launch} ${WORK}/off.xml)
+h3d_run(TRUE off ${launch} ${WORK}/off.xml --overwrite)  # the same output directory as "on"
 h3d_expect("${off}" "\n  conv1: ")
 string(FIND "${off}" "halo overlapped" at)
 if(NOT at EQUAL -1)

@@ -9,10 +9,7 @@ set(launch ${MPIEXEC} -n 2 --oversubscribe)
 # A deck per run (the output directory is in the deck): 100 epochs of 2 steps (4 samples,
 # mini-batch 2), a run that a signal always interrupts.
 function(preempt_deck name)
-  h3d_deck(${WORK}/${name}.xml ${WORK}/data/train "" "<Parameter name=\"epochs\" type=\"int\" value=\"100\"/>")
-  file(READ ${WORK}/${name}.xml deck)
-  string(REPLACE "${WORK}/run" "${WORK}/${name}" deck "${deck}")
-  file(WRITE ${WORK}/${name}.xml "${deck}")
+  h3d_named_deck(${name} "<Parameter name=\"epochs\" type=\"int\" value=\"100\"/>")
 endfunction()
 
 # kind,step,epoch,loss,learning_rate of every metrics row (the other columns are timings).

@@ -2,6 +2,7 @@
 //   make_bad_file SRC DST OP...
 //   drop PATH                 the dataset PATH is missing
 //   set PATH INDEX VALUE      element INDEX (row-major) of PATH becomes VALUE (nan, inf, -3 ...)
+//   poke PATH INDEX VALUE     the same, written in place (the dataset's attributes kept)
 //   retype PATH TYPE          PATH is stored as TYPE (float32, float64, int32), same values
 //   reshape PATH D0,D1,...    PATH gets another shape (values cut or padded with zeros)
 // Datasets are rewritten through double, which every type the project stores converts to.
@@ -81,7 +82,8 @@ herr_t copyAttribute(hid_t src, const char* name, const H5A_info_t*, void* dst) 
 
 int main(int argc, char** argv) {
   if (argc < 3)
-    die("usage: make_bad_file SRC DST [drop P | set P I V | retype P T | reshape P DIMS]...");
+    die("usage: make_bad_file SRC DST [drop P | set P I V | poke P I V | retype P T | reshape P "
+        "DIMS]...");
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   hid_t src = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT);
   if (src < 0) die(std::string("cannot open ") + argv[1]);
@@ -100,14 +102,24 @@ int main(int argc, char** argv) {
     if (op == "drop") {
       const std::string path = arg();
       if (H5Ldelete(dst, path.c_str(), H5P_DEFAULT) < 0) die("no object " + path);
-    } else if (op == "set") {
+    } else if (op == "set" || op == "poke") {
       const std::string path = arg();
       const std::size_t index = std::stoul(arg());
       const double value = std::strtod(arg().c_str(), nullptr);
       Dataset ds = readDataset(dst, path);
       if (index >= ds.values.size()) die("index outside " + path);
       ds.values[index] = value;
-      writeDataset(dst, path, ds);
+      if (op == "set") {
+        writeDataset(dst, path, ds);
+        continue;
+      }
+      // poke: written into the dataset in place, so its attributes (a checkpoint's checksum)
+      // stay, as after damage on disk.
+      const hid_t d = H5Dopen2(dst, path.c_str(), H5P_DEFAULT);
+      if (d < 0 ||
+          H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ds.values.data()) < 0)
+        die("cannot write " + path);
+      H5Dclose(d);
     } else if (op == "retype") {
       const std::string path = arg(), type = arg();
       Dataset ds = readDataset(dst, path);
