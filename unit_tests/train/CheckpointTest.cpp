@@ -93,13 +93,13 @@ TEST(Checkpoint, RoundTripRestoresParametersOptimizerAndState) {
 TEST(Checkpoint, FailedWriteLeavesThePreviousCheckpointWhole) {
   Params good = makeParams(3);
   const std::string path = scratch("atomic");
-  write(path, MPI_COMM_WORLD, {good, {}, nullptr}, {1, 0, 0, "", {}});
+  write(path, MPI_COMM_WORLD, {good, {}, nullptr}, {1, 0, 0, "", {}, ""});
   // A parameter whose storage disagrees with its shape makes the writer fail half way, after
   // earlier datasets went into the temporary file.
   Params broken = makeParams(4);
   broken.push_back({"fc9", createParameter<double>("fc9", "weight", {3})});
   broken.back().param.shape = {4};
-  EXPECT_THROW(write(path, MPI_COMM_WORLD, {broken, {}, nullptr}, {2, 0, 0, "", {}}), Error);
+  EXPECT_THROW(write(path, MPI_COMM_WORLD, {broken, {}, nullptr}, {2, 0, 0, "", {}, ""}), Error);
   Params back = makeParams(5);
   const RunState s = read(path, MPI_COMM_WORLD, {back, {}, nullptr});
   EXPECT_EQ(flatten(back), flatten(good));
@@ -228,7 +228,7 @@ TEST(Checkpoint, ColumnShardsRestartOnAnotherGridWithBitIdenticalGlobalTensors) 
     Adam<double> adam(params, {});
     adam.step(DefaultExecutionSpace(), 1e-2);
     adam.step(DefaultExecutionSpace(), 1e-2);
-    write(path, MPI_COMM_WORLD, {params, {}, &adam}, {2, 0, 0, "", {}});
+    write(path, MPI_COMM_WORLD, {params, {}, &adam}, {2, 0, 0, "", {}, ""});
     written = globalState(layer, adam, MPI_COMM_WORLD);
   }
   ASSERT_EQ(written.tensors.size(), 6u);  // weight, bias, exp_avg and exp_avg_sq of each
