@@ -113,9 +113,10 @@ void checkStaged(ModelOptions o, int channels, int outputs, const std::vector<St
       EXPECT_GT(redistributions(grid, staged, c.samplesPerGroup), 0) << "not a staged layout";
       const Result got = run(grid, staged, batch);
       expectSame(got, want, 1e-10);
-      if (c.grid.groups == 1)  // the reference's short batch is the same sample
+      if (c.grid.groups == 1) {  // the reference's short batch is the same sample
         EXPECT_NEAR(got.validationLoss, want.validationLoss, 1e-10 * std::abs(want.validationLoss))
             << "a short validation batch";
+      }
       if (grid.worldRank() == 0) {
         double worst = 0;
         for (const auto& [name, w] : want.grads) {
