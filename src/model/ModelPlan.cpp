@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/comm/Redistribute.hpp>
 #include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/layers/impl/OneDnnWorkspace.hpp>
@@ -30,10 +31,12 @@ std::size_t edgeBytes(std::size_t scalar, const ModelPlan& p, int id, const Int3
   return scalar * values * std::size_t(layout.localBox().size());
 }
 
-// The buffers of a Redistribute layer on the rank at `coords`: both directions share one send
-// and one receive buffer (comm/Redistribute.hpp), staged on the host where MPI needs it.
+// The buffers of a Redistribute layer on the rank at `coords`: none on host memory (MPI's
+// datatypes move the cells), else one send and one receive buffer both directions share
+// (comm/Redistribute.hpp), staged on the host where MPI needs it.
 template <class T, class M>
 std::size_t redistributionBuffers(const ModelPlan& p, int id, const Int3& coords) {
+  if (Redistribute<T, M>::byDatatypes) return 0;
   const RedistributePlan f = p.redistribution(id, coords), b = p.redistribution(id, coords, true);
   const std::size_t cells = std::size_t(std::max(cellsOf(f.sends), cellsOf(b.sends)) +
                                         std::max(cellsOf(f.recvs), cellsOf(b.recvs)));

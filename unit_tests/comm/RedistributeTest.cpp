@@ -3,7 +3,8 @@
 // sub-grids than samples and ranks in no sub-grid. Forward puts every owned cell of every
 // sample where the destination layout owns it, and never writes a ghost; the adjoint is exact:
 // <R x, y> = <x, R^T y> to 1e-13 for volumes, and for replicated features (the dense part) on
-// the logical tensor, each sample's row counted once.
+// the logical tensor, each sample's row counted once. Both ways of moving the cells: MPI's
+// datatypes (host memory) and buffers packed by kernels (devices), here both on the host.
 #include <random>
 
 #include <gtest/gtest.h>
@@ -112,7 +113,8 @@ std::vector<GridCase> groupCases() {
           {{2, 1, 1}, 2}, {{2, 2, 2}, 1}, {{4, 1, 1}, 2}};
 }
 
-TEST(Redistribute, ForwardPutsEveryCellWhereTheDestinationOwnsItAndTheAdjointIsExact) {
+template <bool Packed>
+void expectForwardPutsEveryCellWhereTheDestinationOwnsItAndTheAdjointIsExact() {
   const int C = 2;
   int checked = 0;
   const int ran = forEachGrid(groupCases(), [&](const ProcessGrid& pg, const GridCase&) {
@@ -123,7 +125,7 @@ TEST(Redistribute, ForwardPutsEveryCellWhereTheDestinationOwnsItAndTheAdjointIsE
       const LayerGrid& a = grids.at(c.from);
       const LayerGrid& b = grids.at(c.to);
       const int first = pg.group() * c.batch;
-      Redistribute<T, TestDevice> r(a, b, {c.batch, C, c.extents}, false, "test");
+      Redistribute<T, TestDevice, Packed> r(a, b, {c.batch, C, c.extents}, false, "test");
       const Tensor x = tensorOn(a, "x", c.batch, C, c.extents, GhostWidths::uniform(1));
       const Tensor y = tensorOn(b, "y", c.batch, C, c.extents, GhostWidths{{0, 1, 0}, {2, 0, 1}});
       const Index3 e = c.extents;
@@ -176,11 +178,19 @@ TEST(Redistribute, ForwardPutsEveryCellWhereTheDestinationOwnsItAndTheAdjointIsE
   EXPECT_GT(checked, 0);
 }
 
+TEST(Redistribute, ForwardPutsEveryCellWhereTheDestinationOwnsItAndTheAdjointIsExact) {
+  expectForwardPutsEveryCellWhereTheDestinationOwnsItAndTheAdjointIsExact<false>();
+}
+TEST(Redistribute, PackedForwardPutsEveryCellWhereTheDestinationOwnsItAndTheAdjointIsExact) {
+  expectForwardPutsEveryCellWhereTheDestinationOwnsItAndTheAdjointIsExact<true>();
+}
+
 // Features [N, F] replicated on every rank of a sub-grid: after forward every rank of a
 // destination sub-grid holds its samples' rows; the adjoint brings back, to every rank of a
 // source sub-grid, the rows one rank of the destination holds (the logical map is the identity
 // on the samples, so is its adjoint).
-TEST(Redistribute, ReplicatedFeaturesReachEveryRankOfTheDestinationSubGrid) {
+template <bool Packed>
+void expectReplicatedFeaturesReachEveryRankOfTheDestinationSubGrid() {
   constexpr int F = 5;
   const int ran = forEachGrid(groupCases(), [&](const ProcessGrid& pg, const GridCase&) {
     LayerGridSet grids(pg);
@@ -190,7 +200,7 @@ TEST(Redistribute, ReplicatedFeaturesReachEveryRankOfTheDestinationSubGrid) {
       const LayerGrid& a = grids.at(c.from);
       const LayerGrid& b = grids.at(c.to);
       const int first = pg.group() * c.batch;
-      Redistribute<T, TestDevice> r(a, b, {c.batch, F, {1, 1, 1}}, true, "features");
+      Redistribute<T, TestDevice, Packed> r(a, b, {c.batch, F, {1, 1, 1}}, true, "features");
       auto rows = [&](const LayerGrid& g, int batch, const char* label) {
         return createDistTensor<T, TestDevice>(label, g.localBatch(batch), F,
                                                BlockDecomposition({1, 1, 1}, {1, 1, 1}), {0, 0, 0});
@@ -213,6 +223,13 @@ TEST(Redistribute, ReplicatedFeaturesReachEveryRankOfTheDestinationSubGrid) {
     }
   });
   EXPECT_GT(ran, 0);
+}
+
+TEST(Redistribute, ReplicatedFeaturesReachEveryRankOfTheDestinationSubGrid) {
+  expectReplicatedFeaturesReachEveryRankOfTheDestinationSubGrid<false>();
+}
+TEST(Redistribute, PackedReplicatedFeaturesReachEveryRankOfTheDestinationSubGrid) {
+  expectReplicatedFeaturesReachEveryRankOfTheDestinationSubGrid<true>();
 }
 
 }  // namespace

@@ -51,6 +51,8 @@ public:
   node_type& node(std::size_t id) { return *nodes_.at(id).node; }
   // Node `id`'s output as the last forward() left it (what a diagnosis inspects).
   const value_type& outputOf(std::size_t id) const { return nodes_.at(id).output; }
+  // The nodes node `id` reads (Input: the model input).
+  const std::vector<int>& inputsOf(std::size_t id) const { return nodes_.at(id).inputs; }
 
   // Allocates activations and gradients; the last node added is the model output.
   void finalize();

@@ -7,7 +7,6 @@
 
 #include <hybrid3d/comm/MpiTypes.hpp>
 #include <hybrid3d/comm/impl/CopyBox.hpp>
-#include <hybrid3d/comm/impl/HaloBox.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
@@ -15,17 +14,19 @@
 
 namespace hybrid3d {
 
-template <class T, class M>
-typename Redistribute<T, M>::Side Redistribute<T, M>::sideOf(const DistTensor<T, M>& t) {
+template <class T, class M, bool Packed>
+typename Redistribute<T, M, Packed>::Side Redistribute<T, M, Packed>::sideOf(
+    const DistTensor<T, M>& t) {
   Side s;
   s.view = t.view();
   for (int i = 0; i < 3; ++i) s.origin[i] = t.owned().lo[i] - t.ghosts().lo[i];
   return s;
 }
 
-template <class T, class M>
-Redistribute<T, M>::Redistribute(const LayerGrid& from, const LayerGrid& to,
-                                 const TensorShape& shape, bool replicated, const std::string& name)
+template <class T, class M, bool Packed>
+Redistribute<T, M, Packed>::Redistribute(const LayerGrid& from, const LayerGrid& to,
+                                         const TensorShape& shape, bool replicated,
+                                         const std::string& name)
     : name_(name), region_("hybrid3d::Redistribute[" + name + "]"), channels_(shape.channels) {
   if (from.groupComm() != to.groupComm() || from.groupRank() != to.groupRank())
     fail(name, ": redistribution between grids of different spatial groups");
@@ -35,6 +36,7 @@ Redistribute<T, M>::Redistribute(const LayerGrid& from, const LayerGrid& to,
                                     from.groupRank(), replicated);
   setUp(forward_, from.groupComm());
   setUp(backward_, from.groupComm());
+  if constexpr (byDatatypes) return;  // MPI moves the cells between the tensors themselves
   // The directions run one at a time (forward pass, backward pass): one pair of buffers.
   const Index sends = std::max(forward_.sendCount, backward_.sendCount);
   const Index recvs = std::max(forward_.recvCount, backward_.recvCount);
@@ -46,11 +48,11 @@ Redistribute<T, M>::Redistribute(const LayerGrid& from, const LayerGrid& to,
   recvHost_ = stagingBuffer<T, M>(recv, std::size_t(recvs));
 }
 
-template <class T, class M>
-Redistribute<T, M>::~Redistribute() = default;
+template <class T, class M, bool Packed>
+Redistribute<T, M, Packed>::~Redistribute() = default;
 
-template <class T, class M>
-void Redistribute<T, M>::setUp(Direction& d, MPI_Comm group) {
+template <class T, class M, bool Packed>
+void Redistribute<T, M, Packed>::setUp(Direction& d, MPI_Comm group) {
   const Index perCell = channels_;
   // Per peer: one count and offset in MPI's ints; per block: where it starts in the buffer.
   auto count = [&](const std::vector<RedistributeBlock>& blocks, std::vector<int>& ranks,
@@ -83,58 +85,100 @@ void Redistribute<T, M>::setUp(Direction& d, MPI_Comm group) {
       int(sendRanks.size()), sendRanks.empty() ? &dummy : sendRanks.data(), MPI_UNWEIGHTED,
       MPI_INFO_NULL, 0, &graph);
   d.comm = OwnedComm::adopt(graph);
+  d.ones.assign(std::max(sendRanks.size(), recvRanks.size()), 1);
+  d.zeros.assign(d.ones.size(), 0);
 }
 
-template <class T, class M>
-void Redistribute<T, M>::run(const execution_space& exec, const Direction& d, const Side& from,
-                             const Side& to) {
+namespace Impl {
+// The 5-D shape of a side's array, as PeerBlockTypes takes it.
+template <class View>
+PeerBlockTypes::Shape shapeOf(const View& v) {
+  return {Index(v.extent(0)), Index(v.extent(1)), Index(v.extent(2)), Index(v.extent(3)),
+          Index(v.extent(4))};
+}
+}  // namespace Impl
+
+template <class T, class M, bool Packed>
+void Redistribute<T, M, Packed>::run(const execution_space& exec, Direction& d, const Side& from,
+                                     const Side& to) {
   ScopedPhase timed(PhaseTimers::global().redistribute);
   ProfilingRegion region(region_);
   if (from.view.extent(1) != std::size_t(channels_) || to.view.extent(1) != std::size_t(channels_))
     fail(name_, ": redistribution of ", channels_, " channels given ", from.view.extent(1), " and ",
          to.view.extent(1));
-  using P = Kokkos::pair<Index, Index>;
-  auto sample = [](const view_type& v, Index n) {
-    return Kokkos::subview(v, P(n, n + 1), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
-  };
-  auto local = [](const Side& s, const Box3& b) {
-    return Index3{b.lo[0] - s.origin[0], b.lo[1] - s.origin[1], b.lo[2] - s.origin[2]};
-  };
-  for (std::size_t i = 0; i < d.plan.sends.size(); ++i) {
-    const RedistributeBlock& b = d.plan.sends[i];
-    Impl::applyBox<Impl::BoxOp::Pack>("hybrid3d::Redistribute::pack", exec,
-                                      sample(from.view, b.sample), sendBuf_, d.sendAt[i],
-                                      local(from, b.box), b.box.extents());
-  }
-  const T* sendPtr = sendBuf_.data();
-  T* recvPtr = recvBuf_.data();
-  if constexpr (mpiStagesThroughHost<M>) {
-    Kokkos::deep_copy(exec, Kokkos::subview(sendHost_, P(0, d.sendCount)),
-                      Kokkos::subview(sendBuf_, P(0, d.sendCount)));
-    sendPtr = sendHost_.data();
-    recvPtr = recvHost_.data();
-  }
-  exec.fence();  // packed (and staged) data complete before MPI reads them
-  static const int none = 0;
-  auto array = [](const std::vector<int>& v) { return v.empty() ? &none : v.data(); };
   MPI_Request request;
-  MPI_Ineighbor_alltoallv(sendPtr, array(d.sendCounts), array(d.sendOffsets), mpiType<T>(), recvPtr,
-                          array(d.recvCounts), array(d.recvOffsets), mpiType<T>(), d.comm.get(),
-                          &request);
+  start(exec, d, from, to, request);
   PhaseTimers::global().redistributeBytes += std::uint64_t(d.sendCount) * sizeof(T);
   // What stays on this rank moves while the messages fly.
   for (const RedistributeBlock& b : d.plan.copies)
-    Impl::copyBox("hybrid3d::Redistribute::copy", exec, from.view, b.sample, local(from, b.box),
-                  to.view, b.peerSample, local(to, b.box), b.box.extents());
-  MPI_Wait(&request, MPI_STATUS_IGNORE);
-  if constexpr (mpiStagesThroughHost<M>)
-    Kokkos::deep_copy(exec, Kokkos::subview(recvBuf_, P(0, d.recvCount)),
-                      Kokkos::subview(recvHost_, P(0, d.recvCount)));
-  for (std::size_t i = 0; i < d.plan.recvs.size(); ++i) {
-    const RedistributeBlock& b = d.plan.recvs[i];
-    Impl::applyBox<Impl::BoxOp::Unpack>("hybrid3d::Redistribute::unpack", exec,
-                                        sample(to.view, b.sample), recvBuf_, d.recvAt[i],
-                                        local(to, b.box), b.box.extents());
+    Impl::copyBox("hybrid3d::Redistribute::copy", exec,
+                  Impl::readOnly(Impl::boxOf(from.view, b.sample, b.box, from.origin)),
+                  Impl::boxOf(to.view, b.peerSample, b.box, to.origin), Index(channels_),
+                  b.box.extents());
+  finish(exec, d, to, request);
+}
+
+template <class T, class M, bool Packed>
+void Redistribute<T, M, Packed>::start(const execution_space& exec, Direction& d, const Side& from,
+                                       const Side& to, MPI_Request& request) {
+  static const int none = 0;
+  auto array = [](const std::vector<int>& v) { return v.empty() ? &none : v.data(); };
+  if constexpr (byDatatypes) {
+    const auto& sendTypes =
+        d.sendTypes.of(d.plan.sends, Impl::shapeOf(from.view), from.origin, mpiType<T>());
+    const auto& recvTypes =
+        d.recvTypes.of(d.plan.recvs, Impl::shapeOf(to.view), to.origin, mpiType<T>());
+    static const MPI_Aint zero = 0;
+    static const MPI_Datatype anyType = MPI_BYTE;
+    exec.fence();  // the source complete before MPI reads it
+    MPI_Ineighbor_alltoallw(
+        from.view.data(), array(d.ones), d.zeros.empty() ? &zero : d.zeros.data(),
+        sendTypes.empty() ? &anyType : sendTypes.data(), to.view.data(), array(d.ones),
+        d.zeros.empty() ? &zero : d.zeros.data(), recvTypes.empty() ? &anyType : recvTypes.data(),
+        d.comm.get(), &request);
+  } else {
+    using P = Kokkos::pair<Index, Index>;
+    for (std::size_t i = 0; i < d.plan.sends.size(); ++i) {
+      const RedistributeBlock& b = d.plan.sends[i];
+      Impl::copyBox("hybrid3d::Redistribute::pack", exec,
+                    Impl::readOnly(Impl::boxOf(from.view, b.sample, b.box, from.origin)),
+                    Impl::packedBox(sendBuf_.data() + d.sendAt[i], b.box.extents()),
+                    Index(channels_), b.box.extents());
+    }
+    const T* sendPtr = sendBuf_.data();
+    T* recvPtr = recvBuf_.data();
+    if constexpr (mpiStagesThroughHost<M>) {
+      Kokkos::deep_copy(exec, Kokkos::subview(sendHost_, P(0, d.sendCount)),
+                        Kokkos::subview(sendBuf_, P(0, d.sendCount)));
+      sendPtr = sendHost_.data();
+      recvPtr = recvHost_.data();
+    }
+    exec.fence();  // packed (and staged) data complete before MPI reads them
+    MPI_Ineighbor_alltoallv(sendPtr, array(d.sendCounts), array(d.sendOffsets), mpiType<T>(),
+                            recvPtr, array(d.recvCounts), array(d.recvOffsets), mpiType<T>(),
+                            d.comm.get(), &request);
+  }
+}
+
+template <class T, class M, bool Packed>
+void Redistribute<T, M, Packed>::finish(const execution_space& exec, Direction& d, const Side& to,
+                                        MPI_Request& request) {
+  if constexpr (byDatatypes) {
+    exec.fence();  // the local copies done before MPI's writes are waited for (same tensor)
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    using P = Kokkos::pair<Index, Index>;
+    if constexpr (mpiStagesThroughHost<M>)
+      Kokkos::deep_copy(exec, Kokkos::subview(recvBuf_, P(0, d.recvCount)),
+                        Kokkos::subview(recvHost_, P(0, d.recvCount)));
+    for (std::size_t i = 0; i < d.plan.recvs.size(); ++i) {
+      const RedistributeBlock& b = d.plan.recvs[i];
+      Impl::copyBox("hybrid3d::Redistribute::unpack", exec,
+                    Impl::readOnly(Impl::packedBox(recvBuf_.data() + d.recvAt[i], b.box.extents())),
+                    Impl::boxOf(to.view, b.sample, b.box, to.origin), Index(channels_),
+                    b.box.extents());
+    }
   }
 }
 
