@@ -251,6 +251,43 @@ TEST(StepCost, RedistributionsAreAPhaseOfTheirOwnAndIdleRanksComputeNothing) {
   EXPECT_EQ(redistributions, 2);  // pool1 -> conv2 and pool2 -> conv3
 }
 
+TEST(LayoutSearch, SearchesMinimumBoxWidthsOncePerDistinctSetOfLayerGrids) {
+  const Machine m = someMachine();
+  const auto layouts = searchLayouts<float>(cosmoflow(4, 32), 8, m, 0, {"x", 16}, {});
+  int staged = 0;
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    const LayoutChoice& a = layouts[i];
+    EXPECT_EQ(a.run.model.staged(), a.layout.minimumBoxWidth > 0) << toString(a.layout);
+    staged += a.layout.minimumBoxWidth > 0;
+    for (std::size_t j = 0; j < i; ++j) {
+      const LayoutChoice& b = layouts[j];
+      if (a.layout.groups != b.layout.groups || a.layout.grid != b.layout.grid) continue;
+      std::vector<Int3> ga, gb;
+      for (const LayerPlan& l : a.run.model.layers) ga.push_back(l.grid);
+      for (const LayerPlan& l : b.run.model.layers) gb.push_back(l.grid);
+      EXPECT_NE(ga, gb) << toString(a.layout) << " repeats " << toString(b.layout);
+    }
+  }
+  EXPECT_GT(staged, 0);
+}
+
+TEST(LayoutSearch, ALayoutWithAWidthReplacesTheDecksLayerGrids) {
+  const Layout k = parseLayout("4:8x2x2/16");
+  EXPECT_EQ(k.groups, 4);
+  EXPECT_EQ(k.grid, (Int3{8, 2, 2}));
+  EXPECT_EQ(k.minimumBoxWidth, 16);
+  EXPECT_EQ(toString(k), "4:8x2x2/16");
+  EXPECT_EQ(toString(parseLayout("4:2x1x1")), "4:2x1x1");
+  for (const char* bad : {"4:2x1x1/0", "4:2x1x1/", "4:2x1x1/x", "4:2x1/4", "4:2x1x1/4/4"})
+    EXPECT_THROW(parseLayout(bad), Error) << bad;
+  TrainConfig c = cosmoflow(2, 32);
+  c.model.layerGrids.entries = parseLayerGridEntries("conv5..fc3=1x1x1");
+  EXPECT_EQ(configFor(c, parseLayout("1:2x1x1")).model.layerGrids.entries.size(), 1u);
+  const LayerGridRule k8 = configFor(c, parseLayout("1:2x1x1/8")).model.layerGrids;
+  EXPECT_TRUE(k8.entries.empty());
+  EXPECT_EQ(k8.minimumBoxWidth, 8);
+}
+
 TEST(LayoutSearch, RanksTheLayoutsThatFitFirstAndFastestFirst) {
   const Machine m = someMachine();
   const auto layouts = searchLayouts<float>(cosmoflow(4, 32), 8, m, 0, {"x", 16}, {});
