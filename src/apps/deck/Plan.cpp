@@ -63,6 +63,7 @@ PlanArgs parse(const std::vector<std::string>& args) {
       a.csv = value();
     } else if (s == "--top") {
       a.top = int(integerOption("plan", "--top", value()));
+      if (a.top < 0) fail("plan: --top ", a.top, " is not a count of layouts");
     } else if (!s.empty() && s[0] == '-') {
       fail("plan: unknown option ", s);
     } else {
@@ -129,7 +130,7 @@ void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machi
     else
       std::printf("  the deck's layout %s cannot run: %s\n", toString(layout).c_str(),
                   refused.c_str());
-    if (!machine) continue;
+    if (!machine || a.top == 0) continue;  // --top 0: this layout alone, no search
     const std::vector<LayoutChoice> best =
         searchLayouts<T>(r.config, ranks, m, a.memoryLimit, sets.first, sets.second, io);
     if (best.empty()) {
@@ -210,7 +211,7 @@ const Registration reg{
      "                    adds predicted times, the phase split and the best layouts\n"
      "  --memory-limit G  GiB per rank a layout may use (default: the machine's memory)\n"
      "  --csv FILE        one row per planned layout (perf_tests/scaling/ reads it)\n"
-     "  --top K           how many of the best layouts to list (default 5)\n"
+     "  --top K           how many of the best layouts to list (default 5; 0: no search)\n"
      "Checks what `hybrid3d check` checks (the deck, the grid, the datasets' metadata) and\n"
      "prints its plan, then per layer of the slowest rank: FLOPs, the work a calibrated timing\n"
      "scales with, bytes and neighbours of each halo exchange, and with a machine the predicted\n"
