@@ -50,11 +50,13 @@ def main(argv=None):
         timed = rows
     if not timed:
         sys.exit(f"summarize: {a.metrics}: no train rows")
-    col = lambda k: [float(r[k]) for r in timed]
+    # An empty field is nothing recorded: metrics.csv leaves the redistribution columns empty
+    # where the model has no layer grids.
+    col = lambda k: [float(r[k] or 0) for r in timed]
     phases = ["compute_s", "halo_s", "allreduce_s", "io_wait_s"]
     if "redistribute_s" in timed[0]:
         phases.append("redistribute_s")
-    steps = [sum(float(r[k]) for k in phases) for r in timed]
+    steps = [sum(float(r[k] or 0) for k in phases) for r in timed]
     step_s = statistics.median(steps)
 
     rss = []
