@@ -90,18 +90,23 @@ grid_of() {
   printf '%s\n' "${d[@]}" | sort -rn | paste -sd x
 }
 
-# run_layout STUDY RANKS GRID SIZE BATCH SAMPLES: one training run, one CSV row (and prediction).
+# run_layout STUDY RANKS GRID SIZE BATCH SAMPLES [K]: one training run, one CSV row (and
+# prediction). K > 0: the layers on layer grids, minimum box width K (layout G:DxHxW/K; the run's
+# directory ends in -kK).
 run_layout() {
-  local study=$1 ranks=$2 grid=$3 size=$4 batch=$5 samples=$6
-  local P=$(( $(tr x '*' <<<"$grid") )) groups dir deck launch
+  local study=$1 ranks=$2 grid=$3 size=$4 batch=$5 samples=$6 k=${7:-0}
+  local P=$(( $(tr x '*' <<<"$grid") )) groups dir deck launch layout
   groups=$((ranks / P))
+  layout=$groups:$grid
   dir=$OUT/$study-$MODEL-s$size-b$batch-n$ranks-$groups-$grid
+  ((k > 0)) && { layout+=/$k; dir+=-k$k; }
   deck=$dir/deck.xml
   mkdir -p "$dir" && rm -f "$dir"/rss.*
   local data=$DATA/$MODEL-s$size-n$samples gen
   gen=$(python3 "$HERE/make_deck.py" --base "$BASE" --model "$MODEL" --out "$deck" --grid "$grid" \
     --size "$size" --batch "$batch" --steps "$STEPS" --print-every "$PRINT_EVERY" \
-    --outdir "$dir/out" --data "$data" --train-samples "$samples" --print-generate) || return 1
+    --outdir "$dir/out" --data "$data" --train-samples "$samples" --min-box-width "$k" \
+    --print-generate) || return 1
   launch=$(launcher "$ranks")
   # The dataset in a launch of its own: the generator's memory stays out of the run's peak RSS.
   if [ ! -f "$data/manifest.txt" ]; then
@@ -110,7 +115,7 @@ run_layout() {
     $launch "$BIN/hybrid3d" "${gen[@]}" >"$dir/generate.txt" 2>&1 ||
       { echo "   failed; see $dir/generate.txt"; return 1; }
   fi
-  echo "== $study: $ranks rank(s) = $groups group(s) x $grid, S=$size, mini-batch $batch: $dir"
+  echo "== $study: $ranks rank(s) = $layout, S=$size, mini-batch $batch: $dir"
   # --overwrite: a study run again replaces its own earlier run of this layout.
   local cmd=("$BIN/hybrid3d" train "$deck" --overwrite)
   # Each rank under GNU time: its peak RSS (KiB) in dir/rss.HOST.PID ($0 = time, $1 = dir).
@@ -126,11 +131,12 @@ run_layout() {
   [ "${KEEP_CHECKPOINTS:-0}" = 1 ] || rm -f "$dir/out/checkpoint.h5"
   python3 "$HERE/summarize.py" --metrics "$dir/out/metrics.csv" --rss "$dir/rss.*" \
     --print-every "$PRINT_EVERY" --csv "$CSV" --study "$study" --model "$MODEL" --size "$size" \
-    --batch "$batch" --ranks "$ranks" --groups "$groups" --grid "$grid" | sed 's/^/   measured: /'
+    --batch "$batch" --ranks "$ranks" --groups "$groups" --grid "$grid" --layout "$layout" |
+    sed 's/^/   measured: /'
   if ((HAVE_PLAN)); then
     local m=(); [ -n "$MACHINE" ] && m=(--machine "$MACHINE")
     rm -f "$dir/plan.csv"
-    if ${PLAN_LAUNCH:-} "$BIN/hybrid3d" plan "$deck" --ranks "$ranks" --layout "$groups:$grid" \
+    if ${PLAN_LAUNCH:-} "$BIN/hybrid3d" plan "$deck" --ranks "$ranks" --layout "$layout" \
          "${m[@]}" --csv "$dir/plan.csv" >"$dir/plan.txt" 2>&1 && [ -s "$dir/plan.csv" ]; then
       # The header once, then this layout's rows.
       if [ -s "$PRED" ]; then tail -n +2 "$dir/plan.csv" >>"$PRED"; else cat "$dir/plan.csv" >"$PRED"; fi

@@ -10,6 +10,9 @@ checkpoints on the way: validation samples 0, one epoch, checkpoints only at the
   python3 make_deck.py --base inputs/cosmoflow_demo.xml --out run/deck.xml --grid 2x1x1 \
       --size 64 --batch 2 --steps 10 --print-every 2 --outdir run/out --data data/cosmoflow-64-20
 
+--min-box-width K puts the layers on layer grids (Parallel/minimum box width K: each layer on the
+finest coarsening of the grid whose input boxes are at least K wide).
+
 The dataset holds --train-samples samples (default batch x steps: the run stays in epoch 1).
 --print-generate prints, one word per line, the arguments of the `hybrid3d generate` that makes
 the same dataset (so a script can make it in a launch of its own, outside the timed run).
@@ -62,6 +65,8 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="deck to write")
     p.add_argument("--model", help="Model/architecture (default: the base deck's)")
     p.add_argument("--grid", required=True, help="spatial grid DxHxW")
+    p.add_argument("--min-box-width", type=int, default=0,
+                   help="K > 0: Parallel/minimum box width (layer grids), replacing the base's")
     p.add_argument("--size", type=int, required=True, help="input width S (samples S^3)")
     p.add_argument("--batch", type=int, required=True, help="global mini-batch")
     p.add_argument("--steps", type=int, required=True, help="Training/max steps")
@@ -85,6 +90,9 @@ def main(argv=None):
 
     put(root, "Parallel/spatial grid", "string", a.grid)
     drop(root, "Parallel/data-parallel groups")  # the world size and the grid give the groups
+    if a.min_box_width > 0:
+        drop(root, "Parallel/layer grids")
+        put(root, "Parallel/minimum box width", "int", a.min_box_width)
     put(root, "Model/input width", "int", a.size)
     # The generated dataset, not the base deck's files; no validation set.
     drop(root, "Data/train")
@@ -107,7 +115,8 @@ def main(argv=None):
         ET.indent(tree, "  ")
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
-        f.write(f"<!-- scaling deck: {a.base} with grid {a.grid}, S={a.size}, mini-batch "
+        k = f", minimum box width {a.min_box_width}" if a.min_box_width > 0 else ""
+        f.write(f"<!-- scaling deck: {a.base} with grid {a.grid}{k}, S={a.size}, mini-batch "
                 f"{a.batch}, {a.steps} steps (perf_tests/scaling/make_deck.py) -->\n")
         f.write(ET.tostring(root, encoding="unicode") + "\n")
     if a.print_generate:

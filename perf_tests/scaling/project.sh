@@ -2,12 +2,17 @@
 # project.sh: the performance model on the paper's two strong-scaling experiments (Oyama et al.,
 # TPDS 2021): CosmoFlow 512^3 at mini-batch 64 on 128 to 2048 GPUs and the 3D U-Net 256^3 on 64
 # to 512 GPUs (decks in perf_tests/scaling/paper/), planned with `hybrid3d plan` on each
-# machine file given: the deck's layout and the best layouts of every rank count, the predicted
-# strong scaling, one CSV row per rank count (the deck's layout), and a plot of the speedup
-# and the phase split (plot_projection.py, when matplotlib is there).
+# machine file given: per rank count the deck's layout (one grid for every layer) and the
+# planner's best layout (groups, spatial grid and layer grids searched), and the paper's own
+# 2048-GPU layout (inputs/cosmoflow_512_2048.xml: the deep layers on coarser grids); one CSV
+# row per layout planned, a table (projection_table.py: the speedups over 512 GPUs beside the
+# paper's 1.77x, term by term) and a plot of the speedup and the phase split
+# (plot_projection.py, when matplotlib is there).
 #
 #   bash perf_tests/scaling/project.sh [OUT] [MACHINE.xml ...]
-# Default machines: inputs/machines/lassen-v100.xml and h100-cluster.xml; OUT: scaling_projection.
+# Default machines: inputs/machines/lassen-v100.xml and h100-cluster.xml; OUT: scaling_projection
+# (perf_tests/scaling/results holds the committed one). Paths are given relative to the
+# repository, so the CSVs hold no path of this machine.
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -15,21 +20,47 @@ BIN=${BIN:-$ROOT/build/bin}
 OUT=${1:-scaling_projection}
 shift $(($# > 0 ? 1 : 0))
 MACHINES=("$@")
-((${#MACHINES[@]})) || MACHINES=("$ROOT/inputs/machines/lassen-v100.xml" "$ROOT/inputs/machines/h100-cluster.xml")
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+for i in "${!MACHINES[@]}"; do MACHINES[i]=$(realpath --relative-to="$ROOT" "${MACHINES[i]}"); done
+cd "$ROOT" || exit 1
+((${#MACHINES[@]})) || MACHINES=(inputs/machines/lassen-v100.xml inputs/machines/h100-cluster.xml)
 status=0
+# plan NAME DECK ARGS...: `hybrid3d plan` into OUT/NAME.txt and OUT/projection-NAME.csv.
+plan() {
+  local name=$1 deck=$2
+  shift 2
+  "$BIN/hybrid3d" plan "$deck" "$@" --csv "$OUT/projection-$name.csv" >"$OUT/$name.txt" 2>&1 ||
+    { status=1; echo "   failed:"; tail -n 3 "$OUT/$name.txt"; return 1; }
+}
 for machine in "${MACHINES[@]}"; do
   m=$(basename "$machine" .xml)
-  for problem in "cosmoflow_512_mb64 128,256,512,2048" "unet3d_256 64,128,256,512"; do
-    deck=${problem% *} ranks=${problem#* }
-    echo "== $deck on $m, ranks $ranks: $OUT/$deck-$m.txt"
-    "$BIN/hybrid3d" plan "$HERE/paper/$deck.xml" --ranks "$ranks" --machine "$machine" \
-      --csv "$OUT/$deck-$m.csv" >"$OUT/$deck-$m.txt" 2>&1 || { status=1; tail -n 3 "$OUT/$deck-$m.txt"; continue; }
-    sed -n '/strong scaling predicted/,$p' "$OUT/$deck-$m.txt"
+  for problem in "cosmoflow_512_mb64 128,256,512,1024,2048" "unet3d_256 64,128,256,512"; do
+    deck=perf_tests/scaling/paper/${problem% *}.xml name=${problem% *}-$m ranks=${problem#* }
+    echo "== ${problem% *} on $m, ranks $ranks: $OUT/$name.txt"
+    plan "$name" "$deck" --ranks "$ranks" --machine "$machine" || continue
+    sed -n '/strong scaling predicted/,$p' "$OUT/$name.txt"
+    # The planner's best layout of each rank count, planned on its own: its CSV row.
+    rm -f "$OUT/projection-$name-best.csv"
+    while read -r n layout; do
+      plan "$name-best-$n" "$deck" --layout "$layout" --machine "$machine" --top 0 || continue
+      if [ -s "$OUT/projection-$name-best.csv" ]; then
+        tail -n +2 "$OUT/projection-$name-best-$n.csv" >>"$OUT/projection-$name-best.csv"
+      else
+        cat "$OUT/projection-$name-best-$n.csv" >"$OUT/projection-$name-best.csv"
+      fi
+      rm -f "$OUT/projection-$name-best-$n.csv" "$OUT/$name-best-$n.txt"
+    done < <(sed -n 's/^ *\([0-9]*\) ranks: best \([^ ]*\) .*/\1 \2/p' "$OUT/$name.txt")
   done
+  echo "== the paper's 2048-GPU layout (inputs/cosmoflow_512_2048.xml) on $m"
+  plan "cosmoflow_512_2048-$m" inputs/cosmoflow_512_2048.xml --ranks 2048 --machine "$machine" \
+    --top 0 &&
+    sed -n 's/^  predicted step/  the paper'"'"'s layout: predicted step/p' "$OUT/cosmoflow_512_2048-$m.txt"
 done
+${PYTHON:-python3} "$HERE/projection_table.py" "$OUT" | tee "$OUT/projection.md"
 if ${PYTHON:-python3} -c 'import matplotlib' 2>/dev/null; then
-  ${PYTHON:-python3} "$HERE/plot_projection.py" "$OUT"/*.csv --out "$OUT"
+  ${PYTHON:-python3} "$HERE/plot_projection.py" "$OUT"/projection-*-best.csv --out "$OUT" \
+    --label "planner's best layouts"
 else
   echo "note: no matplotlib for ${PYTHON:-python3}: no plot (set PYTHON, e.g. PYTHON=/usr/bin/python3)"
 fi

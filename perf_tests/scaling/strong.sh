@@ -10,6 +10,7 @@
 #   LAUNCH='srun -n {ranks}' BIN=build-cuda/bin bash perf_tests/scaling/strong.sh \
 #       --size 128 --batch 64 --ranks "1 2 4 8 16 32 64" --steps 30 --print-every 10
 #   ... --layouts "1:1x1x1 1:2x1x1 2:2x1x1"    (explicit G:DxHxW layouts instead of --ranks)
+#   ... --layouts "1:2x1x1/32"   (G:DxHxW/K: the layers on layer grids, minimum box width K)
 # Environment: BIN, LAUNCH, RANKS_PER_NODE, TIME_BIN, PLAN_LAUNCH (common.sh).
 # shellcheck source-path=SCRIPTDIR source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -18,7 +19,8 @@ BATCH=2 MAX_SPATIAL=8 LAYOUTS=
 usage="usage: strong.sh [options]
   --batch B          global mini-batch (default 2)
   --max-spatial P    most ranks per sample (default 8)
-  --layouts \"G:DxHxW ...\"  run exactly these layouts (ranks = G x D x H x W)
+  --layouts \"G:DxHxW[/K] ...\"  run exactly these layouts (ranks = G x D x H x W; /K: layer
+                     grids, each layer's input boxes at least K wide)
 $common_usage"
 while (($#)); do
   parse_common "$@"; n=$?
@@ -46,8 +48,10 @@ fi
 
 failed=0
 for L in $LAYOUTS; do
-  G=${L%%:*} grid=${L#*:}
-  run_layout strong $((G * $(tr x '*' <<<"$grid"))) "$grid" "$SIZE" "$BATCH" $((BATCH * STEPS)) || failed=1
+  G=${L%%:*} grid=${L#*:} k=0
+  [[ $grid == */* ]] && { k=${grid#*/}; grid=${grid%/*}; }
+  run_layout strong $((G * $(tr x '*' <<<"$grid"))) "$grid" "$SIZE" "$BATCH" $((BATCH * STEPS)) "$k" ||
+    failed=1
 done
 echo "measurements: $CSV$( ((HAVE_PLAN)) && echo ", predictions: $PRED")"
 exit $failed

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include <hybrid3d/train/StepCost.hpp>
+
 #include "TextFormat.hpp"
 
 namespace hybrid3d::app {
@@ -18,9 +20,9 @@ std::string shapeText(const LayerPlan& l) {
                   : std::to_string(l.output.channels);
 }
 
-std::string boxText(const LayerPlan& l, const Int3& grid) {
+std::string boxText(const LayerPlan& l) {
   if (!l.volume) return "(replicated)";
-  const BoxRange r = ownedBoxRange(l.output.extents, grid);
+  const BoxRange r = ownedBoxRange(l.output.extents, l.grid);
   return r.smallest == r.largest ? extents(r.smallest)
                                  : extents(r.smallest) + ".." + extents(r.largest);
 }
@@ -54,9 +56,40 @@ std::string ghostText(const LayerPlan& l) {
 
 double mib(std::size_t bytes) { return double(bytes) / double(1 << 20); }
 
-std::string memoryRow(const std::string& which, const GraphMemory& m) {
-  return line("  %-18s %12.1f %12.1f %11.1f %10.1f %11.1f\n", which.c_str(), mib(m.activations),
-              mib(m.activationGradients), mib(m.parameters), mib(m.workspace), mib(m.total()));
+// `buffers`: a column for the redistributions' buffers (a model on layer grids).
+std::string memoryRow(const std::string& which, const GraphMemory& m, bool buffers) {
+  return line("  %-18s %12.1f %12.1f %11.1f %10.1f", which.c_str(), mib(m.activations),
+              mib(m.activationGradients), mib(m.parameters), mib(m.workspace)) +
+         (buffers ? line(" %10.1f", mib(m.buffers)) : "") + line(" %11.1f\n", mib(m.total()));
+}
+
+// The layer-grid rule the model was planned with, as a deck gives it.
+std::string ruleText(const LayerGridRule& r) {
+  std::string t = toString(r.entries);
+  if (r.minimumBoxWidth > 0)
+    t += (t.empty() ? "" : "; the others ") +
+         line("minimum box width %d (the finest coarsening with input boxes >= %d wide)",
+              r.minimumBoxWidth, r.minimumBoxWidth);
+  return t;
+}
+
+// Bytes a redistribution sends per step, forward and adjoint: on the group rank sending the
+// most, and over the group (the groups repeat it).
+struct MovedBytes {
+  std::size_t most = 0, total = 0;
+};
+MovedBytes movedBytes(const RunPlan& p, int id) {
+  MovedBytes m;
+  const Int3& g = p.grid;
+  for (int d = 0; d < g[0]; ++d)
+    for (int h = 0; h < g[1]; ++h)
+      for (int w = 0; w < g[2]; ++w) {
+        const std::size_t b = redistributionTraffic(p, id, {d, h, w}, false).bytes +
+                              redistributionTraffic(p, id, {d, h, w}, true).bytes;
+        m.most = std::max(m.most, b);
+        m.total += b;
+      }
+  return m;
 }
 
 std::string setText(const char* what, const SetPlan& s, int groups) {
@@ -86,23 +119,43 @@ std::string planText(const RunPlan& p) {
   else
     o << "  validation none\n";
 
-  o << line("\n  %-14s %-16s %-18s %-24s %-27s %12s\n", "layer", "kind", "output C x DxHxW",
-            "owned box per rank", "input ghosts (low / high)", "parameters");
-  for (const LayerPlan& l : m.layers)
-    o << line("  %-14s %-16s %-18s %-24s %-27s %12s\n", l.name.c_str(), l.kind.c_str(),
-              shapeText(l).c_str(), boxText(l, p.grid).c_str(), ghostText(l).c_str(),
-              thousands(l.parameters).c_str());
+  // On layer grids: each layer's grid (x its sub-grids), and under each redistribution what it
+  // sends per step.
+  const bool staged = m.staged();
+  const int P = p.grid[0] * p.grid[1] * p.grid[2];
+  if (staged) o << line("  layer grids %s\n", ruleText(m.options.layerGrids).c_str());
+  // The names of redistributions ("pool3->conv4") may be longer than a layer's.
+  int width = 14;
+  for (const LayerPlan& l : m.layers) width = std::max(width, int(l.name.size()));
+  o << line("\n  %-*s %-16s ", width, "layer", "kind") + (staged ? line("%-12s ", "grid") : "") +
+           line("%-18s %-24s %-27s %12s\n", "output C x DxHxW", "owned box per rank",
+                "input ghosts (low / high)", "parameters");
+  for (int id = 0; id < int(m.layers.size()); ++id) {
+    const LayerPlan& l = m.layers[id];
+    o << line("  %-*s %-16s ", width, l.name.c_str(), l.kind.c_str()) +
+             (staged ? line("%-12s ", LayerLayout(l.grid, P).describe().c_str()) : "") +
+             line("%-18s %-24s %-27s %12s\n", shapeText(l).c_str(), boxText(l).c_str(),
+                  ghostText(l).c_str(), thousands(l.parameters).c_str());
+    if (l.kind != "Redistribute") continue;
+    const MovedBytes b = movedBytes(p, id);
+    o << line(
+        "  %-*s %s -> %s: sends %.1f MiB per step in a group (forward + adjoint), at "
+        "most %.1f MiB from one rank\n",
+        width, "", m.layout(l.inputs.at(0)).describe().c_str(), m.layout(id).describe().c_str(),
+        mib(b.total), mib(b.most));
+  }
 
   o << line("\n  memory per rank (MiB, batch %d per group)\n", m.input.batch);
-  o << line("  %-18s %12s %12s %11s %10s %11s\n", "", "activations", "gradients", "parameters",
-            "workspace", "total");
+  o << line("  %-18s %12s %12s %11s %10s", "", "activations", "gradients", "parameters",
+            "workspace") +
+           (staged ? line(" %10s", "buffers") : "") + line(" %11s\n", "total");
   const int most = p.largestRank(), least = p.smallestRank();
   const GraphMemory &a = p.memory.at(most), &b = p.memory.at(least);
   if (a.total() == b.total()) {
-    o << memoryRow(p.memory.size() > 1 ? "every rank" : "rank 0", a);
+    o << memoryRow(p.memory.size() > 1 ? "every rank" : "rank 0", a, staged);
   } else {
-    o << memoryRow("largest: rank " + std::to_string(most), a);
-    o << memoryRow("smallest: rank " + std::to_string(least), b);
+    o << memoryRow("largest: rank " + std::to_string(most), a, staged);
+    o << memoryRow("smallest: rank " + std::to_string(least), b, staged);
   }
   return o.str();
 }

@@ -6,22 +6,56 @@
 
 namespace hybrid3d {
 
+namespace {
+
+// The spatial coordinates of spatial rank `rank` (row-major, as MPI_Cart).
+Int3 coordsOf(int rank, const Int3& grid) {
+  return {rank / (grid[1] * grid[2]), rank / grid[2] % grid[1], rank % grid[2]};
+}
+
+// The grid of every layer of `config` on `layout` (throws what planModel throws).
+std::vector<Int3> layerGridsOf(const TrainConfig& config, const Layout& layout) {
+  ModelOptions o = configFor(config, layout).model;
+  o.batch = config.globalBatch / layout.groups;
+  std::vector<Int3> grids;
+  for (const LayerPlan& l : planModel(o, layout.grid).layers) grids.push_back(l.grid);
+  return grids;
+}
+
+}  // namespace
+
 Layout parseLayout(const std::string& text) {
-  const auto colon = text.find(':');
+  const auto colon = text.find(':'), slash = text.find('/');
   Layout l;
   try {
     if (colon == std::string::npos) throw Error("no ':'");
     std::size_t used = 0;
     l.groups = std::stoi(text.substr(0, colon), &used);
     if (used != colon || l.groups < 1) throw Error("bad groups");
-    l.grid = parseGridSpec(text.substr(colon + 1));
+    l.grid = parseGridSpec(
+        text.substr(colon + 1, slash == std::string::npos ? slash : slash - colon - 1));
+    if (slash != std::string::npos) {
+      l.minimumBoxWidth = std::stoi(text.substr(slash + 1), &used);
+      if (used != text.size() - slash - 1 || l.minimumBoxWidth < 1) throw Error("bad width");
+    }
   } catch (const std::exception&) {
-    fail("layout '", text, "' is not G:DxHxW (data-parallel groups : spatial grid, e.g. 4:2x1x1)");
+    fail("layout '", text,
+         "' is not G:DxHxW or G:DxHxW/K (data-parallel groups : spatial grid / minimum box "
+         "width, e.g. 4:2x1x1 or 4:8x2x2/16)");
   }
   return l;
 }
 
-std::string toString(const Layout& l) { return std::to_string(l.groups) + ":" + toString(l.grid); }
+std::string toString(const Layout& l) {
+  const std::string s = std::to_string(l.groups) + ":" + toString(l.grid);
+  return l.minimumBoxWidth > 0 ? s + "/" + std::to_string(l.minimumBoxWidth) : s;
+}
+
+TrainConfig configFor(const TrainConfig& config, const Layout& layout) {
+  TrainConfig c = config;
+  if (layout.minimumBoxWidth > 0) c.model.layerGrids = {{}, layout.minimumBoxWidth};
+  return c;
+}
 
 template <class T>
 LayoutChoice costLayout(const TrainConfig& config, const Layout& layout, const Machine& machine,
@@ -29,11 +63,16 @@ LayoutChoice costLayout(const TrainConfig& config, const Layout& layout, const M
                         const IoModel& io) {
   LayoutChoice c;
   c.layout = layout;
-  c.run = planRun<T>(config, layout.grid, layout.groups, train, validation);
+  c.run = planRun<T>(configFor(config, layout), layout.grid, layout.groups, train, validation);
   c.cost = predictSlowestRank(c.run, machine, io);
   c.firstRank = predictStep(c.run, machine, {0, 0, 0}, io);
+  // On layer grids the rank holding the most need not be the slowest (a redistribution's
+  // buffers, a sub-grid with one sample more).
+  const std::size_t largest =
+      countStep(c.run, coordsOf(c.run.largestRank(), layout.grid), io).memoryBytes;
+  c.memoryBytes = std::max({c.cost.memoryBytes, c.firstRank.memoryBytes, largest});
   const double limit = memoryLimit > 0 ? memoryLimit : machine.rank.memoryGiB * double(1 << 30);
-  c.fits = limit <= 0 || double(c.cost.memoryBytes) <= limit;
+  c.fits = limit <= 0 || double(c.memoryBytes) <= limit;
   return c;
 }
 
@@ -49,11 +88,19 @@ std::vector<LayoutChoice> searchLayouts(const TrainConfig& config, int ranks,
     for (int d = 1; d <= p; ++d)
       for (int h = 1; h <= p / d; ++h) {
         if (p % (d * h) != 0) continue;
-        const Layout l{g, {d, h, p / (d * h)}};
-        try {
-          all.push_back(costLayout<T>(config, l, machine, memoryLimit, train, validation, io));
-        } catch (const Error&) {
-          // the model refuses this grid (a layer too thin for it): not a layout to run
+        // The deck's layer grids, then ever wider minimum boxes (ever coarser deep layers);
+        // a width that changes no layer's grid is the same layout again.
+        std::vector<std::vector<Int3>> seen;
+        for (int k = 0; k <= config.model.inputWidth; k = k == 0 ? 2 : 2 * k) {
+          const Layout l{g, {d, h, p / (d * h)}, k};
+          try {
+            std::vector<Int3> grids = layerGridsOf(config, l);
+            if (std::find(seen.begin(), seen.end(), grids) != seen.end()) continue;
+            seen.push_back(std::move(grids));
+            all.push_back(costLayout<T>(config, l, machine, memoryLimit, train, validation, io));
+          } catch (const Error&) {
+            // the model refuses this grid (a layer too thin for it): not a layout to run
+          }
         }
       }
   }

@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/core/Devices.hpp>
@@ -9,6 +8,8 @@
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
 #include <hybrid3d/train/StepCost.hpp>
+
+#include "impl/Traffic.hpp"
 
 namespace hybrid3d {
 
@@ -33,27 +34,6 @@ std::string convEngineName(const RunPlan& r, const LayerPlan& l, Index outOwned)
   return toString(e);
 }
 
-// One exchange's traffic from the boxes the rank sends: bytes and distinct neighbours.
-// `rows` = batch x channels: the contiguous runs of a box are its rows along W in each of them.
-HaloTraffic traffic(const std::vector<HaloBox>& boxes, double rows, double scalar) {
-  constexpr double line = 64;
-  HaloTraffic t;
-  std::set<int> ranks;
-  double bytes = 0, packed = 0;
-  for (const HaloBox& b : boxes) {
-    if (b.box.empty()) continue;
-    ranks.insert(b.rank);
-    const double run = double(b.box.extent(2)) * scalar;
-    bytes += rows * double(b.box.size()) * scalar;
-    packed +=
-        rows * double(b.box.extent(0)) * double(b.box.extent(1)) * std::ceil(run / line) * line;
-  }
-  t.bytes = std::size_t(bytes);
-  t.packedBytes = std::size_t(packed);
-  t.neighbours = int(ranks.size());
-  return t;
-}
-
 // Memory traffic of one step of a layer without a calibrated timing, in tensor elements
 // (forward reads and writes, backward the same again and the saved input or output).
 double trafficElements(const LayerPlan& l, double in, double out, bool dataGradient) {
@@ -64,14 +44,45 @@ double trafficElements(const LayerPlan& l, double in, double out, bool dataGradi
   return 2 * (in + out) + (dataGradient ? in + out : 0);  // element-wise, pools, concat
 }
 
+// The segmentation task reads each rank's labels on the input's grid and moves them to the
+// output's where the two differ (model/tasks/Segmentation.cpp): int values, forward only.
+LayerCost labelMove(const RunPlan& r, const Int3& coords) {
+  const ModelPlan& m = r.model;
+  LayerCost lc;
+  lc.name = "labels";
+  lc.kind = "Redistribute";
+  const int last = int(m.layers.size()) - 1;
+  if (last < 0 || !m.layers[last].volume || sampleSpec(m.traits, m.input.extents).labels.empty())
+    return lc;
+  const LayerLayout from = m.layout(ModelPlan::Input), to = m.layout(last);
+  if (from == to) return lc;
+  const LayerPlan& out = m.layers[last];
+  const int rank = from.positionOf(coords);
+  const RedistributePlan plan =
+      planRedistribute(from, to, out.output.extents, out.output.batch, rank, false);
+  lc.forward = Impl::redistributeTraffic(plan, 1, true, sizeof(int));
+  lc.key = "Redistribute labels int";
+  return lc;
+}
+
 }  // namespace
+
+RedistributeTraffic redistributionTraffic(const RunPlan& r, int id, const Int3& coords,
+                                          bool adjoint) {
+  const LayerPlan& l = r.model.layers.at(id);
+  if (adjoint && readsModelInput(l)) return {};  // no gradient flows into the data
+  return Impl::redistributeTraffic(r.model.redistribution(id, coords, adjoint), l.output.channels,
+                                   l.volume, std::size_t(scalarBytes(r)));
+}
 
 std::string layerKey(const RunPlan& r, int id, const Int3& coords) {
   const LayerPlan& l = r.model.layers.at(id);
   const TensorShape& x = r.model.shape(l.inputs.at(0));
   std::string key = l.kind + " ";
   if (l.kind == "Conv3d" || l.kind == "ConvTranspose3d") {
-    const Index owned = BlockDecomposition(l.output.extents, r.grid).ownedBox(coords).size();
+    const Index owned = BlockDecomposition(l.output.extents, l.grid)
+                            .ownedBox(r.model.place(id, coords).coords)
+                            .size();
     key += std::to_string(x.channels) + ">" + std::to_string(l.output.channels);
     if (l.kind == "Conv3d")
       key += " k" + std::to_string(l.conv.kernel) + " s" + std::to_string(l.conv.stride) + " " +
@@ -99,29 +110,42 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   for (int id = 0; id < int(m.layers.size()); ++id) {
     const LayerPlan& l = m.layers[id];
     const TensorShape& x = m.shape(l.inputs.at(0));
-    const BlockDecomposition inDec(x.extents, r.grid), outDec(l.output.extents, r.grid);
-    const double batch = l.output.batch;
-    const double ownedOut = l.volume ? double(outDec.ownedBox(coords).size()) : 1.0;
-    const double ownedIn = double(inDec.ownedBox(coords).size());
+    // Where the rank sits on the layer's grid, and the samples it holds there.
+    const Int3 at = m.place(id, coords).coords;
+    const BlockDecomposition inDec(x.extents, l.grid), outDec(l.output.extents, l.grid);
+    const int localBatch = m.localBatch(id, coords);
+    const double batch = localBatch;
+    const double ownedOut = l.volume ? double(outDec.ownedBox(at).size()) : 1.0;
+    const double ownedIn = double(inDec.ownedBox(at).size());
     const bool dataGradient = !readsModelInput(l);
     LayerCost lc;
     lc.name = l.name;
     lc.kind = l.kind;
     lc.key = layerKey(r, id, coords);
     lc.memory = memory[std::size_t(id)];
+    lc.localBatch = localBatch;
+    if (l.kind == "Redistribute") {
+      // An exchange, no kernel of its own: every rank of the group takes part, with samples
+      // or not.
+      lc.forward = redistributionTraffic(r, id, coords, false);
+      lc.adjoint = redistributionTraffic(r, id, coords, true);
+      c.redistributeBytes += lc.forward.bytes + lc.adjoint.bytes;
+      c.layers.push_back(lc);
+      continue;
+    }
     double inElements = 0;
     for (int in : l.inputs) inElements += batch * m.shape(in).channels * ownedIn;
     const double outElements = batch * l.output.channels * ownedOut;
-    lc.passes = 2;
+    lc.passes = localBatch > 0 ? 2 : 0;  // a rank without samples runs nothing
     if (l.kind == "Conv3d") {
       const double k3 = double(l.conv.kernel) * l.conv.kernel * l.conv.kernel;
       const LayerFlops f =
           convolutionFlops(outElements * x.channels * k3, l.conv.bias ? outElements : 0);
       lc.flops = f.step(dataGradient);
-      lc.passes = dataGradient ? 3 : 2;
+      if (localBatch > 0) lc.passes = dataGradient ? 3 : 2;
     } else if (l.kind == "ConvTranspose3d") {
       lc.flops = convolutionFlops(outElements * x.channels, 0).step(dataGradient);
-      lc.passes = dataGradient ? 3 : 2;
+      if (localBatch > 0) lc.passes = dataGradient ? 3 : 2;
     } else if (l.kind == "FlattenDense") {
       const double features = double(x.channels) * ownedIn;  // this rank's columns
       lc.flops = 3 * 2 * batch * features * l.output.channels;
@@ -136,26 +160,31 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
       lc.work = batch * ownedOut;
     lc.bytes = scalar * trafficElements(l, inElements, outElements, dataGradient);
 
-    // Halo exchanges of the layer's input: a gather before forward unless the reader filled
-    // the ghosts, a scatter-add after backward where a gradient flows into the input.
+    // Halo exchanges of the layer's input over its sub-grid: a gather before forward unless the
+    // reader filled the ghosts, a scatter-add after backward where a gradient flows into the
+    // input; none on a rank without samples (a shadow is in no sub-grid; an empty one sends 0).
     const GhostMap& ghosts = l.inputGhosts.at(0);
-    if (!ghosts.none() && r.grid[0] * r.grid[1] * r.grid[2] > 1) {
-      const HaloPlan h = planHalo(inDec, coords, ghosts, l.name);
+    if (!ghosts.none() && l.grid[0] * l.grid[1] * l.grid[2] > 1 && localBatch > 0) {
+      const HaloPlan h = planHalo(inDec, at, ghosts, l.name);
       if (dataGradient) {
-        lc.gather = traffic(h.sends, batch * x.channels, scalar);
-        lc.scatter = traffic(h.recvs, batch * x.channels, scalar);
+        lc.gather = Impl::haloTraffic(h.sends, batch * x.channels, scalar);
+        lc.scatter = Impl::haloTraffic(h.recvs, batch * x.channels, scalar);
       }
     }
     c.haloBytes += lc.gather.bytes + lc.scatter.bytes;
     c.layers.push_back(lc);
   }
 
+  // Each gradient summed over the ranks holding its parameter (ModelPlan::gradients).
   for (int id = 0; id < int(m.layers.size()); ++id)
-    for (const PlannedGradient& g : m.gradients(id, coords)) {
-      if ((g.columnShard ? r.groups : r.world) == 1) continue;  // nothing to sum
+    for (const PlannedGradient& g : m.gradients(id, coords, r.groups)) {
+      if (g.ranks == 1) continue;  // nothing to sum
       c.allreduceBytes += std::size_t(double(g.values) * scalar);
       ++c.reductions;
     }
+
+  c.labels = labelMove(r, coords);
+  c.redistributeBytes += c.labels.forward.bytes;
 
   // Reads: this rank's ghosted subvolume of each of its group's samples, its owned labels.
   const BlockDecomposition inputDec(m.input.extents, r.grid);
@@ -267,40 +296,60 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
   time(c.input);
   time(c.update);
   c.phases.compute += c.input.computeSeconds + c.update.computeSeconds;
+  auto exchange = [&](const HaloTraffic& h) {
+    return h.neighbours * haloLink.alpha + double(h.bytes) / haloLink.beta +
+           2 * double(h.packedBytes) / memory;  // pack and unpack
+  };
+  // A redistribution moves its bytes over the group's links like a halo; a rank gathering a
+  // tensor from many waits for the larger of what it sends and what it receives.
+  auto move = [&](const RedistributeTraffic& t) {
+    return t.peers * haloLink.alpha + double(std::max(t.bytes, t.receivedBytes)) / haloLink.beta +
+           double(t.touchedBytes) / memory;
+  };
+  c.labels.redistributeSeconds = move(c.labels.forward);
+  c.phases.redistribute += c.labels.redistributeSeconds;
   for (int id = 0; id < int(c.layers.size()); ++id) {
     LayerCost& lc = c.layers[id];
     const LayerPlan& l = r.model.layers[id];
+    if (l.kind == "Redistribute") {
+      lc.redistributeSeconds = move(lc.forward) + move(lc.adjoint);
+      lc.backwardSeconds = move(lc.adjoint);
+      c.phases.redistribute += lc.redistributeSeconds;
+      continue;
+    }
     time(lc);
     // The layers' own collectives run inside them (the trainer counts them as compute):
-    // batch-norm statistics forward and backward, the first dense layer's partial products.
+    // batch-norm statistics forward and backward (over the world or the group, wherever the
+    // samples sit), the first dense layer's partial products over its sub-grid.
+    const int subGrid = l.grid[0] * l.grid[1] * l.grid[2];
     if (l.kind == "BatchNorm3d") {
       const int over = r.model.options.batchNormPerGroup ? spatial : r.world;
       lc.computeSeconds += 2 * allreduceSeconds(net, 2.0 * 8 * l.output.channels, over, 1);
-    } else if (l.kind == "FlattenDense") {
+    } else if (l.kind == "FlattenDense" && r.model.place(id, coords).active) {
       lc.computeSeconds +=
-          allreduceSeconds(net, scalar * l.output.batch * l.output.channels, spatial, 1);
+          allreduceSeconds(net, scalar * lc.localBatch * l.output.channels, subGrid, 1);
     }
-    auto exchange = [&](const HaloTraffic& h) {
-      return h.neighbours * haloLink.alpha + double(h.bytes) / haloLink.beta +
-             2 * double(h.packedBytes) / memory;  // pack and unpack
-    };
     lc.haloSeconds = exchange(lc.gather) + exchange(lc.scatter);
-    lc.backwardSeconds = lc.computeSeconds * (lc.passes - 1) / lc.passes + exchange(lc.scatter);
+    const double backwardPasses =
+        lc.passes > 0 ? lc.computeSeconds * (lc.passes - 1) / lc.passes : 0.0;
+    lc.backwardSeconds = backwardPasses + exchange(lc.scatter);
     c.phases.compute += lc.computeSeconds;
     c.phases.halo += lc.haloSeconds;
   }
 
   // Backward runs from the last layer to the first; a layer's reductions start when its
   // backward pass ends and run one after another; the step waits, before the update, for what
-  // the rest of the backward pass did not cover.
+  // the rest of the backward pass did not cover. A column shard's replicas lie a sub-grid
+  // apart inside a group, a group apart across groups.
   double clock = 0, reducedAt = 0;
   for (int id = int(c.layers.size()) - 1; id >= 0; --id) {
     const LayerCost& lc = c.layers[id];
+    const Int3& g3 = r.model.layers[id].grid;
     clock += lc.backwardSeconds;
-    for (const PlannedGradient& g : r.model.gradients(id, coords)) {
+    for (const PlannedGradient& g : r.model.gradients(id, coords, r.groups)) {
       const double bytes = double(g.values) * scalar;
-      const double t = g.columnShard ? allreduceSeconds(net, bytes, r.groups, spatial)
-                                     : allreduceSeconds(net, bytes, r.world, 1);
+      const double t =
+          allreduceSeconds(net, bytes, g.ranks, g.columnShard ? g3[0] * g3[1] * g3[2] : 1);
       if (t > 0) reducedAt = std::max(clock, reducedAt) + t;
       c.allreduceSeconds += t;
     }
@@ -311,7 +360,7 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
   const double readRate = 1e9 * std::min(machine.fileSystem.readGBsPerRank,
                                          machine.fileSystem.aggregateReadGBs / r.world);
   c.ioSeconds = c.cached ? 0.0 : double(c.ioBytes) / readRate;
-  const double busy = c.phases.compute + c.phases.halo + c.phases.allreduce;
+  const double busy = c.phases.compute + c.phases.halo + c.phases.allreduce + c.phases.redistribute;
   c.phases.io = r.prefetch ? std::max(0.0, c.ioSeconds - busy) : c.ioSeconds;
   c.samplesPerSecond = double(r.train.batch) / c.phases.step();
   return c;

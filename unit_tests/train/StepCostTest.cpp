@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/model/LayerGridRule.hpp>
 #include <hybrid3d/data/Subvolume.hpp>
 #include <hybrid3d/train/LayoutSearch.hpp>
 #include <hybrid3d/train/StepCost.hpp>
@@ -36,27 +37,90 @@ TrainConfig smallConfig(const std::string& architecture, const std::vector<std::
   return c;
 }
 
-void expectCountedBytes(const std::string& architecture) {
+// A layout and the model's layer grids on it (Parallel/layer grids, Parallel/minimum box width).
+struct Case {
+  GridCase grid;
+  std::string layerGrids;
+  int minimumBoxWidth = 0;
+};
+
+std::vector<Case> unstaged(const std::vector<GridCase>& grids) {
+  std::vector<Case> cases;
+  for (const GridCase& g : grids) cases.push_back({g, "", 0});
+  return cases;
+}
+
+// On every rank of every case: the bytes one real training step hands to halo exchanges,
+// gradient reductions and redistributions equal countStep's for that rank.
+void expectCountedBytes(const std::string& architecture, const std::vector<Case>& cases) {
   const std::string dir = scratchDirectory("step_cost_test", architecture);
   const auto files = writeNoiseSamples(dir, architecture == "unet3d", 8, S);
-  const int ran = forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase& g) {
-    const TrainConfig c = smallConfig(architecture, files, g.groups, dir);
-    Trainer<float> trainer(grid, c);
-    trainer.step();  // the first step zeroes the padding once; count a later one
-    PhaseTimers::global().reset();
-    trainer.step();
-    const RunPlan plan =
-        planRun<float>(c, grid.dims(), grid.numGroups(), {"files", Index(files.size())}, {});
-    const StepCost counted = countStep(plan, grid.coords());
-    EXPECT_EQ(PhaseTimers::global().haloBytes, counted.haloBytes) << "rank " << worldRank();
-    EXPECT_EQ(PhaseTimers::global().allreduceBytes, counted.allreduceBytes)
-        << "rank " << worldRank();
-  });
+  int ran = 0;
+  for (const Case& k : cases) {
+    ran += forEachGrid({k.grid}, [&](const ProcessGrid& grid, const GridCase& g) {
+      SCOPED_TRACE("layer grids '" + k.layerGrids + "', K " + std::to_string(k.minimumBoxWidth));
+      TrainConfig c = smallConfig(architecture, files, g.groups, dir);
+      c.model.layerGrids.entries = parseLayerGridEntries(k.layerGrids);
+      c.model.layerGrids.minimumBoxWidth = k.minimumBoxWidth;
+      Trainer<float> trainer(grid, c);
+      trainer.step();  // the first step zeroes the padding once; count a later one
+      PhaseTimers::global().reset();
+      trainer.step();
+      const RunPlan plan =
+          planRun<float>(c, grid.dims(), grid.numGroups(), {"files", Index(files.size())}, {});
+      const bool staged = !k.layerGrids.empty() || k.minimumBoxWidth > 0;
+      EXPECT_EQ(plan.model.staged(), staged);
+      const StepCost counted = countStep(plan, grid.coords());
+      const PhaseTimers& real = PhaseTimers::global();
+      EXPECT_EQ(real.haloBytes, counted.haloBytes) << "rank " << worldRank();
+      EXPECT_EQ(real.allreduceBytes, counted.allreduceBytes) << "rank " << worldRank();
+      EXPECT_EQ(real.redistributeBytes, counted.redistributeBytes) << "rank " << worldRank();
+      // A staged layout moves something somewhere (not necessarily from every rank).
+      unsigned long long moved = counted.redistributeBytes;
+      MPI_Allreduce(MPI_IN_PLACE, &moved, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, grid.worldComm());
+      EXPECT_EQ(moved > 0, staged);
+    });
+  }
   EXPECT_GT(ran, 0);
 }
 
-TEST(StepCost, CosmoFlowHaloAndReductionBytesAreExact) { expectCountedBytes("cosmoflow"); }
-TEST(StepCost, UNetHaloAndReductionBytesAreExact) { expectCountedBytes("unet3d"); }
+TEST(StepCost, CosmoFlowHaloAndReductionBytesAreExact) {
+  expectCountedBytes("cosmoflow", unstaged(standardGridCases()));
+}
+TEST(StepCost, UNetHaloAndReductionBytesAreExact) {
+  expectCountedBytes("unet3d", unstaged(standardGridCases()));
+}
+
+// S = 16: conv1 16^3, conv2 8^3, conv3 4^3, conv4 (stride 2) on 2^3, the rest 1^3.
+TEST(StepCost, CosmoFlowBytesAreExactOnLayerGrids) {
+  if (worldSize() < 2)
+    GTEST_SKIP() << "a layer grid differs from the spatial grid on 2 ranks or more";
+  expectCountedBytes("cosmoflow",
+                     {
+                         // The deep part on one rank per sample: 2 sub-grids of 1x1x1.
+                         {{{2, 1, 1}, 1}, "conv2..fc3=1x1x1", 0},
+                         // The automatic rule: 4x1x1, 2x1x1 from conv2, 1x1x1 from conv3.
+                         {{{4, 1, 1}, 1}, "", 4},
+                         // Uneven (8 = 3 + 3 + 2) with a shadow rank, then one rank per sample
+                         // and two sub-grids without one.
+                         {{{4, 1, 1}, 1}, "conv2..act3=3x1x1, pool3..fc3=1x1x1", 0},
+                         // Two groups; then the dense part moved again (features, not volumes).
+                         {{{2, 2, 1}, 2}, "conv3..fc1=1x1x1, fc2..fc3=2x1x1", 0},
+                     });
+}
+
+TEST(StepCost, UNetBytesAreExactOnLayerGrids) {
+  if (worldSize() < 2)
+    GTEST_SKIP() << "a layer grid differs from the spatial grid on 2 ranks or more";
+  expectCountedBytes("unet3d", {
+                                   // The bottom coarse, the decoder back on the fine grid.
+                                   {{{2, 2, 1}, 1}, "pool3..up3=1x1x1", 0},
+                                   {{{2, 2, 2}, 1}, "pool3..up3=1x1x1", 0},
+                                   // Every layer on 1x1x1 sub-grids: the input and the labels
+                                   // moved to them.
+                                   {{{2, 1, 1}, 1}, "", 16},
+                               });
+}
 
 Machine someMachine() {
   Machine m;
@@ -158,6 +222,74 @@ TEST(StepCost, PrefetchHidesReadingBehindTheStep) {
   EXPECT_EQ(exposed.phases.io, exposed.ioSeconds);
   // 2 samples x 4 channels x 32^3 int16 voxels, and 4 float targets each.
   EXPECT_EQ(exposed.ioBytes, std::size_t(2 * (4 * 32 * 32 * 32 * 2 + 4 * 4)));
+}
+
+TEST(StepCost, RedistributionsAreAPhaseOfTheirOwnAndIdleRanksComputeNothing) {
+  // 32^3 on 4x1x1, boxes at least 8 wide: conv2 on 2x1x1, conv3 on from 1x1x1, 2 samples:
+  // sub-grids 2 and 3 (ranks 2 and 3) hold none from conv3 on.
+  TrainConfig c = cosmoflow(2, 32);
+  c.model.layerGrids.minimumBoxWidth = 8;
+  const RunPlan run = planRun<float>(c, {4, 1, 1}, 1, {"x", 16}, {});
+  ASSERT_TRUE(run.model.staged());
+  const Machine m = someMachine();
+  const StepCost first = predictStep(run, m, {0, 0, 0}), idle = predictStep(run, m, {3, 0, 0});
+  EXPECT_GT(first.redistributeBytes, 0u);
+  EXPECT_GT(first.phases.redistribute, 0.0);
+  const PhaseSeconds& p = first.phases;
+  EXPECT_EQ(p.step(), p.compute + p.halo + p.allreduce + p.io + p.redistribute);
+  int redistributions = 0;
+  for (std::size_t id = 0; id < run.model.layers.size(); ++id) {
+    const LayerPlan& l = run.model.layers[id];
+    if (l.kind == "Redistribute") {
+      ++redistributions;
+      EXPECT_GT(first.layers[id].redistributeSeconds, 0.0) << l.name;
+      continue;
+    }
+    if (l.grid != Int3{1, 1, 1} || l.kind == "BatchNorm3d") continue;
+    EXPECT_EQ(idle.layers[id].localBatch, 0) << l.name;
+    EXPECT_EQ(idle.layers[id].flops, 0.0) << l.name;
+    EXPECT_EQ(idle.layers[id].computeSeconds, 0.0) << l.name;
+    EXPECT_EQ(idle.layers[id].gather.bytes + idle.layers[id].scatter.bytes, 0u) << l.name;
+    EXPECT_EQ(first.layers[id].localBatch, 1) << l.name;
+  }
+  EXPECT_EQ(redistributions, 2);  // pool1 -> conv2 and pool2 -> conv3
+}
+
+TEST(LayoutSearch, SearchesMinimumBoxWidthsOncePerDistinctSetOfLayerGrids) {
+  const Machine m = someMachine();
+  const auto layouts = searchLayouts<float>(cosmoflow(4, 32), 8, m, 0, {"x", 16}, {});
+  int staged = 0;
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    const LayoutChoice& a = layouts[i];
+    EXPECT_EQ(a.run.model.staged(), a.layout.minimumBoxWidth > 0) << toString(a.layout);
+    staged += a.layout.minimumBoxWidth > 0;
+    for (std::size_t j = 0; j < i; ++j) {
+      const LayoutChoice& b = layouts[j];
+      if (a.layout.groups != b.layout.groups || a.layout.grid != b.layout.grid) continue;
+      std::vector<Int3> ga, gb;
+      for (const LayerPlan& l : a.run.model.layers) ga.push_back(l.grid);
+      for (const LayerPlan& l : b.run.model.layers) gb.push_back(l.grid);
+      EXPECT_NE(ga, gb) << toString(a.layout) << " repeats " << toString(b.layout);
+    }
+  }
+  EXPECT_GT(staged, 0);
+}
+
+TEST(LayoutSearch, ALayoutWithAWidthReplacesTheDecksLayerGrids) {
+  const Layout k = parseLayout("4:8x2x2/16");
+  EXPECT_EQ(k.groups, 4);
+  EXPECT_EQ(k.grid, (Int3{8, 2, 2}));
+  EXPECT_EQ(k.minimumBoxWidth, 16);
+  EXPECT_EQ(toString(k), "4:8x2x2/16");
+  EXPECT_EQ(toString(parseLayout("4:2x1x1")), "4:2x1x1");
+  for (const char* bad : {"4:2x1x1/0", "4:2x1x1/", "4:2x1x1/x", "4:2x1/4", "4:2x1x1/4/4"})
+    EXPECT_THROW(parseLayout(bad), Error) << bad;
+  TrainConfig c = cosmoflow(2, 32);
+  c.model.layerGrids.entries = parseLayerGridEntries("conv5..fc3=1x1x1");
+  EXPECT_EQ(configFor(c, parseLayout("1:2x1x1")).model.layerGrids.entries.size(), 1u);
+  const LayerGridRule k8 = configFor(c, parseLayout("1:2x1x1/8")).model.layerGrids;
+  EXPECT_TRUE(k8.entries.empty());
+  EXPECT_EQ(k8.minimumBoxWidth, 8);
 }
 
 TEST(LayoutSearch, RanksTheLayoutsThatFitFirstAndFastestFirst) {

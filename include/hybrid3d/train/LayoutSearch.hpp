@@ -1,9 +1,11 @@
 #pragma once
 // The planner's search: every layout of a rank count -- G data-parallel groups (G dividing the
-// mini-batch) x a spatial grid D x H x W of the remaining ranks -- that the model accepts,
-// costed on a Machine (StepCost.hpp) and ranked: layouts whose largest rank fits the memory
-// limit first, fastest first. A layout the model refuses (a grid too fine for a layer) is
-// left out, as a run on it would fail.
+// mini-batch) x a spatial grid D x H x W of the remaining ranks x the layer grids
+// (model/LayerGridRule.hpp): the deck's own, and each minimum box width K = 2, 4, 8, ... up to
+// the input width that gives other grids than a smaller K -- that the model accepts, costed on a
+// Machine (StepCost.hpp) and ranked: layouts whose largest rank fits the memory limit first,
+// fastest first. A layout the model refuses (a grid too fine for a layer) is left out, as a
+// run on it would fail.
 
 #include <string>
 #include <vector>
@@ -15,18 +17,28 @@ namespace hybrid3d {
 struct Layout {
   int groups = 1;
   Int3 grid{1, 1, 1};
+  // 0: the layer grids the deck gives (none: every layer on `grid`); K > 0: every layer on the
+  // finest coarsening of `grid` whose input boxes are at least K wide (Parallel/minimum box
+  // width), in place of the deck's layer grids.
+  int minimumBoxWidth = 0;
   int ranks() const { return groups * grid[0] * grid[1] * grid[2]; }
 };
 
-// "G:DxHxW" (e.g. "64:8x1x1") -> a Layout; throws naming the text.
+// "G:DxHxW" or "G:DxHxW/K" (e.g. "64:8x2x2/16") -> a Layout; throws naming the text.
 Layout parseLayout(const std::string& text);
 std::string toString(const Layout& layout);
+
+// `config` run on `layout`: its layer-grid rule replaced where the layout gives a width.
+TrainConfig configFor(const TrainConfig& config, const Layout& layout);
 
 struct LayoutChoice {
   Layout layout;
   RunPlan run;
   StepCost cost;       // the slowest spatial rank's
   StepCost firstRank;  // world rank 0's (the rank metrics.csv records)
+  // The most any rank holds (StepCost::memoryBytes): the slowest, the first and the rank whose
+  // model holds the most (RunPlan::largestRank); what must fit.
+  std::size_t memoryBytes = 0;
   bool fits = true;
 };
 

@@ -9,9 +9,18 @@
 //     boxes), a forward gather and a backward scatter-add per windowed layer -- except the
 //     first convolution, whose input ghosts the reader fills and whose input has no gradient;
 //   - bytes handed to the gradient reduction (ModelPlan::gradients, as GradientReducer sums
-//     them: the replicated parameters over the world, the first dense layer's own columns over the
-//     data-parallel groups only), and the number of reductions;
+//     them: the replicated parameters over the world, the first dense layer's own columns over
+//     the ranks holding the same columns: the data-parallel groups, and on a layer grid its
+//     sub-grids), and the number of reductions;
+//   - per redistribution between layer grids (a "Redistribute" layer of the plan, and the
+//     segmentation labels moved to the output's grid): bytes this rank sends to other ranks
+//     forward and in the adjoint (comm/RedistributePlan's blocks, as Redistribute sends them),
+//     from and to how many ranks, and the memory packing, unpacking and the local copy touch;
 //   - bytes this rank reads from sample files per step (its ghosted subvolume of each sample).
+// Each layer is counted where the rank sits on that layer's grid (ModelPlan::place): its
+// samples there, its box, its sub-grid's halo; a rank holding no sample of a layer (a shadow,
+// or a sub-grid left without one) computes and exchanges nothing in it, yet joins its
+// collectives (batch-norm statistics, gradient reductions, redistributions).
 // Predicted from a Machine:
 //   - compute: a calibrated layer timing where one matches the layer's key (Machine.hpp), else
 //     FLOPs at the convolution efficiency of peak plus traffic at the memory efficiency of its
@@ -25,6 +34,9 @@
 //     backward pass ends (GradientReducer) and run one after another, so only what outlasts
 //     the rest of the backward pass is exposed -- on a machine whose reductions overlap
 //     (Network::reductionsOverlap; on a CPU rank its own core does them: all exposed);
+//   - redistribution: per direction, latency per peer + the larger of the bytes sent and
+//     received / bandwidth (the group's link, as the halo's) + the memory touched at memory
+//     bandwidth; its own phase, exposed (the trainer books it apart from compute);
 //   - I/O: bytes / read bandwidth (the lesser of the rank's and its share of the aggregate);
 //     with prefetch only what the step's other phases do not hide is left exposed; none after
 //     the first epoch where the rank's subvolumes of its group's share of the training set fit
@@ -52,6 +64,17 @@ struct HaloTraffic {
   std::size_t packedBytes = 0;
 };
 
+// One redistribution of one rank in one direction (comm/Redistribute.hpp).
+struct RedistributeTraffic {
+  std::size_t bytes = 0;  // sent to other ranks (what PhaseTimers::redistributeBytes counts)
+  std::size_t receivedBytes = 0;  // from other ranks
+  int peers = 0;                  // the more of the ranks it sends to and receives from
+  // Memory touched: packing reads whole 64-byte lines of each row of the boxes sent and writes
+  // the buffer, unpacking reads the buffer and writes the lines of the boxes received, the local
+  // copy reads and writes the lines of the boxes the rank keeps.
+  std::size_t touchedBytes = 0;
+};
+
 struct LayerCost {
   std::string name, kind;
   std::string key;      // layerKey(): what a calibrated timing is looked up by
@@ -62,15 +85,18 @@ struct LayerCost {
   int passes = 0;       // kernel passes per step (forward, backward)
   HaloTraffic gather;   // forward (zero: no exchange)
   HaloTraffic scatter;  // backward
-  double computeSeconds = 0, haloSeconds = 0;
+  // A Redistribute layer: forward, and the adjoint in backward (none into the model input).
+  RedistributeTraffic forward, adjoint;
+  int localBatch = 0;  // the samples the rank holds of this layer (on its grid)
+  double computeSeconds = 0, haloSeconds = 0, redistributeSeconds = 0;
   double backwardSeconds = 0;  // the backward passes and the scatter-add (overlap model)
   bool calibrated = false;     // computeSeconds from a measured timing
 };
 
 // Exposed seconds per step by phase, as the trainer's progress line and metrics.csv split it.
 struct PhaseSeconds {
-  double compute = 0, halo = 0, allreduce = 0, io = 0;
-  double step() const { return compute + halo + allreduce + io; }
+  double compute = 0, halo = 0, allreduce = 0, io = 0, redistribute = 0;
+  double step() const { return compute + halo + allreduce + io + redistribute; }
 };
 
 struct StepCost {
@@ -82,17 +108,22 @@ struct StepCost {
   // (zeroing gradients, the loss, waiting for the reductions, the optimizer; work = this
   // rank's parameter values).
   LayerCost input, update;
-  std::size_t haloBytes = 0;       // sent per step, gathers and scatter-adds
-  std::size_t allreduceBytes = 0;  // handed to the gradient reduction per step
-  int reductions = 0;              // gradients reduced (one allreduce each)
-  double allreduceSeconds = 0;     // reducing them, before the backward pass hides any
-  std::size_t ioBytes = 0;         // read from sample files per step (the first epoch's)
-  bool cached = false;             // the rank's share of the training set fits its cache:
-                                   // after the first epoch nothing is read
-  double ioSeconds = 0;            // reading per step, before prefetch hides any
-  std::size_t memoryBytes = 0;     // graph memory + optimizer state + input buffers
-  PhaseSeconds phases;             // exposed per step
-  double samplesPerSecond = 0;     // global mini-batch / step
+  // The segmentation labels moved from the input's grid to the output's as the batch is loaded
+  // (kind "Redistribute", int values; no traffic where the output is on the input's grid).
+  LayerCost labels;
+  std::size_t haloBytes = 0;          // sent per step, gathers and scatter-adds
+  std::size_t allreduceBytes = 0;     // handed to the gradient reduction per step
+  std::size_t redistributeBytes = 0;  // sent to other ranks by redistributions per step, both
+                                      // directions, the labels' included
+  int reductions = 0;                 // gradients reduced (one allreduce each)
+  double allreduceSeconds = 0;        // reducing them, before the backward pass hides any
+  std::size_t ioBytes = 0;            // read from sample files per step (the first epoch's)
+  bool cached = false;                // the rank's share of the training set fits its cache:
+                                      // after the first epoch nothing is read
+  double ioSeconds = 0;               // reading per step, before prefetch hides any
+  std::size_t memoryBytes = 0;        // graph memory + optimizer state + input buffers
+  PhaseSeconds phases;                // exposed per step
+  double samplesPerSecond = 0;        // global mini-batch / step
 };
 
 // How the sample files store their values (prefetch and cache are the run's: RunPlan).
@@ -104,6 +135,12 @@ struct IoModel {
 // The key a layer's calibrated timing is stored under: kind, channels, window, the convolution
 // engine the layer would run on this rank, precision; e.g. "Conv3d 4>16 k3 s1 onednn float".
 std::string layerKey(const RunPlan& run, int layer, const Int3& coords);
+
+// What the rank at `coords` sends and receives in Redistribute layer `id` of `run` per step:
+// forward, or the adjoint of backward (nothing where the layer reads the model input: no
+// gradient flows into the data). countStep's count; `hybrid3d check` sums it over a group.
+RedistributeTraffic redistributionTraffic(const RunPlan& run, int id, const Int3& coords,
+                                          bool adjoint);
 
 // The sample files' element types as the generators write them (real CosmoFlow data are int16
 // counts too; the U-Net's volumes float32).

@@ -3,6 +3,7 @@
 // and time, the step's phases, bytes and memory per rank, and the best layouts of each rank
 // count (train/LayoutSearch.hpp).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include <hybrid3d/core/Error.hpp>
@@ -57,6 +58,7 @@ PlanArgs parse(const std::vector<std::string>& args) {
       a.csv = value();
     } else if (s == "--top") {
       a.top = int(integerOption("plan", "--top", value()));
+      if (a.top < 0) fail("plan: --top ", a.top, " is not a count of layouts");
     } else if (!s.empty() && s[0] == '-') {
       fail("plan: unknown option ", s);
     } else {
@@ -80,6 +82,10 @@ void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machi
   const Machine none;
   const Machine& m = machine ? *machine : none;
   std::string csv = csvHeader();
+  // Relative to where the plan runs (a script's checkout): no absolute path of this machine in a
+  // CSV that may be committed.
+  const std::string deckInCsv =
+      std::filesystem::path(a.deck).lexically_proximate(std::filesystem::current_path()).string();
   double reference = 0;
   std::string summary;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -100,14 +106,16 @@ void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machi
         chosen = costLayout<T>(r.config, layout, m, a.memoryLimit, sets.first, sets.second, io);
       } else {
         chosen.layout = layout;
-        chosen.run = planRun<T>(r.config, layout.grid, layout.groups, sets.first, sets.second);
+        chosen.run = planRun<T>(configFor(r.config, layout), layout.grid, layout.groups, sets.first,
+                                sets.second);
         chosen.cost = chosen.firstRank = countStep(chosen.run, {0, 0, 0}, io);
+        chosen.memoryBytes = chosen.cost.memoryBytes;
       }
     } catch (const Error& e) {
       if (a.haveLayout) throw;
       refused = e.what();
     }
-    if (refused.empty()) csv += csvRow(a.deck, machine ? m.name : "", chosen);
+    if (refused.empty()) csv += csvRow(deckInCsv, machine ? m.name : "", chosen);
     if (worldRank != 0) continue;
     std::printf("hybrid3d: plan of %s on %d rank(s)%s\n", a.deck.c_str(), ranks,
                 machine ? (" of machine " + m.name).c_str() : " (no --machine: counts only)");
@@ -117,7 +125,7 @@ void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machi
     else
       std::printf("  the deck's layout %s cannot run: %s\n", toString(layout).c_str(),
                   refused.c_str());
-    if (!machine) continue;
+    if (!machine || a.top == 0) continue;  // --top 0: this layout alone, no search
     const std::vector<LayoutChoice> best =
         searchLayouts<T>(r.config, ranks, m, a.memoryLimit, sets.first, sets.second, io);
     if (best.empty()) {
@@ -186,23 +194,26 @@ int run(const std::vector<std::string>& args) {
 
 const Registration reg{
     "plan",
-    {"DECK.xml [--ranks N[,N...]] [--layout G:DxHxW] [--machine FILE] [--memory-limit GiB] "
+    {"DECK.xml [--ranks N[,N...]] [--layout G:DxHxW[/K]] [--machine FILE] [--memory-limit GiB] "
      "[--csv FILE] [--top K]",
      "the dry run for any rank count, with per-layer costs, predicted step time and best layouts",
      "  --ranks N,...     rank counts to plan for (default: the ranks at hand); the deck's grid,\n"
      "                    or auto, is resolved for each\n"
-     "  --layout G:DxHxW  plan this layout: G data-parallel groups x spatial grid DxHxW\n"
+     "  --layout G:DxHxW[/K]  plan this layout: G data-parallel groups x spatial grid DxHxW;\n"
+     "                    /K: every layer on the finest coarsening of it whose input boxes are\n"
+     "                    at least K wide (in place of the deck's layer grids)\n"
      "  --machine FILE    a machine file (inputs/machines/, or written by `hybrid3d calibrate`):\n"
      "                    adds predicted times, the phase split and the best layouts\n"
      "  --memory-limit G  GiB per rank a layout may use (default: the machine's memory)\n"
      "  --csv FILE        one row per planned layout (perf_tests/scaling/ reads it)\n"
-     "  --top K           how many of the best layouts to list (default 5)\n"
+     "  --top K           how many of the best layouts to list (default 5; 0: no search)\n"
      "Checks what `hybrid3d check` checks (the deck, the grid, the datasets' metadata) and\n"
      "prints its plan, then per layer of the slowest rank: FLOPs, the work a calibrated timing\n"
      "scales with, bytes and neighbours of each halo exchange, and with a machine the predicted\n"
      "compute and halo time; the bytes the rank sends in halos, hands to the gradient\n"
      "reduction and reads per step; its memory; the predicted step split into compute, halo,\n"
-     "allreduce and exposed I/O; the best layouts of each rank count. Trains nothing.\n",
+     "allreduce, redistribution and exposed I/O; the best layouts of each rank count (groups,\n"
+     "spatial grid and layer grids: the deck's, and each minimum box width K). Trains nothing.\n",
      "mpirun -n 1 hybrid3d plan perf_tests/scaling/paper/cosmoflow_512_mb64.xml --ranks 512,2048 "
      "--machine "
      "inputs/machines/lassen-v100.xml"},

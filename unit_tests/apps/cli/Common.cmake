@@ -18,6 +18,27 @@ function(h3d_expect text pattern)
   endif()
 endfunction()
 
+# The field of column `name` of a CSV `row` under `header` (an empty field as "": a script's
+# lists drop empty elements, so they are filled before the split).
+function(h3d_csv_field header row name out_var)
+  string(REPLACE "," ";" names "${header}")
+  list(FIND names "${name}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "no column ${name} in: ${header}")
+  endif()
+  set(filled ",${row},")
+  while(filled MATCHES ",,")
+    string(REPLACE ",," ",-," filled "${filled}")
+  endwhile()
+  string(REGEX REPLACE "^,(.*),$" "\\1" filled "${filled}")
+  string(REPLACE "," ";" fields "${filled}")
+  list(GET fields ${at} value)
+  if(value STREQUAL "-")
+    set(value "")
+  endif()
+  set(${out_var} "${value}" PARENT_SCOPE)
+endfunction()
+
 # A small deck: cosmoflow at 16^3 on the samples in DIR, with extra <Parameter> lines.
 function(h3d_deck path dir extra_model extra_training)
   file(WRITE "${path}" "<ParameterList name=\"hybrid3d\">

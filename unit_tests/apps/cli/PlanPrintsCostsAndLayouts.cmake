@@ -1,7 +1,7 @@
 # `hybrid3d plan`: on 2 ranks it prints the very plan `hybrid3d check` prints (one code path),
 # then the per-layer costs, the predicted step and the best layouts on a shipped machine file;
 # the bytes its CSV predicts for world rank 0 equal what a real 2-rank training step records in
-# metrics.csv; on 1 rank it plans other rank counts (--ranks 1,2,4) with the predicted strong
+# metrics.csv, on one grid and on layer grids; on 1 rank it plans other rank counts (--ranks 1,2,4) with the predicted strong
 # scaling, and every machine file in inputs/machines/ reads.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
 
@@ -25,27 +25,57 @@ foreach(text "cost per step of spatial rank" "conv1          Conv3d 4>16 k3 s1"
   h3d_expect("${plan}" "${text}")
 endforeach()
 
-# The CSV's bytes of world rank 0 against the trainer's own count in the same layout.
-file(STRINGS ${WORK}/plan.csv rows)
-list(GET rows 0 header)
-h3d_expect("${header}" "deck,machine,architecture,size,batch,ranks,groups,grid,step_s")
-list(GET rows 1 row)
-string(REPLACE "," ";" predicted "${row}")
-list(GET predicted 15 halo)
-list(GET predicted 16 reduction)
+# The CSV's bytes of world rank 0 against the trainer's own count in the same layout: halos,
+# gradient reductions and, on layer grids, redistributions.
+function(expect_counted_bytes csv metrics staged)
+  file(STRINGS ${csv} rows)
+  list(GET rows 0 header)
+  h3d_expect("${header}" "deck,machine,architecture,size,batch,ranks,groups,grid,step_s")
+  list(GET rows 1 row)
+  file(STRINGS ${metrics} measured)
+  list(GET measured 0 measured_header)
+  list(GET measured 1 step)
+  foreach(column halo_bytes allreduce_bytes redistribute_bytes)
+    h3d_csv_field("${header}" "${row}" ${column} predicted)
+    h3d_csv_field("${measured_header}" "${step}" ${column} recorded)
+    if(recorded STREQUAL "")
+      set(recorded 0)  # metrics.csv leaves the redistribution columns empty on one grid
+    endif()
+    if(NOT predicted STREQUAL recorded)
+      message(FATAL_ERROR "plan predicts ${predicted} ${column}, the step recorded ${recorded}")
+    endif()
+    if(predicted EQUAL 0 AND (staged OR NOT column STREQUAL "redistribute_bytes"))
+      message(FATAL_ERROR "2 ranks on one sample send ${column}: ${row}")
+    endif()
+  endforeach()
+endfunction()
 h3d_run(TRUE trained ${launch} ${HYBRID3D} train ${WORK}/deck.xml)
-file(STRINGS ${WORK}/run/metrics.csv metrics)
-list(GET metrics 1 step)
-string(REPLACE "," ";" measured "${step}")
-list(GET measured -2 measured_halo)  # the last two columns (empty fields drop out)
-list(GET measured -1 measured_reduction)
-if(NOT halo STREQUAL measured_halo OR NOT reduction STREQUAL measured_reduction)
-  message(FATAL_ERROR "plan predicts ${halo} halo and ${reduction} reduction bytes, the step "
-                      "recorded ${measured_halo} and ${measured_reduction}")
-endif()
-if(halo EQUAL 0 OR reduction EQUAL 0)
-  message(FATAL_ERROR "2 ranks on one sample exchange halos and reduce gradients: ${row}")
-endif()
+expect_counted_bytes(${WORK}/plan.csv ${WORK}/run/metrics.csv FALSE)
+
+# On layer grids (the deep layers on one rank per sample): check's table gains each layer's
+# grid, every redistribution's bytes and the buffers; plan and a real step agree on the bytes.
+h3d_deck(${WORK}/staged.xml ${WORK}/data/train ""
+         "<Parameter name=\"max steps\" type=\"int\" value=\"1\"/>")
+file(READ ${WORK}/staged.xml deck)
+string(REPLACE "<ParameterList name=\"Model\">" "<ParameterList name=\"Parallel\">
+    <Parameter name=\"layer grids\" type=\"string\" value=\"conv2..fc3=1x1x1\"/>
+  </ParameterList>
+  <ParameterList name=\"Model\">" deck "${deck}")
+string(REPLACE "${WORK}/run" "${WORK}/staged_run" deck "${deck}")  # a run of its own
+file(WRITE ${WORK}/staged.xml "${deck}")
+h3d_run(TRUE check ${launch} ${HYBRID3D} check ${WORK}/staged.xml)
+foreach(text "layer grids conv2..fc3=1x1x1" "grid         output C x DxHxW"
+             "\n  pool1->conv2   Redistribute     1x1x1 x 2 " "2x1x1 -> 1x1x1 x 2: sends "
+             "buffers       total")
+  h3d_expect("${check}" "${text}")
+endforeach()
+h3d_run(TRUE plan ${launch} ${HYBRID3D} plan ${WORK}/staged.xml --machine ${machine}
+        --csv ${WORK}/staged.csv)
+foreach(text "redist ms" "redistributions between layer grids:" "+ redistribute ")
+  h3d_expect("${plan}" "${text}")
+endforeach()
+h3d_run(TRUE trained ${launch} ${HYBRID3D} train ${WORK}/staged.xml)
+expect_counted_bytes(${WORK}/staged.csv ${WORK}/staged_run/metrics.csv TRUE)
 
 # Other rank counts from one rank: a plan per count and the predicted scaling.
 h3d_run(TRUE scaling ${MPIEXEC} -n 1 ${HYBRID3D} plan ${WORK}/deck.xml --ranks 1,2,4
