@@ -29,22 +29,24 @@ h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} gradients ${WORK}/notrain.xml
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/notrain.h5 ${WORK}/one.h5 --tolerance 0)
 h3d_expect("${out}" ", 0 differ")
 
+# `hybrid3d gradients` on 2 ranks with the deck's Parallel section set to PARALLEL writes the
+# 1-rank file.
+function(h3d_gradients_on_two_ranks name parallel)
+  file(READ ${WORK}/deck.xml deck)
+  string(REPLACE "<ParameterList name=\"Model\">" "<ParameterList name=\"Parallel\">${parallel}</ParameterList><ParameterList name=\"Model\">" deck "${deck}")
+  file(WRITE ${WORK}/${name}.xml "${deck}")
+  h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} gradients ${WORK}/${name}.xml
+          --weights ${WORK}/run/checkpoint.h5 --out ${WORK}/${name}.h5 ${samples})
+  h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/${name}.h5 ${WORK}/one.h5 --tolerance 1e-9)
+  h3d_expect("${out}" ", 0 differ")
+endfunction()
+
 # Two data-parallel groups (spatial grid 1x1x1 on 2 ranks): one sample each, outputs gathered
 # along the batch, gradients summed over the groups.
-file(READ ${WORK}/deck.xml deck)
-string(REPLACE "<ParameterList name=\"Model\">" "<ParameterList name=\"Parallel\"><Parameter name=\"spatial grid\" type=\"string\" value=\"1x1x1\"/></ParameterList><ParameterList name=\"Model\">" deck "${deck}")
-file(WRITE ${WORK}/groups.xml "${deck}")
-h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} gradients ${WORK}/groups.xml
-        --weights ${WORK}/run/checkpoint.h5 --out ${WORK}/groups.h5 ${samples})
-h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/groups.h5 ${WORK}/one.h5 --tolerance 1e-9)
-h3d_expect("${out}" ", 0 differ")
+h3d_gradients_on_two_ranks(groups
+  "<Parameter name=\"spatial grid\" type=\"string\" value=\"1x1x1\"/>")
 
 # Layer grids (2x1x1 for the first layers, a sample per rank from conv3 on): the same file, the
 # output moved back to where the spatial grid holds it.
-file(READ ${WORK}/deck.xml deck)
-string(REPLACE "<ParameterList name=\"Model\">" "<ParameterList name=\"Parallel\"><Parameter name=\"spatial grid\" type=\"string\" value=\"2x1x1\"/><Parameter name=\"layer grids\" type=\"string\" value=\"conv3..fc3=1x1x1\"/></ParameterList><ParameterList name=\"Model\">" deck "${deck}")
-file(WRITE ${WORK}/staged.xml "${deck}")
-h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} gradients ${WORK}/staged.xml
-        --weights ${WORK}/run/checkpoint.h5 --out ${WORK}/staged.h5 ${samples})
-h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/staged.h5 ${WORK}/one.h5 --tolerance 1e-9)
-h3d_expect("${out}" ", 0 differ")
+h3d_gradients_on_two_ranks(staged
+  "<Parameter name=\"spatial grid\" type=\"string\" value=\"2x1x1\"/><Parameter name=\"layer grids\" type=\"string\" value=\"conv3..fc3=1x1x1\"/>")
