@@ -12,6 +12,7 @@
 #include <hybrid3d/model/RedistributeNode.hpp>
 
 #include "GridCases.hpp"
+#include "GroupStep.hpp"
 #include "ModelReference.hpp"
 #include "TestDevice.hpp"
 
@@ -45,18 +46,12 @@ Truth truthOf(const Batch& batch, int first, int L, const Box3& owned) {
 // One forward and backward of the model on `grid` (its layers on the grids o.layerGrids gives),
 // this group holding its share of the batch; the loss from the model's task.
 Result run(const ProcessGrid& grid, ModelOptions o, const Batch& batch) {
-  const int G = grid.numGroups(), B = int(batch.inputs.extent(0)), L = B / G;
-  o.batch = L;
-  Model<T, TestDevice> m = buildModel<T, TestDevice>(grid, o);
-  auto& g = *m.graph;
-  const int first = grid.group() * L;
-  scatterFromGlobal(slice(batch.inputs, first, L), g.input().volume);
   TestExecSpace exec;
-  const Truth truth = truthOf(batch, first, L, g.input().volume.owned());
-  m.task->load(exec, truth.host(int(batch.targets.extent(1))), 0, L);
-  g.setTraining(true);
-  g.setStep(3, first);
-  g.zeroGradients(exec);
+  GroupStep s = startGroupStep(grid, o, batch, exec);
+  Model<T, TestDevice>& m = s.model;
+  auto& g = *m.graph;
+  const Truth truth = truthOf(batch, s.first, s.samples, g.input().volume.owned());
+  m.task->load(exec, truth.host(int(batch.targets.extent(1))), 0, s.samples);
   Result r;
   g.forward(exec);
   r.loss = m.task->loss(exec, g, true);

@@ -17,6 +17,7 @@
 
 #include "GridCases.hpp"
 #include "Invariance.hpp"
+#include "GroupStep.hpp"
 #include "ModelReference.hpp"
 #include "TestDevice.hpp"
 
@@ -25,16 +26,11 @@ namespace {
 
 // One forward and backward of the model on `grid`, this group holding its share of the batch.
 Result run(const ProcessGrid& grid, ModelOptions o, const Batch& batch) {
-  const int G = grid.numGroups(), B = int(batch.inputs.extent(0)), L = B / G;
-  o.batch = L;
-  Model<T, TestDevice> m = buildModel<T, TestDevice>(grid, o);
-  auto& g = *m.graph;
-  const int first = grid.group() * L;
-  scatterFromGlobal(slice(batch.inputs, first, L), g.input().volume);
   TestExecSpace exec;
-  g.setTraining(true);
-  g.setStep(3, first);
-  g.zeroGradients(exec);
+  GroupStep step = startGroupStep(grid, o, batch, exec);
+  const Model<T, TestDevice>& m = step.model;
+  auto& g = *m.graph;
+  const int first = step.first, L = step.samples;
   g.forward(exec);
   Result r;
   if (modelTraits(o).task == &regressionTask()) {
