@@ -80,6 +80,7 @@ Manifest transformDataset(MPI_Comm comm, const DatasetTransform& t) {
   const Manifest source = readSourceManifest(comm, t);
   Manifest m = source;
   m.samples.clear();
+  m.statistics.clear();  // of other voxels: `hybrid3d stats` computes the new dataset's
   std::vector<std::vector<std::string>> outPaths(source.samples.size());
   std::map<std::string, Index> perSplit;
   for (std::size_t i = 0; i < source.samples.size(); ++i)
