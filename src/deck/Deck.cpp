@@ -136,6 +136,19 @@ void checkXml(const Teuchos::XMLObject& list, const std::string& prefix, const s
   }
 }
 
+std::string choiceList(const DeckKey& k) {
+  std::string all;
+  for (const std::string& c : k.choices) all += (all.empty() ? "" : ", ") + c;
+  return all;
+}
+
+// `v` when it is one of the key's choices; else the one-line error naming them.
+std::string oneOf(const std::string& file, const DeckKey& k, const std::string& v) {
+  for (const std::string& c : k.choices)
+    if (c == v) return v;
+  fail(file, ": key '", k.path, "' = \"", v, "\" is not one of: ", choiceList(k));
+}
+
 // Walks the user's list: every entry must be in the schema with the right type and range.
 void collect(const Teuchos::ParameterList& list, const std::string& prefix,
              const std::map<std::string, DeckKey>& schema, const std::string& file,
@@ -154,7 +167,11 @@ void collect(const Teuchos::ParameterList& list, const std::string& prefix,
     const auto s = schema.find(path);
     if (s == schema.end()) fail(file, ": unknown key '", path, "'");
     const DeckKey& k = s->second;
-    auto wrongType = [&] { fail(file, ": key '", path, "' must be of type ", typeName(k.type)); };
+    auto wrongType = [&] {
+      const bool words = k.type == DeckKey::Type::DoubleList && !k.choices.empty();
+      fail(file, ": key '", path, "' must be of type ", typeName(k.type),
+           words ? " or string (" + choiceList(k) + ")" : "");
+    };
     switch (k.type) {
       case DeckKey::Type::Int: {
         if (!e.isType<int>()) wrongType();
@@ -178,16 +195,7 @@ void collect(const Teuchos::ParameterList& list, const std::string& prefix,
       case DeckKey::Type::String: {
         if (!e.isType<std::string>()) wrongType();
         const std::string v = Teuchos::getValue<std::string>(e);
-        if (!k.choices.empty()) {
-          bool ok = false;
-          std::string all;
-          for (const std::string& c : k.choices) {
-            ok = ok || c == v;
-            all += (all.empty() ? "" : ", ") + c;
-          }
-          if (!ok) fail(file, ": key '", path, "' = \"", v, "\" is not one of: ", all);
-        }
-        values[path] = v;
+        values[path] = k.choices.empty() ? v : oneOf(file, k, v);
         break;
       }
       case DeckKey::Type::Bool: {
@@ -196,6 +204,10 @@ void collect(const Teuchos::ParameterList& list, const std::string& prefix,
         break;
       }
       case DeckKey::Type::DoubleList: {
+        if (e.isType<std::string>() && !k.choices.empty()) {
+          values[path] = oneOf(file, k, Teuchos::getValue<std::string>(e));
+          break;
+        }
         if (!e.isType<Teuchos::Array<double>>()) wrongType();
         std::string text;
         for (double v : Teuchos::getValue<Teuchos::Array<double>>(e)) {

@@ -60,9 +60,15 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Data/prefetch", Type::Bool, "1", -Big, Big, "read the next mini-batch during the step"),
       key("Data/cache MiB", Type::Int, "0", 0, 1e7, "keep subvolumes in memory up to this size"),
       key("Data/log1p", Type::Bool, "0", -Big, Big, "apply log(1 + x) to the input when loading"),
-      key("Data/channel scale", Type::DoubleList, "", -Big, Big, "one factor per input channel"),
+      key("Data/channel scale", Type::DoubleList, "", -Big, Big,
+          "one factor per input channel, or auto: 1 / each channel's standard deviation over "
+          "the training set (after log1p), computed before step 1 and cached beside the data "
+          "(what hybrid3d stats prints)",
+          {"auto"}),
       key("Data/channel offset", Type::DoubleList, "", -Big, Big,
-          "one value per input channel, subtracted before the scale"),
+          "one value per input channel, subtracted before the scale, or auto: each channel's "
+          "mean over the training set (after log1p), as for channel scale",
+          {"auto"}),
       key("Data/Generate/generator", Type::String, "", -Big, Big,
           "make a synthetic dataset first (if its manifest is missing)",
           {"cosmology", "segmentation"}),
@@ -161,8 +167,15 @@ DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData
   c.data.prefetch = d.getBool("Data/prefetch");
   c.data.cacheBytes = std::size_t(d.getInt("Data/cache MiB")) << 20;
   c.data.log1p = d.getBool("Data/log1p");
-  if (d.has("Data/channel scale")) c.data.channelScale = d.getDoubleList("Data/channel scale");
-  if (d.has("Data/channel offset")) c.data.channelOffset = d.getDoubleList("Data/channel offset");
+  // A list, or the word auto (the key's one choice: Deck.hpp).
+  c.data.channelScaleAuto =
+      d.has("Data/channel scale") && d.getString("Data/channel scale") == "auto";
+  c.data.channelOffsetAuto =
+      d.has("Data/channel offset") && d.getString("Data/channel offset") == "auto";
+  if (d.has("Data/channel scale") && !c.data.channelScaleAuto)
+    c.data.channelScale = d.getDoubleList("Data/channel scale");
+  if (d.has("Data/channel offset") && !c.data.channelOffsetAuto)
+    c.data.channelOffset = d.getDoubleList("Data/channel offset");
   if (d.has("Data/Generate/generator")) {
     r.generate = true;
     auto& g = r.generation;

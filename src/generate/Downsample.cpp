@@ -1,56 +1,14 @@
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/data/CollectiveVerdict.hpp>
 #include <hybrid3d/data/Hdf5.hpp>
+#include <hybrid3d/generate/DatasetTransform.hpp>
 #include <hybrid3d/generate/Downsample.hpp>
-#include <hybrid3d/generate/GenerateDataset.hpp>
 #include <hybrid3d/generate/SampleWriter.hpp>
-
-#include <cerrno>
-#include <cstdlib>
-#include <filesystem>
 
 #include <Kokkos_Core.hpp>
 
 namespace hybrid3d::generate {
 
 namespace {
-
-namespace fs = std::filesystem;
-
-// A directory as the file system names it, so ./d, d/ and d are one directory.
-fs::path canonicalOrSelf(const std::string& dir) {
-  std::error_code ec;
-  const fs::path p = fs::weakly_canonical(fs::path(dir), ec);
-  return ec ? fs::path(dir) : p;
-}
-
-// Rank 0 checks the directories and reads the manifest; every rank gets the same verdict.
-Manifest readSourceManifest(MPI_Comm comm, const DownsampleOptions& o) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  Manifest m;
-  data::collectively(comm, [&] {
-    if (rank != 0) return;
-    const std::string path = (fs::path(o.inDir) / "manifest.txt").string();
-    if (!fs::exists(path))
-      fail("--in: ", path, " is missing (downsample reads datasets written by hybrid3d generate)");
-    m = readManifest(path);
-    if (m.generator != "cosmology")
-      fail("--in: ", o.inDir, " holds a ", m.generator,
-           " dataset; only cosmology densities are averaged (labels are not)");
-    if (m.size % o.factor != 0)
-      fail("--factor: ", o.factor, " does not divide the dataset's size ", m.size);
-    if (canonicalOrSelf(o.inDir) == canonicalOrSelf(o.outDir))
-      fail("--out: ", o.outDir, " is the input directory; the files would be overwritten");
-    const std::string error = prepareSplitDirectories(o.outDir, m.splits);
-    if (!error.empty()) throw Error(error);
-  });
-  // Every rank reads the sample files anyway, so each reads the manifest too.
-  data::collectively(comm, [&] {
-    if (rank != 0) m = readManifest((fs::path(o.inDir) / "manifest.txt").string());
-  });
-  return m;
-}
 
 // One sample file, read whole by this rank and written again at 1/factor the resolution.
 void downsampleFile(const std::string& in, const std::string& out, Index factor) {
@@ -66,28 +24,10 @@ void downsampleFile(const std::string& in, const std::string& out, Index factor)
 
   SampleWriter file(MPI_COMM_SELF, out);
   file.writeSlab("full", {C, s, s, s}, 1, 0, s, coarse.data());
-  if (source.hasDataset("/unitPar")) {
-    const std::vector<float> targets = source.read<float>("/unitPar");
-    file.writeWhole("unitPar", source.shape("/unitPar"), targets.data());
-  }
-  for (const std::string& name : source.attributeNames()) {
-    if (source.attributeIsString(name))
-      file.attribute(name, source.attributeString(name));
-    else
-      file.attribute(name, source.attributeNumber(name));
-  }
+  copyTargetsAndAttributes(source, file, {"downsample_factor", "source_size"});
   file.attribute("downsample_factor", static_cast<double>(factor));
   file.attribute("source_size", static_cast<double>(S));
   file.commit();
-}
-
-Index parseFactor(const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno == ERANGE || v < 2 || v > 1024)
-    fail("--factor: '", text, "' is not a whole number in [2, 1024]");
-  return static_cast<Index>(v);
 }
 
 }  // namespace
@@ -104,7 +44,7 @@ DownsampleOptions parseDownsampleOptions(const std::vector<std::string>& args) {
     const std::string& value = args[++i];
     if (flag == "--in") o.inDir = value;
     if (flag == "--out") o.outDir = value;
-    if (flag == "--factor") o.factor = parseFactor(value);
+    if (flag == "--factor") o.factor = parseWholeOption("--factor", value, 2, 1024);
   }
   if (o.inDir.empty()) fail("--in: missing (the dataset to downsample)");
   if (o.outDir.empty()) fail("--out: missing (the directory of the downsampled dataset)");
@@ -138,28 +78,30 @@ std::vector<float> blockMean(const std::vector<float>& volume, Index channels, I
 }
 
 Manifest downsampleDataset(MPI_Comm comm, const DownsampleOptions& o) {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
-  Manifest m = readSourceManifest(comm, o);
-  const Index source = m.size;
-  // Rank r writes files r, r + P, ...: every rank reads whole files, as many as its share.
-  const std::size_t files = m.samples.size();
-  for (std::size_t first = 0; first < files; first += std::size_t(ranks)) {
-    const std::size_t mine = first + std::size_t(rank);
-    data::collectively(comm, [&] {
-      if (mine < files)
-        downsampleFile((fs::path(o.inDir) / m.samples[mine].file).string(),
-                       (fs::path(o.outDir) / m.samples[mine].file).string(), o.factor);
-    });
-  }
-  m.size = source / o.factor;
-  m.settings.push_back({"downsample_factor", double(o.factor)});
-  m.settings.push_back({"source_size", double(source)});
-  data::collectively(comm, [&] {
-    if (rank == 0) writeManifest(m, (fs::path(o.outDir) / "manifest.txt").string());
-  });
-  return m;
+  DatasetTransform t;
+  t.command = "downsample";
+  t.inDir = o.inDir;
+  t.outDir = o.outDir;
+  t.check = [&](const Manifest& m) {
+    if (m.generator != "cosmology")
+      fail("--in: ", o.inDir, " holds a ", m.generator,
+           " dataset; only cosmology densities are averaged (labels are not)");
+    if (m.size % o.factor != 0)
+      fail("--factor: ", o.factor, " does not divide the dataset's size ", m.size);
+  };
+  // The same relative name, one file for one.
+  t.outputsOf = [](const Manifest&, const ManifestSample& s) {
+    return std::vector<ManifestSample>{s};
+  };
+  t.write = [&](const Manifest&, const std::string& in, const std::vector<std::string>& out) {
+    downsampleFile(in, out.at(0), o.factor);
+  };
+  t.describe = [&](const Manifest& source, Manifest& m) {
+    m.size = source.size / o.factor;
+    m.settings.push_back({"downsample_factor", double(o.factor)});
+    m.settings.push_back({"source_size", double(source.size)});
+  };
+  return transformDataset(comm, t);
 }
 
 }  // namespace hybrid3d::generate

@@ -1,30 +1,12 @@
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/ExactText.hpp>
 #include <hybrid3d/generate/Manifest.hpp>
 
 #include <cstdio>
 #include <fstream>
-#include <iomanip>
-#include <limits>
 #include <sstream>
 
 namespace hybrid3d::generate {
-
-namespace {
-
-// The shortest decimal text that reads back as exactly `v` (0.6, not 0.59999999999999998).
-template <class T>
-std::string exactText(T v) {
-  for (int digits = std::numeric_limits<T>::digits10;; ++digits) {
-    std::ostringstream os;
-    os << std::setprecision(digits) << v;
-    std::istringstream back(os.str());
-    T w{};
-    back >> w;
-    if (w == v || digits >= std::numeric_limits<T>::max_digits10) return os.str();
-  }
-}
-
-}  // namespace
 
 void writeManifest(const Manifest& m, const std::string& path) {
   const std::string temporary = path + ".tmp";
@@ -42,6 +24,13 @@ void writeManifest(const Manifest& m, const std::string& path) {
     for (const auto& p : m.parameters)
       out << "parameter " << p.name << " " << exactText(p.lo) << " " << exactText(p.hi) << "\n";
     if (m.hasTargets) out << "targets unitPar\n";
+    for (const ManifestStatistics& st : m.statistics) {
+      out << "statistics " << (st.log1p ? "log1p" : "plain") << " " << st.samples << " "
+          << st.mean.size();
+      for (double v : st.mean) out << " " << exactText(v);
+      for (double v : st.std) out << " " << exactText(v);
+      out << "\n";
+    }
     out << "# sample SPLIT FILE INDEX";
     for (const auto& p : m.parameters) out << " " << p.name;
     if (m.hasTargets)
@@ -91,6 +80,18 @@ Manifest readManifest(const std::string& path) {
       ManifestParameter p;
       words >> p.name >> p.lo >> p.hi;
       m.parameters.push_back(p);
+    } else if (key == "statistics") {
+      ManifestStatistics st;
+      std::string kind;
+      std::size_t channels = 0;
+      words >> kind >> st.samples >> channels;
+      if (kind != "log1p" && kind != "plain") bad("statistics neither log1p nor plain");
+      st.log1p = kind == "log1p";
+      st.mean.resize(channels);
+      st.std.resize(channels);
+      for (double& v : st.mean) words >> v;
+      for (double& v : st.std) words >> v;
+      m.statistics.push_back(st);
     } else if (key == "targets") {
       m.hasTargets = true;
     } else if (key == "sample") {

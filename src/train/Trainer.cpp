@@ -18,6 +18,7 @@
 #include <hybrid3d/optim/Sgd.hpp>
 #include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/train/CollectiveWatchdog.hpp>
+#include <hybrid3d/train/InputStatistics.hpp>
 #include <hybrid3d/train/LossDiagnosis.hpp>
 #include <hybrid3d/train/OutputDirectory.hpp>
 #include <hybrid3d/train/Preemption.hpp>
@@ -103,6 +104,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   const Index3 extents = graph.inputShape().extents;
   const data::SampleSpec spec = sampleSpec(modelTraits(mo), extents);
   const data::Subvolume sub = data::Subvolume::of(graph.input().volume);
+  data::PreprocessOptions po;  // the training set's (auto statistics), for both sets
   auto makeData = [&](bool training) {
     auto d = std::make_unique<Data>();
     data::LoaderOptions lo;
@@ -116,11 +118,9 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     lo.cacheBytes = config.data.cacheBytes;
     // Listed once (world rank 0) and broadcast: every rank plans the same batches.
     const data::Dataset set = listDataset(grid.worldComm(), config, training);
+    // Before the loader, whose prefetch would read beside the statistics' pass.
+    if (training) po = preprocessOptions(grid.worldComm(), config.data, set, spec);
     d->loader = std::make_unique<data::BatchLoader>(grid, set, spec, sub, lo);
-    data::PreprocessOptions po;
-    po.log1p = config.data.log1p;
-    po.channelScale = config.data.channelScale;
-    po.channelOffset = config.data.channelOffset;
     d->preprocess = std::make_unique<data::Preprocess<T, M>>(po, model_.inputChannels, sub);
     return d;
   };

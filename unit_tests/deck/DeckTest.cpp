@@ -152,6 +152,54 @@ TEST(Deck, HaloOverlapReachesTheModelOptionsOffByDefault) {
   EXPECT_FALSE(read(R"x(<Parameter name="halo overlap" type="bool" value="false"/>)x"));
 }
 
+// Data/channel offset and scale: a list, or the word auto (given as type string) for the
+// training set's statistics; another word or type is refused naming the key.
+TEST(Deck, ChannelStatisticsAreAListOrAuto) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "hybrid3d_deck_channel_auto.xml").string();
+  auto read = [&](const std::string& data) {
+    {
+      std::ofstream f(path);
+      f << R"x(<ParameterList name="hybrid3d"><ParameterList name="Model">
+               <Parameter name="architecture" type="string" value="cosmoflow"/></ParameterList>
+               <ParameterList name="Data"><Parameter name="train" type="string" value="/d"/>)x"
+        << data << "</ParameterList></ParameterList>";
+    }
+    struct Cleanup {
+      std::string p;
+      ~Cleanup() { std::filesystem::remove(p); }
+    } cleanup{path};
+    return deck::readTrainDeck(path, 1).config.data;
+  };
+  const DataConfig automatic =
+      read(R"x(<Parameter name="channel offset" type="string" value="auto"/>
+               <Parameter name="channel scale" type="string" value="auto"/>)x");
+  EXPECT_TRUE(automatic.channelOffsetAuto);
+  EXPECT_TRUE(automatic.channelScaleAuto);
+  EXPECT_TRUE(automatic.channelOffset.empty());
+  const DataConfig mixed = read(R"x(<Parameter name="channel offset" type="string" value="auto"/>
+               <Parameter name="channel scale" type="Array(double)" value="{2, 0.5}"/>)x");
+  EXPECT_TRUE(mixed.channelOffsetAuto);
+  EXPECT_FALSE(mixed.channelScaleAuto);
+  EXPECT_EQ(mixed.channelScale, (std::vector<double>{2, 0.5}));
+  const DataConfig none = read("");
+  EXPECT_FALSE(none.channelOffsetAuto || none.channelScaleAuto);
+  auto error = [&](const std::string& data) {
+    try {
+      read(data);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error(R"x(<Parameter name="channel offset" type="string" value="mean"/>)x")
+                .find("key 'Data/channel offset' = \"mean\" is not one of: auto"),
+            std::string::npos);
+  EXPECT_NE(error(R"x(<Parameter name="channel scale" type="double" value="2"/>)x")
+                .find("key 'Data/channel scale' must be of type Array(double) or string (auto)"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace hybrid3d::test
 

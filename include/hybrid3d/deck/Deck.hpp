@@ -22,8 +22,10 @@ struct DeckKey {
   std::string fallback;  // default as text; empty and !required: no default
   bool required = false;
   double min = -1e300, max = 1e300;  // numbers (and every element of a list)
-  std::vector<std::string> choices;  // strings: allowed values (empty: any)
-  std::string help;                  // one line, printed by `hybrid3d deck-help`
+  // Strings: the allowed values (empty: any). Lists: words the key takes instead of numbers,
+  // given as type string (Data/channel offset = auto).
+  std::vector<std::string> choices;
+  std::string help;  // one line, printed by `hybrid3d deck-help`
 };
 
 class Deck {

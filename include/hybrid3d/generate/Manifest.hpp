@@ -12,6 +12,8 @@
 //   setting mean_count 8                  (generator settings, name value)
 //   parameter amplitude 0.6 1.2           (name lo hi, in the order of the sample values)
 //   targets unitPar                       (present when samples list unitPar after parameters)
+//   statistics log1p|plain N C M1..MC S1..SC  (hybrid3d stats: per-channel mean and standard
+//                                         deviation of the N train samples, after log1p or not)
 //   sample train train/cosmo_000000.h5 0 P1..Pn [U1..Un]
 // Numbers are written with enough digits to read back exactly.
 
@@ -38,6 +40,13 @@ struct ManifestSample {
   std::vector<float> unitPar;      // training targets; empty when the generator has none
 };
 
+// The channel statistics `hybrid3d stats` recorded for the train split.
+struct ManifestStatistics {
+  bool log1p = false;
+  Index samples = 0;
+  std::vector<double> mean, std;
+};
+
 struct Manifest {
   std::string generator;
   Index size = 0;
@@ -46,6 +55,7 @@ struct Manifest {
   std::vector<std::pair<std::string, double>> settings;
   std::vector<ManifestParameter> parameters;
   bool hasTargets = false;
+  std::vector<ManifestStatistics> statistics;  // at most one per log1p flag
   std::vector<ManifestSample> samples;
 };
 

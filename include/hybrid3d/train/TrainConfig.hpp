@@ -25,6 +25,11 @@ struct DataConfig {
   bool log1p = false;                 // applied while loading (the model may also have its own)
   std::vector<double> channelScale;   // empty: none
   std::vector<double> channelOffset;  // subtracted before scaling; empty: none
+  // `auto`: the training set's per-channel mean (offset) and 1 / standard deviation (scale),
+  // computed before step 1 and cached beside the data (train/InputStatistics.hpp); the
+  // list above is then unused.
+  bool channelOffsetAuto = false;
+  bool channelScaleAuto = false;
 };
 
 struct TrainConfig {

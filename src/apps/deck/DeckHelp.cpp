@@ -52,7 +52,8 @@ std::string constraints(const deck::DeckKey& k) {
   if (!k.choices.empty()) {
     std::string one;
     for (const std::string& c : k.choices) one += (one.empty() ? "" : " | ") + c;
-    add(one);
+    // A list's words are given as type string instead of the array.
+    add(k.type == deck::DeckKey::Type::DoubleList ? "or type string: " + one : one);
   }
   return s;
 }

@@ -2,7 +2,7 @@
 # usage once (not Kokkos's option list, which Kokkos::initialize prints for --help) and exit 0,
 # on one rank and on two; an unknown command or none is an error.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
-set(commands calibrate check compare deck-help downsample generate gradients plan refcheck train)
+set(commands calibrate check compare deck-help downsample generate gradients plan refcheck split stats train)
 
 function(expect_only_ours text)
   string(FIND "${text}" "Kokkos command line arguments" kokkos)
