@@ -1,12 +1,15 @@
 // Sample-reading benchmark: throughput of this rank count's spatially parallel reads of
 // CosmoFlow-like samples (4 channels, int16, 128^3 and 256^3), MPI-IO collective against
 // independent POSIX reads, and the I/O time per training step left exposed with and without
-// prefetch when the step computes for a fixed time.
+// prefetch when the step computes for a fixed time. Then one sample of L^3 (default 512^3, about
+// 1 GiB int16) in each stored form a user may have: the project's own [C,D,H,W], the published
+// CosmoFlow channels-last [D,H,W,C] HDF5 file without layout attribute, and the MLPerf numpy
+// .data.npy [D,H,W,C], read by every rank's box cold and warm.
 //
-//   mpirun -n 2 build/bin/bench_io [samples] [compute_ms_128] [compute_ms_256] [dir]
-// defaults: 4 samples per size, compute steps of 40 and 300 ms, files under /tmp (deleted at
-// the end). The spatial grid is autoSpatialGrid(ranks) (one group: every rank reads a part of
-// every sample).
+//   mpirun -n 2 build/bin/bench_io [samples] [compute_ms_128] [compute_ms_256] [dir] [L]
+// defaults: 4 samples per size (0: only the forms case), compute steps of 40 and 300 ms, files
+// under /tmp (deleted at the end), L = 512 (0: no forms case). The spatial grid is
+// autoSpatialGrid(ranks) (one group: every rank reads a part of every sample).
 //
 // Page cache: a file just written (or read) is served from memory. Before every "cold"
 // measurement rank 0 fsyncs each file and drops its pages with posix_fadvise(DONTNEED), which
@@ -55,11 +58,57 @@ double sumOver(double v) {
   return v;
 }
 
-// Rank 0 writes `n` samples /full [4,S,S,S] int16 of Poisson-like counts and /unitPar.
-std::vector<std::string> writeSamples(const std::string& dir, Index S, int n) {
+// How a sample is stored: the project's own layout, the published CosmoFlow HDF5 files
+// (channels-last, no layout attribute), the MLPerf HPC numpy release (channels-last .npy).
+enum class Form { Own, ChannelsLastHdf5, ChannelsLastNpy };
+const char* formName(Form f) {
+  return f == Form::Own                ? "own [C,D,H,W] .h5"
+         : f == Form::ChannelsLastHdf5 ? "[D,H,W,C] .hdf5"
+                                       : "[D,H,W,C] .data.npy";
+}
+
+// An .npy file as numpy.save writes it (version 1.0, header padded to 64 bytes), and its
+// label file beside it.
+void writeNpy(const std::string& path, Index S, const std::vector<std::int16_t>& data) {
+  std::string dict = "{'descr': '<i2', 'fortran_order': False, 'shape': (" + std::to_string(S) +
+                     ", " + std::to_string(S) + ", " + std::to_string(S) + ", 4), }";
+  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  std::string head = "\x93NUMPY";
+  head += char(1);
+  head += char(0);
+  head += char(dict.size() & 0xff);
+  head += char(dict.size() >> 8);
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  std::fwrite((head + dict).data(), 1, head.size() + dict.size(), f);
+  std::fwrite(data.data(), 2, data.size(), f);
+  std::fclose(f);
+  const std::string label = path.substr(0, path.size() - 9) + ".label.npy";
+  std::string ldict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
+  while ((10 + ldict.size() + 1) % 64 != 0) ldict += ' ';
+  ldict += '\n';
+  std::string lhead = "\x93NUMPY";
+  lhead += char(1);
+  lhead += char(0);
+  lhead += char(ldict.size());
+  lhead += char(0);
+  const float par[4] = {0.1f, -0.2f, 0.3f, -0.4f};
+  std::FILE* l = std::fopen(label.c_str(), "wb");
+  std::fwrite((lhead + ldict).data(), 1, lhead.size() + ldict.size(), l);
+  std::fwrite(par, 4, 4, l);
+  std::fclose(l);
+}
+
+// Rank 0 writes `n` samples /full [4,S,S,S] int16 of Poisson-like counts and /unitPar (or
+// the same values in another form).
+std::vector<std::string> writeSamples(const std::string& dir, Index S, int n,
+                                      Form form = Form::Own) {
   std::vector<std::string> paths;
+  const char* ext = form == Form::Own                ? ".h5"
+                    : form == Form::ChannelsLastHdf5 ? ".hdf5"
+                                                     : ".data.npy";
   for (int i = 0; i < n; ++i)
-    paths.push_back(dir + "/s" + std::to_string(S) + "_" + std::to_string(i) + ".h5");
+    paths.push_back(dir + "/s" + std::to_string(S) + "_" + std::to_string(i) + ext);
   if (rankOf(MPI_COMM_WORLD) == 0) {
     std::vector<std::int16_t> data(std::size_t(4 * S * S * S));
     std::uint64_t x = 88172645463325252ull;
@@ -68,9 +117,14 @@ std::vector<std::string> writeSamples(const std::string& dir, Index S, int n) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         v = std::int16_t(x % 64);
       }
+      if (form == Form::ChannelsLastNpy) {
+        writeNpy(paths[i], S, data);
+        continue;
+      }
       data::Handle f(H5Fcreate(paths[i].c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                      H5Fclose);
-      const hsize_t dims[4] = {4, hsize_t(S), hsize_t(S), hsize_t(S)};
+      const hsize_t s = hsize_t(S);
+      const hsize_t dims[4] = {form == Form::Own ? 4 : s, s, s, form == Form::Own ? s : 4};
       data::Handle space(H5Screate_simple(4, dims, nullptr), H5Sclose);
       data::Handle d(
           H5Dcreate2(f, "/full", H5T_STD_I16LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -164,6 +218,51 @@ StepFigures measureSteps(const ProcessGrid& grid, const data::Subvolume& sub, In
   return {exposed[0], median(std::vector<double>(exposed.begin() + 1, exposed.end())), median(pre)};
 }
 
+// One L^3 sample in each form, read by every rank's box (ghosts 1), cold and warm, each mode;
+// time relative to the own layout's.
+void measureForms(const std::string& dir, Index L) {
+  const int rank = rankOf(MPI_COMM_WORLD);
+  int P;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  const Int3 dims = autoSpatialGrid(P, {L, L, L});
+  ProcessGrid grid(MPI_COMM_WORLD, dims);
+  const data::Subvolume sub(BlockDecomposition({L, L, L}, dims), grid.coords(),
+                            GhostWidths::uniform(1));
+  if (rank == 0)
+    std::printf(
+        "\nforms: one %ld^3 x 4 int16 sample (%.0f MiB) per form, grid %s, ghosts 1\n"
+        "  %-20s %-12s %-5s %12s %16s %12s %10s\n",
+        long(L), 8.0 * L * L * L / 1048576.0, toString(dims).c_str(), "form", "read", "cache",
+        "ms/sample", "MB/s per rank", "MB/s total", "time/own");
+  ReadFigures own[2][2];
+  for (Form form : {Form::Own, Form::ChannelsLastHdf5, Form::ChannelsLastNpy}) {
+    const std::vector<std::string> paths = writeSamples(dir, L, 1, form);
+    for (int cold = 1; cold >= 0; --cold)
+      for (int m = 0; m < 2; ++m) {
+        const data::ReadMode mode =
+            m == 0 ? data::ReadMode::Collective : data::ReadMode::Independent;
+        const ReadFigures f = measureReads(grid, sub, L, paths, mode, cold);
+        if (form == Form::Own) own[m][cold] = f;
+        if (rank == 0)
+          std::printf("  %-20s %-12s %-5s %12.1f %16.0f %12.0f %10.2f\n", formName(form),
+                      m == 0 ? "collective" : "independent", cold ? "cold" : "warm",
+                      1e3 * f.secondsPerSample, f.perRankMBs, f.totalMBs,
+                      f.secondsPerSample / own[m][cold].secondsPerSample);
+      }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+      for (const std::string& p : paths) {
+        std::filesystem::remove(p);
+        if (form == Form::ChannelsLastNpy)
+          std::filesystem::remove(p.substr(0, p.size() - 9) + ".label.npy");
+      }
+  }
+  if (rank == 0)
+    std::printf(
+        "  (numpy samples have no collective read: each rank preads its box in both "
+        "modes)\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,6 +273,7 @@ int main(int argc, char** argv) {
     const double compute128 = (argc > 2 ? std::atof(argv[2]) : 40) / 1e3;
     const double compute256 = (argc > 3 ? std::atof(argv[3]) : 300) / 1e3;
     const std::string base = argc > 4 ? argv[4] : "/tmp";
+    const Index formsSize = argc > 5 ? std::atol(argv[5]) : 512;
     const int rank = rankOf(MPI_COMM_WORLD);
     int P;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
@@ -194,6 +294,7 @@ int main(int argc, char** argv) {
           P, samples, dir);
 
     for (const Index S : {Index(128), Index(256)}) {
+      if (samples < 1) break;
       const Int3 dims = autoSpatialGrid(P, {S, S, S});
       ProcessGrid grid(MPI_COMM_WORLD, dims);
       const data::Subvolume sub(BlockDecomposition({S, S, S}, dims), grid.coords(),
@@ -239,6 +340,7 @@ int main(int argc, char** argv) {
       if (rank == 0)
         for (const std::string& p : paths) std::filesystem::remove(p);
     }
+    if (formsSize > 0) measureForms(dir, formsSize);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) std::filesystem::remove_all(dir);
   }

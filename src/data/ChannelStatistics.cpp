@@ -2,6 +2,7 @@
 #include <hybrid3d/data/ChannelStatistics.hpp>
 #include <hybrid3d/data/FilesOverRanks.hpp>
 #include <hybrid3d/data/Hdf5.hpp>
+#include <hybrid3d/data/NpyFile.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -134,7 +135,9 @@ ChannelStatistics channelStatistics(MPI_Comm comm, const Dataset& set, const Sam
 
 SampleSpec inputSpecOf(const std::string& file, const std::string& input) {
   std::vector<Index> shape;
-  {
+  if (isNpySample(file)) {
+    shape = NpyFile(file).header().shape;
+  } else {
     QuietErrors quiet;
     shape = File(file).shape(input);
   }

@@ -1,6 +1,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/data/CollectiveVerdict.hpp>
 #include <hybrid3d/data/Dataset.hpp>
+#include <hybrid3d/data/NpyFile.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -31,10 +32,34 @@ std::vector<std::uint64_t> sizesOf(const std::vector<std::string>& files,
   return bytes;
 }
 
-// What a directory listing takes for a sample: a *.h5 file that is not a run's checkpoint (an
+// The sample formats a directory may hold (SampleReader.hpp): HDF5 files (*.h5 as written
+// here, *.hdf5 as the published CosmoFlow data) and numpy samples (NAME.data.npy; their
+// NAME.label.npy is read with them, not listed).
+enum class FileKind { Other, Hdf5, Npy };
+
+FileKind kindOf(const fs::path& p) {
+  const std::string name = p.filename().string();
+  if (isNpySample(name)) return FileKind::Npy;
+  return p.extension() == ".h5" || p.extension() == ".hdf5" ? FileKind::Hdf5 : FileKind::Other;
+}
+
+// What a directory listing takes for a sample: a sample file that is not a run's checkpoint (an
 // output directory inside a dataset) nor hidden (macOS's "._" resource files, editors' copies).
 bool isSampleName(const std::string& name) {
   return name.rfind("checkpoint", 0) != 0 && name.rfind('.', 0) != 0;
+}
+
+// A directory is one format. Both in one directory are most likely one data set twice (the
+// HDF5 universes beside their numpy conversion), which would train on every sample twice, or
+// half a conversion; a list file may still name files of both formats on purpose.
+void refuseMixedFormats(const std::string& dir, const std::vector<std::string>& files) {
+  std::size_t npy = 0;
+  for (const std::string& f : files) npy += kindOf(f) == FileKind::Npy;
+  if (npy == 0 || npy == files.size()) return;
+  fail(dir, ": directory holds both HDF5 samples (", files.size() - npy,
+       " *.h5/*.hdf5) and numpy samples (", npy,
+       " *.data.npy); a dataset directory holds one format (move one set out, or name the files "
+       "in a list file)");
 }
 
 // Listing runs on one rank: its note is printed once.
@@ -44,7 +69,7 @@ void noteIgnored(const std::string& dir, std::vector<std::string> ignored) {
   std::string names;
   for (std::size_t i = 0; i < ignored.size() && i < 3; ++i) names += (i ? ", " : "") + ignored[i];
   if (ignored.size() > 3) names += ", ...";
-  std::printf("hybrid3d: note: %s: %zu *.h5 file(s) that are not samples ignored (%s)\n",
+  std::printf("hybrid3d: note: %s: %zu sample-named file(s) that are not samples ignored (%s)\n",
               dir.c_str(), ignored.size(), names.c_str());
   std::fflush(stdout);
 }
@@ -122,7 +147,7 @@ Dataset Dataset::open(const std::string& path) {
   if (fs::is_directory(path, ec)) {
     std::vector<std::string> ignored;
     for (const auto& entry : fs::directory_iterator(path, ec)) {
-      if (entry.path().extension() != ".h5") continue;
+      if (kindOf(entry.path()) == FileKind::Other) continue;
       if (isSampleName(entry.path().filename().string()))
         files.push_back(entry.path().string());
       else
@@ -131,7 +156,8 @@ Dataset Dataset::open(const std::string& path) {
     if (ec) fail(path, ": cannot list the directory (", ec.message(), ")");
     std::sort(files.begin(), files.end());
     noteIgnored(path, ignored);
-    if (files.empty()) fail(path, ": directory holds no *.h5 sample file");
+    if (files.empty()) fail(path, ": directory holds no sample file (*.h5, *.hdf5 or *.data.npy)");
+    refuseMixedFormats(path, files);
     std::vector<std::uint64_t> bytes = sizesOf(files, "listed in the directory, but ");
     return Dataset(std::move(files), path, std::move(bytes));
   } else {

@@ -2,22 +2,17 @@
 #include <hybrid3d/data/CollectiveVerdict.hpp>
 #include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/data/Hdf5Lock.hpp>
+#include <hybrid3d/data/NpyFile.hpp>
 #include <hybrid3d/data/SampleReader.hpp>
 
 #include <chrono>
 #include <cmath>
-#include <sstream>
 #include <vector>
+
+#include "impl/FiniteCheck.hpp"
 
 namespace hybrid3d::data {
 namespace {
-
-std::string shapeText(const std::vector<Index>& s) {
-  std::ostringstream os;
-  os << "[";
-  for (std::size_t i = 0; i < s.size(); ++i) os << (i ? "," : "") << s[i];
-  return os.str() + "]";
-}
 
 std::string typeText(hid_t type) {
   const H5T_class_t c = H5Tget_class(type);
@@ -90,23 +85,6 @@ void readHyperslab(const std::string& path, const std::string& name, hid_t dset,
   if (status < 0) fail(path, ": cannot read dataset '", name, "' (damaged or truncated file)");
 }
 
-// A value that would silently turn the loss into NaN: refused with its dataset and voxel.
-// `count` is the read's shape ([C,D,H,W] or [D,H,W,C]), `lo` the global voxel of its first.
-void checkFinite(const std::string& path, const std::string& name, const float* v,
-                 const std::vector<hsize_t>& count, const std::vector<hsize_t>& lo,
-                 bool channelsLast) {
-  std::size_t n = 1;
-  for (hsize_t c : count) n *= c;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (std::isfinite(v[i])) continue;
-    std::vector<hsize_t> at(count.size());
-    for (std::size_t k = count.size(), rest = i; k-- > 0; rest /= count[k]) at[k] = rest % count[k];
-    const std::size_t c = channelsLast ? 3 : 0, d = channelsLast ? 0 : 1;
-    fail(path, ": dataset '", name, "' holds NaN or Inf (", v[i], " in channel ", at[c],
-         " at voxel (", lo[0] + at[d], ",", lo[1] + at[d + 1], ",", lo[2] + at[d + 2], "))");
-  }
-}
-
 double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -129,21 +107,26 @@ std::size_t SampleReader::inputCapacityBytes() const {
 }
 
 SampleFormat SampleReader::inspect(const std::string& path) const {
+  return isNpySample(path) ? inspectNpy(path) : inspectHdf5(path);
+}
+
+SampleFormat SampleReader::inspectHdf5(const std::string& path) const {
   std::lock_guard<std::mutex> lock(hdf5Mutex());
   QuietErrors quiet;
   const File f(path);
-  const Index C = spec_.channels;
   const Index3& e = spec_.extents;
   SampleFormat format;
+  if (!f.hasDataset(spec_.input)) fail(path, ": no dataset '", spec_.input, "' (input)");
+  Handle in = f.openDataset(spec_.input);
   {
-    // The layout attribute may sit on the root group (CosmoFlow's files) or on the dataset.
-    Handle d = f.hasDataset(spec_.input) ? f.openDataset(spec_.input) : Handle();
-    format.channelsLast = stringAttribute(f.id(), "layout") == "DHWC" ||
-                          (d.valid() && stringAttribute(d, "layout") == "DHWC");
+    // The layout attribute may sit on the dataset or on the root group (the converted
+    // CosmoFlow files); the published ones carry none, and their shape tells.
+    std::string attribute = stringAttribute(in, "layout");
+    if (attribute.empty()) attribute = stringAttribute(f.id(), "layout");
+    format.channelsLast =
+        isChannelsLast(path + ": dataset '" + spec_.input + "'", f.shape(spec_.input),
+                       spec_.channels, e, spec_.layout, attribute);
   }
-  Handle in = format.channelsLast
-                  ? checkedDataset(f, spec_.input, "input", {e[0], e[1], e[2], C}, "[D,H,W,C]")
-                  : checkedDataset(f, spec_.input, "input", {C, e[0], e[1], e[2]}, "[C,D,H,W]");
   {
     Handle type(H5Dget_type(in), H5Tclose);
     const H5T_class_t c = H5Tget_class(type);
@@ -174,8 +157,9 @@ SampleFormat SampleReader::inspect(const std::string& path) const {
 
 SampleFormat SampleReader::read(const std::string& path, void* input, int* labels, float* targets) {
   const auto t0 = std::chrono::steady_clock::now();
+  const bool collective = mode_ == ReadMode::Collective;
   SampleFormat format;
-  if (mode_ == ReadMode::Collective) {
+  if (collective) {
     // Metadata first, verdict second: no rank enters MPI-IO with a file another rank rejected.
     collectively(comm_, [&] { format = inspect(path); });
   } else {
@@ -183,79 +167,91 @@ SampleFormat SampleReader::read(const std::string& path, void* input, int* label
   }
 
   std::string readError;  // collective mode: every rank takes part in every read, then agrees
-  {
-    std::lock_guard<std::mutex> lock(hdf5Mutex());
-    QuietErrors quiet;
-    const bool collective = mode_ == ReadMode::Collective;
-    const File f(path, collective ? comm_ : MPI_COMM_SELF);
-    Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-    if (collective) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
-    const Box3& r = sub_.read;
-    const hsize_t C = static_cast<hsize_t>(spec_.channels);
-    auto run = [&](auto&& step) {
-      try {
-        step();
-      } catch (const Error& e) {
-        if (!collective) throw;
-        if (readError.empty()) readError = e.what();
-      }
-    };
-    run([&] {
-      std::vector<hsize_t> start, count;
-      const std::vector<hsize_t> lo{hsize_t(r.lo[0]), hsize_t(r.lo[1]), hsize_t(r.lo[2])};
-      const std::vector<hsize_t> ext{hsize_t(r.extent(0)), hsize_t(r.extent(1)),
-                                     hsize_t(r.extent(2))};
-      if (format.channelsLast) {
-        start = {lo[0], lo[1], lo[2], 0};
-        count = {ext[0], ext[1], ext[2], C};
-      } else {
-        start = {0, lo[0], lo[1], lo[2]};
-        count = {C, ext[0], ext[1], ext[2]};
-      }
-      Handle d = f.openDataset(spec_.input);
-      const hid_t mem = format.type == StoredType::Int16 ? H5T_NATIVE_INT16 : H5T_NATIVE_FLOAT;
-      readHyperslab(path, spec_.input, d, start, count, r.empty(), mem, input, dxpl);
-      if (format.type == StoredType::Float32 && !r.empty())
-        checkFinite(path, spec_.input, static_cast<const float*>(input), count, lo,
-                    format.channelsLast);
-      counters_.inputBytes += C * r.size() * format.elementSize();
-    });
-    if (!spec_.labels.empty())
-      run([&] {
-        const Box3& o = sub_.owned;
-        Handle d = f.openDataset(spec_.labels);
-        Handle type(H5Dget_type(d), H5Tclose);
-        readHyperslab(path, spec_.labels, d, {hsize_t(o.lo[0]), hsize_t(o.lo[1]), hsize_t(o.lo[2])},
-                      {hsize_t(o.extent(0)), hsize_t(o.extent(1)), hsize_t(o.extent(2))}, o.empty(),
-                      H5T_NATIVE_INT, labels, dxpl);
-        if (spec_.classes > 0)
-          for (Index i = 0; i < o.size(); ++i)
-            if (labels[i] < 0 || labels[i] >= spec_.classes) {
-              const Index w = i % o.extent(2), h = i / o.extent(2) % o.extent(1),
-                          dd = i / (o.extent(2) * o.extent(1));
-              fail(path, ": dataset '", spec_.labels, "' holds label ", labels[i], " at voxel (",
-                   o.lo[0] + dd, ",", o.lo[1] + h, ",", o.lo[2] + w, "); the model has classes 0..",
-                   spec_.classes - 1);
-            }
-        counters_.labelBytes += o.size() * H5Tget_size(type);
-      });
-    if (!spec_.targets.empty())
-      run([&] {
-        // Tiny and needed by every rank: an independent read of the whole dataset.
-        Handle d = f.openDataset(spec_.targets);
-        if (H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, targets) < 0)
-          fail(path, ": cannot read dataset '", spec_.targets, "' (damaged or truncated file)");
-        for (int i = 0; i < spec_.numTargets; ++i)
-          if (!std::isfinite(targets[i]))
-            fail(path, ": dataset '", spec_.targets, "' holds NaN or Inf (", targets[i],
-                 " at element ", i, ")");
-        counters_.targetBytes += spec_.numTargets * sizeof(float);
-      });
+  if (isNpySample(path)) {
+    try {
+      readNpy(path, format, input, targets);
+    } catch (const Error& e) {
+      if (!collective) throw;
+      readError = e.what();
+    }
+  } else {
+    readHdf5(path, format, input, labels, targets, readError);
   }
-  if (mode_ == ReadMode::Collective) agreeOnError(comm_, readError);
+  if (collective) agreeOnError(comm_, readError);
   counters_.samples += 1;
   counters_.seconds += secondsSince(t0);
   return format;
+}
+
+void SampleReader::readHdf5(const std::string& path, const SampleFormat& format, void* input,
+                            int* labels, float* targets, std::string& readError) {
+  std::lock_guard<std::mutex> lock(hdf5Mutex());
+  QuietErrors quiet;
+  const bool collective = mode_ == ReadMode::Collective;
+  const File f(path, collective ? comm_ : MPI_COMM_SELF);
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  if (collective) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  const Box3& r = sub_.read;
+  const hsize_t C = static_cast<hsize_t>(spec_.channels);
+  auto run = [&](auto&& step) {
+    try {
+      step();
+    } catch (const Error& e) {
+      if (!collective) throw;
+      if (readError.empty()) readError = e.what();
+    }
+  };
+  run([&] {
+    std::vector<hsize_t> start, count;
+    const std::vector<hsize_t> lo{hsize_t(r.lo[0]), hsize_t(r.lo[1]), hsize_t(r.lo[2])};
+    const std::vector<hsize_t> ext{hsize_t(r.extent(0)), hsize_t(r.extent(1)),
+                                   hsize_t(r.extent(2))};
+    if (format.channelsLast) {
+      start = {lo[0], lo[1], lo[2], 0};
+      count = {ext[0], ext[1], ext[2], C};
+    } else {
+      start = {0, lo[0], lo[1], lo[2]};
+      count = {C, ext[0], ext[1], ext[2]};
+    }
+    Handle d = f.openDataset(spec_.input);
+    const hid_t mem = format.type == StoredType::Int16 ? H5T_NATIVE_INT16 : H5T_NATIVE_FLOAT;
+    readHyperslab(path, spec_.input, d, start, count, r.empty(), mem, input, dxpl);
+    if (format.type == StoredType::Float32 && !r.empty())
+      Impl::checkFinite(path, "dataset '" + spec_.input + "'", static_cast<const float*>(input),
+                        count, lo, format.channelsLast);
+    counters_.inputBytes += C * r.size() * format.elementSize();
+  });
+  if (!spec_.labels.empty())
+    run([&] {
+      const Box3& o = sub_.owned;
+      Handle d = f.openDataset(spec_.labels);
+      Handle type(H5Dget_type(d), H5Tclose);
+      readHyperslab(path, spec_.labels, d, {hsize_t(o.lo[0]), hsize_t(o.lo[1]), hsize_t(o.lo[2])},
+                    {hsize_t(o.extent(0)), hsize_t(o.extent(1)), hsize_t(o.extent(2))}, o.empty(),
+                    H5T_NATIVE_INT, labels, dxpl);
+      if (spec_.classes > 0)
+        for (Index i = 0; i < o.size(); ++i)
+          if (labels[i] < 0 || labels[i] >= spec_.classes) {
+            const Index w = i % o.extent(2), h = i / o.extent(2) % o.extent(1),
+                        dd = i / (o.extent(2) * o.extent(1));
+            fail(path, ": dataset '", spec_.labels, "' holds label ", labels[i], " at voxel (",
+                 o.lo[0] + dd, ",", o.lo[1] + h, ",", o.lo[2] + w, "); the model has classes 0..",
+                 spec_.classes - 1);
+          }
+      counters_.labelBytes += o.size() * H5Tget_size(type);
+    });
+  if (!spec_.targets.empty())
+    run([&] {
+      // Tiny and needed by every rank: an independent read of the whole dataset.
+      Handle d = f.openDataset(spec_.targets);
+      if (H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, targets) < 0)
+        fail(path, ": cannot read dataset '", spec_.targets, "' (damaged or truncated file)");
+      for (int i = 0; i < spec_.numTargets; ++i)
+        if (!std::isfinite(targets[i]))
+          fail(path, ": dataset '", spec_.targets, "' holds NaN or Inf (", targets[i],
+               " at element ", i, ")");
+      counters_.targetBytes += spec_.numTargets * sizeof(float);
+    });
 }
 
 }  // namespace hybrid3d::data

@@ -57,6 +57,14 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Data/read mode", Type::String, "independent", -Big, Big,
           "independent (per-rank POSIX reads, prefetchable) or collective (MPI-IO)",
           {"independent", "collective"}),
+      key("Data/layout", Type::String, "auto", -Big, Big,
+          "where the input files keep their channels: auto (a file's layout attribute, else "
+          "its shape: [C,D,H,W] or [D,H,W,C]), CDHW or DHWC (for shapes that read both ways; "
+          "a file whose attribute says otherwise is refused)",
+          {"auto", "CDHW", "DHWC"}),
+      key("Data/targets dataset", Type::String, "", -Big, Big,
+          "the HDF5 dataset holding a sample's targets (default: the model's, unitPar for "
+          "cosmoflow); numpy samples keep theirs in NAME.label.npy"),
       key("Data/prefetch", Type::Bool, "1", -Big, Big, "read the next mini-batch during the step"),
       key("Data/cache MiB", Type::Int, "0", 0, 1e7, "keep subvolumes in memory up to this size"),
       key("Data/log1p", Type::Bool, "0", -Big, Big, "apply log(1 + x) to the input when loading"),
@@ -164,6 +172,12 @@ DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData
   c.data.validation = d.has("Data/validation") ? d.getString("Data/validation") : "";
   c.data.readMode = d.getString("Data/read mode") == "collective" ? data::ReadMode::Collective
                                                                   : data::ReadMode::Independent;
+  c.data.layout = data::parseLayoutChoice(d.getString("Data/layout"));
+  if (d.has("Data/targets dataset")) {
+    const std::string t = d.getString("Data/targets dataset");
+    if (t.empty() || t == "/") fail(path, ": key 'Data/targets dataset' is empty");
+    c.data.targetsDataset = t[0] == '/' ? t : "/" + t;
+  }
   c.data.prefetch = d.getBool("Data/prefetch");
   c.data.cacheBytes = std::size_t(d.getInt("Data/cache MiB")) << 20;
   c.data.log1p = d.getBool("Data/log1p");

@@ -34,4 +34,17 @@ data::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents) {
   return {f.input, traits.inputChannels, extents, f.labels, f.targets, f.numTargets, f.classes};
 }
 
+data::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents,
+                            const DataConfig& data) {
+  data::SampleSpec spec = sampleSpec(traits, extents);
+  spec.layout = data.layout;
+  if (!data.targetsDataset.empty()) {
+    if (spec.targets.empty())
+      fail("training: key 'Data/targets dataset' = \"", data.targetsDataset,
+           "\", but this model reads labels '", spec.labels, "', not targets");
+    spec.targets = data.targetsDataset;
+  }
+  return spec;
+}
+
 }  // namespace hybrid3d

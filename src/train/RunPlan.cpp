@@ -122,8 +122,8 @@ RunPlan checkRun(const ProcessGrid& grid, const TrainConfig& config, const SetLi
   checkTrainConfig(config, groups);
   const ModelPlan model = planModel(modelOptionsFor(config, groups), grid.dims());
   const auto [t, v] =
-      checkDatasets(grid.worldComm(), config, groups, sampleSpec(model.traits, model.input.extents),
-                    train, validation);
+      checkDatasets(grid.worldComm(), config, groups,
+                    sampleSpec(model.traits, model.input.extents, config.data), train, validation);
   return planRun<T, M>(config, grid.dims(), groups, t, v);
 }
 

@@ -102,7 +102,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   // Data: one loader per set, each with its preprocessing. The model's task holds the truth
   // (targets or labels) of whichever set was loaded last.
   const Index3 extents = graph.inputShape().extents;
-  const data::SampleSpec spec = sampleSpec(modelTraits(mo), extents);
+  const data::SampleSpec spec = sampleSpec(modelTraits(mo), extents, config.data);
   const data::Subvolume sub = data::Subvolume::of(graph.input().volume);
   data::PreprocessOptions po;  // the training set's (auto statistics), for both sets
   auto makeData = [&](bool training) {

@@ -47,14 +47,24 @@ inline SampleData makeSample(int channels, const Index3& e, unsigned seed, int l
   return s;
 }
 
-enum class TestLayout { CDHW, DHWC, DHWCOnDataset };
+// DHWC: the attribute layout = "DHWC" on the root group; DHWCOnDataset: on the dataset;
+// DHWCBare: none (the published CosmoFlow files, recognised by their shape).
+enum class TestLayout { CDHW, DHWC, DHWCOnDataset, DHWCBare };
 
+// `chunked`: stored in chunks of about half each extent, deflate-compressed (as h5py's
+// compression="gzip" writes), so a rank's box crosses chunk boundaries.
 inline void writeDataset(hid_t file, const std::string& name, hid_t fileType, hid_t memType,
-                         const std::vector<hsize_t>& dims, const void* data) {
+                         const std::vector<hsize_t>& dims, const void* data, bool chunked = false) {
   data::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
-  data::Handle d(
-      H5Dcreate2(file, name.c_str(), fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-      H5Dclose);
+  data::Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (chunked) {
+    std::vector<hsize_t> chunk(dims);
+    for (hsize_t& c : chunk) c = (c + 1) / 2;
+    H5Pset_chunk(dcpl, int(chunk.size()), chunk.data());
+    H5Pset_deflate(dcpl, 4);
+  }
+  data::Handle d(H5Dcreate2(file, name.c_str(), fileType, space, H5P_DEFAULT, dcpl, H5P_DEFAULT),
+                 H5Dclose);
   ASSERT_GE(H5Dwrite(d, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0) << name;
 }
 
@@ -111,7 +121,18 @@ struct WriteOptions {
   bool labels = false;
   FileType labelType = FileType::NativeInt;
   bool targets = true;
+  bool chunked = false;  // the input chunked and deflate-compressed
+  std::string targetsName = "/unitPar";
 };
+
+// The sample's input [C,D,H,W] reordered as [D,H,W,C].
+inline std::vector<float> channelsLastOf(const SampleData& s) {
+  const std::size_t C = std::size_t(s.channels), voxels = s.input.size() / C;
+  std::vector<float> last(s.input.size());
+  for (std::size_t c = 0; c < C; ++c)
+    for (std::size_t i = 0; i < voxels; ++i) last[i * C + c] = s.input[c * voxels + i];
+  return last;
+}
 
 // Writes `s` to `path` (one rank only).
 inline void writeSample(const std::string& path, const SampleData& s, const WriteOptions& o) {
@@ -120,15 +141,15 @@ inline void writeSample(const std::string& path, const SampleData& s, const Writ
   const hsize_t C = hsize_t(s.channels), D = hsize_t(s.extents[0]), H = hsize_t(s.extents[1]),
                 W = hsize_t(s.extents[2]);
   if (o.layout == TestLayout::CDHW) {
-    writeDataset(f, o.input, hdf5Type(o.fileType), H5T_NATIVE_FLOAT, {C, D, H, W}, s.input.data());
+    writeDataset(f, o.input, hdf5Type(o.fileType), H5T_NATIVE_FLOAT, {C, D, H, W}, s.input.data(),
+                 o.chunked);
   } else {
-    std::vector<float> last(s.input.size());
-    for (hsize_t c = 0; c < C; ++c)
-      for (hsize_t i = 0; i < D * H * W; ++i) last[i * C + c] = s.input[c * D * H * W + i];
-    writeDataset(f, o.input, hdf5Type(o.fileType), H5T_NATIVE_FLOAT, {D, H, W, C}, last.data());
+    const std::vector<float> last = channelsLastOf(s);
+    writeDataset(f, o.input, hdf5Type(o.fileType), H5T_NATIVE_FLOAT, {D, H, W, C}, last.data(),
+                 o.chunked);
     if (o.layout == TestLayout::DHWC) {
       writeStringAttribute(f, "layout", "DHWC");
-    } else {
+    } else if (o.layout == TestLayout::DHWCOnDataset) {
       data::Handle d(H5Dopen2(f, o.input.c_str(), H5P_DEFAULT), H5Dclose);
       writeStringAttribute(d, "layout", "DHWC");
     }
@@ -137,7 +158,68 @@ inline void writeSample(const std::string& path, const SampleData& s, const Writ
     writeDataset(f, "/segmentation", hdf5Type(o.labelType), H5T_NATIVE_INT, {D, H, W},
                  s.labels.data());
   if (o.targets)
-    writeDataset(f, "/unitPar", H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {4}, s.targets.data());
+    writeDataset(f, o.targetsName, H5T_NATIVE_FLOAT, H5T_NATIVE_FLOAT, {4}, s.targets.data());
+}
+
+// A NumPy .npy file, written byte by byte as numpy.save does (format version 1.0, or 2.0/3.0
+// with a 4-byte header length), with the lies the bad-file tests need.
+struct NpyWrite {
+  std::string descr = "<i2";  // <f4, <f8 (values converted), or any other text (2 bytes each)
+  int version = 1;
+  bool fortran = false;
+  std::string shapeText;         // empty: the true shape
+  long long claimedHeader = -1;  // -1: the true header length
+  long long cut = -1;            // -1: the whole file
+};
+
+inline void writeNpy(const std::string& path, const std::vector<Index>& shape,
+                     const std::vector<float>& values, const NpyWrite& o = {}) {
+  std::string data;
+  for (float v : values) {
+    if (o.descr == "<f4") {
+      data.append(reinterpret_cast<const char*>(&v), 4);
+    } else if (o.descr == "<f8") {
+      const double x = v;
+      data.append(reinterpret_cast<const char*>(&x), 8);
+    } else {
+      const std::int16_t x = std::int16_t(v);
+      data.append(reinterpret_cast<const char*>(&x), 2);
+    }
+  }
+  std::string shapeText = o.shapeText;
+  if (shapeText.empty()) {
+    for (Index n : shape) shapeText += std::to_string(n) + ", ";
+    shapeText.resize(shapeText.size() - (shape.size() == 1 ? 1 : 2));  // (4,) or (7, 6, 5, 3)
+  }
+  std::string dict = "{'descr': '" + o.descr +
+                     "', 'fortran_order': " + (o.fortran ? "True" : "False") + ", 'shape': (" +
+                     shapeText + "), }";
+  const std::size_t prefix = o.version == 1 ? 10 : 12;
+  while ((prefix + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  std::string file = "\x93NUMPY";
+  file += char(o.version);
+  file += char(0);
+  const std::uint64_t header = o.claimedHeader >= 0 ? std::uint64_t(o.claimedHeader) : dict.size();
+  for (std::size_t i = 0; i < prefix - 8; ++i) file += char((header >> (8 * i)) & 0xff);
+  file += dict + data;
+  if (o.cut >= 0) file.resize(std::size_t(o.cut));
+  std::ofstream(path, std::ios::binary).write(file.data(), std::streamsize(file.size()));
+}
+
+// Sample `s` as NAME.data.npy (`channelsLast`: [D,H,W,C], else [C,D,H,W]) beside
+// NAME.label.npy float32 [4]; `path` is NAME.data.npy.
+inline void writeNpySample(const std::string& path, const SampleData& s, bool channelsLast,
+                           const NpyWrite& o = {}) {
+  const Index C = s.channels;
+  const Index3& e = s.extents;
+  if (channelsLast)
+    writeNpy(path, {e[0], e[1], e[2], C}, channelsLastOf(s), o);
+  else
+    writeNpy(path, {C, e[0], e[1], e[2]}, s.input, o);
+  NpyWrite label;
+  label.descr = "<f4";
+  writeNpy(path.substr(0, path.size() - 9) + ".label.npy", {4}, s.targets, label);
 }
 
 // A directory under /tmp shared by every rank of the world, removed after the tests.

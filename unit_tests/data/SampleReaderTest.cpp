@@ -8,6 +8,7 @@
 #include <hybrid3d/data/SampleReader.hpp>
 
 #include "GridCases.hpp"
+#include "ReadSample.hpp"
 #include "SampleFiles.hpp"
 
 namespace hybrid3d::test {
@@ -52,31 +53,6 @@ struct FileSet {
 const FileSet& files() {
   static FileSet set;
   return set;
-}
-
-struct ReadResult {
-  DistTensor<float> x;
-  std::vector<int> labels;
-  std::vector<float> targets;
-  data::ReadCounters counters;
-  data::SampleFormat format;
-};
-
-ReadResult readOne(const ProcessGrid& grid, const std::string& path, const SampleSpec& spec,
-                   const GhostWidths& ghosts, ReadMode mode) {
-  const BlockDecomposition dec(spec.extents, grid.dims());
-  ReadResult r;
-  r.x = createDistTensor<float>("x", 1, spec.channels, dec, grid.coords(), ghosts);
-  const auto sub = data::Subvolume::of(r.x);
-  data::SampleReader reader(grid.spatialComm(), spec, sub, mode);
-  std::vector<unsigned char> input(reader.inputCapacityBytes());
-  r.labels.resize(std::size_t(reader.labelCount()));
-  r.targets.resize(std::size_t(reader.targetCount()));
-  r.format = reader.read(path, input.data(), r.labels.data(), r.targets.data());
-  data::Preprocess<float>({}, spec.channels, sub)
-      .apply(DefaultExecutionSpace(), r.format, input.data(), r.x, 0);
-  r.counters = reader.counters();
-  return r;
 }
 
 // Every local cell of x holds the file's value inside the domain and zero outside.

@@ -44,8 +44,9 @@ class Dataset {
 public:
   static constexpr std::uint64_t kUnknownSize = ~std::uint64_t(0);
 
-  // `path` is a directory (every *.h5 file in it, sorted by name, but for checkpoint*.h5 and
-  // hidden files, which a note on stdout names) or a text file listing one
+  // `path` is a directory (every sample file in it: *.h5, *.hdf5 or *.data.npy, one format per
+  // directory, sorted by name, but for checkpoint*.h5 and hidden files, which a note on stdout
+  // names) or a text file listing one
   // sample path per line (relative to the list file's folder; blank lines and lines starting
   // with '#' are skipped). Records each file's size. Throws naming the path when it is missing
   // or yields no sample, and naming a listed file that does not exist. Local: every caller

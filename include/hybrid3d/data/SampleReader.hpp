@@ -1,12 +1,21 @@
 #pragma once
-// Reads this rank's subvolume of one sample file (DESIGN.md section 7): the hyperslab of its
-// owned box plus the in-domain ghosts of the input (`/full` or `/volume`, every channel), the
+// Reads this rank's subvolume of one sample file (DESIGN.md section 7): the box of its owned
+// cells plus the in-domain ghosts of the input (`/full` or `/volume`, every channel), the
 // owned box of the labels (`/segmentation`) and the targets (`/unitPar`). Never the whole volume.
+//
+// Formats, told apart by the file's name:
+// - HDF5 (*.h5, *.hdf5): the input [C,D,H,W] or [D,H,W,C] (InputLayout.hpp: the file's layout
+//   attribute, the deck's 'Data/layout' or the shape), float32 or int16, contiguous or chunked
+//   and compressed (HDF5 decompresses); one hyperslab per rank.
+// - NumPy (NAME.data.npy, MLPerf HPC's CosmoFlow release): the input as an .npy array, int16 or
+//   float32, either layout; the targets in NAME.label.npy beside it. Read by file offsets
+//   (NpyFile.hpp): one pread per contiguous run of the rank's box. No labels.
 //
 // Two ways to read, giving byte-identical results:
 // - Collective: the file is opened through MPI-IO on the spatial group's communicator and every
 //   hyperslab is read with a collective H5Dread (the paper's scheme: MPI-IO can merge the ranks'
-//   requests into large contiguous file accesses).
+//   requests into large contiguous file accesses). NumPy files have no collective read: each
+//   rank preads its runs, and the verdicts are still agreed as below.
 // - Independent: each rank opens the file itself with HDF5's default (POSIX) driver and reads its
 //   hyperslab; no MPI call is made, so a background prefetch thread can use it without
 //   MPI_THREAD_MULTIPLE.
@@ -14,18 +23,19 @@
 // Values are delivered as stored (float32 or int16, CDHW or DHWC order): conversion, log1p,
 // scaling and zero padding happen on the device in Preprocess, so a read moves the fewest bytes.
 //
-// Bad files: every rank first checks the file's metadata (exists, is HDF5, datasets present,
-// rank, shape and type as the deck expects) with its own POSIX open. In Collective mode the
-// verdict is then agreed over the spatial communicator before any collective call, so a file
-// that is bad from only some ranks' view makes every rank throw the same one-line message
-// instead of hanging. In Independent mode the error is this rank's alone: agree on it with
-// agreeOnError (BatchLoader does, over the world).
+// Bad files: every rank first checks the file's metadata (exists, is HDF5 or a readable .npy,
+// datasets present, rank, shape and type as the deck expects) with its own POSIX open. In
+// Collective mode the verdict is then agreed over the spatial communicator before any
+// collective call, so a file that is bad from only some ranks' view makes every rank throw the
+// same one-line message instead of hanging. In Independent mode the error is this rank's alone:
+// agree on it with agreeOnError (BatchLoader does, over the world).
 
 #include <cstdint>
 #include <string>
 
 #include <mpi.h>
 
+#include <hybrid3d/data/InputLayout.hpp>
 #include <hybrid3d/data/Subvolume.hpp>
 
 namespace hybrid3d::data {
@@ -37,7 +47,7 @@ enum class StoredType { Float32, Int16 };
 // How one file stores its input: element type and channel position.
 struct SampleFormat {
   StoredType type = StoredType::Float32;
-  bool channelsLast = false;  // [D,H,W,C], marked by the attribute layout = "DHWC"
+  bool channelsLast = false;  // [D,H,W,C] (InputLayout.hpp says how it is recognised)
   std::size_t elementSize() const { return type == StoredType::Int16 ? 2 : 4; }
   friend bool operator==(const SampleFormat& a, const SampleFormat& b) {
     return a.type == b.type && a.channelsLast == b.channelsLast;
@@ -46,13 +56,14 @@ struct SampleFormat {
 
 // What the deck expects of every sample file.
 struct SampleSpec {
-  std::string input = "/full";  // [C,D,H,W] float32 or int16 (or [D,H,W,C], layout "DHWC")
+  std::string input = "/full";  // [C,D,H,W] or [D,H,W,C], float32 or int16
   int channels = 4;
   Index3 extents{0, 0, 0};           // (D,H,W)
   std::string labels;                // "/segmentation" [D,H,W] integer, or "" for none
   std::string targets = "/unitPar";  // [numTargets] float, or "" for none
   int numTargets = 4;
-  int classes = 0;  // labels must lie in [0, classes) (0: not checked)
+  int classes = 0;                           // labels must lie in [0, classes) (0: not checked)
+  LayoutChoice layout = LayoutChoice::Auto;  // the deck's 'Data/layout'
 
   static SampleSpec cosmology(int channels, const Index3& extents) {
     return {"/full", channels, extents, "", "/unitPar", 4};
@@ -102,6 +113,14 @@ public:
   void resetCounters() { counters_ = {}; }
 
 private:
+  SampleFormat inspectHdf5(const std::string& path) const;
+  SampleFormat inspectNpy(const std::string& path) const;
+  // Read steps after inspect(). readHdf5 keeps a collective read's error in `readError` so that
+  // every rank still takes part in every collective H5Dread; readNpy throws (no MPI inside).
+  void readHdf5(const std::string& path, const SampleFormat& format, void* input, int* labels,
+                float* targets, std::string& readError);
+  void readNpy(const std::string& path, const SampleFormat& format, void* input, float* targets);
+
   MPI_Comm comm_;
   SampleSpec spec_;
   Subvolume sub_;

@@ -24,5 +24,9 @@ data::Dataset listDataset(MPI_Comm world, const TrainConfig& config, bool traini
 // What every sample file must hold for this architecture at this input width: its input
 // channels and the fields its task reads.
 data::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents);
+// The same, as the deck's data keys adjust it: the files' layout ('Data/layout') and where the
+// targets are ('Data/targets dataset'; refused naming the key for a model that reads none).
+data::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents,
+                            const DataConfig& data);
 
 }  // namespace hybrid3d

@@ -19,6 +19,8 @@ struct DataConfig {
   std::vector<std::string> trainFiles;  // or the files themselves (then `train` is ignored)
   std::string validation;               // empty: no validation
   data::ReadMode readMode = data::ReadMode::Independent;
+  data::LayoutChoice layout = data::LayoutChoice::Auto;  // of the input files (InputLayout.hpp)
+  std::string targetsDataset;  // HDF5 dataset of the targets; empty: the model's (/unitPar)
   bool prefetch = true;
   std::size_t cacheBytes = 0;
   bool shuffle = true;

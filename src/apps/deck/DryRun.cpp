@@ -53,8 +53,8 @@ std::pair<SetListing, SetListing> checkDeckData(const deck::DeckRun& r, int grou
     ModelOptions o = r.config.model;
     o.batch = r.config.globalBatch / groups;
     const int S = o.inputWidth;
-    sets = checkDatasets(world, r.config, groups, sampleSpec(modelTraits(o), {S, S, S}), train,
-                         validation);
+    sets = checkDatasets(world, r.config, groups,
+                         sampleSpec(modelTraits(o), {S, S, S}, r.config.data), train, validation);
   });
   return sets;
 }

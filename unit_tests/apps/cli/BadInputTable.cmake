@@ -53,7 +53,10 @@ h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} train ${good}/deck.xml)
 
 # One setup action, in the case directory `dir`:
 #   deck OLD => NEW            replace text in deck.xml (it must be there)
-#   spoil SRC DST OP...        DST = SRC spoilt by make_bad_file (OP: drop, set, retype, reshape)
+#   spoil SRC DST OP...        DST = SRC spoilt by make_bad_file (OP: drop, set, retype, reshape,
+#                              channels-last, attribute, npy ...)
+#   convert SRCDIR DSTDIR EXT OP...  every SRCDIR/NAME.h5 as DSTDIR/NAME+EXT by make_bad_file OP
+#                              (the published CosmoFlow or the MLPerf numpy form of the samples)
 #   truncate SRC DST BYTES     DST = the first BYTES bytes of SRC
 #   text PATH WORDS...         PATH holds WORDS, one a line (not HDF5; or a list file)
 #   remove PATH | mkdir PATH | link PATH TARGET (a symbolic link, TARGET need not exist)
@@ -82,6 +85,14 @@ function(h3d_setup dir action)
     list(POP_FRONT args second)
     file(REMOVE ${dir}/${second})
     h3d_run(TRUE out ${MAKE_BAD_FILE} ${dir}/${first} ${dir}/${second} ${args})
+  elseif(verb STREQUAL "convert")
+    list(POP_FRONT args second ext)
+    file(MAKE_DIRECTORY ${dir}/${second})
+    file(GLOB sources ${dir}/${first}/*.h5)
+    foreach(src IN LISTS sources)
+      get_filename_component(name ${src} NAME_WE)
+      h3d_run(TRUE out ${MAKE_BAD_FILE} ${src} ${dir}/${second}/${name}${ext} ${args})
+    endforeach()
   elseif(verb STREQUAL "truncate")
     list(GET args 0 second)
     list(GET args 1 n)

@@ -1,14 +1,29 @@
-// Test tool for the bad-input table (bad_inputs.table): copies an HDF5 file and spoils one thing.
+// Test tool for the bad-input table (bad_inputs.table) and the format tests: copies an HDF5
+// file and spoils or converts one thing.
 //   make_bad_file SRC DST OP...
 //   drop PATH                 the dataset PATH is missing
 //   set PATH INDEX VALUE      element INDEX (row-major) of PATH becomes VALUE (nan, inf, -3 ...)
 //   poke PATH INDEX VALUE     the same, written in place (the dataset's attributes kept)
-//   retype PATH TYPE          PATH is stored as TYPE (float32, float64, int32), same values
+//   retype PATH TYPE          PATH is stored as TYPE (float32, float64, int32, int16), same values
 //   reshape PATH D0,D1,...    PATH gets another shape (values cut or padded with zeros)
+//   channels-last PATH        PATH [C,D,H,W] becomes [D,H,W,C] with no layout attribute (as the
+//                             published CosmoFlow files)
+//   chunked PATH              PATH is stored in chunks (half each extent), deflate-compressed
+//   attribute NAME VALUE      the root group's string attribute NAME is VALUE
+//   npy TYPE [MOD]...         instead of an HDF5 DST: /full as the numpy sample DST (NAME.data.npy,
+//                             [D,H,W,C] of TYPE: int16, float32, float64, int16be) and /unitPar
+//                             as NAME.label.npy float32 beside it (the MLPerf HPC release). MOD:
+//                             cdhw (keep [C,D,H,W]), version2, fortran (the header says so),
+//                             shape D0,D1,... (the header claims it), header-size N (the prefix
+//                             claims an N-byte header), cut BYTES (the file ends there), nolabel.
 // Datasets are rewritten through double, which every type the project stores converts to.
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,7 +41,26 @@ struct Dataset {
   std::vector<hsize_t> dims;
   hid_t type;  // file type (copied)
   std::vector<double> values;
+  bool chunked = false;  // written in chunks of half each extent, deflate-compressed
 };
+
+std::vector<hsize_t> parseDims(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<hsize_t> dims;
+  std::string item;
+  while (std::getline(in, item, ',')) dims.push_back(std::stoull(item));
+  return dims;
+}
+
+// [C,D,H,W] values as [D,H,W,C].
+std::vector<double> channelsLast(const std::vector<hsize_t>& dims, const std::vector<double>& v) {
+  if (dims.size() != 4) die("channels-last needs a dataset of rank 4");
+  const std::size_t C = dims[0], voxels = v.size() / C;
+  std::vector<double> last(v.size());
+  for (std::size_t c = 0; c < C; ++c)
+    for (std::size_t i = 0; i < voxels; ++i) last[i * C + c] = v[c * voxels + i];
+  return last;
+}
 
 Dataset readDataset(hid_t file, const std::string& path) {
   const hid_t d = H5Dopen2(file, path.c_str(), H5P_DEFAULT);
@@ -47,8 +81,15 @@ Dataset readDataset(hid_t file, const std::string& path) {
 void writeDataset(hid_t file, const std::string& path, const Dataset& ds) {
   H5Ldelete(file, path.c_str(), H5P_DEFAULT);
   const hid_t space = H5Screate_simple(static_cast<int>(ds.dims.size()), ds.dims.data(), nullptr);
-  const hid_t d =
-      H5Dcreate2(file, path.c_str(), ds.type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  if (ds.chunked) {
+    std::vector<hsize_t> chunk = ds.dims;
+    for (hsize_t& c : chunk) c = c > 1 ? (c + 1) / 2 : 1;
+    H5Pset_chunk(dcpl, static_cast<int>(chunk.size()), chunk.data());
+    H5Pset_deflate(dcpl, 4);
+  }
+  const hid_t d = H5Dcreate2(file, path.c_str(), ds.type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Pclose(dcpl);
   if (d < 0) die("cannot create " + path);
   // Conversion exceptions (NaN into an integer type) are the point of some cases: write as is.
   if (H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ds.values.data()) < 0)
@@ -78,6 +119,117 @@ herr_t copyAttribute(hid_t src, const char* name, const H5A_info_t*, void* dst) 
   return ok;
 }
 
+// Writes `values` (row-major, `dims`) as an .npy file of numpy type `descr`, with the header
+// lies and damage `mods` asks for.
+struct NpyOptions {
+  std::string type = "int16";
+  bool cdhw = false, fortran = false, version2 = false, label = true;
+  std::string claimedShape;      // empty: the real one
+  long long claimedHeader = -1;  // -1: the real header length
+  long long cut = -1;            // -1: the whole file
+};
+
+template <class T>
+void appendAs(std::string& out, const std::vector<double>& values, bool bigEndian) {
+  for (double v : values) {
+    const T x = static_cast<T>(v);
+    char bytes[sizeof(T)];
+    std::memcpy(bytes, &x, sizeof(T));
+    if (bigEndian)
+      for (std::size_t i = 0; i < sizeof(T) / 2; ++i) std::swap(bytes[i], bytes[sizeof(T) - 1 - i]);
+    out.append(bytes, sizeof(T));
+  }
+}
+
+void writeNpy(const std::string& path, const std::vector<hsize_t>& dims,
+              const std::vector<double>& values, const std::string& type, const NpyOptions& o) {
+  std::string descr, data;
+  if (type == "int16") {
+    descr = "<i2";
+    appendAs<std::int16_t>(data, values, false);
+  } else if (type == "int16be") {
+    descr = ">i2";
+    appendAs<std::int16_t>(data, values, true);
+  } else if (type == "float32") {
+    descr = "<f4";
+    appendAs<float>(data, values, false);
+  } else if (type == "float64") {
+    descr = "<f8";
+    appendAs<double>(data, values, false);
+  } else {
+    die("unknown npy type " + type);
+  }
+  std::string shape;
+  if (!o.claimedShape.empty()) {
+    shape = o.claimedShape;
+  } else {
+    for (hsize_t d : dims) shape += std::to_string(d) + ", ";
+    if (dims.size() > 1) shape.resize(shape.size() - 2);
+    if (dims.size() == 1) shape.resize(shape.size() - 1);  // numpy writes (4,)
+  }
+  std::string dict = "{'descr': '" + descr +
+                     "', 'fortran_order': " + (o.fortran ? "True" : "False") + ", 'shape': (" +
+                     shape + "), }";
+  // numpy pads the header with spaces and a newline to a multiple of 64 bytes.
+  const std::size_t prefix = o.version2 ? 12 : 10;
+  while ((prefix + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  std::string file = "\x93NUMPY";
+  file += char(o.version2 ? 2 : 1);
+  file += char(0);
+  const std::uint64_t header = o.claimedHeader >= 0 ? std::uint64_t(o.claimedHeader) : dict.size();
+  for (std::size_t i = 0; i < prefix - 8; ++i) file += char((header >> (8 * i)) & 0xff);
+  file += dict + data;
+  if (o.cut >= 0) file.resize(std::size_t(o.cut));
+  std::ofstream(path, std::ios::binary).write(file.data(), std::streamsize(file.size()));
+}
+
+// make_bad_file SRC DST npy TYPE [MOD]...: see the top of the file.
+int writeNpySample(hid_t src, const std::string& dst, int argc, char** argv, int first) {
+  NpyOptions o;
+  if (first >= argc) die("npy needs a type");
+  o.type = argv[first];
+  for (int i = first + 1; i < argc; ++i) {
+    const std::string mod = argv[i];
+    auto arg = [&]() -> std::string {
+      if (i + 1 >= argc) die(mod + " needs a value");
+      return argv[++i];
+    };
+    if (mod == "cdhw")
+      o.cdhw = true;
+    else if (mod == "fortran")
+      o.fortran = true;
+    else if (mod == "version2")
+      o.version2 = true;
+    else if (mod == "nolabel")
+      o.label = false;
+    else if (mod == "shape")
+      o.claimedShape = arg();
+    else if (mod == "header-size")
+      o.claimedHeader = std::stoll(arg());
+    else if (mod == "cut")
+      o.cut = std::stoll(arg());
+    else
+      die("unknown npy modifier " + mod);
+  }
+  const std::string suffix = ".data.npy";
+  if (dst.size() <= suffix.size() || dst.compare(dst.size() - suffix.size(), suffix.size(), suffix))
+    die(dst + ": an npy sample's name ends in .data.npy");
+  Dataset full = readDataset(src, "/full");
+  std::vector<hsize_t> dims = full.dims;
+  if (!o.cdhw) {
+    full.values = channelsLast(dims, full.values);
+    dims = {dims[1], dims[2], dims[3], dims[0]};
+  }
+  writeNpy(dst, dims, full.values, o.type, o);
+  if (o.label) {
+    const Dataset targets = readDataset(src, "/unitPar");
+    writeNpy(dst.substr(0, dst.size() - suffix.size()) + ".label.npy", targets.dims, targets.values,
+             "float32", NpyOptions{});
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,6 +239,7 @@ int main(int argc, char** argv) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   hid_t src = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT);
   if (src < 0) die(std::string("cannot open ") + argv[1]);
+  if (argc > 3 && std::string(argv[3]) == "npy") return writeNpySample(src, argv[2], argc, argv, 4);
   hid_t dst = H5Fcreate(argv[2], H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (dst < 0) die(std::string("cannot create ") + argv[2]);
   if (H5Literate(src, H5_INDEX_NAME, H5_ITER_INC, nullptr, copyChild, &dst) < 0)
@@ -126,19 +279,38 @@ int main(int argc, char** argv) {
       ds.type = type == "float64"   ? H5Tcopy(H5T_IEEE_F64LE)
                 : type == "float32" ? H5Tcopy(H5T_IEEE_F32LE)
                 : type == "int32"   ? H5Tcopy(H5T_STD_I32LE)
+                : type == "int16"   ? H5Tcopy(H5T_STD_I16LE)
                                     : (die("unknown type " + type), hid_t(-1));
       writeDataset(dst, path, ds);
+    } else if (op == "channels-last") {
+      const std::string path = arg();
+      Dataset ds = readDataset(dst, path);
+      ds.values = channelsLast(ds.dims, ds.values);
+      ds.dims = {ds.dims[1], ds.dims[2], ds.dims[3], ds.dims[0]};
+      writeDataset(dst, path, ds);
+      if (H5Aexists(dst, "layout") > 0) H5Adelete(dst, "layout");
+    } else if (op == "chunked") {
+      const std::string path = arg();
+      Dataset ds = readDataset(dst, path);
+      ds.chunked = true;
+      writeDataset(dst, path, ds);
+    } else if (op == "attribute") {
+      const std::string name = arg(), value = arg();
+      if (H5Aexists(dst, name.c_str()) > 0) H5Adelete(dst, name.c_str());
+      const hid_t type = H5Tcopy(H5T_C_S1);
+      H5Tset_size(type, value.size());
+      const hid_t space = H5Screate(H5S_SCALAR);
+      const hid_t a = H5Acreate2(dst, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
+      if (a < 0 || H5Awrite(a, type, value.data()) < 0) die("cannot write attribute " + name);
+      H5Aclose(a);
+      H5Sclose(space);
+      H5Tclose(type);
     } else if (op == "reshape") {
       const std::string path = arg();
-      std::istringstream in(arg());
       Dataset ds = readDataset(dst, path);
-      ds.dims.clear();
-      std::string item;
+      ds.dims = parseDims(arg());
       std::size_t n = 1;
-      while (std::getline(in, item, ',')) {
-        ds.dims.push_back(std::stoull(item));
-        n *= ds.dims.back();
-      }
+      for (hsize_t d : ds.dims) n *= d;
       ds.values.resize(n, 0.0);
       writeDataset(dst, path, ds);
     } else {
