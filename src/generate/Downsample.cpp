@@ -2,6 +2,7 @@
 #include <hybrid3d/data/CollectiveVerdict.hpp>
 #include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/generate/Downsample.hpp>
+#include <hybrid3d/generate/FilesOverRanks.hpp>
 #include <hybrid3d/generate/GenerateDataset.hpp>
 #include <hybrid3d/generate/SampleWriter.hpp>
 
@@ -138,21 +139,14 @@ std::vector<float> blockMean(const std::vector<float>& volume, Index channels, I
 }
 
 Manifest downsampleDataset(MPI_Comm comm, const DownsampleOptions& o) {
-  int rank = 0, ranks = 1;
+  int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
   Manifest m = readSourceManifest(comm, o);
   const Index source = m.size;
-  // Rank r writes files r, r + P, ...: every rank reads whole files, as many as its share.
-  const std::size_t files = m.samples.size();
-  for (std::size_t first = 0; first < files; first += std::size_t(ranks)) {
-    const std::size_t mine = first + std::size_t(rank);
-    data::collectively(comm, [&] {
-      if (mine < files)
-        downsampleFile((fs::path(o.inDir) / m.samples[mine].file).string(),
-                       (fs::path(o.outDir) / m.samples[mine].file).string(), o.factor);
-    });
-  }
+  forEachFileOfThisRank(comm, m.samples.size(), [&](std::size_t i) {
+    downsampleFile((fs::path(o.inDir) / m.samples[i].file).string(),
+                   (fs::path(o.outDir) / m.samples[i].file).string(), o.factor);
+  });
   m.size = source / o.factor;
   m.settings.push_back({"downsample_factor", double(o.factor)});
   m.settings.push_back({"source_size", double(source)});
