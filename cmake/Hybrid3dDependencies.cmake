@@ -1,6 +1,7 @@
 # Finds hybrid3d's dependencies and gives them uniform target names, both for hybrid3d's own
 # build and (installed beside hybrid3dConfig.cmake) for projects that find_package(hybrid3d):
-#   MPI::MPI_CXX, Kokkos::kokkos, hybrid3d::kokkoskernels, hdf5::hdf5, and with the onednn
+#   MPI::MPI_CXX, Kokkos::kokkos, hybrid3d::kokkoskernels, hdf5::hdf5, hybrid3d::fftw3_mpi,
+#   hybrid3d::nifti2, and with the onednn
 #   convolution engine hybrid3d::dnnl, with the cudnn one hybrid3d::cudnn
 # Works with Debian's Trilinos (Kokkos 3.4, TriBITS-style exports) and with a standalone
 # Kokkos/Kokkos-Kernels 4.x (Kokkos::kokkos, Kokkos::kokkoskernels).
@@ -176,6 +177,27 @@ if(NOT TARGET hybrid3d::fftw3_mpi)
   set_target_properties(hybrid3d::fftw3_mpi PROPERTIES
     INTERFACE_INCLUDE_DIRECTORIES "${HYBRID3D_FFTW3_INCLUDE_DIR}"
     INTERFACE_LINK_LIBRARIES "${HYBRID3D_FFTW3_MPI_LIBRARY};${HYBRID3D_FFTW3_LIBRARY};MPI::MPI_C")
+endif()
+
+# NIfTI-1/2 reading for `hybrid3d import nifti` (Debian: libnifti2-dev, the NIfTI clib's
+# nifti2_io, which reads both versions, plain and gzipped through znzlib). Found by header and
+# library: Debian 12's NIFTIConfig.cmake names libznz under /usr/lib (the package puts it under
+# the multiarch folder) and command-line tools the package does not ship, so it stops any
+# configure that loads it; no pkg-config file comes with it.
+if(NOT TARGET hybrid3d::nifti2)
+  find_path(HYBRID3D_NIFTI2_INCLUDE_DIR nifti2_io.h PATH_SUFFIXES nifti)
+  find_library(HYBRID3D_NIFTI2_LIBRARY nifti2)
+  find_library(HYBRID3D_ZNZ_LIBRARY znz)
+  find_package(ZLIB QUIET)
+  if(NOT HYBRID3D_NIFTI2_INCLUDE_DIR OR NOT HYBRID3D_NIFTI2_LIBRARY OR NOT HYBRID3D_ZNZ_LIBRARY
+     OR NOT ZLIB_FOUND)
+    message(FATAL_ERROR "hybrid3d needs the NIfTI library nifti2_io with znzlib and zlib; on "
+                        "Debian: libnifti2-dev")
+  endif()
+  add_library(hybrid3d::nifti2 INTERFACE IMPORTED)
+  set_target_properties(hybrid3d::nifti2 PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${HYBRID3D_NIFTI2_INCLUDE_DIR}"
+    INTERFACE_LINK_LIBRARIES "${HYBRID3D_NIFTI2_LIBRARY};${HYBRID3D_ZNZ_LIBRARY};ZLIB::ZLIB;m")
 endif()
 
 # Teuchos (input decks) only where the deck front end is built; it is never a dependency of

@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libopenblas-dev            # so KokkosBlas::gemm's libblas.so.3 is OpenBLAS, not the reference BLAS
   libfftw3-dev libfftw3-mpi-dev
+  libnifti2-dev              # NIfTI-1/2 volumes for `hybrid3d import nifti`
   libdnnl-dev                # the onednn convolution engine
   libgtest-dev libbenchmark-dev
   clang-format               # the test `format` checks the tree against .clang-format

@@ -112,6 +112,16 @@ void SampleWriter::attribute(const std::string& name, double value) {
   agree(a.valid() && H5Awrite(a, H5T_NATIVE_DOUBLE, &value) >= 0, "cannot write attribute", name);
 }
 
+void SampleWriter::attribute(const std::string& name, const std::vector<double>& values) {
+  QuietErrors quiet;
+  const hsize_t n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle a(H5Acreate2(file_, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT),
+           H5Aclose);
+  agree(a.valid() && H5Awrite(a, H5T_NATIVE_DOUBLE, values.data()) >= 0, "cannot write attribute",
+        name);
+}
+
 void SampleWriter::commit() {
   {
     QuietErrors quiet;

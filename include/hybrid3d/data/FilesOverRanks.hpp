@@ -1,6 +1,7 @@
 #pragma once
 // Whole files shared out over the ranks, one rank per file, for the commands that read or write
-// a dataset file by file (downsample, split, stats): rank r takes files r, r + P, r + 2P, ...
+// a dataset file by file (downsample, split, stats, import nifti): rank r takes files r, r + P,
+// r + 2P, ...
 // Round by round (P files a round), each round's errors agreed over the communicator, so a bad
 // file stops every rank with its one line before any rank starts the next round, and no rank
 // waits in a collective for one that has thrown.

@@ -41,6 +41,7 @@ public:
   // Root-group attributes (collective; every rank passes the same value).
   void attribute(const std::string& name, const std::string& value);
   void attribute(const std::string& name, double value);
+  void attribute(const std::string& name, const std::vector<double>& values);  // a 1D array
 
   // Closes the file and renames it to its final name (collective).
   void commit();

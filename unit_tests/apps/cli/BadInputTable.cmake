@@ -1,7 +1,7 @@
 # Runs every case of bad_inputs.table on RANKS ranks. Each case starts from a good setup in a
-# directory of its own (a 16^3 cosmology dataset, a segmentation dataset, a deck that trains,
-# the checkpoint of a finished run), spoils one thing as the table says, runs the command and
-# checks what a user must see:
+# directory of its own (a 16^3 cosmology dataset, a segmentation dataset, NIfTI image/label
+# pairs, a deck that trains, the checkpoint of a finished run), spoils one thing as the table
+# says, runs the command and checks what a user must see:
 #  - a non-zero exit status on every rank, each rank ending by itself (no MPI_Abort);
 #  - exactly one line on stderr, holding the table's fragment (the culprit: file, key, option);
 #  - within 30 s (a hang would be caught by the test's timeout anyway);
@@ -26,6 +26,17 @@ h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} generate cosmology --out ${good}/da
         --train 4 --validation 0 --test 0 --seed 3)
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} generate segmentation --out ${good}/seg --size 16
         --train 2 --validation 0 --test 0 --seed 3)
+# NIfTI image/label pairs for `import nifti` (12x10x8 voxels): NIfTI-1 int16 .nii.gz, NIfTI-2
+# float32 .nii, and one more .nii.gz, which the rows spoil; imported once here to show they are good.
+file(MAKE_DIRECTORY ${good}/nifti/images ${good}/nifti/labels)
+foreach(pair "a.nii.gz;--type;int16" "b.nii;--type;float32;--version;2" "c.nii.gz;--type;int16")
+  list(POP_FRONT pair name)
+  h3d_run(TRUE out ${MAKE_NIFTI_FILE} ${good}/nifti/images/${name} ${pair})
+  h3d_run(TRUE out ${MAKE_NIFTI_FILE} ${good}/nifti/labels/${name} --type uint8 --labels)
+endforeach()
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} import nifti --images ${good}/nifti/images
+        --labels ${good}/nifti/labels --out ${WORK}/imported_good --size 16)
+file(REMOVE_RECURSE ${WORK}/imported_good)
 # The deck refers to the case directory through @CASE@ (made per case below).
 file(WRITE ${good}/deck.xml.in "<ParameterList name=\"hybrid3d\">
   <ParameterList name=\"Model\">
@@ -59,6 +70,7 @@ h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} train ${good}/deck.xml)
 #                              (the published CosmoFlow or the MLPerf numpy form of the samples)
 #   truncate SRC DST BYTES     DST = the first BYTES bytes of SRC
 #   text PATH WORDS...         PATH holds WORDS, one a line (not HDF5; or a list file)
+#   nifti PATH OPTIONS...      PATH is a NIfTI file written by make_nifti_file with OPTIONS
 #   remove PATH | mkdir PATH | link PATH TARGET (a symbolic link, TARGET need not exist)
 function(h3d_setup dir action)
   string(REGEX MATCH "^([a-z]+) (.*)$" m "${action}")
@@ -98,6 +110,9 @@ function(h3d_setup dir action)
     list(GET args 1 n)
     file(REMOVE ${dir}/${second})
     execute_process(COMMAND head -c ${n} ${dir}/${first} OUTPUT_FILE ${dir}/${second})
+  elseif(verb STREQUAL "nifti")
+    file(REMOVE ${dir}/${first})
+    h3d_run(TRUE out ${MAKE_NIFTI_FILE} ${dir}/${first} ${args})
   elseif(verb STREQUAL "text")
     file(REMOVE ${dir}/${first})
     string(JOIN "\n" words ${args})
@@ -131,7 +146,7 @@ function(h3d_case name setup command expected)
   set(dir ${WORK}/${name})
   file(REMOVE_RECURSE ${dir})
   file(MAKE_DIRECTORY ${dir}/status)
-  file(COPY ${good}/data ${good}/seg DESTINATION ${dir})
+  file(COPY ${good}/data ${good}/seg ${good}/nifti DESTINATION ${dir})
   file(COPY ${good}/run/metrics.csv DESTINATION ${dir}/run)
   # The checkpoint (46 MB) is a hard link: a program that replaced it (write and rename) would
   # change what the case's path holds, which the fingerprint catches.

@@ -2,7 +2,8 @@
 # usage once (not Kokkos's option list, which Kokkos::initialize prints for --help) and exit 0,
 # on one rank and on two; an unknown command or none is an error.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
-set(commands calibrate check compare deck-help downsample generate gradients plan refcheck split stats train)
+set(commands calibrate check compare deck-help downsample generate gradients import plan refcheck
+             split stats train)
 
 function(expect_only_ours text)
   string(FIND "${text}" "Kokkos command line arguments" kokkos)
@@ -39,6 +40,11 @@ h3d_expect("${out}" "  --restart CHECKPOINT")
 h3d_expect("${out}" "  --dry-run ")
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} help gradients)
 h3d_expect("${out}" "  --weights W.h5")
+# `import nifti --help`: the format's word before the flag changes nothing.
+h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} import nifti --help)
+expect_only_ours("${out}")
+h3d_expect("${out}" "usage: mpirun -n N hybrid3d import nifti --images DIR --labels DIR --out DIR")
+h3d_expect("${out}" "  --classes N ")
 
 # deck-help prints the schema train validates against, the architectures from the registry.
 h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} deck-help)
