@@ -1,8 +1,8 @@
 # Finds hybrid3d's dependencies and gives them uniform target names, both for hybrid3d's own
 # build and (installed beside hybrid3dConfig.cmake) for projects that find_package(hybrid3d):
 #   MPI::MPI_CXX, Kokkos::kokkos, hybrid3d::kokkoskernels, hdf5::hdf5, hybrid3d::fftw3_mpi,
-#   hybrid3d::nifti2, and with the onednn
-#   convolution engine hybrid3d::dnnl, with the cudnn one hybrid3d::cudnn
+#   hybrid3d::nifti2, and with the onednn convolution engine hybrid3d::dnnl, with the cudnn one
+#   hybrid3d::cudnn
 # Works with Debian's Trilinos (Kokkos 3.4, TriBITS-style exports) and with a standalone
 # Kokkos/Kokkos-Kernels 4.x (Kokkos::kokkos, Kokkos::kokkoskernels).
 include_guard(GLOBAL)
