@@ -145,8 +145,9 @@ TEST(ChannelStatistics, CacheIsReusedAndRecomputedWhenAFileChanges) {
   const data::CachedStatistics repaired = run();
   EXPECT_FALSE(repaired.fromCache);
   EXPECT_EQ(repaired.statistics.mean, changed.statistics.mean);
-  if (test::worldRank() == 0)
+  if (test::worldRank() == 0) {
     EXPECT_NE(repaired.note.find("was damaged"), std::string::npos) << repaired.note;
+  }
   EXPECT_TRUE(run().fromCache) << "the damaged cache was replaced";
 }
 
@@ -158,7 +159,9 @@ TEST(ChannelStatistics, ReadOnlyDirectoryComputesWithoutCaching) {
       data::cachedChannelStatistics(MPI_COMM_WORLD, set, data::inputSpecOf(set.file(0)), false,
                                     dir / "d/no_such_folder/.hybrid3d_channel_statistics");
   EXPECT_FALSE(r.fromCache);
-  if (test::worldRank() == 0) EXPECT_NE(r.note.find("not cached: cannot write"), std::string::npos);
+  if (test::worldRank() == 0) {
+    EXPECT_NE(r.note.find("not cached: cannot write"), std::string::npos);
+  }
 }
 
 TEST(ChannelStatistics, BadFilesStopEveryRankNamingTheFile) {

@@ -101,7 +101,9 @@ void expectEveryPieceIsItsBox(const std::string& in, const std::string& out, Ind
         const data::Handle type(H5Dget_type(d), H5Tclose);
         EXPECT_EQ(H5Tget_size(type), sizeof(T)) << piece.file;
       }
-      if (channelsLast) EXPECT_EQ(cut.attributeString("layout"), "DHWC");
+      if (channelsLast) {
+        EXPECT_EQ(cut.attributeString("layout"), "DHWC");
+      }
       for (Index c = 0; c < C; ++c)
         for (Index d = 0; d < S; ++d)
           for (Index h = 0; h < S; ++h)
