@@ -77,8 +77,10 @@ TEST(OutputDirectory, ASecondHolderIsRefusedNamingTheFirst) {
               std::string::npos)
         << m;
   }
-  // Released with the first: the directory can be taken again, and no lock file is left.
+  // Released with the first: the directory can be taken again, and no lock file is left (rank 0
+  // removes it as its OutputDirectory ends, which the other ranks' do not wait for).
   EXPECT_EQ(refusal(o), "");
+  MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_FALSE(fs::exists(RunLock::fileOf(dir)));
 }
 
