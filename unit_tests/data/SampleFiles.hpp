@@ -16,6 +16,8 @@
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/data/Hdf5.hpp>
 
+#include "NpyBytes.hpp"
+
 namespace hybrid3d::test {
 
 // One sample's global content: input [C,D,H,W] with integral values (so that int16 and float32
@@ -163,14 +165,9 @@ inline void writeSample(const std::string& path, const SampleData& s, const Writ
 
 // A NumPy .npy file, written byte by byte as numpy.save does (format version 1.0, or 2.0/3.0
 // with a 4-byte header length), with the lies the bad-file tests need.
-struct NpyWrite {
-  std::string descr = "<i2";  // <f4, <f8 (values converted), or any other text (2 bytes each)
-  int version = 1;
-  bool fortran = false;
-  std::string shapeText;         // empty: the true shape
-  long long claimedHeader = -1;  // -1: the true header length
-  long long cut = -1;            // -1: the whole file
-};
+// descr also picks how the values are written: <f4, <f8 (converted), anything else 2 bytes each
+// (int16); an empty shapeText is the true shape.
+using NpyWrite = NpyLayout;
 
 inline void writeNpy(const std::string& path, const std::vector<Index>& shape,
                      const std::vector<float>& values, const NpyWrite& o = {}) {
@@ -186,24 +183,9 @@ inline void writeNpy(const std::string& path, const std::vector<Index>& shape,
       data.append(reinterpret_cast<const char*>(&x), 2);
     }
   }
-  std::string shapeText = o.shapeText;
-  if (shapeText.empty()) {
-    for (Index n : shape) shapeText += std::to_string(n) + ", ";
-    shapeText.resize(shapeText.size() - (shape.size() == 1 ? 1 : 2));  // (4,) or (7, 6, 5, 3)
-  }
-  std::string dict = "{'descr': '" + o.descr +
-                     "', 'fortran_order': " + (o.fortran ? "True" : "False") + ", 'shape': (" +
-                     shapeText + "), }";
-  const std::size_t prefix = o.version == 1 ? 10 : 12;
-  while ((prefix + dict.size() + 1) % 64 != 0) dict += ' ';
-  dict += '\n';
-  std::string file = "\x93NUMPY";
-  file += char(o.version);
-  file += char(0);
-  const std::uint64_t header = o.claimedHeader >= 0 ? std::uint64_t(o.claimedHeader) : dict.size();
-  for (std::size_t i = 0; i < prefix - 8; ++i) file += char((header >> (8 * i)) & 0xff);
-  file += dict + data;
-  if (o.cut >= 0) file.resize(std::size_t(o.cut));
+  NpyLayout layout = o;
+  if (layout.shapeText.empty()) layout.shapeText = npyShapeText(shape);
+  const std::string file = npyFileBytes(layout, data);
   std::ofstream(path, std::ios::binary).write(file.data(), std::streamsize(file.size()));
 }
 

@@ -13,7 +13,7 @@ namespace hybrid3d::test {
 
 struct GroupStep {
   Model<T, TestDevice> model;
-  int first = 0;    // the group's samples are [first, first + samples) of the mini-batch
+  int first = 0;  // the group's samples are [first, first + samples) of the mini-batch
   int samples = 0;
 };
 

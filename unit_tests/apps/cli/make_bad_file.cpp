@@ -30,6 +30,8 @@
 
 #include <hdf5.h>
 
+#include "NpyBytes.hpp"
+
 namespace {
 
 [[noreturn]] void die(const std::string& what) {
@@ -159,28 +161,14 @@ void writeNpy(const std::string& path, const std::vector<hsize_t>& dims,
   } else {
     die("unknown npy type " + type);
   }
-  std::string shape;
-  if (!o.claimedShape.empty()) {
-    shape = o.claimedShape;
-  } else {
-    for (hsize_t d : dims) shape += std::to_string(d) + ", ";
-    if (dims.size() > 1) shape.resize(shape.size() - 2);
-    if (dims.size() == 1) shape.resize(shape.size() - 1);  // numpy writes (4,)
-  }
-  std::string dict = "{'descr': '" + descr +
-                     "', 'fortran_order': " + (o.fortran ? "True" : "False") + ", 'shape': (" +
-                     shape + "), }";
-  // numpy pads the header with spaces and a newline to a multiple of 64 bytes.
-  const std::size_t prefix = o.version2 ? 12 : 10;
-  while ((prefix + dict.size() + 1) % 64 != 0) dict += ' ';
-  dict += '\n';
-  std::string file = "\x93NUMPY";
-  file += char(o.version2 ? 2 : 1);
-  file += char(0);
-  const std::uint64_t header = o.claimedHeader >= 0 ? std::uint64_t(o.claimedHeader) : dict.size();
-  for (std::size_t i = 0; i < prefix - 8; ++i) file += char((header >> (8 * i)) & 0xff);
-  file += dict + data;
-  if (o.cut >= 0) file.resize(std::size_t(o.cut));
+  hybrid3d::test::NpyLayout layout;
+  layout.descr = descr;
+  layout.version = o.version2 ? 2 : 1;
+  layout.fortran = o.fortran;
+  layout.shapeText = o.claimedShape.empty() ? hybrid3d::test::npyShapeText(dims) : o.claimedShape;
+  layout.claimedHeader = o.claimedHeader;
+  layout.cut = o.cut;
+  const std::string file = hybrid3d::test::npyFileBytes(layout, data);
   std::ofstream(path, std::ios::binary).write(file.data(), std::streamsize(file.size()));
 }
 
