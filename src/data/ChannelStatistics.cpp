@@ -156,6 +156,11 @@ SampleSpec inputSpecOf(const std::string& file, const std::string& input) {
       return false;
     }
   };
+  // Without a model there is no channel count to look for. The volumes hybrid3d trains on are
+  // cubes, so the dimension unlike the other three is the channels' ([16,16,16,4]: 4 channels
+  // last, not 16 channels of 16x16x4); a layout attribute still decides, through SampleReader.
+  const bool cubeLast = shape[0] == shape[1] && shape[1] == shape[2] && shape[3] != shape[0];
+  if (cubeLast && readable(last)) return last;
   if (readable(first)) return first;
   if (readable(last)) return last;
   Subvolume none;

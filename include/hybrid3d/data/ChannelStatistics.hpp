@@ -48,9 +48,10 @@ ChannelStatistics channelStatistics(MPI_Comm comm, const Dataset& set, const Sam
                                     bool log1p);
 
 // The input spec of a dataset whose shape is not known beforehand (`hybrid3d stats`): the
-// channels and extents of `input` in `file` (of a numpy sample: its array), channels first or
-// last as SampleReader reads the file. Throws naming the file when it has no such dataset or one of
-// no readable layout.
+// channels and extents of `input` in `file` (of a numpy sample: its array). The channels are
+// last where the first three dimensions are a cube and the last is not (the published files,
+// which carry no layout attribute), else first or last as SampleReader reads the file. Throws
+// naming the file when it has no such dataset or one of no readable layout.
 SampleSpec inputSpecOf(const std::string& file, const std::string& input = "/full");
 
 }  // namespace hybrid3d::data
