@@ -44,9 +44,15 @@ struct Case {
   int minimumBoxWidth = 0;
 };
 
-std::vector<Case> unstaged(const std::vector<GridCase>& grids) {
+// Each grid once over the registrations at 1, 2, 4 and 8 ranks: at the smallest world that
+// holds it (a larger one would count the same bytes again while its other ranks wait, spinning
+// on the oversubscribed cores: the U-Net's 14 grids took 82 s at 8 ranks).
+std::vector<Case> unstagedAtTheirOwnRankCount(const std::vector<GridCase>& grids) {
   std::vector<Case> cases;
-  for (const GridCase& g : grids) cases.push_back({g, "", 0});
+  for (const GridCase& g : grids) {
+    const int ranks = g.spatial[0] * g.spatial[1] * g.spatial[2] * g.groups;
+    if (ranks <= worldSize() && 2 * ranks > worldSize()) cases.push_back({g, "", 0});
+  }
   return cases;
 }
 
@@ -85,10 +91,10 @@ void expectCountedBytes(const std::string& architecture, const std::vector<Case>
 }
 
 TEST(StepCost, CosmoFlowHaloAndReductionBytesAreExact) {
-  expectCountedBytes("cosmoflow", unstaged(standardGridCases()));
+  expectCountedBytes("cosmoflow", unstagedAtTheirOwnRankCount(standardGridCases()));
 }
 TEST(StepCost, UNetHaloAndReductionBytesAreExact) {
-  expectCountedBytes("unet3d", unstaged(standardGridCases()));
+  expectCountedBytes("unet3d", unstagedAtTheirOwnRankCount(standardGridCases()));
 }
 
 // S = 16: conv1 16^3, conv2 8^3, conv3 4^3, conv4 (stride 2) on 2^3, the rest 1^3.
