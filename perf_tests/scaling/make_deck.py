@@ -26,6 +26,10 @@ import xml.etree.ElementTree as ET
 GENERATOR = {"cosmoflow": "cosmology", "cosmoflow_mlperf": "cosmology", "unet3d": "segmentation"}
 
 
+# Data/Generate/seed's default (`hybrid3d deck-help`), for base decks that leave it out.
+DECK_DEFAULT_SEED = 7
+
+
 def sublist(parent, name):
     for e in parent.findall("ParameterList"):
         if e.get("name") == name:
@@ -100,6 +104,11 @@ def main(argv=None):
     put(root, "Data/Generate/generator", "string", GENERATOR[arch])
     put(root, "Data/Generate/directory", "string", os.path.abspath(a.data))
     put(root, "Data/Generate/train samples", "int", a.train_samples or a.batch * a.steps)
+    # The seed written out: `hybrid3d generate` and the deck default to different seeds, and a
+    # dataset generated with another seed than the deck names is refused.
+    gen_seed = {e.get("name"): e.get("value")
+                for e in sublist(sublist(root, "Data"), "Generate")}.get("seed", DECK_DEFAULT_SEED)
+    put(root, "Data/Generate/seed", "int", gen_seed)
     put(root, "Data/Generate/validation samples", "int", 0)
     put(root, "Training/mini-batch", "int", a.batch)
     put(root, "Training/epochs", "int", 1)
