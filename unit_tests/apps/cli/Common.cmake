@@ -68,6 +68,20 @@ function(h3d_named_deck name extra_training)
   file(WRITE ${WORK}/${name}.xml "${deck}")
 endfunction()
 
+# The first COLUMNS columns of every row of a metrics.csv (kind,step,epoch,loss,...: the ones a
+# rerun must repeat; the later ones are timings).
+function(h3d_metrics_columns path columns out_var)
+  file(STRINGS ${path} lines)
+  string(REPEAT ",[^,]*" ${columns} pattern)
+  string(SUBSTRING "${pattern}" 1 -1 pattern)
+  set(kept "")
+  foreach(line IN LISTS lines)
+    string(REGEX MATCH "^${pattern}" row "${line}")
+    string(APPEND kept "${row}\n")
+  endforeach()
+  set(${out_var} "${kept}" PARENT_SCOPE)
+endfunction()
+
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} generate cosmology --out ${WORK}/data --size 16

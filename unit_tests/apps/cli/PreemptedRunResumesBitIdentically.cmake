@@ -12,17 +12,6 @@ function(preempt_deck name)
   h3d_named_deck(${name} "<Parameter name=\"epochs\" type=\"int\" value=\"100\"/>")
 endfunction()
 
-# kind,step,epoch,loss,learning_rate of every metrics row (the other columns are timings).
-function(metrics_without_timings path out_var)
-  file(STRINGS ${path} lines)
-  set(kept "")
-  foreach(line IN LISTS lines)
-    string(REGEX MATCH "^[^,]*,[^,]*,[^,]*,[^,]*,[^,]*" row "${line}")
-    string(APPEND kept "${row}\n")
-  endforeach()
-  set(${out_var} "${kept}" PARENT_SCOPE)
-endfunction()
-
 # Checks a preempted run's status and output, runs the resume command it printed up to two
 # steps past the stop, and compares checkpoint and metrics with an uninterrupted run of as many
 # steps.
@@ -52,8 +41,8 @@ function(resume_and_compare name signal out rc)
   h3d_run(TRUE cmp ${MPIEXEC} -n 1 ${HYBRID3D} compare ${WORK}/${name}/checkpoint.h5
           ${WORK}/straight_${name}/checkpoint.h5 --tolerance 0)
   h3d_expect("${cmp}" ", 0 differ")
-  metrics_without_timings(${WORK}/${name}/metrics.csv metrics)
-  metrics_without_timings(${WORK}/straight_${name}/metrics.csv straight_metrics)
+  h3d_metrics_columns(${WORK}/${name}/metrics.csv 5 metrics)  # to learning_rate
+  h3d_metrics_columns(${WORK}/straight_${name}/metrics.csv 5 straight_metrics)
   if(NOT metrics STREQUAL straight_metrics)
     message(FATAL_ERROR "${name}: metrics differ from the uninterrupted run's:\n${metrics}\n"
                         "uninterrupted:\n${straight_metrics}")

@@ -35,17 +35,6 @@ endif()
 file(READ ${WORK}/data/manifest.txt manifest)
 h3d_expect("${manifest}" "statistics log1p 4 4 ")
 
-# kind,step,epoch,loss of every metrics row (the other columns are timings).
-function(losses path out_var)
-  file(STRINGS ${path} lines)
-  set(kept "")
-  foreach(line IN LISTS lines)
-    string(REGEX MATCH "^[^,]*,[^,]*,[^,]*,[^,]*" row "${line}")
-    string(APPEND kept "${row}\n")
-  endforeach()
-  set(${out_var} "${kept}" PARENT_SCOPE)
-endfunction()
-
 function(train name ranks data_lines out_var)
   h3d_deck(${WORK}/${name}.xml ${WORK}/data/train ""
            "<Parameter name=\"epochs\" type=\"int\" value=\"2\"/>")
@@ -55,7 +44,7 @@ function(train name ranks data_lines out_var)
   string(REPLACE "${WORK}/run" "${WORK}/${name}" deck "${deck}")
   file(WRITE ${WORK}/${name}.xml "${deck}")
   h3d_run(TRUE printed ${MPIEXEC} -n ${ranks} --oversubscribe ${HYBRID3D} train ${WORK}/${name}.xml)
-  losses(${WORK}/${name}/metrics.csv rows)
+  h3d_metrics_columns(${WORK}/${name}/metrics.csv 4 rows)  # to loss
   set(${out_var} "${rows}" PARENT_SCOPE)
   set(printed "${printed}" PARENT_SCOPE)
 endfunction()
