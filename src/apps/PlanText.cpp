@@ -109,7 +109,7 @@ std::string planText(const RunPlan& p) {
   std::ostringstream o;
   const ModelPlan& m = p.model;
   o << line("  layout     %d rank(s) = %d data-parallel group(s) x spatial grid %s, %s\n", p.world,
-            p.groups, extents({p.grid[0], p.grid[1], p.grid[2]}).c_str(), p.precision.c_str());
+            p.groups, extents({p.grid[0], p.grid[1], p.grid[2]}).c_str(), toString(p.precision));
   o << line("  model      %s, input %dx%d^3, %s parameters\n", m.options.architecture.c_str(),
             m.input.channels, m.options.inputWidth, thousands(m.parameterCount()).c_str());
   o << setText("training", p.train, p.groups)

@@ -149,7 +149,7 @@ DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData
     fail(path, ": key 'Parallel/layer grids': ", e.what());
   }
   c.model.layerGrids.minimumBoxWidth = d.getInt("Parallel/minimum box width");
-  r.precision = d.getString("Model/precision");
+  r.precision = parsePrecision(d.getString("Model/precision"));
 
   // The process grid: explicit, or auto from the world size and the number of groups.
   const Index S = c.model.inputWidth;

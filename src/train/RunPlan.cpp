@@ -75,7 +75,7 @@ RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const S
   r.groups = groups;
   r.grid = grid;
   r.world = groups * grid[0] * grid[1] * grid[2];
-  r.precision = sizeof(T) == sizeof(double) ? "double" : "float";
+  r.precision = precisionOf<T>();
   r.model = planModel(modelOptionsFor(config, groups), grid);
   r.optimizerStates = config.optimizer == "adam" ? 2 : config.sgd.momentum > 0 ? 1 : 0;
   r.prefetch = config.data.prefetch;

@@ -15,7 +15,7 @@ namespace hybrid3d {
 
 namespace {
 
-double scalarBytes(const RunPlan& r) { return r.precision == "double" ? 8.0 : 4.0; }
+double scalarBytes(const RunPlan& r) { return r.precision == Precision::Double ? 8.0 : 4.0; }
 
 Index channelsTimesVoxels(const TensorShape& s) {
   return Index(s.channels) * s.extents[0] * s.extents[1] * s.extents[2];
@@ -28,7 +28,7 @@ bool readsModelInput(const LayerPlan& l) { return l.inputs.at(0) == ModelPlan::I
 // The engine a convolution runs on the rank owning `outOwned` output voxels, as Conv3d picks it.
 std::string convEngineName(const RunPlan& r, const LayerPlan& l, Index outOwned) {
   const ConvEngine e =
-      r.precision == "double"
+      r.precision == Precision::Double
           ? resolveConvEngine<double, DefaultMemorySpace>(l.conv.engine, l.name, outOwned)
           : resolveConvEngine<float, DefaultMemorySpace>(l.conv.engine, l.name, outOwned);
   return toString(e);
@@ -96,7 +96,7 @@ std::string layerKey(const RunPlan& r, int id, const Int3& coords) {
   } else {
     key += "c" + std::to_string(l.output.channels);
   }
-  return key + " " + r.precision;
+  return key + " " + toString(r.precision);
 }
 
 StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
@@ -105,7 +105,7 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   StepCost c;
   c.coords = coords;
   const std::vector<GraphMemory> memory =
-      r.precision == "double" ? predictLayerMemory<double, DefaultMemorySpace>(m, coords)
+      r.precision == Precision::Double ? predictLayerMemory<double, DefaultMemorySpace>(m, coords)
                               : predictLayerMemory<float, DefaultMemorySpace>(m, coords);
   for (int id = 0; id < int(m.layers.size()); ++id) {
     const LayerPlan& l = m.layers[id];
@@ -201,7 +201,7 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   c.input.kind = "Preprocess";
   c.input.key = "Preprocess c" + std::to_string(spec.channels) +
                 (io.fileScalarBytes == 2 ? " int16" : " float32") + (r.log1p ? " log1p " : " ") +
-                r.precision;
+                toString(r.precision);
   c.input.work = double(m.input.batch) * double(sub.local.size());
   c.input.bytes = inputElements * (io.fileScalarBytes + scalar);
   c.input.passes = 1;
@@ -213,7 +213,7 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   for (int id = 0; id < int(m.layers.size()); ++id) local += m.localParameters(id, coords);
   c.update.name = "update";
   c.update.kind = "Update";
-  c.update.key = std::string("Update ") + (r.optimizerStates == 2 ? "adam " : "sgd ") + r.precision;
+  c.update.key = std::string("Update ") + (r.optimizerStates == 2 ? "adam " : "sgd ") + toString(r.precision);
   c.update.work = double(local);
   // Zeroing the gradient, the update: reading the gradient and the value, writing the value,
   // reading and writing each state value.
@@ -277,7 +277,7 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
   StepCost c = countStep(r, coords, io);
   const RankRates& rate = machine.rank;
   const Network& net = machine.network;
-  const double peak = 1e9 * (r.precision == "double" ? rate.doubleGflops : rate.floatGflops);
+  const double peak = 1e9 * (r.precision == Precision::Double ? rate.doubleGflops : rate.floatGflops);
   const double memory = 1e9 * rate.memoryGBs * rate.memoryEfficiency;
   const int spatial = r.grid[0] * r.grid[1] * r.grid[2];
   const double scalar = scalarBytes(r);

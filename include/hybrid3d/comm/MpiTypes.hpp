@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include <hybrid3d/core/Scalar16.hpp>
+
 namespace hybrid3d {
 
 template <class T>
@@ -24,6 +26,15 @@ inline MPI_Datatype mpiType<int>() {
 template <>
 inline MPI_Datatype mpiType<std::int64_t>() {
   return MPI_INT64_T;
+}
+// The 16-bit storage types only travel (halos, redistributions): every sum is taken in float.
+template <>
+inline MPI_Datatype mpiType<bfloat16>() {
+  return MPI_UINT16_T;
+}
+template <>
+inline MPI_Datatype mpiType<float16>() {
+  return MPI_UINT16_T;
 }
 template <>
 inline MPI_Datatype mpiType<unsigned char>() {

@@ -9,12 +9,15 @@
 //   HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
 //   #undef HYBRID3D_INSTANTIATE
 //
-// Scalars: float (training) and double (tests, reference checks).
+// Scalars: float (training) and double (tests, reference checks); the 16-bit storage types of
+// mixed precision (core/Scalar16.hpp) through HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE.
 
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/core/SpaceTraits.hpp>
 #include <hybrid3d/core/Types.hpp>
 
 #define HYBRID3D_SCALARS_ON(M, D) M(float, D) M(double, D)
+#define HYBRID3D_SCALAR16S_ON(M, D) M(::hybrid3d::bfloat16, D) M(::hybrid3d::float16, D)
 
 #if defined(KOKKOS_ENABLE_SERIAL) && !defined(KOKKOS_ENABLE_DEFAULT_DEVICE_TYPE_SERIAL)
 #define HYBRID3D_ON_SERIAL(M) HYBRID3D_SCALARS_ON(M, ::hybrid3d::DeviceOf<Kokkos::Serial>)
@@ -33,3 +36,21 @@
   HYBRID3D_SCALARS_ON(M, ::hybrid3d::DefaultMemorySpace) \
   HYBRID3D_ON_SERIAL(M)                                  \
   HYBRID3D_ON_OPENMP(M)
+
+// M(T, D) for T in {bfloat16, float16} and every device D the library is built for.
+#if defined(KOKKOS_ENABLE_SERIAL) && !defined(KOKKOS_ENABLE_DEFAULT_DEVICE_TYPE_SERIAL)
+#define HYBRID3D_SCALAR16S_ON_SERIAL(M) \
+  HYBRID3D_SCALAR16S_ON(M, ::hybrid3d::DeviceOf<Kokkos::Serial>)
+#else
+#define HYBRID3D_SCALAR16S_ON_SERIAL(M)
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP) && !defined(KOKKOS_ENABLE_DEFAULT_DEVICE_TYPE_OPENMP)
+#define HYBRID3D_SCALAR16S_ON_OPENMP(M) \
+  HYBRID3D_SCALAR16S_ON(M, ::hybrid3d::DeviceOf<Kokkos::OpenMP>)
+#else
+#define HYBRID3D_SCALAR16S_ON_OPENMP(M)
+#endif
+#define HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(M)           \
+  HYBRID3D_SCALAR16S_ON(M, ::hybrid3d::DefaultMemorySpace) \
+  HYBRID3D_SCALAR16S_ON_SERIAL(M)                          \
+  HYBRID3D_SCALAR16S_ON_OPENMP(M)

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/deck/Deck.hpp>
 #include <hybrid3d/generate/GenerateDataset.hpp>
@@ -19,7 +20,7 @@ struct DeckRun {
   Int3 spatialGrid{1, 1, 1};
   bool generate = false;  // Data/Generate present: make the data first
   generate::GenerateOptions generation;
-  std::string precision = "float";
+  Precision precision = Precision::Float;
 };
 
 // Reads and validates DECK, resolves the grid for `worldSize` ranks ("auto" or DxHxW).

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/data/SampleReader.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
@@ -39,7 +40,7 @@ struct SetPlan {
 struct RunPlan {
   int world = 1, groups = 1;
   Int3 grid{1, 1, 1};
-  std::string precision = "float";
+  Precision precision = Precision::Float;
   ModelPlan model;
   int optimizerStates = 0;     // state values per parameter value (Adam 2, SGD with momentum 1)
   bool prefetch = true;        // the next mini-batch is read while this one computes

@@ -187,13 +187,13 @@ std::vector<LayerPoint> timeAs(MPI_Comm world, const deck::DeckRun& deck, int si
 }  // namespace
 
 std::vector<LayerPoint> timeLayers(MPI_Comm world, const deck::DeckRun& deck, int size, int steps) {
-  return deck.precision == "double" ? timeAs<double>(world, deck, size, steps)
+  return deck.precision == Precision::Double ? timeAs<double>(world, deck, size, steps)
                                     : timeAs<float>(world, deck, size, steps);
 }
 
 void checkSize(const deck::DeckRun& deck, int size) {
   const TrainConfig config = configFor(deck, size);
-  if (deck.precision == "double")
+  if (deck.precision == Precision::Double)
     planRun<double, M>(config, {1, 1, 1}, 1, {"calibration", 1}, {});
   else
     planRun<float, M>(config, {1, 1, 1}, 1, {"calibration", 1}, {});

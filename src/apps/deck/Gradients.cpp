@@ -130,7 +130,7 @@ int run(const std::vector<std::string>& args) {
   Request q;
   // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
   data::collectively(MPI_COMM_WORLD, [&] { q = readRequest(args); });
-  if (q.run.precision == "double")
+  if (q.run.precision == Precision::Double)
     report<double>(q.run, q.weights, q.out);
   else
     report<float>(q.run, q.weights, q.out);

@@ -183,7 +183,7 @@ int run(const std::vector<std::string>& args) {
   const auto sets = checkDeckData(first, groups, MPI_COMM_WORLD);
   const Machine* m = a.machineFile.empty() ? nullptr : &machine;
   data::collectively(MPI_COMM_WORLD, [&] {
-    if (first.precision == "double")
+    if (first.precision == Precision::Double)
       plan<double>(a, runs, m, sets, rank);
     else
       plan<float>(a, runs, m, sets, rank);

@@ -52,7 +52,7 @@ int check(const std::string& machinePath, const std::string& deckPath, int size)
   deck::DeckRun d = deck::readTrainDeck(deckPath, 1, false);
   d.config.model.inputWidth = size;
   d.config.globalBatch = 1;
-  const RunPlan run = d.precision == "double"
+  const RunPlan run = d.precision == Precision::Double
                           ? planRun<double>(d.config, {1, 1, 1}, 1, {"check", 1}, {})
                           : planRun<float>(d.config, {1, 1, 1}, 1, {"check", 1}, {});
   const StepCost counts = countStep(run, {0, 0, 0});
