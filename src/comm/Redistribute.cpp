@@ -6,6 +6,7 @@
 namespace hybrid3d {
 #define HYBRID3D_INSTANTIATE(T, D) template class Redistribute<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_INSTANTIATE)
 #undef HYBRID3D_INSTANTIATE
 template class Redistribute<int, DefaultMemorySpace>;
 }  // namespace hybrid3d

@@ -147,5 +147,6 @@ std::unique_ptr<Halo<T, MemorySpace>> createHalo(const LayerGrid& grid, const Te
 namespace hybrid3d {
 #define HYBRID3D_EXTERN(T, D) extern template class Halo<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

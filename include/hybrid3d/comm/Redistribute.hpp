@@ -137,6 +137,7 @@ std::unique_ptr<Redistribute<T, MemorySpace>> createRedistribute(const LayerGrid
 namespace hybrid3d {
 #define HYBRID3D_EXTERN(T, D) extern template class Redistribute<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 extern template class Redistribute<int, DefaultMemorySpace>;  // segmentation labels
 }  // namespace hybrid3d

@@ -12,6 +12,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
@@ -32,7 +33,7 @@ KOKKOS_FORCEINLINE_FUNCTION void applyCell(T& cell, const Buffer& buf, Index i) 
   else if (Op == BoxOp::Unpack)
     cell = buf(i);
   else if (Op == BoxOp::UnpackAdd)
-    cell += buf(i);
+    cell = ComputeOf<T>(cell) + ComputeOf<T>(buf(i));  // a 16-bit sum in float, rounded once
   else
     cell = 0;  // BoxOp::Zero
 }
