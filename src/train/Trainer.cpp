@@ -12,6 +12,7 @@
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/train/Checkpoint.hpp>
 #include <hybrid3d/layers/impl/Elementwise.hpp>
 #include <hybrid3d/optim/Adam.hpp>
