@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
@@ -18,27 +19,50 @@
 
 namespace hybrid3d::bench {
 
-struct TrainingStep {
-  using T = float;
+// T: the activations' type; parameters, SGD and the gradient sums in ParamOf<T> (float for
+// the 16-bit types), as the trainer has them.
+template <class T>
+struct TrainingStepOf {
+  using P = ParamOf<T>;
   Model<T> model;
-  std::unique_ptr<Sgd<T>> sgd;
-  std::unique_ptr<GradientReducer<T>> reducer;
+  std::unique_ptr<Sgd<P>> sgd;
+  std::unique_ptr<GradientReducer<P>> reducer;
   DefaultExecutionSpace exec;  // made once, as the trainer's: a Kokkos 4 host instance allocates
 };
+using TrainingStep = TrainingStepOf<float>;
+
+// x := uniform in [0, 1). Kokkos draws no 16-bit type: those are drawn in float and rounded
+// (overloads, not `if constexpr`: nvcc rejects a device lambda's first capture inside one).
+template <class View, class Pool>
+void fillUniform(const View& x, Pool& pool, std::false_type) {
+  Kokkos::fill_random(x, pool, 0.0f, 1.0f);
+}
+template <class View, class Pool>
+void fillUniform(const View& x, Pool& pool, std::true_type) {
+  using T = typename View::value_type;
+  Kokkos::View<float*, DefaultMemorySpace> drawn("hybrid3d::bench::input", x.span());
+  Kokkos::fill_random(drawn, pool, 0.0f, 1.0f);
+  T* const out = x.data();
+  Kokkos::parallel_for(
+      "hybrid3d::bench::roundInput", Kokkos::RangePolicy<DefaultExecutionSpace>(0, x.span()),
+      KOKKOS_LAMBDA(const std::size_t i) { out[i] = T(drawn(i)); });
+}
 
 // The model of `o` (o.batch samples per group) on `grid`, ready to step: random inputs in
 // [0, 1), targets in [-1, 1) per sample (the same on every rank of a group), labels in
 // [0, outputs) of the voxels this rank owns.
-inline std::unique_ptr<TrainingStep> buildTrainingStep(const ProcessGrid& grid,
-                                                       const ModelOptions& o) {
-  auto s = std::make_unique<TrainingStep>();
-  s->model = buildModel<float>(grid, o);
+template <class T = float>
+std::unique_ptr<TrainingStepOf<T>> buildTrainingStep(const ProcessGrid& grid,
+                                                     const ModelOptions& o) {
+  using P = ParamOf<T>;
+  auto s = std::make_unique<TrainingStepOf<T>>();
+  s->model = buildModel<T>(grid, o);
   auto& g = *s->model.graph;
-  s->sgd = std::make_unique<Sgd<float>>(g.parameters(), SgdOptions{});
-  s->reducer = std::make_unique<GradientReducer<float>>(grid.worldComm(), grid.dataComm(),
-                                                        g.gradientsByNode());
+  s->sgd = std::make_unique<Sgd<P>>(g.parameters(), SgdOptions{});
+  s->reducer =
+      std::make_unique<GradientReducer<P>>(grid.worldComm(), grid.dataComm(), g.gradientsByNode());
   Kokkos::Random_XorShift64_Pool<DefaultExecutionSpace> pool(1234 + 17 * grid.worldRank());
-  Kokkos::fill_random(g.input().volume.view(), pool, 0.0f, 1.0f);
+  fillUniform(g.input().volume.view(), pool, std::bool_constant<isScalar16<T>>{});
   std::mt19937 targetStream(99 + grid.group()), labelStream(1234 + 17 * grid.worldRank());
   const int B = o.batch, F = s->model.outputs;
   std::vector<float> targets(std::size_t(B) * std::size_t(F));
@@ -55,7 +79,8 @@ inline std::unique_ptr<TrainingStep> buildTrainingStep(const ProcessGrid& grid,
 // One training step as Trainer::step does it: dropout keyed by the step and the group's first
 // global sample, zeroed gradients, forward, loss and its gradient, backward starting each
 // layer's reduction as soon as it is done, wait for the reductions, SGD update.
-inline double stepOnce(const ProcessGrid& grid, TrainingStep& s, long long step, double lr) {
+template <class T>
+double stepOnce(const ProcessGrid& grid, TrainingStepOf<T>& s, long long step, double lr) {
   const auto& exec = s.exec;
   auto& g = *s.model.graph;
   g.setStep(step, static_cast<std::int64_t>(grid.group()) * g.inputShape().batch);

@@ -99,7 +99,7 @@ class UNet3d(nn.Module):
         return self.head(d1)
 
 
-def run(arch, S, warmup, steps):
+def run(arch, S, warmup, steps, bf16):
     torch.manual_seed(7)
     if arch == "cosmoflow":
         model = CosmoFlow(S)
@@ -117,7 +117,10 @@ def run(arch, S, warmup, steps):
     for i in range(warmup + steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), target)
+        # --bf16: PyTorch's CPU mixed precision (autocast: convolutions and matmuls in bfloat16,
+        # float master weights, the loss in float), the peer of hybrid3d's Model/precision bfloat16.
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_fn(model(x), target)
         loss.backward()
         opt.step()
         dt = time.perf_counter() - t0
@@ -128,8 +131,17 @@ def run(arch, S, warmup, steps):
     med = sorted(times)[len(times) // 2]  # as bench_train_step
     print(f"{arch + ' S=' + str(S):16s} median {med:.1f} ms  min {min(times):.1f}  max {max(times):.1f} "
           f"per step ({steps} steps after {warmup} warm-up)", flush=True)
-    print(f"RESULT model={arch} size={S} median_ms={med:.3f} min_ms={min(times):.3f} "
+    precision = "bfloat16" if bf16 else "float"
+    print(f"RESULT model={arch} size={S} precision={precision} median_ms={med:.3f} min_ms={min(times):.3f} "
           f"max_ms={max(times):.3f}", flush=True)
+
+
+def cpu_capability():
+    """The instruction set PyTorch's own CPU kernels dispatch to (AVX2, AVX512), where it says."""
+    try:
+        return torch.backends.cpu.get_cpu_capability()
+    except AttributeError:
+        return torch._C._get_cpu_capability() if hasattr(torch._C, "_get_cpu_capability") else "unknown"
 
 
 def main():
@@ -140,6 +152,7 @@ def main():
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--with-unet64", action="store_true")
+    p.add_argument("--bf16", action="store_true", help="bfloat16 autocast (mixed precision)")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     configs = []
@@ -150,9 +163,11 @@ def main():
     env = {k: os.environ.get(k, "(unset)") for k in ("OPENBLAS_CORETYPE", "OMP_WAIT_POLICY", "LD_PRELOAD")}
     print(f"pytorch_step: torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"mkldnn {torch.backends.mkldnn.is_available()}, "
+          f"cpu capability {cpu_capability()}, "
+          f"autocast bf16 {a.bf16}, "
           + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
     for arch, S in configs:
-        run(arch, S, a.warmup, a.steps)
+        run(arch, S, a.warmup, a.steps, a.bf16)
 
 
 if __name__ == "__main__":

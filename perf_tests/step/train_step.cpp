@@ -27,6 +27,7 @@
 // Usage: mpirun -n P bench_train_step [--model cosmoflow|unet3d] [--size S] [--steps N]
 //          [--warmup W] [--grid DxHxW|auto] [--with-unet64] [--no-hooks] [--regions] [--memory]
 //          [--overlap on|off] [--engine auto|kokkos|onednn|cudnn]
+//          [--precision float|double|bfloat16|half]
 // Without --model: CosmoFlow at 32, 64, 128 and the U-Net at 32 (and 64 with --with-unet64:
 // tens of seconds per step on 2 cores). --model without --size runs that model's default sizes.
 // --grid: the spatial grid of one sample; the world holds world / P data-parallel groups, each
@@ -34,7 +35,8 @@
 // as the trainer's "auto" does. --regions: time per node and per layer pass of rank 0
 // (core/RegionTimes.hpp), inclusive, over the timed steps. --overlap: the convolutions'
 // halo/compute overlap (Conv3d::Options::overlap; default convOverlapByDefault). --engine: every
-// convolution's engine (default auto).
+// convolution's engine (default auto). --precision: the activations' type (parameters stay
+// float for the 16-bit ones; default float).
 #include <malloc.h>
 #include <unistd.h>
 #include <sys/resource.h>
@@ -60,6 +62,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/FmaPeak.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
+#include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/core/RegionTimes.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
@@ -74,7 +77,6 @@
 namespace {
 
 using namespace hybrid3d;
-using T = float;
 using M = DefaultMemorySpace;
 using Exec = DefaultExecutionSpace;
 
@@ -151,12 +153,14 @@ struct Options {
   bool memory = false;
   bool overlap = convOverlapByDefault;  // Conv3d halo/compute overlap
   ConvEngine engine = ConvEngine::Auto;
+  Precision precision = Precision::Float;  // of the activations (--precision)
   double peakGflops = 0;  // FP32 FMA peak of one core, measured at start (rank 0's core)
 };
 
 // The model with what the trainer builds around it, at batch 1 (TrainingStep.hpp).
-std::unique_ptr<bench::TrainingStep> build(const ProcessGrid& grid, const std::string& arch, int S,
-                                           const Options& opt) {
+template <class T>
+std::unique_ptr<bench::TrainingStepOf<T>> build(const ProcessGrid& grid, const std::string& arch,
+                                                int S, const Options& opt) {
   ModelOptions mo;
   mo.convOverlap = opt.overlap;
   mo.convEngine = opt.engine;
@@ -164,7 +168,7 @@ std::unique_ptr<bench::TrainingStep> build(const ProcessGrid& grid, const std::s
   mo.inputWidth = S;
   mo.batch = 1;
   mo.seed = 7;
-  return bench::buildTrainingStep(grid, mo);
+  return bench::buildTrainingStep<T>(grid, mo);
 }
 
 // --regions: rank 0's regions (RegionTimes), slowest first, as ms per step and share of
@@ -215,8 +219,9 @@ void printLargestAllocations(const std::map<std::string, std::int64_t>& labels, 
 
 // Runs one configuration on `world` (grid: opt.grid, or `gridSpec` when given) and returns this
 // rank's memory figures.
-MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S,
-              const std::string& gridSpec = "") {
+template <class T>
+MemoryRow runAs(MPI_Comm world, const Options& opt, const std::string& arch, int S,
+                const std::string& gridSpec) {
   int rank, size;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
@@ -239,8 +244,8 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
   std::map<std::string, std::int64_t> labels;
   if (opt.memory && root) kokkos.byLabel = &labels;
   double t0 = MPI_Wtime();
-  const std::unique_ptr<bench::TrainingStep> setUp = build(grid, arch, S, opt);
-  bench::TrainingStep& s = *setUp;
+  const auto setUp = build<T>(grid, arch, S, opt);
+  bench::TrainingStepOf<T>& s = *setUp;
   kokkos.byLabel = nullptr;
   MPI_Barrier(world);
   const double setupSeconds = MPI_Wtime() - t0;
@@ -348,15 +353,17 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
         double(peakAbove) / 1024.0, hwmReset ? "pre-set-up" : "process-start (VmHWM reset refused)",
         double(kokkosSetupMax) * mib, double(kokkosPeakMax) * mib, double(allocatorStepsMax) * mib);
     std::printf(
-        "RESULT model=%s size=%d grid=%s groups=%d overlap=%d median_ms=%.3f min_ms=%.3f "
+        "RESULT model=%s size=%d precision=%s grid=%s groups=%d overlap=%d median_ms=%.3f "
+        "min_ms=%.3f "
         "max_ms=%.3f compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f "
         "kokkos_allocs_after_first=%lld label_new_after_first=%lld new_after_first=%lld "
         "onednn_new_after_first=%lld minflt_after_first=%lld "
         "peak_rss_mib=%.1f kokkos_mib=%.1f step_gflop=%.3f core_peak_gflops=%.1f\n",
-        arch.c_str(), S, toString(dims).c_str(), grid.numGroups(), int(opt.overlap), median(ms),
-        sorted.front(), sorted.back(), median(computeMs), median(haloMs), median(reduceMs),
-        sumAllocs, sumLabelNews, sumNews, sumVendorNews, sumFaults, double(peakAbove) / 1024.0,
-        double(kokkosSetupMax) * mib, stepGflop, opt.peakGflops);
+        arch.c_str(), S, toString(opt.precision), toString(dims).c_str(), grid.numGroups(),
+        int(opt.overlap), median(ms), sorted.front(), sorted.back(), median(computeMs),
+        median(haloMs), median(reduceMs), sumAllocs, sumLabelNews, sumNews, sumVendorNews,
+        sumFaults, double(peakAbove) / 1024.0, double(kokkosSetupMax) * mib, stepGflop,
+        opt.peakGflops);
     if (opt.regions) printRegions(opt.steps, median(ms));
     if (opt.memory) printLargestAllocations(labels, 12);
     std::fflush(stdout);
@@ -372,6 +379,14 @@ MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S
           double(allocatorSetup),
           double(allocatorSteps),
           1024.0 * double(peakKiB - rssBefore)};
+}
+
+// The configuration in the activations' precision of opt.
+MemoryRow run(MPI_Comm world, const Options& opt, const std::string& arch, int S,
+              const std::string& gridSpec = "") {
+  return withPrecision(opt.precision, [&](auto tag) {
+    return runAs<typename decltype(tag)::type>(world, opt, arch, S, gridSpec);
+  });
 }
 
 // --memory: the configuration once more on rank 0 alone (the others wait without spinning on
@@ -465,6 +480,8 @@ Options parse(int argc, char** argv) {
       o.memory = true;
     else if (a == "--engine")
       o.engine = parseConvEngine(value());
+    else if (a == "--precision")
+      o.precision = parsePrecision(value());
     else if (a == "--overlap") {
       const std::string v = value();
       if (v != "on" && v != "off") fail("--overlap takes on or off, not ", v);
@@ -472,7 +489,8 @@ Options parse(int argc, char** argv) {
     } else
       fail("unknown option ", a,
            " (--model cosmoflow|unet3d --size S --steps N --warmup W --grid DxHxW|auto "
-           "--with-unet64 --no-hooks --regions --memory --overlap on|off --engine E)");
+           "--with-unet64 --no-hooks --regions --memory --overlap on|off --engine E "
+           "--precision float|double|bfloat16|half)");
   }
   if (o.steps < 1 || o.warmup < 1) fail("--steps and --warmup must be >= 1");
   auto add = [&](const std::string& m, std::vector<int> sizes) {
@@ -509,9 +527,9 @@ int main(int argc, char** argv) {
       if (opt.regions) RegionTimes::install();
       if (rank == 0) {
         std::printf(
-            "bench_train_step: %d ranks, execution space %s, float, batch 1 per "
+            "bench_train_step: %d ranks, execution space %s, %s activations, batch 1 per "
             "data-parallel group, plain SGD; ms per step = slowest rank\n",
-            size, Exec::name());
+            size, Exec::name(), toString(opt.precision));
         bench::printBlasInfo();
         if (!opt.hooks) std::printf("(--no-hooks: Kokkos allocations are not counted)\n");
         if (opt.regions)

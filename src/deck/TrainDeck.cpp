@@ -38,8 +38,14 @@ const std::vector<DeckKey>& trainDeckSchema() {
           "global (every rank of the mini-batch) or spatial group", {"global", "spatial group"}),
       key("Model/seed", Type::Int, "1", 0, 2147483647,
           "initialisation, shuffling and dropout seed"),
-      key("Model/precision", Type::String, "float", -Big, Big, "float or double",
-          {"float", "double"}),
+      key("Model/precision", Type::String, "float", -Big, Big,
+          "activations, their gradients and halos in float, double, bfloat16 or half (the "
+          "16-bit ones: parameters, gradient sums, statistics, loss and optimizer in float)",
+          {"float", "double", "bfloat16", "half"}),
+      key("Model/loss scale", Type::Double, "65536", 1, 1e30,
+          "half only: the initial dynamic loss scale (halved on an overflow, the step skipped)"),
+      key("Model/loss scale growth interval", Type::Int, "2000", 1, 2147483647,
+          "half only: clean steps after which the loss scale doubles"),
       key("Model/convolution workspace MiB", Type::Int, "64", 1, 65536,
           "bound on each convolution's im2col workspace (kokkos engine)"),
       key("Model/convolution engine", Type::String, "auto", -Big, Big,
@@ -150,6 +156,8 @@ DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData
   }
   c.model.layerGrids.minimumBoxWidth = d.getInt("Parallel/minimum box width");
   r.precision = parsePrecision(d.getString("Model/precision"));
+  c.lossScale.initial = d.getDouble("Model/loss scale");
+  c.lossScale.growthInterval = d.getInt("Model/loss scale growth interval");
 
   // The process grid: explicit, or auto from the world size and the number of groups.
   const Index S = c.model.inputWidth;

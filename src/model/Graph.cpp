@@ -15,11 +15,13 @@ namespace hybrid3d {
 // linkage (an unnamed namespace).
 namespace Impl {
 
-// dst's owned cells += src's owned cells (same decomposition, any ghost widths).
+// dst's owned cells += src's owned cells (same decomposition, any ghost widths); 16-bit values
+// are added in float and rounded once.
 template <class T, class M>
 void addOwned(const typename M::execution_space& exec, const EdgeTensor<T, M>& src,
               const EdgeTensor<T, M>& dst) {
   using Exec = typename M::execution_space;
+  using C = ComputeOf<T>;
   // Kokkos takes labels as std::string: one built from a literal per launch is a heap
   // allocation per launch, so the label is made once.
   static const std::string sumGradientsLabel = "hybrid3d::Graph::sumGradients";
@@ -29,7 +31,7 @@ void addOwned(const typename M::execution_space& exec, const EdgeTensor<T, M>& s
         sumGradientsLabel,
         Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(exec, {0, 0},
                                                      {Index(s.extent(0)), Index(s.extent(1))}),
-        KOKKOS_LAMBDA(const Index n, const Index f) { d(n, f) += s(n, f); });
+        KOKKOS_LAMBDA(const Index n, const Index f) { d(n, f) = C(d(n, f)) + C(s(n, f)); });
     return;
   }
   const auto& a = src.volume;
@@ -44,7 +46,8 @@ void addOwned(const typename M::execution_space& exec, const EdgeTensor<T, M>& s
       sumGradientsLabel,
       Policy(exec, {0, 0, 0, 0, 0}, {Index(a.batch()), Index(a.channels()), e[0], e[1], e[2]}),
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index y, const Index x) {
-        d(n, c, da + z, db + y, dc + x) += s(n, c, sa + z, sb + y, sc + x);
+        d(n, c, da + z, db + y, dc + x) =
+            C(d(n, c, da + z, db + y, dc + x)) + C(s(n, c, sa + z, sb + y, sc + x));
       });
 }
 
@@ -169,7 +172,7 @@ void Graph<T, M>::finalize() {
   for (const Entry& e : nodes_)
     for (const auto& p : e.node->parameters()) {
       if (p.grad.size()) gradients_.push_back(p.grad);
-      memory_.parameters += sizeof(T) * (p.value.size() + p.grad.size());
+      memory_.parameters += sizeof(ParamOf<T>) * (p.value.size() + p.grad.size());
     }
   finalized_ = true;
 }
@@ -201,7 +204,7 @@ void Graph<T, M>::forward(const execution_space& exec) {
 }
 
 template <class T, class M>
-void Graph<T, M>::backward(const execution_space& exec, GradientReducer<T, M>* reducer) {
+void Graph<T, M>::backward(const execution_space& exec, GradientReducer<ParamOf<T>, M>* reducer) {
   if (!finalized_) fail("model: backward() before finalize()");
   for (int id = static_cast<int>(nodes_.size()) - 1; id >= 0; --id) {
     Entry& e = nodes_[id];
@@ -245,7 +248,7 @@ double Graph<T, M>::stepFlops() const {
 
 template <class T, class M>
 void Graph<T, M>::zeroGradients(const execution_space& exec) {
-  for (const auto& grad : gradients_) Impl::zeroGradient<T, M>(exec, grad);
+  for (const auto& grad : gradients_) Impl::zeroGradient<ParamOf<T>, M>(exec, grad);
 }
 
 template <class T, class M>
@@ -256,24 +259,24 @@ GraphMemory Graph<T, M>::memory() const {
 }
 
 template <class T, class M>
-std::vector<NamedParameter<T, M>> Graph<T, M>::parameters() const {
-  std::vector<NamedParameter<T, M>> out;
+std::vector<NamedParameter<ParamOf<T>, M>> Graph<T, M>::parameters() const {
+  std::vector<NamedParameter<ParamOf<T>, M>> out;
   for (const Entry& e : nodes_)
     for (const auto& p : e.node->parameters()) out.push_back({e.node->name(), p});
   return out;
 }
 
 template <class T, class M>
-std::vector<NamedParameter<T, M>> Graph<T, M>::buffers() const {
-  std::vector<NamedParameter<T, M>> out;
+std::vector<NamedParameter<ParamOf<T>, M>> Graph<T, M>::buffers() const {
+  std::vector<NamedParameter<ParamOf<T>, M>> out;
   for (const Entry& e : nodes_)
     for (const auto& p : e.node->buffers()) out.push_back({e.node->name(), p});
   return out;
 }
 
 template <class T, class M>
-std::vector<std::vector<ScopedGradient<T, M>>> Graph<T, M>::gradientsByNode() const {
-  std::vector<std::vector<ScopedGradient<T, M>>> out;
+std::vector<std::vector<ScopedGradient<ParamOf<T>, M>>> Graph<T, M>::gradientsByNode() const {
+  std::vector<std::vector<ScopedGradient<ParamOf<T>, M>>> out;
   for (const Entry& e : nodes_) {
     out.emplace_back();
     for (const auto& p : e.node->parameters())
@@ -298,6 +301,7 @@ void Graph<T, M>::setStep(std::int64_t step, std::int64_t firstGlobalSample) {
 
 #define HYBRID3D_INSTANTIATE(T, D) template class Graph<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_INSTANTIATE)
 #undef HYBRID3D_INSTANTIATE
 
 }  // namespace hybrid3d

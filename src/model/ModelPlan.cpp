@@ -195,7 +195,8 @@ std::vector<GraphMemory> predictLayerMemory(const ModelPlan& p, const Int3& coor
       for (std::size_t slot = 0; slot < c.inputs.size(); ++slot)
         if (c.inputs[slot] == int(id))
           m.activationGradients += edgeBytes(scalar, p, int(id), coords, c.inputGhosts[slot]);
-    m.parameters = 2 * scalar * std::size_t(p.localParameters(int(id), coords));  // and gradients
+    m.parameters =
+        2 * sizeof(ParamOf<T>) * std::size_t(p.localParameters(int(id), coords));  // and grads
     if (l.conv.kernel > 0)
       m.workspace = convWorkspace<T, M>(p, int(id), p.shape(l.inputs[0]), coords);
     if (l.kind == "Redistribute") m.buffers = redistributionBuffers<T, M>(p, int(id), coords);

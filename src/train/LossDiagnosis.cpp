@@ -21,8 +21,8 @@ bool allFinite(const T* data, std::size_t n) {
   Kokkos::parallel_reduce(
       "hybrid3d::LossDiagnosis::finite", Kokkos::RangePolicy<exec>(0, n),
       KOKKOS_LAMBDA(std::size_t i, long long& b) {
-        const T d = v(i) - v(i);
-        if (!(d == T(0))) ++b;
+        const ComputeOf<T> x = v(i), d = x - x;
+        if (!(d == 0)) ++b;
       },
       bad);
   return bad == 0;
@@ -113,7 +113,8 @@ std::string diagnoseNonFiniteLoss(const LossDiagnosisInputs<T, M>& in) {
   const auto parameters = graph.parameters();
   int weight = INT_MAX;
   for (std::size_t i = 0; i < parameters.size() && weight == INT_MAX; ++i)
-    if (!allFinite<T, M>(parameters[i].param.value.data(), parameters[i].param.value.size()))
+    if (!allFinite<ParamOf<T>, M>(parameters[i].param.value.data(),
+                                  parameters[i].param.value.size()))
       weight = int(i);
   weight = lowest(weight, world);
   if (weight != INT_MAX)

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <type_traits>
 
 #include <hybrid3d/comm/MpiTypes.hpp>
 #include <hybrid3d/core/Error.hpp>
@@ -81,7 +82,11 @@ HostTruth truthOf(const data::HostBatch& batch) {
 
 template <class T, class M>
 Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
-    : grid_(grid), config_(config) {
+    : grid_(grid), config_(config), lossScale_([&] {
+        LossScaleOptions o = config.lossScale;
+        o.enabled = std::is_same_v<T, float16>;
+        return o;
+      }()) {
   const int G = grid.numGroups();
   checkTrainConfig(config, G);  // the values a dry run checks too (RunChecks.hpp)
   ModelOptions mo = config.model;
@@ -92,13 +97,13 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     staged_ = staged_ || graph.node(i).movesBetweenGrids();
 
   if (config.optimizer == "sgd")
-    optimizer_ = std::make_unique<Sgd<T, M>>(graph.parameters(), config.sgd);
+    optimizer_ = std::make_unique<Sgd<ParamOf<T>, M>>(graph.parameters(), config.sgd);
   else if (config.optimizer == "adam")
-    optimizer_ = std::make_unique<Adam<T, M>>(graph.parameters(), config.adam);
+    optimizer_ = std::make_unique<Adam<ParamOf<T>, M>>(graph.parameters(), config.adam);
   else
     fail("training: unknown optimizer \"", config.optimizer, "\" (sgd or adam)");
-  reducer_ = std::make_unique<GradientReducer<T, M>>(grid.worldComm(), grid.dataComm(),
-                                                     graph.gradientsByNode());
+  reducer_ = std::make_unique<GradientReducer<ParamOf<T>, M>>(grid.worldComm(), grid.dataComm(),
+                                                              graph.gradientsByNode());
 
   // Data: one loader per set, each with its preprocessing. The model's task holds the truth
   // (targets or labels) of whichever set was loaded last.
@@ -142,8 +147,8 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
       for (const std::string& note : restartNotes_)
         std::printf("hybrid3d: restart: %s\n", note.c_str());
     const RunState s =
-        readCheckpoint<T, M>(config.restartFrom, grid.worldComm(),
-                             {graph.parameters(), graph.buffers(), optimizer_.get()});
+        readCheckpoint<ParamOf<T>, M>(config.restartFrom, grid.worldComm(),
+                                      {graph.parameters(), graph.buffers(), optimizer_.get()});
     step_ = s.step;
     const Index spe = train_->loader->plan().batchesPerEpoch();
     epoch_ = static_cast<int>(step_ / spe);
@@ -166,6 +171,7 @@ double Trainer<T, M>::lossAndGradient(bool withGradient) {
   const execution_space& exec = exec_;
   auto& graph = *model_.graph;
   graph.forward(exec);
+  model_.task->setGradientScale(lossScale_.scale());
   const double loss = model_.task->loss(exec, graph, withGradient);
   // The loss is a global mean, the same number on every rank: all ranks stop together, with
   // its first cause named (a diagnosis pass, collective, run only now).
@@ -210,11 +216,19 @@ double Trainer<T, M>::forwardBackward() {
 }
 
 template <class T, class M>
+bool Trainer<T, M>::unscaleGradients() {
+  if (!lossScale_.enabled()) return true;
+  const bool finite = scaleGradientsAndCheck<ParamOf<T>, M>(
+      exec_, model_.graph->gradients(), ParamOf<T>(1.0 / lossScale_.scale()), grid_.worldComm());
+  return lossScale_.update(finite);
+}
+
+template <class T, class M>
 double Trainer<T, M>::step() {
   const execution_space& exec = exec_;
   const double loss = forwardBackward();
   const double rate = config_.schedule.rate(step_, train_->loader->plan().batchesPerEpoch());
-  optimizer_->step(exec, rate);
+  if (unscaleGradients()) optimizer_->step(exec, rate);
   exec.fence();
   ++step_;
   return loss;
@@ -277,14 +291,14 @@ EvalSummary Trainer<T, M>::evaluate() {
 
 template <class T, class M>
 void Trainer<T, M>::loadWeights(const std::string& path) {
-  readCheckpoint<T, M>(path, grid_.worldComm(),
-                       {model_.graph->parameters(), model_.graph->buffers(), nullptr});
+  readCheckpoint<ParamOf<T>, M>(path, grid_.worldComm(),
+                                {model_.graph->parameters(), model_.graph->buffers(), nullptr});
 }
 
 template <class T, class M>
 void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
   const bool perGroup = config_.model.batchNormPerGroup && grid_.numGroups() > 1;
-  writeCheckpoint<T, M>(
+  writeCheckpoint<ParamOf<T>, M>(
       path, grid_.worldComm(),
       {model_.graph->parameters(),
        perGroup ? meanOverGroups(model_.graph->buffers(), grid_) : model_.graph->buffers(),
@@ -350,6 +364,17 @@ EpochSummary Trainer<T, M>::run() {
         model_.architecture.c_str(), config_.model.inputWidth, grid_.worldSize(), grid_.numGroups(),
         toString(grid_.dims()).c_str(), config_.globalBatch, static_cast<long long>(spe),
         config_.epochs);
+  if (root && isScalar16<T>)
+    std::printf(
+        "hybrid3d: precision %s: activations, their gradients and halos in %s; parameters, "
+        "gradient sums, batch-norm statistics, loss and optimizer in float%s\n",
+        toString(precisionOf<T>()), toString(precisionOf<T>()),
+        lossScale_.enabled()
+            ? Impl::concat("; dynamic loss scale ", lossScale_.scale(), " (doubled after ",
+                           config_.lossScale.growthInterval,
+                           " clean steps, halved and the step skipped on an overflow)")
+                  .c_str()
+            : "");
   if (root) printImplementations();
   EpochSummary summary;
   const double runStart = MPI_Wtime();
@@ -445,6 +470,9 @@ EpochSummary Trainer<T, M>::run() {
     std::printf("hybrid3d: finished %lld steps in %s; checkpoint %s, metrics %s/metrics.csv\n",
                 step_, hms(MPI_Wtime() - runStart).c_str(), checkpoint.c_str(),
                 config_.outputDir.c_str());
+  if (root && lossScale_.enabled())
+    std::printf("hybrid3d: loss scaling skipped %lld of %lld steps; the scale is now %g\n",
+                lossScale_.skippedSteps(), stepsThisRun, lossScale_.scale());
   if (root) std::fflush(stdout);
   return summary;
 }

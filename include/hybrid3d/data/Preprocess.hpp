@@ -14,6 +14,7 @@
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Math.hpp>
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/data/HostBatch.hpp>
 #include <hybrid3d/data/SampleReader.hpp>
@@ -35,8 +36,9 @@ namespace Impl {
 // members).
 template <class T, class M>
 void convertSubvolume(const typename M::execution_space& exec, const SampleFormat& format,
-                      const unsigned char* raw, bool log1p, const Kokkos::View<T* [2], M>& affine,
-                      const Subvolume& sub, const DistTensor<T, M>& x, int n) {
+                      const unsigned char* raw, bool log1p,
+                      const Kokkos::View<ComputeOf<T>* [2], M>& affine, const Subvolume& sub,
+                      const DistTensor<T, M>& x, int n) {
   using execution_space = typename M::execution_space;
   const Box3& local = sub.local;
   if (local.empty()) return;
@@ -67,11 +69,13 @@ void convertSubvolume(const typename M::execution_space& exec, const SampleForma
         // Element (c, rd, rh, rw) of the read box: at first + rw * stride.
         const Index first = last ? (rd * e1 + rh) * e2 * C + c : ((c * e0 + rd) * e1 + rh) * e2;
         const Index stride = last ? C : 1;
-        const T o = affine(c, 0), s = affine(c, 1);
+        // In float for the 16-bit types, rounded once into the input.
+        using C = ComputeOf<T>;
+        const C o = affine(c, 0), s = affine(c, 1);
         for (Index rw = 0; rw < e2; ++rw) {
           const Index i = first + rw * stride;
-          T v = int16 ? static_cast<T>(reinterpret_cast<const std::int16_t*>(raw)[i])
-                      : static_cast<T>(reinterpret_cast<const float*>(raw)[i]);
+          C v = int16 ? static_cast<C>(reinterpret_cast<const std::int16_t*>(raw)[i])
+                      : static_cast<C>(reinterpret_cast<const float*>(raw)[i]);
           if (log1p) v = math::log1p(v);
           out(c, d, h, r2 + rw) = (v - o) * s;
         }
@@ -97,11 +101,14 @@ public:
     if (!options.channelOffset.empty() && int(options.channelOffset.size()) != channels)
       fail("preprocess: ", options.channelOffset.size(), " channel offsets for ", channels,
            " channels");
-    affine_ = Kokkos::View<T* [2], MemorySpace>("hybrid3d::Preprocess::affine", channels);
+    affine_ =
+        Kokkos::View<ComputeOf<T>* [2], MemorySpace>("hybrid3d::Preprocess::affine", channels);
     auto h = Kokkos::create_mirror_view(affine_);
     for (int c = 0; c < channels; ++c) {
-      h(c, 0) = static_cast<T>(options.channelOffset.empty() ? 0.0 : options.channelOffset[c]);
-      h(c, 1) = static_cast<T>(options.channelScale.empty() ? 1.0 : options.channelScale[c]);
+      h(c, 0) =
+          static_cast<ComputeOf<T>>(options.channelOffset.empty() ? 0.0 : options.channelOffset[c]);
+      h(c, 1) =
+          static_cast<ComputeOf<T>>(options.channelScale.empty() ? 1.0 : options.channelScale[c]);
     }
     Kokkos::deep_copy(affine_, h);
     if constexpr (!hostAccessible)
@@ -163,11 +170,13 @@ private:
   PreprocessOptions options_;
   int channels_;
   Subvolume sub_;
-  Kokkos::View<T* [2], MemorySpace> affine_;           // per channel: offset, scale
-  Kokkos::View<unsigned char*, MemorySpace> staging_;  // host-inaccessible spaces only
+  Kokkos::View<ComputeOf<T>* [2], MemorySpace> affine_;  // per channel: offset, scale
+  Kokkos::View<unsigned char*, MemorySpace> staging_;    // host-inaccessible spaces only
 };
 
 extern template class Preprocess<float, DefaultMemorySpace>;
 extern template class Preprocess<double, DefaultMemorySpace>;
+extern template class Preprocess<bfloat16, DefaultMemorySpace>;
+extern template class Preprocess<float16, DefaultMemorySpace>;
 
 }  // namespace hybrid3d::data

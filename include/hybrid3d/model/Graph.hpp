@@ -31,6 +31,8 @@ public:
   using node_type = Node<T, MemorySpace>;
   using value_type = EdgeTensor<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
+  // Parameters, their gradients and buffers: float master copies for the 16-bit activations.
+  using param_type = ParamOf<T>;
   static constexpr int Input = -1;  // the model input, as a node id
 
   // The model input lives on `grid` (the spatial grid), with every sample of the group.
@@ -70,7 +72,8 @@ public:
   void forward(const execution_space& exec);
   // Backpropagates outputGradient(). Parameter gradients are ADDED to (see zeroGradients);
   // with a reducer, node i's reduction starts as soon as node i is done.
-  void backward(const execution_space& exec, GradientReducer<T, MemorySpace>* reducer = nullptr);
+  void backward(const execution_space& exec,
+                GradientReducer<param_type, MemorySpace>* reducer = nullptr);
   void zeroGradients(const execution_space& exec);
 
   // This rank's floating-point operations in one training step (forward and backward): what
@@ -80,11 +83,15 @@ public:
   // What this rank's graph holds (after finalize()); the workspace as reserved so far.
   GraphMemory memory() const;
 
-  std::vector<NamedParameter<T, MemorySpace>> parameters() const;
-  std::vector<NamedParameter<T, MemorySpace>> buffers() const;
+  std::vector<NamedParameter<param_type, MemorySpace>> parameters() const;
+  std::vector<NamedParameter<param_type, MemorySpace>> buffers() const;
   // Gradients of node i's parameters at index i, each with the ranks it is summed over: what
   // GradientReducer takes.
-  std::vector<std::vector<ScopedGradient<T, MemorySpace>>> gradientsByNode() const;
+  std::vector<std::vector<ScopedGradient<param_type, MemorySpace>>> gradientsByNode() const;
+  // Every parameter's gradient, listed once at finalize().
+  const std::vector<Kokkos::View<param_type*, MemorySpace>>& gradients() const {
+    return gradients_;
+  }
   void setTraining(bool training);
   void setStep(std::int64_t step, std::int64_t firstGlobalSample);
 
@@ -114,7 +121,8 @@ private:
   std::vector<Entry> nodes_;
   std::vector<Edge> inputConsumers_;
   value_type input_, outputGradient_;
-  std::vector<Kokkos::View<T*, MemorySpace>> gradients_;  // every parameter's, for zeroGradients
+  std::vector<Kokkos::View<param_type*, MemorySpace>>
+      gradients_;       // every parameter's, for zeroGradients
   GraphMemory memory_;  // activations, their gradients and the parameters, set by finalize()
   // The argument lists forward() and backward() hand each node, sized once by finalize(): a
   // step allocates nothing.
@@ -124,6 +132,7 @@ private:
 
 #define HYBRID3D_EXTERN(T, D) extern template class Graph<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

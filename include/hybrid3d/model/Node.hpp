@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
@@ -51,8 +52,9 @@ public:
   // Bytes of communication buffers the node holds (a redistribution's), for Graph::memory().
   virtual std::size_t bufferBytes() const { return 0; }
 
-  virtual std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
-  virtual std::vector<Parameter<T, MemorySpace>> buffers() const { return {}; }
+  // Float master copies for the 16-bit activation types (core/Scalar16.hpp: ParamOf).
+  virtual std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
+  virtual std::vector<Parameter<ParamOf<T>, MemorySpace>> buffers() const { return {}; }
   // The input's ghost cells are written by whoever writes the input (a data reader that reads
   // them from the file): a node that would exchange them need not (layers/Conv3d.hpp).
   virtual void setInputGhostsFilled(bool /*filled*/) {}

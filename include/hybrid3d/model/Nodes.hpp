@@ -104,8 +104,8 @@ public:
     else
       return {};
   }
-  std::vector<Parameter<T, M>> parameters() const override { return layer_.parameters(); }
-  std::vector<Parameter<T, M>> buffers() const override {
+  std::vector<Parameter<ParamOf<T>, M>> parameters() const override { return layer_.parameters(); }
+  std::vector<Parameter<ParamOf<T>, M>> buffers() const override {
     if constexpr (Impl::HasBuffers<Layer>::value)
       return layer_.buffers();
     else

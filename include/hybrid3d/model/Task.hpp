@@ -64,6 +64,9 @@ public:
   // The global mean loss of graph.output() against the loaded truth, the same number on every
   // rank (collective); withGradient: also writes dL/d(output) into graph.outputGradient().
   virtual double loss(const execution_space& exec, const graph_type& graph, bool withGradient) = 0;
+  // dL/d(output) is written multiplied by this (half's loss scaling: train/LossScale.hpp); the
+  // loss itself is not scaled.
+  void setGradientScale(double scale) { gradientScale_ = scale; }
 
   // A validation pass: clearMetrics, addMetrics after each forward pass (model slots
   // [0, real) of the group hold samples), then summarize (collective over grid's world) fills
@@ -71,6 +74,9 @@ public:
   virtual void clearMetrics() = 0;
   virtual void addMetrics(const execution_space& exec, const graph_type& graph, int real) = 0;
   virtual void summarize(const ProcessGrid& grid, EvalSummary& summary) = 0;
+
+protected:
+  double gradientScale_ = 1.0;
 };
 
 // Makes a task for a model whose output and input live as `layout` says.

@@ -11,6 +11,7 @@
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/LearningRateSchedule.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
+#include <hybrid3d/train/LossScale.hpp>
 
 namespace hybrid3d {
 
@@ -49,6 +50,8 @@ struct TrainConfig {
   SgdOptions sgd;
   AdamOptions adam;
   LearningRateSchedule schedule;
+  // Runs in half only (train/LossScale.hpp): the trainer sets `enabled` from its precision.
+  LossScaleOptions lossScale;
   std::string outputDir = "hybrid3d_run";  // checkpoints and metrics
   // Checkpoints (outputDir/checkpoint.h5, overwritten) are written at every epoch end, on
   // preemption (Preemption.hpp), at the end, and besides:

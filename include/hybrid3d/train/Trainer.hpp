@@ -17,6 +17,7 @@
 #include <hybrid3d/data/Preprocess.hpp>
 #include <hybrid3d/model/Models.hpp>
 #include <hybrid3d/optim/Optimizer.hpp>
+#include <hybrid3d/train/LossScale.hpp>
 #include <hybrid3d/train/Metrics.hpp>
 #include <hybrid3d/train/TrainConfig.hpp>
 
@@ -55,11 +56,17 @@ public:
   std::string checkpointPath() const { return config_.outputDir + "/checkpoint.h5"; }
   Model<T, MemorySpace>& model() { return model_; }
   long long steps() const { return step_; }
+  // Steps skipped for an overflow under half's loss scaling (train/LossScale.hpp), and S.
+  long long skippedSteps() const { return lossScale_.skippedSteps(); }
+  double lossScale() const { return lossScale_.scale(); }
   // What the restart changed that is safe (one line each, RunIdentity.hpp); empty otherwise.
   const std::vector<std::string>& restartNotes() const { return restartNotes_; }
 
 private:
   struct Data;  // a loader with its preprocessing
+  // Half: the summed gradients divided by the loss scale; false when some rank's overflowed
+  // (the step is then skipped). Always true otherwise.
+  bool unscaleGradients();
   // Forward, and the task's loss (and dL/d(output)) against the truth loaded last.
   double lossAndGradient(bool withGradient);
   // The whole of `batch` into the model's input and its task's truth.
@@ -76,8 +83,10 @@ private:
   // instance allocates (a shared-pointer control block), which a step must not.
   execution_space exec_;
   Model<T, MemorySpace> model_;
-  std::unique_ptr<Optimizer<T, MemorySpace>> optimizer_;
-  std::unique_ptr<GradientReducer<T, MemorySpace>> reducer_;
+  // Parameters, gradients, their sums and the optimizer in float for the 16-bit activations.
+  std::unique_ptr<Optimizer<ParamOf<T>, MemorySpace>> optimizer_;
+  std::unique_ptr<GradientReducer<ParamOf<T>, MemorySpace>> reducer_;
+  LossScale lossScale_;  // half only: S, its clean-step count, the steps skipped
   std::unique_ptr<Data> train_, validation_;
   std::map<std::string, std::string> identity_;  // RunIdentity, stored in checkpoints
   std::vector<std::string> restartNotes_;

@@ -61,7 +61,8 @@ std::pair<SetListing, SetListing> checkDeckData(const deck::DeckRun& r, int grou
 
 int dryRun(const std::string& deckPath, const deck::DeckRun& r, double memoryLimit) {
   const ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
-  const RunPlan plan = r.precision == Precision::Double ? check<double>(grid, r) : check<float>(grid, r);
+  const RunPlan plan = withPrecision(
+      r.precision, [&](auto tag) { return check<typename decltype(tag)::type>(grid, r); });
   checkOutputWritable(grid.worldComm(), r.config.outputDir);
   // Host memory holds the model only where the default memory space is the host's.
   if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, DefaultMemorySpace>::accessible)

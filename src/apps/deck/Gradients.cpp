@@ -80,7 +80,7 @@ void report(const DeckRun& r, const std::string& weights, const std::string& out
   arrays.push_back(output);
   // The reduced gradients as global tensors (a column shard's parts gathered).
   for (const auto& p : graph.parameters()) {
-    const std::vector<T> g = gatherGlobal(p.param, p.param.grad, grid.worldComm());
+    const std::vector<ParamOf<T>> g = gatherGlobal(p.param, p.param.grad, grid.worldComm());
     arrays.push_back(
         {"/grads/" + p.path(), p.param.shape, std::vector<double>(g.begin(), g.end())});
   }
@@ -130,10 +130,8 @@ int run(const std::vector<std::string>& args) {
   Request q;
   // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
   data::collectively(MPI_COMM_WORLD, [&] { q = readRequest(args); });
-  if (q.run.precision == Precision::Double)
-    report<double>(q.run, q.weights, q.out);
-  else
-    report<float>(q.run, q.weights, q.out);
+  withPrecision(q.run.precision,
+                [&](auto tag) { report<typename decltype(tag)::type>(q.run, q.weights, q.out); });
   return 0;
 }
 

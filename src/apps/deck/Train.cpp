@@ -200,7 +200,8 @@ int run(const std::vector<std::string>& args) {
   data::collectively(MPI_COMM_WORLD, [&] { r = readRun(args, deck, dry, memoryLimit); });
   if (dry) return dryRun(deck, r, memoryLimit);
   ensureGenerated(r);
-  return r.precision == Precision::Double ? train<double>(r, args) : train<float>(r, args);
+  return withPrecision(r.precision,
+                       [&](auto tag) { return train<typename decltype(tag)::type>(r, args); });
 }
 
 const Registration reg{

@@ -1,0 +1,150 @@
+// bfloat16 and float16 (core/Scalar16.hpp) convert like the references every vendor path uses:
+// the x86 F16C instruction (vcvtps2ph, round to nearest even) where the CPU has it, and
+// oneDNN's f32 -> bf16 / f16 reorders; and every 16-bit pattern survives float and back.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <hybrid3d/Config.hpp>
+#include <hybrid3d/core/Scalar16.hpp>
+
+#if HYBRID3D_ENABLE_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+using hybrid3d::bfloat16;
+using hybrid3d::float16;
+
+float fromBits(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+bool isNan16(std::uint16_t bits, int exponentBits) {
+  const int mantissaBits = 15 - exponentBits;
+  const std::uint16_t exponent = std::uint16_t(((1u << exponentBits) - 1) << mantissaBits);
+  return (bits & exponent) == exponent && (bits & ((1u << mantissaBits) - 1)) != 0;
+}
+
+// Floats that exercise every rounding case: random bit patterns of every exponent (normals,
+// subnormals, the overflow edge), exact halfway points between 16-bit neighbours, specials.
+std::vector<float> probeFloats() {
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          65504.0f,
+                          65519.99f,
+                          65520.0f,
+                          1e-8f,
+                          5.9604645e-8f,
+                          2.9802322e-8f,
+                          2.9802326e-8f,
+                          6.1035156e-5f,
+                          3.3895314e38f,
+                          3.4028235e38f,
+                          INFINITY,
+                          -INFINITY,
+                          NAN};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 400000; ++i) v.push_back(fromBits(rng()));
+  for (std::uint32_t h = 0; h < 0x7c00u; h += 7) {  // halfway between half h and h + 1
+    const float a = hybrid3d::Impl::floatFromFloat16(std::uint16_t(h));
+    const float b = hybrid3d::Impl::floatFromFloat16(std::uint16_t(h + 1));
+    v.push_back(0.5f * (a + b));
+    v.push_back(-0.5f * (a + b));
+  }
+  for (std::uint32_t b = 0; b < 0x7f80u; b += 5)  // halfway between bfloat16 b and b + 1
+    v.push_back(fromBits((b << 16) | 0x8000u));
+  return v;
+}
+
+TEST(Scalar16, EveryPatternSurvivesFloatAndBack) {
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    const std::uint16_t bits = std::uint16_t(b);
+    bfloat16 x;
+    x.bits = bits;
+    float16 y;
+    y.bits = bits;
+    const bfloat16 bx = float(x);
+    const float16 by = float(y);
+    if (isNan16(bits, 8))
+      EXPECT_TRUE(std::isnan(float(x)) && isNan16(bx.bits, 8)) << b;
+    else
+      EXPECT_EQ(bx.bits, bits) << b;
+    if (isNan16(bits, 5))
+      EXPECT_TRUE(std::isnan(float(y)) && isNan16(by.bits, 5)) << b;
+    else
+      EXPECT_EQ(by.bits, bits) << b;
+  }
+}
+
+TEST(Scalar16, Float16ValuesAreIeeeBinary16) {
+  EXPECT_EQ(float(float16(65504.0f)), 65504.0f);
+  EXPECT_TRUE(std::isinf(float(float16(65520.0f))));        // halfway to 2^16 rounds up (even)
+  EXPECT_EQ(float(float16(5.9604645e-8f)), 5.9604645e-8f);  // the smallest subnormal, 2^-24
+  EXPECT_EQ(float(float16(2.9802322e-8f)), 0.0f);           // 2^-25: halfway, to even (zero)
+  EXPECT_EQ(float(bfloat16(1.00390625f)), 1.0f);            // 1 + 2^-8: halfway, to even
+  EXPECT_EQ(float(bfloat16(1.01171875f)), 1.015625f);       // 1 + 3 * 2^-8: to even, up
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("f16c"))) std::uint16_t hardwareHalf(float f) {
+  return std::uint16_t(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+}
+__attribute__((target("f16c"))) float hardwareFloat(std::uint16_t h) { return _cvtsh_ss(h); }
+
+TEST(Scalar16, Float16MatchesTheF16cInstruction) {
+  if (!__builtin_cpu_supports("f16c")) GTEST_SKIP() << "this CPU has no F16C";
+  for (float f : probeFloats()) {
+    const std::uint16_t ours = float16(f).bits, hardware = hardwareHalf(f);
+    if (std::isnan(f))
+      EXPECT_TRUE(isNan16(ours, 5) && isNan16(hardware, 5));
+    else
+      ASSERT_EQ(ours, hardware) << f;
+  }
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    float16 y;
+    y.bits = std::uint16_t(b);
+    if (!isNan16(y.bits, 5)) ASSERT_EQ(float(y), hardwareFloat(y.bits)) << b;
+  }
+}
+#endif
+
+#if HYBRID3D_ENABLE_ONEDNN
+// oneDNN's reorder of `values` (f32) into data type `to`, as 16-bit patterns.
+std::vector<std::uint16_t> oneDnnConvert(const std::vector<float>& values,
+                                         dnnl::memory::data_type to) {
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const dnnl::memory::dims dims{dnnl::memory::dim(values.size())};
+  dnnl::memory src({dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a}, engine,
+                   const_cast<float*>(values.data()));
+  std::vector<std::uint16_t> out(values.size());
+  dnnl::memory dst({dims, to, dnnl::memory::format_tag::a}, engine, out.data());
+  dnnl::reorder(src, dst).execute(stream, src, dst);
+  stream.wait();
+  return out;
+}
+
+TEST(Scalar16, BFloat16MatchesOneDnn) {
+  std::vector<float> v;
+  for (float f : probeFloats())
+    if (std::isfinite(f)) v.push_back(f);  // oneDNN's NaN payloads are its own
+  const std::vector<std::uint16_t> ref = oneDnnConvert(v, dnnl::memory::data_type::bf16);
+  for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(bfloat16(v[i]).bits, ref[i]) << v[i];
+}
+#endif
+
+}  // namespace
