@@ -265,9 +265,9 @@ void addActivationCases(const ProcessGrid& grid, std::vector<Case>& cases,
     // allocates them) and on tensors without ghosts: 2 activations each. What the layout
     // itself costs against the flat copy (see the header).
     auto x0 = std::make_shared<DistTensor<S>>(
-        tensor("x no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
+        makeTensor<S>("x no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
     auto y0 = std::make_shared<DistTensor<S>>(
-        tensor("y no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
+        makeTensor<S>("y no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
     fillRandom(*x0, 1);
     for (const auto& [from, to, name] : {std::make_tuple(x, y, "row copy, ghost 1"),
                                          std::make_tuple(x0, y0, "row copy, no ghosts")}) {
@@ -287,8 +287,8 @@ void addActivationCases(const ProcessGrid& grid, std::vector<Case>& cases,
 
     // LeakyReLU forward: reads x, writes y (owned cells): 2 activations.
     auto relu = std::make_shared<LeakyReLU<S>>(grid, "relu", shape);
-    cases.push_back(
-        {"LeakyReLU::forward", s.name, 2 * cells, copy, [=] { relu->forward(exec, *x, *y); }});
+    cases.push_back({typeName, "LeakyReLU::forward", s.name, 2 * cells, copy,
+                     [=] { relu->forward(exec, *x, *y); }});
     // LeakyReLU backwardData: reads x and dy, writes dx: 3 activations.
     cases.push_back({typeName, "LeakyReLU::backwardData", s.name, 3 * cells, copy,
                      [=] { relu->backwardData(exec, *x, *dy, *dx); }});
@@ -298,8 +298,8 @@ void addActivationCases(const ProcessGrid& grid, std::vector<Case>& cases,
     auto drop =
         std::make_shared<Dropout<S>>(grid, "drop", shape, typename Dropout<S>::Options{0.8, 7});
     drop->setStep(3, 0);
-    cases.push_back(
-        {"Dropout::forward", s.name, 2 * cells, copy, [=] { drop->forward(exec, *x, *y); }});
+    cases.push_back({typeName, "Dropout::forward", s.name, 2 * cells, copy,
+                     [=] { drop->forward(exec, *x, *y); }});
     cases.push_back({typeName, "Dropout::backwardData", s.name, 2 * cells, copy,
                      [=] { drop->backwardData(exec, *dy, *dx); }});
 
@@ -311,8 +311,8 @@ void addActivationCases(const ProcessGrid& grid, std::vector<Case>& cases,
     auto b = std::make_shared<DistTensor<S>>(makeTensor<S>("b", N, half.channels, dec, at, g1));
     fillRandom(*a, 3);
     fillRandom(*b, 4);
-    cases.push_back(
-        {"Concat::forward", s.name, 2 * cells, copy, [=] { cat->forward(exec, *a, *b, *y); }});
+    cases.push_back({typeName, "Concat::forward", s.name, 2 * cells, copy,
+                     [=] { cat->forward(exec, *a, *b, *y); }});
     cases.push_back({typeName, "Concat::backwardData", s.name, 2 * cells, copy,
                      [=] { cat->backwardData(exec, *dy, *a, *b); }});
 
@@ -370,8 +370,8 @@ void addActivationCases(const ProcessGrid& grid, std::vector<Case>& cases,
     {
       auto bn =
           std::make_shared<BatchNorm3d<S>>(grid, "bn", shape, typename BatchNorm3d<S>::Options{});
-      cases.push_back(
-          {"BatchNorm3d::forward", s.name, 3 * cells, copy, [=] { bn->forward(exec, *x, *y); }});
+      cases.push_back({typeName, "BatchNorm3d::forward", s.name, 3 * cells, copy,
+                       [=] { bn->forward(exec, *x, *y); }});
       cases.push_back({typeName, "BatchNorm3d::backward", s.name, 5 * cells, copy,
                        [=] { bn->backward(exec, *x, *dy, *dx); }});
     }
