@@ -39,7 +39,13 @@
 // the cost per plane came out about the same (0.4-0.7 us), so it weighs 4x more at the smaller
 // size. The "row copy" lines print it in every run: read the kernels' ratios beside them.
 //
-// Usage: bench_memory_bound [--reps 20] [--only SUBSTRING]
+// Activation types: float, and the 16-bit types of mixed precision (bfloat16, half = float16),
+// which the issue of mixed precision asks to stay at 0.5 of the copy too: their kernels read and
+// write 2 bytes a value (counted so), compute in float; a 16-bit activation's copy reference is a
+// copy of its own bytes. Argmax and optimiser state stay 4 bytes a value.
+//
+// Usage: bench_memory_bound [--reps 20] [--only SUBSTRING] [--types float,bfloat16,half]
+// (--only matches "TYPE KERNEL SHAPE")
 #include <time.h>
 
 #include <algorithm>
@@ -52,6 +58,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
@@ -72,8 +79,7 @@
 namespace {
 
 using namespace hybrid3d;
-using T = float;
-using Tensor = DistTensor<T>;
+using T = float;  // the copy reference's and the optimisers' scalar
 using Clock = std::chrono::steady_clock;
 using Flat = Kokkos::View<T*>;
 
@@ -100,11 +106,12 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void fillRandom(const Tensor& t, unsigned seed) {
+template <class S>
+void fillRandom(const DistTensor<S>& t, unsigned seed) {
   auto h = Kokkos::create_mirror_view(t.view());
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1.f, 1.f);  // both signs: LeakyReLU's select
-  for (std::size_t i = 0; i < h.size(); ++i) h.data()[i] = u(rng);
+  for (std::size_t i = 0; i < h.size(); ++i) h.data()[i] = S(u(rng));
   Kokkos::deep_copy(t.view(), h);
 }
 
@@ -127,7 +134,7 @@ struct CopyKernel {
 };
 
 struct Case {
-  std::string kernel, shape;
+  std::string type, kernel, shape;
   double bytes;  // what the kernel must move, read + write
   const CopyKernel* copy;
   std::function<void()> run;
@@ -161,21 +168,11 @@ Result measure(const Case& c, int reps) {
           median(wallRatio)};
 }
 
-// `g`: GhostWidths (the same on every rank) or a layer's GhostMap (each rank's own).
-template <class Ghosts>
-Tensor tensor(const char* label, int n, int c, const BlockDecomposition& dec, const Int3& at,
-              const Ghosts& g) {
-  return createDistTensor<T>(label, n, c, dec, at, g);
-}
-
-struct PoolTensors {
-  std::shared_ptr<Tensor> x, dx, y, dy;
-};
-
-double bytesOf(const Tensor& t, bool withGhosts) {
+template <class S>
+double bytesOf(const DistTensor<S>& t, bool withGhosts) {
   const Index cells =
       withGhosts ? Index(t.view().size()) : Index(t.batch()) * t.channels() * t.owned().size();
-  return double(cells) * sizeof(T);
+  return double(cells) * sizeof(S);
 }
 
 // The cache line: the unit in which memory moves between DRAM and the caches.
@@ -186,10 +183,11 @@ constexpr Index kLineBytes = 64;
 // are at least a line apart in the activations measured).
 template <class View5>
 Index linesTouched(const View5& v, const Index3& lo, const Index3& ext) {
+  using S = typename View5::value_type;
   const auto address = [&](Index n, Index c, Index z, Index y, Index x) {
     const Index offset = n * Index(v.stride(0)) + c * Index(v.stride(1)) + z * Index(v.stride(2)) +
                          y * Index(v.stride(3)) + x * Index(v.stride(4));
-    return reinterpret_cast<std::uintptr_t>(v.data()) + std::uintptr_t(offset) * sizeof(T);
+    return reinterpret_cast<std::uintptr_t>(v.data()) + std::uintptr_t(offset) * sizeof(S);
   };
   Index lines = 0;
   for (Index n = 0; n < Index(v.extent(0)); ++n)
@@ -203,10 +201,223 @@ Index linesTouched(const View5& v, const Index3& lo, const Index3& ext) {
 }
 
 // The lines of the first `count` elements of a flat buffer.
-Index linesTouched(const Flat& b, Index count) {
+template <class S>
+Index linesTouched(const Kokkos::View<S*>& b, Index count) {
   const auto first = reinterpret_cast<std::uintptr_t>(b.data());
-  return Index((first + std::uintptr_t(count) * sizeof(T) - 1) / kLineBytes - first / kLineBytes) +
+  return Index((first + std::uintptr_t(count) * sizeof(S) - 1) / kLineBytes - first / kLineBytes) +
          1;
+}
+
+// A copy reference moving `bytes` (read + write) in floats.
+const CopyKernel* copyOf(std::vector<std::unique_ptr<CopyKernel>>& copies, double bytes) {
+  copies.push_back(std::make_unique<CopyKernel>(Index(bytes / (2 * sizeof(T)))));
+  return copies.back().get();
+}
+
+// `g`: GhostWidths (the same on every rank) or a layer's GhostMap (each rank's own).
+template <class S, class Ghosts>
+DistTensor<S> makeTensor(const char* label, int n, int c, const BlockDecomposition& dec,
+                         const Int3& at, const Ghosts& g) {
+  return createDistTensor<S>(label, n, c, dec, at, g);
+}
+
+template <class S>
+struct PoolTensors {
+  std::shared_ptr<DistTensor<S>> x, dx, y, dy;
+};
+
+// The activation kernels and the halo's faces in activation type S: float, or a 16-bit type
+// (2 bytes a value: the bytes moved and the copy references are counted in S's bytes).
+template <class S>
+void addActivationCases(const ProcessGrid& grid, std::vector<Case>& cases,
+                        std::vector<std::unique_ptr<CopyKernel>>& copies) {
+  const char* typeName = std::is_same_v<S, float>      ? "float"
+                         : std::is_same_v<S, bfloat16> ? "bfloat16"
+                                                       : "half";
+  const Int3 at = grid.coords();
+  const GhostWidths g1 = GhostWidths::uniform(1);
+  const int N = 1;
+  // Two size classes, each with its copy reference of one activation's cells.
+  struct Size {
+    const char* name;
+    int channels;
+    Index extent;
+  };
+  const Size sizes[2] = {{"16x128^3", 16, 128}, {"32x64^3", 32, 64}};
+  // Layers and tensors are shared_ptrs that the cases' lambdas hold (and so keep alive).
+
+  for (const Size& s : sizes) {
+    const TensorShape shape{N, s.channels, {s.extent, s.extent, s.extent}};
+    const BlockDecomposition dec(shape.extents, grid.dims());
+    const CopyKernel* copy = copyOf(
+        copies, 2.0 * double(Index(N) * s.channels * s.extent * s.extent * s.extent) * sizeof(S));
+    auto x = std::make_shared<DistTensor<S>>(makeTensor<S>("x", N, s.channels, dec, at, g1));
+    auto y = std::make_shared<DistTensor<S>>(makeTensor<S>("y", N, s.channels, dec, at, g1));
+    auto dy = std::make_shared<DistTensor<S>>(makeTensor<S>("dy", N, s.channels, dec, at, g1));
+    auto dx = std::make_shared<DistTensor<S>>(makeTensor<S>("dx", N, s.channels, dec, at, g1));
+    fillRandom(*x, 1);
+    fillRandom(*dy, 2);
+    const DefaultExecutionSpace exec;
+    const double cells = bytesOf(*x, false);  // one activation's owned cells, in bytes
+
+    // Diagnostics, not targets: y := x on the owned cells, row by row (Impl::forEachRowCell,
+    // as the element-wise layers), on the tensors above (ghost width 1, as the graph
+    // allocates them) and on tensors without ghosts: 2 activations each. What the layout
+    // itself costs against the flat copy (see the header).
+    auto x0 = std::make_shared<DistTensor<S>>(
+        makeTensor<S>("x no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
+    auto y0 = std::make_shared<DistTensor<S>>(
+        makeTensor<S>("y no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
+    fillRandom(*x0, 1);
+    for (const auto& [from, to, name] : {std::make_tuple(x, y, "row copy, ghost 1"),
+                                         std::make_tuple(x0, y0, "row copy, no ghosts")}) {
+      const auto xv = from->view(), yv = to->view();
+      const auto ox = Impl::ghostOffset(*from), oy = Impl::ghostOffset(*to);
+      const Impl::OwnedRows rows(*from);
+      cases.push_back({typeName, name, s.name, 2 * cells, copy, [=] {
+                         Impl::forEachRowCell(
+                             "hybrid3d::bench::rowCopy", exec, rows,
+                             KOKKOS_LAMBDA(const Index n, const Index c, const Index z,
+                                           const Index yy, const Index xx) {
+                               yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
+                                   xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
+                             });
+                       }});
+    }
+
+    // LeakyReLU forward: reads x, writes y (owned cells): 2 activations.
+    auto relu = std::make_shared<LeakyReLU<S>>(grid, "relu", shape);
+    cases.push_back({typeName, "LeakyReLU::forward", s.name, 2 * cells, copy,
+                     [=] { relu->forward(exec, *x, *y); }});
+    // LeakyReLU backwardData: reads x and dy, writes dx: 3 activations.
+    cases.push_back({typeName, "LeakyReLU::backwardData", s.name, 3 * cells, copy,
+                     [=] { relu->backwardData(exec, *x, *dy, *dx); }});
+
+    // Dropout (training, keep 0.8; CosmoFlow's rate, though CosmoFlow drops only in the dense
+    // part): reads x, writes y: 2 activations; backward the same on (dy, dx).
+    auto drop =
+        std::make_shared<Dropout<S>>(grid, "drop", shape, typename Dropout<S>::Options{0.8, 7});
+    drop->setStep(3, 0);
+    cases.push_back({typeName, "Dropout::forward", s.name, 2 * cells, copy,
+                     [=] { drop->forward(exec, *x, *y); }});
+    cases.push_back({typeName, "Dropout::backwardData", s.name, 2 * cells, copy,
+                     [=] { drop->backwardData(exec, *dy, *dx); }});
+
+    // Concat of two halves on channels (U-Net's skip joins): forward reads a and b, writes y
+    // (2 activations of y's size); backward reads dy, writes da and db (the same).
+    const TensorShape half{N, s.channels / 2, shape.extents};
+    auto cat = std::make_shared<Concat<S>>(grid, "cat", half, half);
+    auto a = std::make_shared<DistTensor<S>>(makeTensor<S>("a", N, half.channels, dec, at, g1));
+    auto b = std::make_shared<DistTensor<S>>(makeTensor<S>("b", N, half.channels, dec, at, g1));
+    fillRandom(*a, 3);
+    fillRandom(*b, 4);
+    cases.push_back({typeName, "Concat::forward", s.name, 2 * cells, copy,
+                     [=] { cat->forward(exec, *a, *b, *y); }});
+    cases.push_back({typeName, "Concat::backwardData", s.name, 2 * cells, copy,
+                     [=] { cat->backwardData(exec, *dy, *a, *b); }});
+
+    // A pool's x and dx (its input ghosts) and y and dy (ghost 1, as a following conv's), x
+    // and dy filled from `seed`.
+    auto poolTensors = [&](const auto& pool, unsigned seed) {
+      const BlockDecomposition odec(pool.outputShape().extents, grid.dims());
+      PoolTensors<S> t{
+          std::make_shared<DistTensor<S>>(
+              makeTensor<S>("pool x", N, s.channels, dec, at, pool.inputGhosts())),
+          std::make_shared<DistTensor<S>>(
+              makeTensor<S>("pool dx", N, s.channels, dec, at, pool.inputGhosts())),
+          std::make_shared<DistTensor<S>>(makeTensor<S>("pool y", N, s.channels, odec, at, g1)),
+          std::make_shared<DistTensor<S>>(makeTensor<S>("pool dy", N, s.channels, odec, at, g1))};
+      fillRandom(*t.x, seed);
+      fillRandom(*t.dy, seed + 1);
+      return t;
+    };
+
+    // AvgPool3d 3/2/1 (CosmoFlow's): forward reads x's local array (owned + ghosts, filled by
+    // the halo's zero padding here) and writes y's owned cells (1/8 of x); backward reads dy
+    // (1/8) and writes dx's local array (ghosts included: scatterAdd sends them back).
+    {
+      auto pool = std::make_shared<AvgPool3d<S>>(grid, "avgpool", shape,
+                                                 typename AvgPool3d<S>::Options{3, 2, 1, true});
+      const PoolTensors pt = poolTensors(*pool, 5);
+      const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
+      cases.push_back({typeName, "AvgPool3d::forward", s.name,
+                       bytesOf(*px, true) + bytesOf(*py, false), copy,
+                       [=] { pool->forward(exec, *px, *py); }});
+      cases.push_back({typeName, "AvgPool3d::backwardData", s.name,
+                       bytesOf(*pdy, false) + bytesOf(*pdx, true), copy,
+                       [=] { pool->backwardData(exec, *pdy, *pdx); }});
+    }
+    // MaxPool3d 2/2/0 (MLPerf CosmoFlow's and U-Net's): forward reads x, writes y and the
+    // argmax (int32, one per output); backward writes dx (zeros, then the winners: the same
+    // lines), reads dy and the argmax.
+    {
+      auto pool = std::make_shared<MaxPool3d<S>>(grid, "maxpool", shape,
+                                                 typename MaxPool3d<S>::Options{2, 2, 0});
+      const PoolTensors pt = poolTensors(*pool, 7);
+      const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
+      const double outCells = bytesOf(*py, false);
+      const double argmax = outCells / sizeof(S) * sizeof(int);  // int32, one per output
+      cases.push_back({typeName, "MaxPool3d::forward", s.name,
+                       bytesOf(*px, true) + outCells + argmax, copy,
+                       [=] { pool->forward(exec, *px, *py); }});
+      cases.push_back({typeName, "MaxPool3d::backwardData", s.name,
+                       bytesOf(*pdx, true) + outCells + argmax, copy,
+                       [=] { pool->backwardData(exec, *pdy, *pdx); }});
+    }
+    // BatchNorm3d (training, U-Net's): forward makes two passes, the statistics (reads x) and
+    // the normalisation (reads x, writes y): 3 activations; backward one pass for the sums
+    // (reads x, dy) and one for dx (reads x, dy, writes dx): 5 activations. Measured only.
+    {
+      auto bn =
+          std::make_shared<BatchNorm3d<S>>(grid, "bn", shape, typename BatchNorm3d<S>::Options{});
+      cases.push_back({typeName, "BatchNorm3d::forward", s.name, 3 * cells, copy,
+                       [=] { bn->forward(exec, *x, *y); }});
+      cases.push_back({typeName, "BatchNorm3d::backward", s.name, 5 * cells, copy,
+                       [=] { bn->backward(exec, *x, *dy, *dx); }});
+    }
+  }
+
+  // Halo faces: the cells one neighbour receives across a D, H or W cut of the 16 x 128^3
+  // activation (ghost width 1). Pack reads the owned face and writes the buffer, unpack reads
+  // the buffer and writes the ghost face. The bytes they must move are the 64-byte lines they
+  // touch, not 4 bytes a cell: a W face has one cell per line of the tensor (its rows are
+  // 130 floats apart), so its 1 MiB of cells costs 16 MiB of lines, which the memory system
+  // moves whichever way the kernel is written. Counted exactly (linesTouched), the buffer's
+  // lines too; the copy reference of each face moves the same number of bytes, so that both
+  // work from the same level of the memory hierarchy (a D face's 2 MB, a W face's 18 MB).
+  {
+    const Size& s = sizes[0];
+    const TensorShape shape{N, s.channels, {s.extent, s.extent, s.extent}};
+    const BlockDecomposition dec(shape.extents, grid.dims());
+    auto t = std::make_shared<DistTensor<S>>(makeTensor<S>("halo t", N, s.channels, dec, at, g1));
+    fillRandom(*t, 11);
+    const Index e = s.extent;
+    const Index faceCells = Index(N) * s.channels * e * e;
+    auto buf = std::make_shared<Kokkos::View<S*>>("halo buffer", faceCells);
+    const DefaultExecutionSpace exec;
+    struct Face {
+      const char* name;
+      Index3 owned, ghost, ext;  // first owned face cell, first ghost cell, extents
+    };
+    const Face faces[3] = {{"D face", {e, 1, 1}, {e + 1, 1, 1}, {1, e, e}},
+                           {"H face", {1, e, 1}, {1, e + 1, 1}, {e, 1, e}},
+                           {"W face", {1, 1, e}, {1, 1, e + 1}, {e, e, 1}}};
+    for (const Face& f : faces) {
+      const std::string shapeName = std::string(f.name);
+      // Owned and ghost faces of one cut touch the same number of lines up to alignment.
+      const double bytes = double(kLineBytes) * double(linesTouched(t->view(), f.owned, f.ext) +
+                                                       linesTouched(*buf, faceCells));
+      const CopyKernel* copy = copyOf(copies, bytes);
+      cases.push_back({typeName, "Halo pack", shapeName, bytes, copy, [=] {
+                         Impl::applyBox<Impl::BoxOp::Pack>("hybrid3d::bench::pack", exec, t->view(),
+                                                           *buf, 0, f.owned, f.ext);
+                       }});
+      cases.push_back({typeName, "Halo unpack", shapeName, bytes, copy, [=] {
+                         Impl::applyBox<Impl::BoxOp::Unpack>("hybrid3d::bench::unpack", exec,
+                                                             t->view(), *buf, 0, f.ghost, f.ext);
+                       }});
+    }
+  }
 }
 
 }  // namespace
@@ -217,192 +428,34 @@ int main(int argc, char** argv) {
     Kokkos::ScopeGuard kokkos(argc, argv);
     int reps = 20;
     std::string only;
+    std::vector<std::string> types{"float", "bfloat16", "half"};
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string a = argv[i];
       if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
       if (a == "--only") only = argv[i + 1];
+      if (a == "--types") {
+        types.clear();
+        std::string list = argv[i + 1];
+        for (std::size_t p = 0; p <= list.size();) {
+          const std::size_t q = std::min(list.find(',', p), list.size());
+          types.push_back(list.substr(p, q - p));
+          p = q + 1;
+        }
+      }
     }
     ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
-    const Int3 at = grid.coords();
-    const GhostWidths g1 = GhostWidths::uniform(1);
-    const int N = 1;
-    // Two size classes, each with its copy reference of one activation's cells.
-    struct Size {
-      const char* name;
-      int channels;
-      Index extent;
-    };
-    const Size sizes[2] = {{"16x128^3", 16, 128}, {"32x64^3", 32, 64}};
     std::vector<Case> cases;
     std::vector<std::unique_ptr<CopyKernel>> copies;
-    // Layers and tensors are shared_ptrs that the cases' lambdas hold (and so keep alive).
-
-    for (const Size& s : sizes) {
-      const TensorShape shape{N, s.channels, {s.extent, s.extent, s.extent}};
-      const BlockDecomposition dec(shape.extents, grid.dims());
-      copies.push_back(
-          std::make_unique<CopyKernel>(Index(N) * s.channels * s.extent * s.extent * s.extent));
-      const CopyKernel* copy = copies.back().get();
-      auto x = std::make_shared<Tensor>(tensor("x", N, s.channels, dec, at, g1));
-      auto y = std::make_shared<Tensor>(tensor("y", N, s.channels, dec, at, g1));
-      auto dy = std::make_shared<Tensor>(tensor("dy", N, s.channels, dec, at, g1));
-      auto dx = std::make_shared<Tensor>(tensor("dx", N, s.channels, dec, at, g1));
-      fillRandom(*x, 1);
-      fillRandom(*dy, 2);
-      const DefaultExecutionSpace exec;
-      const double cells = bytesOf(*x, false);  // one activation's owned cells, in bytes
-
-      // Diagnostics, not targets: y := x on the owned cells, row by row (Impl::forEachRowCell,
-      // as the element-wise layers), on the tensors above (ghost width 1, as the graph
-      // allocates them) and on tensors without ghosts: 2 activations each. What the layout
-      // itself costs against the flat copy (see the header).
-      auto x0 = std::make_shared<Tensor>(
-          tensor("x no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
-      auto y0 = std::make_shared<Tensor>(
-          tensor("y no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
-      fillRandom(*x0, 1);
-      for (const auto& [from, to, name] : {std::make_tuple(x, y, "row copy, ghost 1"),
-                                           std::make_tuple(x0, y0, "row copy, no ghosts")}) {
-        const auto xv = from->view(), yv = to->view();
-        const auto ox = Impl::ghostOffset(*from), oy = Impl::ghostOffset(*to);
-        const Impl::OwnedRows rows(*from);
-        cases.push_back({name, s.name, 2 * cells, copy, [=] {
-                           Impl::forEachRowCell(
-                               "hybrid3d::bench::rowCopy", exec, rows,
-                               KOKKOS_LAMBDA(const Index n, const Index c, const Index z,
-                                             const Index yy, const Index xx) {
-                                 yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
-                                     xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
-                               });
-                         }});
-      }
-
-      // LeakyReLU forward: reads x, writes y (owned cells): 2 activations.
-      auto relu = std::make_shared<LeakyReLU<T>>(grid, "relu", shape);
-      cases.push_back(
-          {"LeakyReLU::forward", s.name, 2 * cells, copy, [=] { relu->forward(exec, *x, *y); }});
-      // LeakyReLU backwardData: reads x and dy, writes dx: 3 activations.
-      cases.push_back({"LeakyReLU::backwardData", s.name, 3 * cells, copy,
-                       [=] { relu->backwardData(exec, *x, *dy, *dx); }});
-
-      // Dropout (training, keep 0.8; CosmoFlow's rate, though CosmoFlow drops only in the dense
-      // part): reads x, writes y: 2 activations; backward the same on (dy, dx).
-      auto drop =
-          std::make_shared<Dropout<T>>(grid, "drop", shape, typename Dropout<T>::Options{0.8, 7});
-      drop->setStep(3, 0);
-      cases.push_back(
-          {"Dropout::forward", s.name, 2 * cells, copy, [=] { drop->forward(exec, *x, *y); }});
-      cases.push_back({"Dropout::backwardData", s.name, 2 * cells, copy,
-                       [=] { drop->backwardData(exec, *dy, *dx); }});
-
-      // Concat of two halves on channels (U-Net's skip joins): forward reads a and b, writes y
-      // (2 activations of y's size); backward reads dy, writes da and db (the same).
-      const TensorShape half{N, s.channels / 2, shape.extents};
-      auto cat = std::make_shared<Concat<T>>(grid, "cat", half, half);
-      auto a = std::make_shared<Tensor>(tensor("a", N, half.channels, dec, at, g1));
-      auto b = std::make_shared<Tensor>(tensor("b", N, half.channels, dec, at, g1));
-      fillRandom(*a, 3);
-      fillRandom(*b, 4);
-      cases.push_back(
-          {"Concat::forward", s.name, 2 * cells, copy, [=] { cat->forward(exec, *a, *b, *y); }});
-      cases.push_back({"Concat::backwardData", s.name, 2 * cells, copy,
-                       [=] { cat->backwardData(exec, *dy, *a, *b); }});
-
-      // A pool's x and dx (its input ghosts) and y and dy (ghost 1, as a following conv's), x
-      // and dy filled from `seed`.
-      auto poolTensors = [&](const auto& pool, unsigned seed) {
-        const BlockDecomposition odec(pool.outputShape().extents, grid.dims());
-        PoolTensors t{
-            std::make_shared<Tensor>(tensor("pool x", N, s.channels, dec, at, pool.inputGhosts())),
-            std::make_shared<Tensor>(tensor("pool dx", N, s.channels, dec, at, pool.inputGhosts())),
-            std::make_shared<Tensor>(tensor("pool y", N, s.channels, odec, at, g1)),
-            std::make_shared<Tensor>(tensor("pool dy", N, s.channels, odec, at, g1))};
-        fillRandom(*t.x, seed);
-        fillRandom(*t.dy, seed + 1);
-        return t;
-      };
-
-      // AvgPool3d 3/2/1 (CosmoFlow's): forward reads x's local array (owned + ghosts, filled by
-      // the halo's zero padding here) and writes y's owned cells (1/8 of x); backward reads dy
-      // (1/8) and writes dx's local array (ghosts included: scatterAdd sends them back).
-      {
-        auto pool = std::make_shared<AvgPool3d<T>>(grid, "avgpool", shape,
-                                                   typename AvgPool3d<T>::Options{3, 2, 1, true});
-        const PoolTensors pt = poolTensors(*pool, 5);
-        const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
-        cases.push_back({"AvgPool3d::forward", s.name, bytesOf(*px, true) + bytesOf(*py, false),
-                         copy, [=] { pool->forward(exec, *px, *py); }});
-        cases.push_back({"AvgPool3d::backwardData", s.name,
-                         bytesOf(*pdy, false) + bytesOf(*pdx, true), copy,
-                         [=] { pool->backwardData(exec, *pdy, *pdx); }});
-      }
-      // MaxPool3d 2/2/0 (MLPerf CosmoFlow's and U-Net's): forward reads x, writes y and the
-      // argmax (int32, one per output); backward writes dx (zeros, then the winners: the same
-      // lines), reads dy and the argmax.
-      {
-        auto pool = std::make_shared<MaxPool3d<T>>(grid, "maxpool", shape,
-                                                   typename MaxPool3d<T>::Options{2, 2, 0});
-        const PoolTensors pt = poolTensors(*pool, 7);
-        const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
-        const double outCells = bytesOf(*py, false);  // argmax: int32, the same bytes
-        cases.push_back({"MaxPool3d::forward", s.name, bytesOf(*px, true) + 2 * outCells, copy,
-                         [=] { pool->forward(exec, *px, *py); }});
-        cases.push_back({"MaxPool3d::backwardData", s.name, bytesOf(*pdx, true) + 2 * outCells,
-                         copy, [=] { pool->backwardData(exec, *pdy, *pdx); }});
-      }
-      // BatchNorm3d (training, U-Net's): forward makes two passes, the statistics (reads x) and
-      // the normalisation (reads x, writes y): 3 activations; backward one pass for the sums
-      // (reads x, dy) and one for dx (reads x, dy, writes dx): 5 activations. Measured only.
-      {
-        auto bn =
-            std::make_shared<BatchNorm3d<T>>(grid, "bn", shape, typename BatchNorm3d<T>::Options{});
-        cases.push_back(
-            {"BatchNorm3d::forward", s.name, 3 * cells, copy, [=] { bn->forward(exec, *x, *y); }});
-        cases.push_back({"BatchNorm3d::backward", s.name, 5 * cells, copy,
-                         [=] { bn->backward(exec, *x, *dy, *dx); }});
-      }
-    }
-
-    // Halo faces: the cells one neighbour receives across a D, H or W cut of the 16 x 128^3
-    // activation (ghost width 1). Pack reads the owned face and writes the buffer, unpack reads
-    // the buffer and writes the ghost face. The bytes they must move are the 64-byte lines they
-    // touch, not 4 bytes a cell: a W face has one cell per line of the tensor (its rows are
-    // 130 floats apart), so its 1 MiB of cells costs 16 MiB of lines, which the memory system
-    // moves whichever way the kernel is written. Counted exactly (linesTouched), the buffer's
-    // lines too; the copy reference of each face moves the same number of bytes, so that both
-    // work from the same level of the memory hierarchy (a D face's 2 MB, a W face's 18 MB).
-    {
-      const Size& s = sizes[0];
-      const TensorShape shape{N, s.channels, {s.extent, s.extent, s.extent}};
-      const BlockDecomposition dec(shape.extents, grid.dims());
-      auto t = std::make_shared<Tensor>(tensor("halo t", N, s.channels, dec, at, g1));
-      fillRandom(*t, 11);
-      const Index e = s.extent;
-      const Index faceCells = Index(N) * s.channels * e * e;
-      auto buf = std::make_shared<Flat>("halo buffer", faceCells);
-      const DefaultExecutionSpace exec;
-      struct Face {
-        const char* name;
-        Index3 owned, ghost, ext;  // first owned face cell, first ghost cell, extents
-      };
-      const Face faces[3] = {{"D face", {e, 1, 1}, {e + 1, 1, 1}, {1, e, e}},
-                             {"H face", {1, e, 1}, {1, e + 1, 1}, {e, 1, e}},
-                             {"W face", {1, 1, e}, {1, 1, e + 1}, {e, e, 1}}};
-      for (const Face& f : faces) {
-        const std::string shapeName = std::string(f.name);
-        // Owned and ghost faces of one cut touch the same number of lines up to alignment.
-        const double bytes = double(kLineBytes) * double(linesTouched(t->view(), f.owned, f.ext) +
-                                                         linesTouched(*buf, faceCells));
-        copies.push_back(std::make_unique<CopyKernel>(Index(bytes / (2 * sizeof(T)))));
-        const CopyKernel* copy = copies.back().get();
-        cases.push_back({"Halo pack", shapeName, bytes, copy, [=] {
-                           Impl::applyBox<Impl::BoxOp::Pack>("hybrid3d::bench::pack", exec,
-                                                             t->view(), *buf, 0, f.owned, f.ext);
-                         }});
-        cases.push_back({"Halo unpack", shapeName, bytes, copy, [=] {
-                           Impl::applyBox<Impl::BoxOp::Unpack>("hybrid3d::bench::unpack", exec,
-                                                               t->view(), *buf, 0, f.ghost, f.ext);
-                         }});
+    for (const std::string& type : types) {
+      if (type == "float")
+        addActivationCases<float>(grid, cases, copies);
+      else if (type == "bfloat16")
+        addActivationCases<bfloat16>(grid, cases, copies);
+      else if (type == "half")
+        addActivationCases<float16>(grid, cases, copies);
+      else {
+        std::fprintf(stderr, "bench_memory_bound: --types: unknown type %s\n", type.c_str());
+        return 1;
       }
     }
     // Optimisers on CosmoFlow's parameters at S = 128 (conv weights without bias, fc weights
@@ -436,27 +489,30 @@ int main(int argc, char** argv) {
       so.momentum = 0.9;
       auto sgd = std::make_shared<Sgd<T>>(params, so);
       sgd->step(exec, 1e-3);  // past the first step: the momentum buffer is read from then on
-      cases.push_back(
-          {"Sgd::step (momentum)", shapeName, 5 * bytes, copy, [=] { sgd->step(exec, 1e-3); }});
+      cases.push_back({"float", "Sgd::step (momentum)", shapeName, 5 * bytes, copy,
+                       [=] { sgd->step(exec, 1e-3); }});
       auto adam = std::make_shared<Adam<T>>(params, AdamOptions{});
-      cases.push_back({"Adam::step", shapeName, 7 * bytes, copy, [=] { adam->step(exec, 1e-3); }});
+      cases.push_back(
+          {"float", "Adam::step", shapeName, 7 * bytes, copy, [=] { adam->step(exec, 1e-3); }});
     }
 
     std::printf(
-        "Memory-bound kernels, float, batch 1, 1 rank, Kokkos %s; median of %d reps "
+        "Memory-bound kernels, batch 1, 1 rank, Kokkos %s; median of %d reps "
         "after 1 warm-up; copy = Kokkos copy kernel of one activation (halo faces: of "
         "the bytes they move, whole cache lines; optimisers: of their own size), timed "
         "before each kernel rep; ms, GB/s and ratio from process CPU time, wall = the "
         "ratio from wall-clock time\n",
         DefaultExecutionSpace::name(), reps);
-    std::printf("%-26s %-9s %9s %8s %8s %8s %8s %9s %6s %6s\n", "kernel", "shape", "MB moved",
-                "ms med", "ms min", "ms max", "GB/s", "copy GB/s", "ratio", "wall");
+    std::printf("%-8s %-26s %-9s %9s %8s %8s %8s %8s %9s %6s %6s\n", "type", "kernel", "shape",
+                "MB moved", "ms med", "ms min", "ms max", "GB/s", "copy GB/s", "ratio", "wall");
     for (const Case& c : cases) {
-      if (!only.empty() && (c.kernel + " " + c.shape).find(only) == std::string::npos) continue;
+      if (!only.empty() &&
+          (c.type + " " + c.kernel + " " + c.shape).find(only) == std::string::npos)
+        continue;
       const Result r = measure(c, reps);
-      std::printf("%-26s %-9s %9.1f %8.2f %8.2f %8.2f %8.2f %9.2f %6.2f %6.2f\n", c.kernel.c_str(),
-                  c.shape.c_str(), c.bytes * 1e-6, r.kernelMs, r.minMs, r.maxMs, r.gbs, r.copyGbs,
-                  r.ratio, r.wallRatio);
+      std::printf("%-8s %-26s %-9s %9.1f %8.2f %8.2f %8.2f %8.2f %9.2f %6.2f %6.2f\n",
+                  c.type.c_str(), c.kernel.c_str(), c.shape.c_str(), c.bytes * 1e-6, r.kernelMs,
+                  r.minMs, r.maxMs, r.gbs, r.copyGbs, r.ratio, r.wallRatio);
       std::fflush(stdout);
     }
     // Kokkos::deep_copy of the same size, for comparison with the copy kernel.

@@ -1,4 +1,5 @@
-// Explicit instantiations of the point-wise activations for the training and test scalars.
+// Explicit instantiations of the point-wise activations for the training and test scalars and the
+// 16-bit activation types.
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/layers/Activation.hpp>
 
@@ -8,5 +9,6 @@ namespace hybrid3d {
   template class Pointwise<ScaledTanhOp, T, D>; \
   template class Pointwise<Log1pOp, T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_INSTANTIATE)
 #undef HYBRID3D_INSTANTIATE
 }  // namespace hybrid3d

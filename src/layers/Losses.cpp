@@ -1,4 +1,5 @@
-// Explicit instantiations of the losses for the training and test scalars.
+// Explicit instantiations of the losses for the training and test scalars and the
+// 16-bit activation types.
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/layers/MseLoss.hpp>
 #include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
@@ -8,5 +9,6 @@ namespace hybrid3d {
   template class MseLoss<T, D>;    \
   template class SoftmaxCrossEntropy<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_INSTANTIATE)
 #undef HYBRID3D_INSTANTIATE
 }  // namespace hybrid3d

@@ -5,8 +5,10 @@
 // One design for all: an op is a small functor with value(x) and derivative(x), and the layer
 // Pointwise<Op, T, M> applies it to the owned cells of a DistTensor (x and y may carry different
 // ghost widths; no halo is needed) or to a replicated [N, F] FeatureView of the dense part.
-// Forward may run in place (y the same tensor or view as x). Backward needs the layer INPUT x,
-// so after an in-place forward only inference is possible (the input is gone).
+// For the 16-bit activation types (core/Scalar16.hpp) the op runs in float on the value read and
+// the result is rounded once. Forward may run in place (y the same tensor or view as x). Backward
+// needs the layer INPUT x, so after an in-place forward only inference is possible (the input is
+// gone).
 
 #include <string>
 #include <vector>
@@ -86,7 +88,7 @@ public:
   // name(), shapes (the output's is the input's), decompositions and inputGhosts() (none, any
   // accepted): SpatialLayer (layers/SpatialGeometry.hpp).
   const Options& options() const { return op_; }
-  std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
 
   // y := op(x) on the owned cells. y may be x.
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y) const;
@@ -145,11 +147,12 @@ void Pointwise<Op, T, M>::forward(const execution_space& exec, const tensor_type
   const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
   const auto xv = x.view(), yv = y.view();
   const Op op = op_;
+  using C = ComputeOf<T>;  // the arithmetic: float for the 16-bit types, one rounding per value
   Impl::forEachRowCell(
       "hybrid3d::Pointwise::forward", exec, Impl::OwnedRows(x),
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
         yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
-            op.value(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));
+            T(op.value(C(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx))));
       });
 }
 
@@ -162,12 +165,13 @@ void Pointwise<Op, T, M>::backwardData(const execution_space& exec, const tensor
   const auto ox = Impl::ghostOffset(x), ody = Impl::ghostOffset(dy), odx = Impl::ghostOffset(dx);
   const auto xv = x.view(), dyv = dy.view(), dxv = dx.view();
   const Op op = op_;
+  using C = ComputeOf<T>;  // the arithmetic: float for the 16-bit types, one rounding per value
   Impl::forEachRowCell(
       "hybrid3d::Pointwise::backwardData", exec, Impl::OwnedRows(x),
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
         dxv(n, c, odx.d + z, odx.h + yy, odx.w + xx) =
-            dyv(n, c, ody.d + z, ody.h + yy, ody.w + xx) *
-            op.derivative(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));
+            T(C(dyv(n, c, ody.d + z, ody.h + yy, ody.w + xx)) *
+              op.derivative(C(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx))));
       });
 }
 
@@ -177,10 +181,11 @@ void Pointwise<Op, T, M>::forward(const execution_space& exec, const feature_typ
   check(x, y, "y");
   const auto xv = x, yv = y;
   const Op op = op_;
+  using C = ComputeOf<T>;  // the arithmetic: float for the 16-bit types, one rounding per value
   Impl::forEachRowCell(
       "hybrid3d::Pointwise::forward", exec, Impl::OwnedRows(x),
       KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
-        yv(n, f) = op.value(xv(n, f));
+        yv(n, f) = T(op.value(C(xv(n, f))));
       });
 }
 
@@ -191,10 +196,11 @@ void Pointwise<Op, T, M>::backwardData(const execution_space& exec, const featur
   check(x, dx, "dx");
   const auto xv = x, dyv = dy, dxv = dx;
   const Op op = op_;
+  using C = ComputeOf<T>;  // the arithmetic: float for the 16-bit types, one rounding per value
   Impl::forEachRowCell(
       "hybrid3d::Pointwise::backwardData", exec, Impl::OwnedRows(x),
       KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
-        dxv(n, f) = dyv(n, f) * op.derivative(xv(n, f));
+        dxv(n, f) = T(C(dyv(n, f)) * op.derivative(C(xv(n, f))));
       });
 }
 
@@ -213,6 +219,7 @@ inline LeakyReLUOp reluOp() { return LeakyReLUOp{0.0}; }
   extern template class Pointwise<ScaledTanhOp, T, D>; \
   extern template class Pointwise<Log1pOp, T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

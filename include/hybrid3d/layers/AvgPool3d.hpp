@@ -60,16 +60,18 @@ public:
     backwardWeights(exec, x, dy);
     if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
   }
-  std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
 
 private:
   Options options_;
   Impl::Pool3dPlan<T, MemorySpace> plan_;
+  // The arithmetic: T itself, float for the 16-bit types (sums in float, each value rounded once).
+  using compute_type = ComputeOf<T>;
   // Per owned output index along D, H, W: 1 / (that dimension's factor of the divisor).
-  Kokkos::View<T*, MemorySpace> inverseCount_[3];
-  // Backward's dy / divisor on the owned outputs [N, C, owned box] (1/8 of x for stride 2);
-  // empty where the one-pass host backward runs.
-  Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace> scaledDy_;
+  Kokkos::View<compute_type*, MemorySpace> inverseCount_[3];
+  // Backward's dy / divisor on the owned outputs [N, C, owned box] (1/8 of x for stride 2), in
+  // compute_type; empty where the one-pass host backward runs (float and double on a host).
+  Kokkos::View<compute_type*****, Kokkos::LayoutRight, MemorySpace> scaledDy_;
 };
 
 }  // namespace hybrid3d
@@ -79,5 +81,6 @@ private:
 namespace hybrid3d {
 #define HYBRID3D_EXTERN(T, D) extern template class AvgPool3d<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

@@ -10,6 +10,9 @@
 // needs no halo and accepts tensors with any ghosts.
 // Running statistics as PyTorch: r = (1 - momentum) r + momentum s, with the unbiased variance
 // n/(n-1) var (normalisation uses the biased one). Inference mode normalises with them.
+// Mixed precision: for the 16-bit activation types (core/Scalar16.hpp) gamma, beta and the
+// running statistics are float, the sums double as for float, every cell is computed in float
+// and rounded once.
 
 #include <string>
 #include <vector>
@@ -78,10 +81,12 @@ public:
                 const tensor_type& dx);
 
   // "weight" [C] (starts at 1) and "bias" [C] (starts at 0); none without Options::affine.
-  std::vector<Parameter<T, MemorySpace>> parameters() const;
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
   // "running_mean" [C] (starts at 0) and "running_var" [C] (starts at 1), with empty grads,
   // for checkpoints. Every rank of the statistics communicator holds the same values.
-  std::vector<Parameter<T, MemorySpace>> buffers() const { return {runningMean_, runningVar_}; }
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> buffers() const {
+    return {runningMean_, runningVar_};
+  }
 
 private:
   // The kernels themselves are free functions in Impl (BatchNorm3d_impl.hpp): nvcc forbids
@@ -99,7 +104,8 @@ private:
   bool forwardTraining_ = true;  // the mode of the last forward, which backward differentiates
   bool haveForward_ = false;
 
-  Parameter<T, MemorySpace> weight_, bias_, runningMean_, runningVar_;
+  // Float for the 16-bit activation types (ParamOf), as the statistics and the arithmetic.
+  Parameter<ParamOf<T>, MemorySpace> weight_, bias_, runningMean_, runningVar_;
   Kokkos::View<double***, MemorySpace> partial_;        // [C, N*D_owned, 2]: sums per (n, d) slab
   Kokkos::View<double*, MemorySpace> sums_;             // [2C]: the allreduce buffer
   StagedAllreduce<double, MemorySpace> sumsAllreduce_;  // sums_ over comm_, staged if need be
@@ -114,5 +120,6 @@ private:
 namespace hybrid3d {
 #define HYBRID3D_EXTERN(T, D) extern template class BatchNorm3d<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

@@ -37,7 +37,7 @@ public:
   const TensorShape& inputShapeA() const { return geometry_.inputShape(); }
   const TensorShape& inputShapeB() const { return geometryB_.inputShape(); }
   const SpatialGeometry& geometryB() const { return geometryB_; }
-  std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
 
   // y owned cells := a on channels [0, Ca), b on [Ca, Ca + Cb).
   void forward(const execution_space& exec, const tensor_type& a, const tensor_type& b,
@@ -121,6 +121,7 @@ void Concat<T, M>::backwardData(const execution_space& exec, const tensor_type& 
 
 #define HYBRID3D_EXTERN(T, D) extern template class Concat<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

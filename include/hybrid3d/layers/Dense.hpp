@@ -4,6 +4,9 @@
 // the same y and dx (cheaper than communicating them). Because that work is replicated, the
 // parameter gradients are added on spatial rank 0 only (gradient contract, Parameter.hpp), so
 // the sum over the world counts them once per group.
+// Mixed precision: for the 16-bit activation types (core/Scalar16.hpp) the weights and their
+// gradients are float, the products are summed in float and y and dx rounded once
+// (impl/DenseKernels.hpp's mixed kernels instead of the gemm).
 
 #include <string>
 #include <vector>
@@ -43,11 +46,12 @@ public:
   Index inFeatures() const { return in_; }
   Index outFeatures() const { return out_; }
   GhostMap inputGhosts() const { return {}; }
-  std::vector<Parameter<T, MemorySpace>> parameters() const;  // weight [out, in], bias [out]
-  const Parameter<T, MemorySpace>& weight() const { return weight_; }
+  // weight [out, in], bias [out]: float for the 16-bit activation types (ParamOf)
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
+  const Parameter<ParamOf<T>, MemorySpace>& weight() const { return weight_; }
   // Which implementation runs the passes (for the start-up report).
   std::string engineDescription() const { return gemmDescription<MemorySpace>(); }
-  const Parameter<T, MemorySpace>& bias() const { return bias_; }  // empty without bias
+  const Parameter<ParamOf<T>, MemorySpace>& bias() const { return bias_; }  // empty without bias
 
   // y [N, out] := x W^T + b.
   void forward(const execution_space& exec, const feature_type& x, const feature_type& y) const;
@@ -70,11 +74,12 @@ private:
   TensorShape input_, output_;
   Index in_ = 0, out_ = 0;
   bool addsGradients_ = false;  // spatial rank 0
-  Parameter<T, MemorySpace> weight_, bias_;
+  Parameter<ParamOf<T>, MemorySpace> weight_, bias_;
 };
 
 #define HYBRID3D_EXTERN(T, D) extern template class Dense<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

@@ -111,7 +111,7 @@ public:
   // name(), shapes (the output's is the input's), decompositions and inputGhosts() (none, any
   // accepted): SpatialLayer (layers/SpatialGeometry.hpp).
   const Options& options() const { return options_; }
-  std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
 
   void setTraining(bool training) { training_ = training; }
   bool training() const { return training_; }
@@ -162,6 +162,7 @@ private:
 
 #define HYBRID3D_EXTERN(T, D) extern template class Dropout<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

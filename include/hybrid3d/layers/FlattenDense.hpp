@@ -12,6 +12,9 @@
 // over the data-parallel communicator only (no other rank of the group holds those columns),
 // so the weight costs a spatial group the memory and the reduction of ONE copy. The bias is
 // replicated work and its gradient is added on spatial rank 0 only (Parameter.hpp).
+// Mixed precision: for the 16-bit activation types (core/Scalar16.hpp) the weight and bias are
+// float, the packed activations stay 16-bit, the products are summed in float (the partial
+// products and their allreduce too) and y and dx rounded once (impl/DenseKernels.hpp).
 
 #include <string>
 #include <vector>
@@ -60,11 +63,11 @@ public:
   Index inFeatures() const { return in_; }
   Index outFeatures() const { return out_; }
   // weight [out, in] (this rank's columns, in packed order), bias [out]
-  std::vector<Parameter<T, MemorySpace>> parameters() const;
-  const Parameter<T, MemorySpace>& weight() const { return weight_; }
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
+  const Parameter<ParamOf<T>, MemorySpace>& weight() const { return weight_; }
   // Which implementation runs the passes (for the start-up report).
   std::string engineDescription() const { return gemmDescription<MemorySpace>(); }
-  const Parameter<T, MemorySpace>& bias() const { return bias_; }
+  const Parameter<ParamOf<T>, MemorySpace>& bias() const { return bias_; }
 
   // y [N, out] := flatten(x) W^T + b, the same on every rank of the spatial group
   // (collective over the spatial communicator). x may carry any ghosts.
@@ -92,15 +95,21 @@ private:
   Index in_ = 0, out_ = 0, localColumns_ = 0;
   bool addsBiasGradient_ = false;  // spatial rank 0
   OwnedComm spatial_;
-  Parameter<T, MemorySpace> weight_, bias_;
+  using P = ParamOf<T>;  // float for the 16-bit activation types
+  Parameter<P, MemorySpace> weight_, bias_;
   using matrix_type = Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>;
+  using param_matrix_type = Kokkos::View<P**, Kokkos::LayoutRight, MemorySpace>;
   matrix_type xPacked_, dxPacked_;
-  matrix_type w_, dw_;  // the weight's value and gradient as [out, C*V] (unmanaged views of it)
-  StagedAllreduce<T, MemorySpace> yAllreduce_;  // the partial products y over the spatial group
+  param_matrix_type w_, dw_;  // the weight's value and gradient as [out, C*V] (views of it)
+  // The 16-bit types' partial products [N, out] in float, summed over the spatial group before
+  // the bias and the one rounding into y (empty for float and double, whose y is summed).
+  param_matrix_type yPartial_;
+  StagedAllreduce<P, MemorySpace> yAllreduce_;  // the partial products over the spatial group
 };
 
 #define HYBRID3D_EXTERN(T, D) extern template class FlattenDense<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

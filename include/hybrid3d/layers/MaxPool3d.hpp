@@ -57,7 +57,7 @@ public:
     backwardWeights(exec, x, dy);
     if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
   }
-  std::vector<Parameter<T, MemorySpace>> parameters() const { return {}; }
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
 
 private:
   Options options_;
@@ -75,5 +75,6 @@ private:
 namespace hybrid3d {
 #define HYBRID3D_EXTERN(T, D) extern template class MaxPool3d<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

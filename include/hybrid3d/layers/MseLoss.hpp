@@ -106,17 +106,19 @@ void MseLoss<T, M>::backward(const execution_space& exec, const feature_type& pr
   check(dprediction, "prediction gradient");
   const auto p = prediction, t = target, g = dprediction;
   const Index F = features_;
-  const T scale = T(2.0 / count_);
+  using C = ComputeOf<T>;  // float for the 16-bit types: one rounding of the gradient
+  const C scale = C(2.0 / count_);
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::MseLoss::backward"), rangePolicy(exec, 0, batch_ * F),
       KOKKOS_LAMBDA(const Index i) {
         const Index n = i / F, f = i % F;
-        g(n, f) = scale * (p(n, f) - t(n, f));
+        g(n, f) = T(scale * (C(p(n, f)) - C(t(n, f))));
       });
 }
 
 #define HYBRID3D_EXTERN(T, D) extern template class MseLoss<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

@@ -115,7 +115,8 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
   const auto g = writeGradient ? dlogits->view() : typename tensor_type::view_type();
   const auto og = writeGradient ? Impl::ghostOffset(*dlogits) : Impl::GhostOffset{};
   const int C = shape_.channels;
-  const T invCount = T(1.0 / count_);
+  using Real = ComputeOf<T>;  // float for the 16-bit types: softmax in float, dlogits rounded once
+  const Real invCount = Real(1.0 / count_);
   const auto bad = badLabels_;
   Impl::zeroFill(exec, bad);
   const double sum = Impl::sumOverRowCells(
@@ -125,18 +126,21 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
         const int label = lab(n, 0, ol.d + z, ol.h + y, ol.w + w);
         const bool valid = label >= 0 && label < C;
         if (!valid) Kokkos::atomic_add(&bad(), 1);
-        T m = x(n, 0, d, h, ww);
-        for (int c = 1; c < C; ++c) m = x(n, c, d, h, ww) > m ? x(n, c, d, h, ww) : m;
-        T sumExp = 0;
-        for (int c = 0; c < C; ++c) sumExp += math::exp(x(n, c, d, h, ww) - m);
-        const T lse = m + math::log(sumExp);
-        if (valid) s += double(lse - x(n, label, d, h, ww));
+        Real m = Real(x(n, 0, d, h, ww));
+        for (int c = 1; c < C; ++c) {
+          const Real v = Real(x(n, c, d, h, ww));
+          m = v > m ? v : m;
+        }
+        Real sumExp = 0;
+        for (int c = 0; c < C; ++c) sumExp += math::exp(Real(x(n, c, d, h, ww)) - m);
+        const Real lse = m + math::log(sumExp);
+        if (valid) s += double(lse - Real(x(n, label, d, h, ww)));
         if (writeGradient) {
-          const T inv = T(1) / sumExp;
+          const Real inv = Real(1) / sumExp;
           for (int c = 0; c < C; ++c) {
-            const T p = math::exp(x(n, c, d, h, ww) - m) * inv;
+            const Real p = math::exp(Real(x(n, c, d, h, ww)) - m) * inv;
             g(n, c, og.d + z, og.h + y, og.w + w) =
-                valid ? (p - (c == label ? T(1) : T(0))) * invCount : T(0);
+                valid ? T((p - (c == label ? Real(1) : Real(0))) * invCount) : T(0);
           }
         }
       });
@@ -156,6 +160,7 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
 
 #define HYBRID3D_EXTERN(T, D) extern template class SoftmaxCrossEntropy<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 
 }  // namespace hybrid3d

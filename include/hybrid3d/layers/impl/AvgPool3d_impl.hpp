@@ -20,23 +20,24 @@ void avgPoolForward(const ExecSpace& exec, const OwnedRows& rows, const PoolGeom
                     const Origin3& xo, const GhostOffset& oy, const XView& xv, const YView& yv,
                     const WView& wd, const WView& wh, const WView& ww) {
   using T = typename YView::non_const_value_type;
+  using C = typename WView::non_const_value_type;  // ComputeOf<T>: the sum's type
   // x's local index of the first owned output's window start, per dimension.
   const Index bd = g.start(0, g.outLo[0]) - xo.v[0], bh = g.start(1, g.outLo[1]) - xo.v[1],
               bw = g.start(2, g.outLo[2]) - xo.v[2];
   forEachRowCell(
       "hybrid3d::AvgPool3d::forward", exec, rows,
       // The row's part of the divisor, as (wd * wh) * ww.
-      KOKKOS_LAMBDA(Index, Index, const Index z, const Index yy) { return T(wd(z) * wh(yy)); },
+      KOKKOS_LAMBDA(Index, Index, const Index z, const Index yy) { return C(wd(z) * wh(yy)); },
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx,
-                    const T a) {
+                    const C a) {
         const Index kd = K > 0 ? K : g.k[0], kh = K > 0 ? K : g.k[1], kw = K > 0 ? K : g.k[2];
         const Index d0 = bd + z * (S > 0 ? S : g.s[0]), h0 = bh + yy * (S > 0 ? S : g.s[1]),
                     w0 = bw + xx * (S > 0 ? S : g.s[2]);
-        T sum = 0;
+        C sum = 0;
         for (Index d = 0; d < kd; ++d)
           for (Index h = 0; h < kh; ++h)
-            for (Index w = 0; w < kw; ++w) sum += xv(n, c, d0 + d, h0 + h, w0 + w);
-        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = sum * (a * ww(xx));
+            for (Index w = 0; w < kw; ++w) sum += C(xv(n, c, d0 + d, h0 + h, w0 + w));
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = T(sum * (a * ww(xx)));
       });
 }
 
@@ -51,9 +52,10 @@ void avgPoolForwardRowSums(const ExecSpace& exec, const OwnedRows& rows, const P
                            const Origin3& xo, const GhostOffset& oy, const XView& xv,
                            const YView& yv, const WView& wd, const WView& wh, const WView& ww) {
   using T = typename YView::non_const_value_type;
+  using C = typename WView::non_const_value_type;  // ComputeOf<T>: the sums' type
   using Member = typename RowPolicy<ExecSpace>::member_type;
   using Scratch =
-      Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+      Kokkos::View<C*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   const Index bd = g.start(0, g.outLo[0]) - xo.v[0], bh = g.start(1, g.outLo[1]) - xo.v[1],
               bw = g.start(2, g.outLo[2]) - xo.v[2];
   const Index columns = S * (rows.width - 1) + K;  // the input columns of a row's windows
@@ -64,12 +66,12 @@ void avgPoolForwardRowSums(const ExecSpace& exec, const OwnedRows& rows, const P
     const Index d0 = bd + z * S;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows.e1), [&](const Index yy) {
       const Index h0 = bh + yy * S;
-      const T a = T(wd(z) * wh(yy));
+      const C a = C(wd(z) * wh(yy));
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, columns), [&](const Index j) {
-        T s = 0;
+        C s = 0;
         unrolled<K>([&](auto d) {
           unrolled<K>([&](auto h) {
-            s += xv(n, c, d0 + decltype(d)::value, h0 + decltype(h)::value, bw + j);
+            s += C(xv(n, c, d0 + decltype(d)::value, h0 + decltype(h)::value, bw + j));
           });
         });
         sums(j) = s;
@@ -77,9 +79,9 @@ void avgPoolForwardRowSums(const ExecSpace& exec, const OwnedRows& rows, const P
       // (A vector loop ends with its lanes synchronised on every backend, so the lanes below
       // see all of `sums`.)
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, rows.width), [&](const Index xx) {
-        T s = 0;
+        C s = 0;
         unrolled<K>([&](auto w) { s += sums(S * xx + decltype(w)::value); });
-        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = s * (a * ww(xx));
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = T(s * (a * ww(xx)));
       });
     });
   };
@@ -95,13 +97,13 @@ template <class ExecSpace, class ZView, class DyView, class WView>
 void avgPoolScaleGradient(const ExecSpace& exec, const OwnedRows& rows, const GhostOffset& ody,
                           const ZView& zv, const DyView& dyv, const WView& wd, const WView& wh,
                           const WView& ww) {
-  using T = typename ZView::non_const_value_type;
+  using T = typename ZView::non_const_value_type;  // ComputeOf of dy's type
   forEachRowCell(
       "hybrid3d::AvgPool3d::backwardData", exec, rows,
       KOKKOS_LAMBDA(Index, Index, const Index z, const Index yy) { return T(wd(z) * wh(yy)); },
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx,
                     const T a) {
-        zv(n, c, z, yy, xx) = dyv(n, c, ody.d + z, ody.h + yy, ody.w + xx) * (a * ww(xx));
+        zv(n, c, z, yy, xx) = T(dyv(n, c, ody.d + z, ody.h + yy, ody.w + xx)) * (a * ww(xx));
       });
 }
 
@@ -130,10 +132,11 @@ template <class ExecSpace, class DxView, class Sum>
 void avgPoolSumWindows(std::integral_constant<int, 0>, std::integral_constant<int, 0>,
                        const ExecSpace& exec, const OwnedRows& rows, const PhaseRun&,
                        const DxView& dxv, const Sum& sum) {
+  using T = typename DxView::non_const_value_type;
   forEachRowCell(
       "hybrid3d::AvgPool3d::backwardData", exec, rows,
       KOKKOS_LAMBDA(const Index n, const Index c, const Index i, const Index j, const Index k) {
-        dxv(n, c, i, j, k) = sum(n, c, i, j, k);
+        dxv(n, c, i, j, k) = T(sum(n, c, i, j, k));
       });
 }
 
@@ -157,10 +160,11 @@ void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<in
                        const ExecSpace& exec, const OwnedRows& rows, const PhaseRun& run,
                        const DxView& dxv, const Sum& sum) {
   using T = typename DxView::non_const_value_type;
+  using C = typename Sum::T;  // ComputeOf<T>: the sums' type (z's)
   constexpr int NO = (K + S - 1) / S;
   using Member = typename RowPolicy<ExecSpace>::member_type;
   using Scratch =
-      Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+      Kokkos::View<C*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   // Buffer entry q holds the outputs along W of z's index q (every owned output).
   const Index entries = Index(sum.z.extent(4));
   const auto kernel = KOKKOS_LAMBDA(const Member& team) {
@@ -177,7 +181,7 @@ void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<in
       }
       if (run.groups == 0) {
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, rows.width),
-                             [&](const Index k) { dxv(n, c, i, j, k) = sum(n, c, i, j, k); });
+                             [&](const Index k) { dxv(n, c, i, j, k) = T(sum(n, c, i, j, k)); });
         return;
       }
       const Index zd = od0 - sum.outLo[0], zh = oh0 - sum.outLo[1];
@@ -187,7 +191,7 @@ void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<in
           constexpr int NA = decltype(a)::value + 1, NE = decltype(e)::value + 1;
           if (nd != NA || nh != NE) return;
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, entries), [&](const Index q) {
-            T s = 0;
+            C s = 0;
             unrolled<NA>([&](auto da) {
               unrolled<NE>([&](auto he) {
                 s += sum.z(n, c, zd + decltype(da)::value, zh + decltype(he)::value, q);
@@ -200,9 +204,9 @@ void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<in
       // (A vector loop ends with its lanes synchronised on every backend.)
       const auto edge = [&](const Index k) {
         const Index ow0 = sum.rw(k, 0), nw = sum.rw(k, 1) - ow0;
-        dxv(n, c, i, j, k) = nw == 0   ? T(0)
-                             : nw == 1 ? byOutput(ow0 - sum.outLo[2])
-                                       : sum(n, c, i, j, k);
+        dxv(n, c, i, j, k) = T(nw == 0   ? C(0)
+                               : nw == 1 ? byOutput(ow0 - sum.outLo[2])
+                                         : sum(n, c, i, j, k));
       };
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run.first), edge);
       Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run.first + S * run.groups, rows.width),
@@ -212,10 +216,10 @@ void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<in
         unrolled<S>([&](auto phase) {
           // The outputs along W of input `phase`: base + m + first + jw, jw < 1 - first.
           constexpr int first = int(floorDiv(decltype(phase)::value - K, S)) + 1;
-          T s = 0;
+          C s = 0;
           unrolled<1 - first>(
               [&](auto jw) { s += byOutput(base + m + first + decltype(jw)::value); });
-          dxv(n, c, i, j, run.first + S * m + decltype(phase)::value) = s;
+          dxv(n, c, i, j, run.first + S * m + decltype(phase)::value) = T(s);
         });
       });
     });
@@ -231,19 +235,19 @@ void avgPoolSumWindows(std::integral_constant<int, K>, std::integral_constant<in
 // domain. Its reciprocal per owned output and dimension turns the kernels' divisions into two
 // multiplications (a few ulp from PyTorch's single division). out[d]: one entry per owned output
 // along dimension d.
-template <class T, class M>
+template <class T, class M, class C>
 void avgPoolInverseCounts(const Pool3dPlan<T, M>& plan, bool countIncludePad,
-                          Kokkos::View<T*, M> (&out)[3]) {
+                          Kokkos::View<C*, M> (&out)[3]) {
   const PoolGeometry g = plan.geometry();
   for (int d = 0; d < 3; ++d) {
-    out[d] = Kokkos::View<T*, M>(plan.viewLabel(std::string("1/count ") + "DHW"[d]),
+    out[d] = Kokkos::View<C*, M>(plan.viewLabel(std::string("1/count ") + "DHW"[d]),
                                  g.outHi[d] - g.outLo[d]);
     auto h = Kokkos::create_mirror_view(out[d]);
     for (Index o = g.outLo[d]; o < g.outHi[d]; ++o) {
       const Index count = countIncludePad
                               ? imin(g.start(d, o) + g.k[d], g.n[d] + g.p[d]) - g.start(d, o)
                               : g.last(d, o) - g.first(d, o);
-      h(o - g.outLo[d]) = T(1) / T(count);
+      h(o - g.outLo[d]) = C(1) / C(count);
     }
     Kokkos::deep_copy(out[d], h);
   }
@@ -254,8 +258,8 @@ void avgPoolInverseCounts(const Pool3dPlan<T, M>& plan, bool countIncludePad,
 // its outputs (avgPoolSumWindows). `inverseCount`: avgPoolInverseCounts.
 template <class T, class M>
 void avgPoolBackwardTwoPass(const typename M::execution_space& exec, const Pool3dPlan<T, M>& plan,
-                            const Kokkos::View<T*, M> (&inverseCount)[3],
-                            const Kokkos::View<T*****, Kokkos::LayoutRight, M>& scaledDy,
+                            const Kokkos::View<ComputeOf<T>*, M> (&inverseCount)[3],
+                            const Kokkos::View<ComputeOf<T>*****, Kokkos::LayoutRight, M>& scaledDy,
                             const DistTensor<T, M>& dy, const DistTensor<T, M>& dx) {
   const PoolGeometry g = plan.geometry();
   const Index N = dx.batch(), C = dx.channels();
@@ -265,12 +269,12 @@ void avgPoolBackwardTwoPass(const typename M::execution_space& exec, const Pool3
     avgPoolScaleGradient(exec, OwnedRows(N, C, owned.extents()), ghostOffset(dy), scaledDy,
                          dy.view(), inverseCount[0], inverseCount[1], inverseCount[2]);
   if (N * C * local.size() == 0) return;
-  const AvgPoolInputSum<Kokkos::View<T*****, Kokkos::LayoutRight, M>, OutputRange<M>> sum{
-      scaledDy,
-      plan.outputsOf(0),
-      plan.outputsOf(1),
-      plan.outputsOf(2),
-      {g.outLo[0], g.outLo[1], g.outLo[2]}};
+  const AvgPoolInputSum<Kokkos::View<ComputeOf<T>*****, Kokkos::LayoutRight, M>, OutputRange<M>>
+      sum{scaledDy,
+          plan.outputsOf(0),
+          plan.outputsOf(1),
+          plan.outputsOf(2),
+          {g.outLo[0], g.outLo[1], g.outLo[2]}};
   withStaticWindow(g, [&](auto K, auto S) {
     avgPoolSumWindows(K, S, exec, OwnedRows(N, C, local.extents()), plan.wInterior(), dx.view(),
                       sum);
@@ -329,10 +333,11 @@ AvgPool3d<T, M>::AvgPool3d(const LayerGrid& grid, const std::string& name, const
   Impl::avgPoolInverseCounts(plan_, options.countIncludePad, inverseCount_);
   // The two-pass backward's buffer; the host's one pass needs none.
   const bool onePass =
+      !isScalar16<T> &&
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
       Impl::hasStaticWindow(plan_.geometry());
   const Index3 e = onePass ? Index3{0, 0, 0} : plan_.outputOwned().extents();
-  scaledDy_ = Kokkos::View<T*****, Kokkos::LayoutRight, M>(
+  scaledDy_ = Kokkos::View<compute_type*****, Kokkos::LayoutRight, M>(
       geometry_.viewLabel("dy / divisor"), input.batch, input.channels, e[0], e[1], e[2]);
 }
 
@@ -351,8 +356,10 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   const Impl::OwnedRows rows(N, C, owned.extents());
   Impl::withStaticWindow(g, [&](auto K, auto S) {
     constexpr int k = decltype(K)::value, s = decltype(S)::value;
-    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                                      typename M::memory_space>::accessible)
+    // The host rows are float's and double's (AVX2); the 16-bit types take the portable kernels.
+    if constexpr (k > 0 && !isScalar16<T> &&
+                  Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                             typename M::memory_space>::accessible)
       Impl::avgPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), inverseCount_[0],
                                      inverseCount_[1], inverseCount_[2], Impl::bestHostIsa());
     else if constexpr (k > 0)
@@ -370,7 +377,10 @@ void AvgPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
   geometry_.checkOutput(dy, "output gradient");
   geometry_.checkInput(dx, "input gradient");
   bool done = false;
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
+  // The host's one pass is float's and double's; the 16-bit types take the two passes, whose
+  // buffer of dy / divisor is float (one rounding per dx value).
+  if constexpr (!isScalar16<T> &&
+                Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
     done = Impl::avgPoolBackwardOnePassHost(exec, plan_, inverseCount_, dy, dx);
   if (!done) Impl::avgPoolBackwardTwoPass(exec, plan_, inverseCount_, scaledDy_, dy, dx);
   plan_.halo().scatterAdd(exec, dx);

@@ -253,9 +253,10 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec, const D
                                 const DistTensor<T, M>& dy, const DistTensor<T, M>& dx,
                                 const Kokkos::View<double*, M>& mean,
                                 const Kokkos::View<double*, M>& invstd,
-                                const Kokkos::View<T*, M>& gamma,
+                                const Kokkos::View<ParamOf<T>*, M>& gamma,
                                 const Kokkos::View<double*, M>& sums, bool batchStatistics,
                                 double count) {
+  using R = ComputeOf<T>;  // float for the 16-bit types: dx rounded once
   const Index3 e = x.owned().extents();
   const Index N = x.batch(), C = x.channels();
   if (N * C * e[0] * e[1] * e[2] == 0) return;
@@ -270,28 +271,28 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec, const D
         "hybrid3d::BatchNorm3d::backwardData", exec, rows,
         // a, b: sum(dy) / n and sum(dy * xhat) / n.
         KOKKOS_LAMBDA(Index, const Index c, Index, Index) {
-          return ChannelCoefficients<T>{T(mean(c)), T(invstd(c)), T(sums(c) / n),
-                                        T(sums(C + c) / n)};
+          return ChannelCoefficients<R>{R(mean(c)), R(invstd(c)), R(sums(c) / n),
+                                        R(sums(C + c) / n)};
         },
         KOKKOS_LAMBDA(const Index nn, const Index c, const Index d, const Index h, const Index w,
-                      const ChannelCoefficients<T>& k) {
-          const T scale = gamma(c) * k.invstd;
-          T g = dyv(nn, c, d + yo.d, h + yo.h, w + yo.w);
-          const T xhat = (xv(nn, c, d + xo.d, h + xo.h, w + xo.w) - k.mean) * k.invstd;
+                      const ChannelCoefficients<R>& k) {
+          const R scale = gamma(c) * k.invstd;
+          R g = R(dyv(nn, c, d + yo.d, h + yo.h, w + yo.w));
+          const R xhat = (R(xv(nn, c, d + xo.d, h + xo.h, w + xo.w)) - k.mean) * k.invstd;
           g -= k.a + xhat * k.b;
-          dxv(nn, c, d + dxo.d, h + dxo.h, w + dxo.w) = scale * g;
+          dxv(nn, c, d + dxo.d, h + dxo.h, w + dxo.w) = T(scale * g);
         });
   } else {
     forEachRowCell(
         "hybrid3d::BatchNorm3d::backwardData", exec, rows,
         // a: gamma * invstd.
         KOKKOS_LAMBDA(Index, const Index c, Index, Index) {
-          return ChannelCoefficients<T>{T(mean(c)), T(invstd(c)), gamma(c) * T(invstd(c)), T(0)};
+          return ChannelCoefficients<R>{R(mean(c)), R(invstd(c)), gamma(c) * R(invstd(c)), R(0)};
         },
         KOKKOS_LAMBDA(const Index nn, const Index c, const Index d, const Index h, const Index w,
-                      const ChannelCoefficients<T>& k) {
+                      const ChannelCoefficients<R>& k) {
           dxv(nn, c, d + dxo.d, h + dxo.h, w + dxo.w) =
-              k.a * dyv(nn, c, d + yo.d, h + yo.h, w + yo.w);
+              T(k.a * R(dyv(nn, c, d + yo.d, h + yo.h, w + yo.w)));
         });
   }
 }
@@ -326,16 +327,17 @@ BatchNorm3d<T, M>::BatchNorm3d(const LayerGrid& grid, const std::string& name,
       sumOverRanks(double(input.batch) * double(grid.active() ? owned.size() : 0), comm_.get());
 
   const Index C = input.channels;
-  weight_ = createParameter<T, M>(name, "weight", {C}, options.affine);
-  bias_ = createParameter<T, M>(name, "bias", {C}, options.affine);
-  runningMean_ = createParameter<T, M>(name, "running_mean", {C}, false);
-  runningVar_ = createParameter<T, M>(name, "running_var", {C}, false);
+  using P = ParamOf<T>;
+  weight_ = createParameter<P, M>(name, "weight", {C}, options.affine);
+  bias_ = createParameter<P, M>(name, "bias", {C}, options.affine);
+  runningMean_ = createParameter<P, M>(name, "running_mean", {C}, false);
+  runningVar_ = createParameter<P, M>(name, "running_var", {C}, false);
   // Without affine, weight and bias stay at 1 and 0 and are not exposed: the kernels need no
   // second path.
-  Kokkos::deep_copy(weight_.value, T(1));
-  Kokkos::deep_copy(bias_.value, T(0));
-  Kokkos::deep_copy(runningMean_.value, T(0));
-  Kokkos::deep_copy(runningVar_.value, T(1));
+  Kokkos::deep_copy(weight_.value, P(1));
+  Kokkos::deep_copy(bias_.value, P(0));
+  Kokkos::deep_copy(runningMean_.value, P(0));
+  Kokkos::deep_copy(runningVar_.value, P(1));
 
   partial_ = Kokkos::View<double***, M>(geometry_.viewLabel("partial sums"), C,
                                         Index(input.batch) * owned.extent(0), 2);
@@ -346,7 +348,7 @@ BatchNorm3d<T, M>::BatchNorm3d(const LayerGrid& grid, const std::string& name,
 }
 
 template <class T, class M>
-std::vector<Parameter<T, M>> BatchNorm3d<T, M>::parameters() const {
+std::vector<Parameter<ParamOf<T>, M>> BatchNorm3d<T, M>::parameters() const {
   if (!options_.affine) return {};
   return {weight_, bias_};
 }
@@ -362,6 +364,7 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   const auto rm = runningMean_.value;
   const auto rv = runningVar_.value;
   const double eps = options_.eps;
+  using P = ParamOf<T>;
   if (training_) {
     if (count_ <= 1)
       fail(geometry_.label(), ": training needs more than one value per channel (batch ",
@@ -392,8 +395,8 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
           mean(c) = mu;
           invstd(c) = Impl::rsqrt(var + eps);
           // PyTorch's update, in its order of operations; unbiased variance for the running one.
-          rm(c) = T(momentum * mu + (1 - momentum) * double(rm(c)));
-          rv(c) = T(momentum * (var * n / (n - 1)) + (1 - momentum) * double(rv(c)));
+          rm(c) = P(momentum * mu + (1 - momentum) * double(rm(c)));
+          rv(c) = P(momentum * (var * n / (n - 1)) + (1 - momentum) * double(rv(c)));
         });
   } else {
     Kokkos::parallel_for(
@@ -414,17 +417,18 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   const Impl::LocalOffset xo = Impl::localOffset(x), yo = Impl::localOffset(y);
   const auto gamma = weight_.value;
   const auto beta = bias_.value;
-  // Per row: a, b = gamma, beta.
+  // Per row: a, b = gamma, beta. In ComputeOf<T> (float for the 16-bit types), y rounded once.
+  using R = ComputeOf<T>;
   Impl::forEachRowCell(
       "hybrid3d::BatchNorm3d::forward::normalize", exec,
       Impl::OwnedRows(geometry_.inputShape().batch, C, e),
       KOKKOS_LAMBDA(Index, const Index c, Index, Index) {
-        return Impl::ChannelCoefficients<T>{T(mean(c)), T(invstd(c)), gamma(c), beta(c)};
+        return Impl::ChannelCoefficients<R>{R(mean(c)), R(invstd(c)), R(gamma(c)), R(beta(c))};
       },
       KOKKOS_LAMBDA(const Index n, const Index c, const Index d, const Index h, const Index w,
-                    const Impl::ChannelCoefficients<T>& k) {
-        const T xhat = (xv(n, c, d + xo.d, h + xo.h, w + xo.w) - k.mean) * k.invstd;
-        yv(n, c, d + yo.d, h + yo.h, w + yo.w) = xhat * k.a + k.b;
+                    const Impl::ChannelCoefficients<R>& k) {
+        const R xhat = (R(xv(n, c, d + xo.d, h + xo.h, w + xo.w)) - k.mean) * k.invstd;
+        yv(n, c, d + yo.d, h + yo.h, w + yo.w) = T(xhat * k.a + k.b);
       });
 }
 

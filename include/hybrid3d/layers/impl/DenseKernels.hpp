@@ -53,7 +53,7 @@ void addBias(const char* label, const ExecSpace& exec, const Y& y, const Bias& b
   const Index F = static_cast<Index>(y.extent(1));
   Kokkos::parallel_for(
       Impl::kernelLabel(label), rangePolicy(exec, 0, static_cast<Index>(y.size())),
-      KOKKOS_LAMBDA(const Index i) { y(i / F, i % F) += b(i % F); });
+      KOKKOS_LAMBDA(const Index i) { y(i / F, i % F) += b(i % F); });  // float's and double's
 }
 
 // g(o) += sum_n dy(n, o).
@@ -63,9 +63,85 @@ void addBiasGradient(const char* label, const ExecSpace& exec, const DY& dy, con
   Kokkos::parallel_for(
       Impl::kernelLabel(label), rangePolicy(exec, 0, static_cast<Index>(dy.extent(1))),
       KOKKOS_LAMBDA(const Index o) {
-        typename G::non_const_value_type s = 0;
-        for (Index n = 0; n < N; ++n) s += dy(n, o);
+        using R = typename G::non_const_value_type;  // float for 16-bit dy
+        R s = 0;
+        for (Index n = 0; n < N; ++n) s += R(dy(n, o));
         g(o) += s;
+      });
+}
+
+// The products of the 16-bit activation types (core/Scalar16.hpp) with float weights, for Dense
+// and FlattenDense: one work item per entry of the result, its dot product summed in float over
+// the inner dimension (the activations read as floats), the result rounded once (or added to a
+// float gradient). The dense part's matrices are small (a few samples by at most a few thousand
+// features on a rank), so a plain kernel costs less than converting them for a float gemm, and
+// allocates nothing.
+
+// y(n, o) := sum_i x(n, i) w(o, i) (+ b(o) when b is not empty): y = x W^T + b, y of any
+// scalar (float partial sums in FlattenDense, rounded activations in Dense).
+template <class ExecSpace, class X, class W, class B, class Y>
+void mixedDenseForward(const char* label, const ExecSpace& exec, const X& x, const W& w, const B& b,
+                       const Y& y) {
+  using R = typename W::non_const_value_type;  // float
+  using Out = typename Y::non_const_value_type;
+  const Index N = static_cast<Index>(y.extent(0)), O = static_cast<Index>(y.extent(1));
+  const Index I = static_cast<Index>(x.extent(1));
+  const bool bias = b.data() != nullptr;
+  Kokkos::parallel_for(
+      Impl::kernelLabel(label), rangePolicy(exec, 0, N * O), KOKKOS_LAMBDA(const Index e) {
+        const Index n = e / O, o = e % O;
+        R s = 0;
+        for (Index i = 0; i < I; ++i) s += R(x(n, i)) * w(o, i);
+        if (bias) s += b(o);
+        y(n, o) = Out(s);
+      });
+}
+
+// y(n, o) := s(n, o) (+ b(o) when b is not empty), in s's type, rounded once into y.
+template <class ExecSpace, class S, class B, class Y>
+void roundFeatures(const char* label, const ExecSpace& exec, const S& s, const B& b, const Y& y) {
+  using R = typename S::non_const_value_type;
+  using Out = typename Y::non_const_value_type;
+  const Index F = static_cast<Index>(y.extent(1));
+  const bool bias = b.data() != nullptr;
+  Kokkos::parallel_for(
+      Impl::kernelLabel(label), rangePolicy(exec, 0, static_cast<Index>(y.size())),
+      KOKKOS_LAMBDA(const Index i) {
+        const Index n = i / F, o = i % F;
+        y(n, o) = Out(bias ? s(n, o) + b(o) : R(s(n, o)));
+      });
+}
+
+// dx(n, i) := sum_o dy(n, o) w(o, i): dx = dy W.
+template <class ExecSpace, class DY, class W, class DX>
+void mixedDenseBackwardData(const char* label, const ExecSpace& exec, const DY& dy, const W& w,
+                            const DX& dx) {
+  using R = typename W::non_const_value_type;
+  using Out = typename DX::non_const_value_type;
+  const Index N = static_cast<Index>(dx.extent(0)), I = static_cast<Index>(dx.extent(1));
+  const Index O = static_cast<Index>(dy.extent(1));
+  Kokkos::parallel_for(
+      Impl::kernelLabel(label), rangePolicy(exec, 0, N * I), KOKKOS_LAMBDA(const Index e) {
+        const Index n = e / I, i = e % I;
+        R s = 0;
+        for (Index o = 0; o < O; ++o) s += R(dy(n, o)) * w(o, i);
+        dx(n, i) = Out(s);
+      });
+}
+
+// gw(o, i) += sum_n dy(n, o) x(n, i): the weight gradient dW += dy^T x, in float.
+template <class ExecSpace, class DY, class X, class G>
+void mixedDenseAddWeightGradient(const char* label, const ExecSpace& exec, const DY& dy, const X& x,
+                                 const G& gw) {
+  using R = typename G::non_const_value_type;
+  const Index O = static_cast<Index>(gw.extent(0)), I = static_cast<Index>(gw.extent(1));
+  const Index N = static_cast<Index>(dy.extent(0));
+  Kokkos::parallel_for(
+      Impl::kernelLabel(label), rangePolicy(exec, 0, O * I), KOKKOS_LAMBDA(const Index e) {
+        const Index o = e / I, i = e % I;
+        R s = 0;
+        for (Index n = 0; n < N; ++n) s += R(dy(n, o)) * R(x(n, i));
+        gw(o, i) += s;
       });
 }
 

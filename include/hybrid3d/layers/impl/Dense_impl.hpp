@@ -15,13 +15,13 @@ Dense<T, M>::Dense(const LayerGrid& grid, const std::string& name, const TensorS
          ", in ", in_, ", out ", out_, ")");
   output_ = {input.batch, options.outFeatures, {1, 1, 1}};
   addsGradients_ = grid.spatialRank() == 0;
-  weight_ = createParameter<T, M>(name, "weight", {out_, in_});
-  if (options.bias) bias_ = createParameter<T, M>(name, "bias", {out_});
+  weight_ = createParameter<ParamOf<T>, M>(name, "weight", {out_, in_});
+  if (options.bias) bias_ = createParameter<ParamOf<T>, M>(name, "bias", {out_});
 }
 
 template <class T, class M>
-std::vector<Parameter<T, M>> Dense<T, M>::parameters() const {
-  std::vector<Parameter<T, M>> p{weight_};
+std::vector<Parameter<ParamOf<T>, M>> Dense<T, M>::parameters() const {
+  std::vector<Parameter<ParamOf<T>, M>> p{weight_};
   if (bias_.value.data() != nullptr) p.push_back(bias_);
   return p;
 }
@@ -38,9 +38,14 @@ void Dense<T, M>::forward(const execution_space& exec, const feature_type& x,
                           const feature_type& y) const {
   check(x, in_, "input");
   check(y, out_, "output");
-  Impl::denseGemm(exec, "N", "T", 1.0, x, Impl::asMatrix(weight_.value, out_, in_), 0.0, y);
-  if (bias_.value.data() != nullptr)
-    Impl::addBias("hybrid3d::Dense::forward", exec, y, bias_.value);
+  if constexpr (isScalar16<T>) {
+    Impl::mixedDenseForward("hybrid3d::Dense::forward", exec, x,
+                            Impl::asMatrix(weight_.value, out_, in_), bias_.value, y);
+  } else {
+    Impl::denseGemm(exec, "N", "T", 1.0, x, Impl::asMatrix(weight_.value, out_, in_), 0.0, y);
+    if (bias_.value.data() != nullptr)
+      Impl::addBias("hybrid3d::Dense::forward", exec, y, bias_.value);
+  }
 }
 
 template <class T, class M>
@@ -48,7 +53,12 @@ void Dense<T, M>::backwardData(const execution_space& exec, const feature_type& 
                                const feature_type& dx) const {
   check(dy, out_, "output gradient");
   check(dx, in_, "input gradient");
-  Impl::denseGemm(exec, "N", "N", 1.0, dy, Impl::asMatrix(weight_.value, out_, in_), 0.0, dx);
+  if constexpr (isScalar16<T>) {
+    Impl::mixedDenseBackwardData("hybrid3d::Dense::backwardData", exec, dy,
+                                 Impl::asMatrix(weight_.value, out_, in_), dx);
+  } else {
+    Impl::denseGemm(exec, "N", "N", 1.0, dy, Impl::asMatrix(weight_.value, out_, in_), 0.0, dx);
+  }
 }
 
 template <class T, class M>
@@ -57,7 +67,11 @@ void Dense<T, M>::backwardWeights(const execution_space& exec, const feature_typ
   check(x, in_, "input");
   check(dy, out_, "output gradient");
   if (!addsGradients_) return;  // replicated work: counted once per group
-  Impl::denseGemm(exec, "T", "N", 1.0, dy, x, 1.0, Impl::asMatrix(weight_.grad, out_, in_));
+  if constexpr (isScalar16<T>)
+    Impl::mixedDenseAddWeightGradient("hybrid3d::Dense::backwardWeights", exec, dy, x,
+                                      Impl::asMatrix(weight_.grad, out_, in_));
+  else
+    Impl::denseGemm(exec, "T", "N", 1.0, dy, x, 1.0, Impl::asMatrix(weight_.grad, out_, in_));
   if (bias_.grad.data() != nullptr)
     Impl::addBiasGradient("hybrid3d::Dense::backwardWeights", exec, dy, bias_.grad);
 }

@@ -66,7 +66,8 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   }
   const Impl::DropoutMask mask = mask_;
   const std::int64_t first = firstSample_, stride = sampleStride_;
-  const T scale = T(1.0 / options_.keep);
+  using C = ComputeOf<T>;  // float for the 16-bit types: the product rounded once
+  const C scale = C(1.0 / options_.keep);
   const Index3& e = x.globalExtents();
   const Index D = e[0], H = e[1];
   const Index3& lo = x.owned().lo;
@@ -93,8 +94,8 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
         T* const yr = &yv(n, c, oy.d + z, oy.h + yy, oy.w);
         std::uint16_t column = std::uint16_t(w0);
         for (Index xx = 0; xx < rows.width; ++xx, ++column) {
-          const T v = xr[xx];  // read on both sides of the select, or it is a branch
-          yr[xx] = mask.kept(key, column) ? v * scale : T(0);
+          const C v = C(xr[xx]);  // read on both sides of the select, or it is a branch
+          yr[xx] = T(mask.kept(key, column) ? v * scale : C(0));
         }
       });
     };
@@ -109,9 +110,9 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
       },
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx,
                     const Impl::DropoutRowKey key) {
-        const T v = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
+        const C v = C(xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));
         yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
-            mask.kept(key, std::uint32_t(w0 + xx)) ? v * scale : T(0);
+            T(mask.kept(key, std::uint32_t(w0 + xx)) ? v * scale : C(0));
       });
 }
 
@@ -129,11 +130,12 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   }
   const Impl::DropoutMask mask = mask_;
   const std::int64_t first = firstSample_, stride = sampleStride_;
-  const T scale = T(1.0 / options_.keep);
+  using C = ComputeOf<T>;
+  const C scale = C(1.0 / options_.keep);
   Impl::forEachRowCell(
       label, exec, rows, KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
         // Feature f is row f, column 0: a 64-bit key per element, but these views are small.
-        yv(n, f) = mask.kept(mask.rowKey(first + n * stride, f), 0) ? xv(n, f) * scale : T(0);
+        yv(n, f) = T(mask.kept(mask.rowKey(first + n * stride, f), 0) ? C(xv(n, f)) * scale : C(0));
       });
 }
 

@@ -29,7 +29,7 @@ FlattenDense<T, M>::FlattenDense(const LayerGrid& grid, const std::string& name,
   addsBiasGradient_ = grid.spatialRank() == 0;
   // A rank in no sub-grid of a layer grid sums nothing (it holds no sample).
   if (grid.spatialComm() != MPI_COMM_NULL) spatial_ = OwnedComm(grid.spatialComm());
-  if (options.bias) bias_ = createParameter<T, M>(name, "bias", {out_});
+  if (options.bias) bias_ = createParameter<P, M>(name, "bias", {out_});
 
   const Index V = owned.size(), N = input.batch;
   localColumns_ = Index(input.channels) * V;
@@ -44,19 +44,20 @@ FlattenDense<T, M>::FlattenDense(const LayerGrid& grid, const std::string& name,
         for (Index x = 0; x < oe[2]; ++x)
           columns.push_back(((c * e[0] + owned.lo[0] + z) * e[1] + owned.lo[1] + y) * e[2] +
                             owned.lo[2] + x);
-  weight_ = createColumnShard<T, M>(name, "weight", out_, in_, std::move(columns));
+  weight_ = createColumnShard<P, M>(name, "weight", out_, in_, std::move(columns));
   weight_.layout.replicaComm = grid.dataComm();
-  w_ = matrix_type(weight_.value.data(), out_, localColumns_);
-  dw_ = matrix_type(weight_.grad.data(), out_, localColumns_);
+  w_ = param_matrix_type(weight_.value.data(), out_, localColumns_);
+  dw_ = param_matrix_type(weight_.grad.data(), out_, localColumns_);
+  if (isScalar16<T>) yPartial_ = param_matrix_type(geometry_.viewLabel("y partial"), N, out_);
   xPacked_ = matrix_type(geometry_.viewLabel("x packed"), N, localColumns_);
   dxPacked_ = matrix_type(geometry_.viewLabel("dx packed"), N, localColumns_);
   yAllreduce_ =
-      StagedAllreduce<T, M>(geometry_.viewLabel("output"), std::size_t(N) * std::size_t(out_));
+      StagedAllreduce<P, M>(geometry_.viewLabel("output"), std::size_t(N) * std::size_t(out_));
 }
 
 template <class T, class M>
-std::vector<Parameter<T, M>> FlattenDense<T, M>::parameters() const {
-  std::vector<Parameter<T, M>> p{weight_};
+std::vector<Parameter<ParamOf<T>, M>> FlattenDense<T, M>::parameters() const {
+  std::vector<Parameter<ParamOf<T>, M>> p{weight_};
   if (bias_.value.data() != nullptr) p.push_back(bias_);
   return p;
 }
@@ -104,15 +105,27 @@ void FlattenDense<T, M>::forward(const execution_space& exec, const tensor_type&
   geometry_.checkInput(x, "input");
   check(y, "output");
   packInput(exec, x);
-  Impl::denseGemm(exec, "N", "T", 1.0, xPacked_, w_, 0.0, y);
-  // The partial products of all ranks' voxels; then the bias once, on the replicated sum.
-  {
-    const ProfilingRegion region(Impl::kernelLabel("hybrid3d::FlattenDense::forward::allreduce"));
-    // Every rank of a sub-grid holds as many samples: one without any sums nothing, alike.
-    if (y.extent(0) > 0) yAllreduce_(exec, y, spatial_.get());
+  if constexpr (isScalar16<T>) {
+    // Float partial products, their float sum, then bias and one rounding into y.
+    const Kokkos::View<P*, M> noBias;
+    Impl::mixedDenseForward("hybrid3d::FlattenDense::forward", exec, xPacked_, w_, noBias,
+                            yPartial_);
+    {
+      const ProfilingRegion region(Impl::kernelLabel("hybrid3d::FlattenDense::forward::allreduce"));
+      if (y.extent(0) > 0) yAllreduce_(exec, yPartial_, spatial_.get());
+    }
+    Impl::roundFeatures("hybrid3d::FlattenDense::forward", exec, yPartial_, bias_.value, y);
+  } else {
+    Impl::denseGemm(exec, "N", "T", 1.0, xPacked_, w_, 0.0, y);
+    // The partial products of all ranks' voxels; then the bias once, on the replicated sum.
+    {
+      const ProfilingRegion region(Impl::kernelLabel("hybrid3d::FlattenDense::forward::allreduce"));
+      // Every rank of a sub-grid holds as many samples: one without any sums nothing, alike.
+      if (y.extent(0) > 0) yAllreduce_(exec, y, spatial_.get());
+    }
+    if (bias_.value.data() != nullptr)
+      Impl::addBias("hybrid3d::FlattenDense::forward", exec, y, bias_.value);
   }
-  if (bias_.value.data() != nullptr)
-    Impl::addBias("hybrid3d::FlattenDense::forward", exec, y, bias_.value);
 }
 
 template <class T, class M>
@@ -120,7 +133,10 @@ void FlattenDense<T, M>::backwardData(const execution_space& exec, const feature
                                       const tensor_type& dx) {
   check(dy, "output gradient");
   geometry_.checkInput(dx, "input gradient");
-  Impl::denseGemm(exec, "N", "N", 1.0, dy, w_, 0.0, dxPacked_);
+  if constexpr (isScalar16<T>)
+    Impl::mixedDenseBackwardData("hybrid3d::FlattenDense::backwardData", exec, dy, w_, dxPacked_);
+  else
+    Impl::denseGemm(exec, "N", "N", 1.0, dy, w_, 0.0, dxPacked_);
   unpackInputGradient(exec, dx);
 }
 
@@ -130,7 +146,11 @@ void FlattenDense<T, M>::backwardWeights(const execution_space& exec, const tens
   geometry_.checkInput(x, "input");
   check(dy, "output gradient");
   packInput(exec, x);
-  Impl::denseGemm(exec, "T", "N", 1.0, dy, xPacked_, 1.0, dw_);  // adds (the contract)
+  if constexpr (isScalar16<T>)
+    Impl::mixedDenseAddWeightGradient("hybrid3d::FlattenDense::backwardWeights", exec, dy, xPacked_,
+                                      dw_);
+  else
+    Impl::denseGemm(exec, "T", "N", 1.0, dy, xPacked_, 1.0, dw_);  // adds (the contract)
   if (addsBiasGradient_ && bias_.grad.data() != nullptr)
     Impl::addBiasGradient("hybrid3d::FlattenDense::backwardWeights", exec, dy, bias_.grad);
 }

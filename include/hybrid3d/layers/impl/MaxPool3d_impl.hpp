@@ -19,6 +19,7 @@ void maxPoolForwardUnpadded(const ExecSpace& exec, const OwnedRows& rows, const 
                             const Origin3& xo, const GhostOffset& oy, const XView& xv,
                             const YView& yv, const ArgView& am) {
   using T = typename YView::non_const_value_type;
+  using C = ComputeOf<T>;  // 16-bit values compare as floats (exactly); the winner is stored back
   // x's local index of the first owned output's window start, per dimension.
   const Index bd = g.start(0, g.outLo[0]) - xo.v[0], bh = g.start(1, g.outLo[1]) - xo.v[1],
               bw = g.start(2, g.outLo[2]) - xo.v[2];
@@ -28,17 +29,17 @@ void maxPoolForwardUnpadded(const ExecSpace& exec, const OwnedRows& rows, const 
         const Index kd = K > 0 ? K : g.k[0], kh = K > 0 ? K : g.k[1], kw = K > 0 ? K : g.k[2];
         const Index d0 = bd + z * (S > 0 ? S : g.s[0]), h0 = bh + yy * (S > 0 ? S : g.s[1]),
                     w0 = bw + xx * (S > 0 ? S : g.s[2]);
-        T best = xv(n, c, d0, h0, w0);
+        C best = C(xv(n, c, d0, h0, w0));
         int arg = 0;
         for (Index d = 0; d < kd; ++d)
           for (Index h = 0; h < kh; ++h)
             for (Index w = 0; w < kw; ++w) {
-              const T v = xv(n, c, d0 + d, h0 + h, w0 + w);
+              const C v = C(xv(n, c, d0 + d, h0 + h, w0 + w));
               const bool take = v > best || v != v;  // v != v: NaN propagates, as in PyTorch
               best = take ? v : best;
               arg = take ? PoolGeometry::packOffset(d, h, w) : arg;
             }
-        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = best;
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = T(best);
         am(n, c, z, yy, xx) = arg;
       });
 }
@@ -49,6 +50,7 @@ void maxPoolForwardClipped(const ExecSpace& exec, const OwnedRows& rows, const P
                            const Origin3& xo, const GhostOffset& oy, const XView& xv,
                            const YView& yv, const ArgView& am) {
   using T = typename YView::non_const_value_type;
+  using C = ComputeOf<T>;
   forEachRowCell(
       "hybrid3d::MaxPool3d::forward", exec, rows,
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
@@ -56,18 +58,18 @@ void maxPoolForwardClipped(const ExecSpace& exec, const OwnedRows& rows, const P
         const Index d0 = g.first(0, od), d1 = g.last(0, od);
         const Index h0 = g.first(1, oh), h1 = g.last(1, oh);
         const Index w0 = g.first(2, ow), w1 = g.last(2, ow);
-        T best = xv(n, c, d0 - xo.v[0], h0 - xo.v[1], w0 - xo.v[2]);
+        C best = C(xv(n, c, d0 - xo.v[0], h0 - xo.v[1], w0 - xo.v[2]));
         int arg = g.offset(od, oh, ow, d0, h0, w0);
         for (Index d = d0; d < d1; ++d)
           for (Index h = h0; h < h1; ++h)
             for (Index w = w0; w < w1; ++w) {
-              const T v = xv(n, c, d - xo.v[0], h - xo.v[1], w - xo.v[2]);
+              const C v = C(xv(n, c, d - xo.v[0], h - xo.v[1], w - xo.v[2]));
               if (v > best || v != v) {
                 best = v;
                 arg = g.offset(od, oh, ow, d, h, w);
               }
             }
-        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = best;
+        yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = T(best);
         am(n, c, z, yy, xx) = arg;
       });
 }
@@ -149,8 +151,10 @@ void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   }
   Impl::withStaticWindow(g, [&](auto K, auto S) {
     constexpr int k = decltype(K)::value, s = decltype(S)::value;
-    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                                      typename M::memory_space>::accessible)
+    // The host rows are float's and double's (AVX2); the 16-bit types take the portable kernel.
+    if constexpr (k > 0 && !isScalar16<T> &&
+                  Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                             typename M::memory_space>::accessible)
       Impl::maxPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), argmax_,
                                      Impl::bestHostIsa());
     else
@@ -216,14 +220,14 @@ void MaxPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
         "hybrid3d::MaxPool3d::backwardData", exec, Impl::OwnedRows(N, C, local.extents()),
         KOKKOS_LAMBDA(const Index n, const Index c, const Index i, const Index j, const Index k) {
           const Index d = i + xo.v[0], h = j + xo.v[1], w = k + xo.v[2];  // global indices
-          T sum = 0;
+          ComputeOf<T> sum = 0;  // float for the 16-bit types, rounded once
           for (Index od = rd(i, 0); od < rd(i, 1); ++od)
             for (Index oh = rh(j, 0); oh < rh(j, 1); ++oh)
               for (Index ow = rw(k, 0); ow < rw(k, 1); ++ow)
                 if (am(n, c, od - g.outLo[0], oh - g.outLo[1], ow - g.outLo[2]) ==
                     g.offset(od, oh, ow, d, h, w))
-                  sum += dyv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]);
-          dxv(n, c, i, j, k) = sum;
+                  sum += ComputeOf<T>(dyv(n, c, od - yo.v[0], oh - yo.v[1], ow - yo.v[2]));
+          dxv(n, c, i, j, k) = T(sum);
         });
   }
   plan_.halo().scatterAdd(exec, dx);
