@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -143,7 +144,11 @@ TEST(Scalar16, BFloat16MatchesOneDnn) {
   for (float f : probeFloats())
     if (std::isfinite(f)) v.push_back(f);  // oneDNN's NaN payloads are its own
   const std::vector<std::uint16_t> ref = oneDnnConvert(v, dnnl::memory::data_type::bf16);
-  for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(bfloat16(v[i]).bits, ref[i]) << v[i];
+  // Every normal float bit for bit. oneDNN flushes float's subnormals (and -0) to +-0, as
+  // AVX512-BF16's vcvtneps2bf16 does; ours keeps them, as the F16C instruction does for half.
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (std::abs(v[i]) >= std::numeric_limits<float>::min())
+      ASSERT_EQ(bfloat16(v[i]).bits, ref[i]) << v[i];
 }
 #endif
 

@@ -46,44 +46,45 @@ KOKKOS_INLINE_FUNCTION float floatFromBits(std::uint32_t u) {
 #endif
 }
 
-// x >> shift rounded to nearest, ties to even (shift in 1..31).
-KOKKOS_INLINE_FUNCTION std::uint32_t shiftRoundEven(std::uint32_t x, int shift) {
-  const std::uint32_t kept = x >> shift, rest = x & ((std::uint32_t(1) << shift) - 1);
-  const std::uint32_t halfway = std::uint32_t(1) << (shift - 1);
-  return kept + ((rest > halfway || (rest == halfway && (kept & 1))) ? 1 : 0);
-}
+// Every conversion below is straight-line code (ternaries the compiler turns into selects, no
+// branch on the value), so loops over arrays of them vectorise like float's own loops.
 
 KOKKOS_INLINE_FUNCTION std::uint16_t bfloat16Bits(float f) {
   const std::uint32_t u = floatBits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return std::uint16_t((u >> 16) | 0x0040u);  // quiet NaN
-  return std::uint16_t(shiftRoundEven(u, 16));  // a carry into the exponent is the right answer
+  const std::uint32_t rounded =
+      (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;  // carry into exponent: right
+  const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+  return std::uint16_t(nan ? ((u >> 16) | 0x0040u) : rounded);  // NaN stays a (quiet) NaN
 }
 
 KOKKOS_INLINE_FUNCTION float floatFromBfloat16(std::uint16_t b) {
   return floatFromBits(std::uint32_t(b) << 16);
 }
 
+// Round to nearest even in three cases computed alike and selected (after F. Giesen's
+// float_to_half_fast3_rtne): overflow and NaN; subnormal results, where adding 0.5 (2^-1) as a
+// float aligns the value's bits to half's subnormal unit 2^-24 and the FPU's own rounding (to
+// nearest even) does the rest; normal results, rebiased with the round-to-even increment.
 KOKKOS_INLINE_FUNCTION std::uint16_t float16Bits(float f) {
   const std::uint32_t u = floatBits(f);
   const std::uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return std::uint16_t(sign | 0x7e00u | ((a >> 13) & 0x3ffu));  // NaN
-  if (a >= 0x477ff000u) return std::uint16_t(sign | 0x7c00u);  // rounds past 65504: infinity
-  if (a >= 0x38800000u)                                        // normal: rebias 127 -> 15
-    return std::uint16_t(sign | shiftRoundEven(a - 0x38000000u, 13));
-  // Subnormal (or zero): the value in units of 2^-24 is the 24-bit significand >> (126 - e).
-  const int shift = 126 - int(a >> 23);
-  if (shift > 24) return std::uint16_t(sign);  // below 2^-25: zero
-  const std::uint32_t significand = (a & 0x7fffffu) | 0x800000u;
-  return std::uint16_t(sign | shiftRoundEven(significand, shift));
+  const std::uint32_t special = a > 0x7f800000u ? 0x7e00u : 0x7c00u;  // NaN, else infinity
+  const std::uint32_t magic = 126u << 23;                             // 0.5f
+  const std::uint32_t subnormal = floatBits(floatFromBits(a) + floatFromBits(magic)) - magic;
+  const std::uint32_t normal = (a + 0xc8000fffu + ((a >> 13) & 1u)) >> 13;  // -(112 << 23) + 0xfff
+  const std::uint32_t h = a >= 0x47800000u ? special : a < 0x38800000u ? subnormal : normal;
+  return std::uint16_t(sign | h);
 }
 
 KOKKOS_INLINE_FUNCTION float floatFromFloat16(std::uint16_t h) {
-  const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
-  const std::uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0x1f) return floatFromBits(sign | 0x7f800000u | (m << 13));
-  if (e != 0) return floatFromBits(sign | ((e + 112) << 23) | (m << 13));
-  const float subnormal = float(m) * 5.9604644775390625e-8f;  // m * 2^-24, exact
-  return sign ? -subnormal : subnormal;
+  const std::uint32_t m = std::uint32_t(h & 0x7fffu) << 13, e = m & 0x0f800000u;
+  const std::uint32_t normal = m + (112u << 23);   // rebias 15 -> 127
+  const std::uint32_t special = m + (224u << 23);  // infinity or NaN: exponent all ones
+  // Zero or subnormal: m * 2^-24 = (2^-14 + m * 2^-24) - 2^-14, both steps exact in float.
+  const std::uint32_t subnormal =
+      floatBits(floatFromBits(m + (113u << 23)) - floatFromBits(113u << 23));
+  const std::uint32_t bits = e == 0x0f800000u ? special : e == 0 ? subnormal : normal;
+  return floatFromBits(bits | (std::uint32_t(h & 0x8000u) << 16));
 }
 
 }  // namespace Impl
