@@ -242,6 +242,7 @@ template std::size_t predictAllreduceBytes<double>(const ModelPlan&, const Int3&
   template GraphMemory predictMemory<T, D>(const ModelPlan&, const Int3&); \
   template std::vector<GraphMemory> predictLayerMemory<T, D>(const ModelPlan&, const Int3&);
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_INSTANTIATE)
 #undef HYBRID3D_INSTANTIATE
 
 }  // namespace hybrid3d

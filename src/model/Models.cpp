@@ -48,6 +48,7 @@ Model<T, M> buildModel(const ProcessGrid& grid, const ModelOptions& o) {
 #define HYBRID3D_INSTANTIATE(T, D) \
   template Model<T, D> buildModel<T, D>(const ProcessGrid&, const ModelOptions&);
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_INSTANTIATE)
 #undef HYBRID3D_INSTANTIATE
 
 }  // namespace hybrid3d

@@ -479,5 +479,7 @@ EpochSummary Trainer<T, M>::run() {
 
 template class Trainer<float, DefaultMemorySpace>;
 template class Trainer<double, DefaultMemorySpace>;
+template class Trainer<bfloat16, DefaultMemorySpace>;
+template class Trainer<float16, DefaultMemorySpace>;
 
 }  // namespace hybrid3d

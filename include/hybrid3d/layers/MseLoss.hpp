@@ -46,9 +46,11 @@ public:
   // The global loss (collective over the data-parallel communicator).
   double forward(const execution_space& exec, const feature_type& prediction,
                  const feature_type& target) const;
-  // dprediction := dL/dprediction (may be the prediction view itself).
+  // dprediction := gradientScale * dL/dprediction (may be the prediction view itself); the
+  // scale is half's loss scaling (train/LossScale.hpp).
   void backward(const execution_space& exec, const feature_type& prediction,
-                const feature_type& target, const feature_type& dprediction) const;
+                const feature_type& target, const feature_type& dprediction,
+                double gradientScale = 1.0) const;
 
 private:
   void check(const feature_type& v, const char* what) const;
@@ -100,14 +102,15 @@ double MseLoss<T, M>::forward(const execution_space& exec, const feature_type& p
 
 template <class T, class M>
 void MseLoss<T, M>::backward(const execution_space& exec, const feature_type& prediction,
-                             const feature_type& target, const feature_type& dprediction) const {
+                             const feature_type& target, const feature_type& dprediction,
+                             double gradientScale) const {
   check(prediction, "prediction");
   check(target, "target");
   check(dprediction, "prediction gradient");
   const auto p = prediction, t = target, g = dprediction;
   const Index F = features_;
   using C = ComputeOf<T>;  // float for the 16-bit types: one rounding of the gradient
-  const C scale = C(2.0 / count_);
+  const C scale = C(2.0 * gradientScale / count_);
   Kokkos::parallel_for(
       Impl::kernelLabel("hybrid3d::MseLoss::backward"), rangePolicy(exec, 0, batch_ * F),
       KOKKOS_LAMBDA(const Index i) {

@@ -54,14 +54,16 @@ public:
   }
   // The global mean loss, and dlogits owned cells := dL/dlogits = (softmax - onehot) / count,
   // in one pass (collective over the world). dlogits may be logits itself.
+  // gradientScale multiplies dlogits, not the loss (half's loss scaling, train/LossScale.hpp).
   double forwardBackward(const execution_space& exec, const tensor_type& logits,
-                         const label_type& labels, const tensor_type& dlogits) const {
-    return evaluate(exec, logits, labels, &dlogits);
+                         const label_type& labels, const tensor_type& dlogits,
+                         double gradientScale = 1.0) const {
+    return evaluate(exec, logits, labels, &dlogits, gradientScale);
   }
 
   // The kernel behind both. Public only because CUDA forbids device lambdas in private members.
   double evaluate(const execution_space& exec, const tensor_type& logits, const label_type& labels,
-                  const tensor_type* dlogits) const;
+                  const tensor_type* dlogits, double gradientScale = 1.0) const;
 
 private:
   std::string name_;
@@ -94,7 +96,8 @@ SoftmaxCrossEntropy<T, M>::SoftmaxCrossEntropy(const LayerGrid& grid, const std:
 template <class T, class M>
 double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const tensor_type& logits,
                                            const label_type& labels,
-                                           const tensor_type* dlogits) const {
+                                           const tensor_type* dlogits,
+                                           double gradientScale) const {
   auto check = [&](const auto& t, int channels, const char* what) {
     if (t.batch() != shape_.batch || t.channels() != channels ||
         !(t.decomposition() == decomposition_))
@@ -116,7 +119,7 @@ double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const te
   const auto og = writeGradient ? Impl::ghostOffset(*dlogits) : Impl::GhostOffset{};
   const int C = shape_.channels;
   using Real = ComputeOf<T>;  // float for the 16-bit types: softmax in float, dlogits rounded once
-  const Real invCount = Real(1.0 / count_);
+  const Real invCount = Real(gradientScale / count_);  // the loss itself sums unscaled
   const auto bad = badLabels_;
   Impl::zeroFill(exec, bad);
   const double sum = Impl::sumOverRowCells(

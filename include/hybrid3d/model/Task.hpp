@@ -88,7 +88,8 @@ namespace Impl {
 // list's last comma).
 #define HYBRID3D_TASK_MAKER(T, D) TaskMaker<T, D>,
 using TaskMakers =
-    std::tuple<HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_TASK_MAKER) std::nullptr_t>;
+    std::tuple<HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_TASK_MAKER)
+                   HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_TASK_MAKER) std::nullptr_t>;
 #undef HYBRID3D_TASK_MAKER
 }  // namespace Impl
 
@@ -112,7 +113,8 @@ Impl::TaskMakers taskMakers() {
   +[](const TaskLayout& layout) -> std::unique_ptr<Task<T, D>> { \
     return std::make_unique<TaskT<T, D>>(layout);                \
   },
-  return Impl::TaskMakers(HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_TASK_MAKER) nullptr);
+  return Impl::TaskMakers(HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_TASK_MAKER)
+                              HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_TASK_MAKER) nullptr);
 #undef HYBRID3D_TASK_MAKER
 }
 

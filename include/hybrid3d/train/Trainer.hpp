@@ -102,5 +102,7 @@ private:
 
 extern template class Trainer<float, DefaultMemorySpace>;
 extern template class Trainer<double, DefaultMemorySpace>;
+extern template class Trainer<bfloat16, DefaultMemorySpace>;
+extern template class Trainer<float16, DefaultMemorySpace>;
 
 }  // namespace hybrid3d

@@ -47,7 +47,9 @@ public:
   double loss(const execution_space& exec, const graph_type& graph, bool withGradient) override {
     const auto& prediction = graph.output().features;
     const double l = loss_.forward(exec, prediction, targets_);
-    if (withGradient) loss_.backward(exec, prediction, targets_, graph.outputGradient().features);
+    if (withGradient)
+      loss_.backward(exec, prediction, targets_, graph.outputGradient().features,
+                     this->gradientScale_);
     return l;
   }
 

@@ -121,7 +121,8 @@ public:
   double loss(const execution_space& exec, const graph_type& graph, bool withGradient) override {
     const auto& logits = graph.output().volume;
     return withGradient
-               ? loss_.forwardBackward(exec, logits, labels_, graph.outputGradient().volume)
+               ? loss_.forwardBackward(exec, logits, labels_, graph.outputGradient().volume,
+                                       this->gradientScale_)
                : loss_.forward(exec, logits, labels_);
   }
 
