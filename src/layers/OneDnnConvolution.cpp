@@ -112,6 +112,14 @@ struct Operand {
   memory userMem, innerMem;
   dnnl::reorder copy;   // user -> inner (In) or inner -> user (Out, Accumulate)
   bool direct = false;  // the primitive reads or writes the user array itself
+  // 16-bit activations, f32 primitive: the user array is converted to (and from) a dense f32
+  // copy of the window, `stage`, by our own loops, and oneDNN's reorders run f32 -> f32 (its
+  // JIT ones; it converts 16-bit types in a generic C++ reorder, measured 10-20x slower than
+  // the whole f32 pass). Where the primitive's layout is plain, it reads or writes the stage
+  // itself. Activation operands only (the weights are float).
+  bool staged = false;
+  memory::desc stage;
+  std::size_t stageOffset = 0;
 
   // The memory the primitive executes on.
   const memory& arg() const { return direct ? userMem : innerMem; }
@@ -277,6 +285,13 @@ struct PassOperands {
     wgtDiffDst = operand(Flow::In, wgt.diff_dst_desc());
     wgtDiffWeights = operand(Flow::Accumulate, wgt.diff_weights_desc());
     wgtDiffBias = operand(Flow::Accumulate, q.bias ? wgt.diff_bias_desc() : memory::desc());
+    if (q.activations != Precision::Float)
+      for (Operand* op : {&fwdSrc, &fwdDst, &bwdDiffDst, &bwdDiffSrc, &wgtSrc, &wgtDiffDst})
+        if (op->inner.data_type() == memory::data_type::f32) {
+          op->staged = true;
+          op->stage =
+              memory::desc(op->inner.dims(), memory::data_type::f32, memory::format_tag::abcde);
+        }
     std::size_t need = 0;
     need = std::max(need, layOutPass({&fwdSrc, &fwdWeights, &fwdBias, &fwdDst},
                                      fwd.scratchpad_desc().get_size(), fwdScratch));
@@ -299,6 +314,10 @@ struct PassOperands {
     for (Operand* op : ops) {
       op->offset = at;
       at += align(op->inner.get_size());
+      if (op->staged) {
+        op->stageOffset = at;
+        at += align(op->stage.get_size());
+      }
     }
     scratchOffset = at;
     return at + align(scratchpad);
@@ -434,6 +453,67 @@ struct OneDnnPrimitives : PassOperands {
   }
 };
 
+namespace {
+
+// The window of t starting at local index `at` with spatial `extents`, all samples and
+// channels, to and from a dense f32 array (NCDHW): one rounding per value into t.
+template <class T, class F>
+void forEachWindowRow(const DistTensor<T, Kokkos::HostSpace>& t, const Index3& at,
+                      const Index3& extents, F f) {
+  const auto& v = t.view();
+  const Index N = Index(v.extent(0)), C = Index(v.extent(1));
+  const Index H = Index(v.extent(3)), W = Index(v.extent(4)), D = Index(v.extent(2));
+  const Index rows = N * C * extents[0] * extents[1];
+#pragma omp parallel for
+  for (Index r = 0; r < rows; ++r) {
+    Index i = r;
+    const Index h = i % extents[1];
+    i /= extents[1];
+    const Index d = i % extents[0];
+    i /= extents[0];  // n * C + c
+    T* row = v.data() + ((i * D + at[0] + d) * H + at[1] + h) * W + at[2];
+    f(row, r * extents[2], extents[2]);
+  }
+}
+template <class T>
+void toFloat(const DistTensor<T, Kokkos::HostSpace>& t, const Index3& at, const Index3& extents,
+             float* dense) {
+  forEachWindowRow(t, at, extents, [dense](const T* row, Index first, Index n) {
+    float* out = dense + first;
+    for (Index w = 0; w < n; ++w) out[w] = float(row[w]);
+  });
+}
+template <class T>
+void fromFloat(const float* dense, const DistTensor<T, Kokkos::HostSpace>& t, const Index3& at,
+               const Index3& extents) {
+  forEachWindowRow(t, at, extents, [dense](T* row, Index first, Index n) {
+    const float* in = dense + first;
+    for (Index w = 0; w < n; ++w) row[w] = T(in[w]);
+  });
+}
+
+// Points an activation operand at the window of t (at `at`, `extents`): the array itself, or
+// its f32 stage, filled from it unless the primitive only writes it.
+template <class T>
+void bindActivation(OneDnnPrimitives& P, Operand& op, const DistTensor<T, Kokkos::HostSpace>& t,
+                    const Index3& at, const Index3& extents, char* ws) {
+  if (!op.staged) {
+    P.bind(op, windowDesc(t, extents), windowStart(t, at), ws);
+    return;
+  }
+  float* stage = reinterpret_cast<float*>(ws + op.stageOffset);
+  if (op.flow != Flow::Out) toFloat(t, at, extents, stage);
+  P.bind(op, op.stage, stage, ws);
+}
+// After the primitive (and the operand's copy): a staged output back into t, rounded once.
+template <class T>
+void unstage(const Operand& op, const DistTensor<T, Kokkos::HostSpace>& t, const Index3& at,
+             const Index3& extents, char* ws) {
+  if (op.staged) fromFloat(reinterpret_cast<const float*>(ws + op.stageOffset), t, at, extents);
+}
+
+}  // namespace
+
 template <class T>
 OneDnnConvolution<T>::OneDnnConvolution(const LocalConvProblem& problem)
     : problem_(problem), p_(std::make_unique<OneDnnPrimitives>()), threads_(hostThreads()) {
@@ -503,10 +583,10 @@ void OneDnnConvolution<T>::forward(const execution_space& exec, const tensor_typ
   const auto& q = problem_;
   char* ws = HostWorkspace::instance().data();
   const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
-  P.bind(P.fwdSrc, windowDesc(x, window), windowStart(x, q.inOffset), ws);
+  bindActivation(P, P.fwdSrc, x, q.inOffset, window, ws);
   P.bind(P.fwdWeights, P.userWeights, w.data(), ws);
   if (q.bias) P.bind(P.fwdBias, P.userBias, bias.data(), ws);
-  P.bind(P.fwdDst, windowDesc(y, q.outExtents), windowStart(y, outputStart(y, q)), ws);
+  bindActivation(P, P.fwdDst, y, outputStart(y, q), q.outExtents, ws);
   P.fwdScratchMem.set_data_handle(ws + P.fwdScratch);
   P.copy(P.fwdSrc);
   P.copy(P.fwdWeights);
@@ -520,6 +600,7 @@ void OneDnnConvolution<T>::forward(const execution_space& exec, const tensor_typ
   args.execute(P.forward, P.stream, "forward");
   P.copy(P.fwdDst);
   P.stream.wait();
+  unstage(P.fwdDst, y, outputStart(y, q), q.outExtents, ws);
 }
 
 template <class T>
@@ -537,7 +618,7 @@ void OneDnnConvolution<T>::backwardData(const execution_space& exec, const value
   omp_set_num_threads(threads_);
   auto& P = *p_;
   char* ws = HostWorkspace::instance().data();
-  P.bind(P.bwdDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, outputStart(dy, q)), ws);
+  bindActivation(P, P.bwdDiffDst, dy, outputStart(dy, q), q.outExtents, ws);
   if (P.backwardDataIsForward) {
     float* flipped = reinterpret_cast<float*>(ws + P.bwdFlippedWeights.offset);
     flipTransposed(q, w.data(), flipped);
@@ -545,7 +626,7 @@ void OneDnnConvolution<T>::backwardData(const execution_space& exec, const value
   } else {
     P.bind(P.bwdWeights, P.userWeights, w.data(), ws);
   }
-  P.bind(P.bwdDiffSrc, windowDesc(dx, window), windowStart(dx, q.inOffset), ws);
+  bindActivation(P, P.bwdDiffSrc, dx, q.inOffset, window, ws);
   P.bwdScratchMem.set_data_handle(ws + P.bwdScratch);
   P.copy(P.bwdDiffDst);
   P.copy(P.bwdWeights);
@@ -558,6 +639,7 @@ void OneDnnConvolution<T>::backwardData(const execution_space& exec, const value
   args.execute(P.backwardData, P.stream, "backward-data");
   P.copy(P.bwdDiffSrc);
   P.stream.wait();
+  unstage(P.bwdDiffSrc, dx, q.inOffset, window, ws);
 }
 
 template <class T>
@@ -571,8 +653,8 @@ void OneDnnConvolution<T>::backwardWeights(const execution_space& exec, const te
   const auto& q = problem_;
   char* ws = HostWorkspace::instance().data();
   const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
-  P.bind(P.wgtSrc, windowDesc(x, window), windowStart(x, q.inOffset), ws);
-  P.bind(P.wgtDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, outputStart(dy, q)), ws);
+  bindActivation(P, P.wgtSrc, x, q.inOffset, window, ws);
+  bindActivation(P, P.wgtDiffDst, dy, outputStart(dy, q), q.outExtents, ws);
   P.bind(P.wgtDiffWeights, P.userWeights, dw.data(), ws);
   if (q.bias) P.bind(P.wgtDiffBias, P.userBias, db.data(), ws);
   P.wgtScratchMem.set_data_handle(ws + P.wgtScratch);
