@@ -85,7 +85,8 @@ public:
     // Overlap the halo exchanges with computation (layers/impl/ConvSplit.hpp): forward
     // computes the interior of the output box while x's halo travels, then the shell;
     // backward-data computes the shell, starts the adjoint exchange, then the interior. Off:
-    // exchange, then the whole box at once (one engine call per pass).
+    // exchange, then the whole box at once (one engine call per pass). Ignored for 16-bit T
+    // (see the top of this file).
     bool overlap = convOverlapByDefault;
   };
 
