@@ -277,6 +277,21 @@ TEST(Conv3d, BFloat16AndHalfAgreeWithFloatAndOneRank) {
   EXPECT_GE(ran, 1);
 }
 
+// oneDNN's backward-data runs as a forward convolution on boxes of 32^3 output voxels and more
+// with few input channels (src/layers/OneDnnConvolution.cpp): its staged operands too.
+TEST(Conv3d, OneDnn16BitBackwardDataAsForwardAgreesWithFloat) {
+  if (!oneDnnCanRun<bfloat16, TestDevice>()) GTEST_SKIP() << "the onednn engine is not built in";
+  const std::vector<GridCase> one{{{1, 1, 1}, 1}};
+  const int ran = forEachGrid(one, [](const ProcessGrid& grid, const GridCase&) {
+    const Case c{2, 3, 3, 1, 1, true, {32, 32, 32}};
+    std::string description;
+    checkCase<Conv3d, bfloat16>(grid, c, ConvEngine::OneDnn, &description);
+    EXPECT_NE(description.find("as a forward convolution"), std::string::npos) << description;
+    checkCase<Conv3d, float16>(grid, c, ConvEngine::OneDnn, &description);
+  });
+  EXPECT_GE(ran, 1);
+}
+
 template <class T>
 void convTransposeCases(const ProcessGrid& grid) {
   for (const Case& c : std::vector<Case>{{3, 4, 2, 2, 0, true, {5, 3, 4}},
