@@ -14,8 +14,13 @@
 // conv1's backward-data is timed but is no part of a training step (nothing needs the input's
 // gradient), so its share of the step is 0.
 //
+// --precisions adds columns for the 16-bit activation types of mixed precision (Conv3d<bfloat16>,
+// Conv3d<float16>: float weights and accumulation): each engine in each precision, one after the
+// other for every layer, so that a layer's precisions are timed in one sitting, alternating.
+// GFLOP/s count the same arithmetic whatever the storage type.
+//
 // Usage: bench_conv_layers [--sizes 64,128] [--reps 5] [--workspace-mib 64]
-//                          [--engines kokkos,onednn,cudnn,auto]
+//                          [--engines kokkos,onednn,cudnn,auto] [--precisions float,bfloat16,half]
 // The BLAS library actually loaded, the OpenBLAS environment and each engine's implementation
 // per pass are printed first: the numbers mean little without them (DESIGN.md section 10).
 #include <time.h>
@@ -34,6 +39,7 @@
 #include <mpi.h>
 
 #include <hybrid3d/core/FmaPeak.hpp>
+#include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/core/MpiThreads.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Conv3d.hpp>
@@ -126,66 +132,89 @@ Timing gemmTime(const char* ta, const char* tb, Index m, Index n, Index k, int r
   return median(reps, [&] { KokkosBlas::gemm(ta, tb, T(1), a, b, T(0), c); });
 }
 
+// One column of the tables: an engine in a precision.
+struct Column {
+  ConvEngine engine;
+  Precision precision;
+  std::string label() const {
+    return precision == Precision::Float ? std::string(toString(engine))
+                                         : std::string(toString(engine)) + "/" +
+                                               (precision == Precision::BFloat16 ? "bf16" : "f16");
+  }
+};
+
 struct Row {
   std::string name, pass;
   Index in, out;
   int cin, cout;
-  std::vector<Timing> engines;  // one per engine benchmarked
+  std::vector<Timing> engines;  // one per column benchmarked
   Timing gemm;
   double gflop;
   bool inStep;  // part of a training step (conv1's backward-data is not)
 };
 
-void run(Index S, int reps, std::size_t workspace, const std::vector<ConvEngine>& engines,
+// The three passes of one layer in activation type A on `engine` (and, for the first column,
+// the plain gemms of their shapes).
+template <class A>
+void timeLayer(const ProcessGrid& grid, const ConvLayer& c, Index S, int reps,
+               std::size_t workspace, ConvEngine engine, Row& fwd, Row& data, Row& weights) {
+  const DefaultExecutionSpace exec;
+  typename Conv3d<A>::Options o;
+  o.outChannels = c.cout;
+  o.kernel = 3;
+  o.stride = c.stride;
+  o.padding = 1;
+  o.workspaceBytes = workspace;
+  o.engine = engine;
+  const TensorShape in{1, c.cin, {c.extent, c.extent, c.extent}};
+  {
+    Conv3d<A> layer(grid, c.name, in, o);
+    std::printf("  %s %lld^3 %s %s: %s\n", c.name.c_str(), static_cast<long long>(S),
+                toString(engine), toString(precisionOf<A>()), layer.engineDescription().c_str());
+    const TensorShape out = layer.outputShape();
+    auto x = createDistTensor<A>("x", 1, c.cin, layer.inputDecomposition(), grid.coords(),
+                                 layer.inputGhosts());
+    auto dx = createDistTensor<A>("dx", 1, c.cin, layer.inputDecomposition(), grid.coords(),
+                                  layer.inputGhosts());
+    auto y = createDistTensor<A>("y", 1, c.cout, layer.outputDecomposition(), grid.coords());
+    auto dy = createDistTensor<A>("dy", 1, c.cout, layer.outputDecomposition(), grid.coords());
+    fillRandom(x.view(), 3);
+    fillRandom(dy.view(), 4);
+    fillRandom(layer.parameters()[0].value, 5);
+
+    const Index V = out.extents[0] * out.extents[1] * out.extents[2];
+    const Index K = Index(c.cin) * 27;
+    if (fwd.gflop == 0) {
+      fwd.gflop = data.gflop = weights.gflop = 2.0 * c.cout * K * V * 1e-9;
+      fwd.out = data.out = weights.out = out.extents[0];
+      // Plain gemm of each pass's shape over the kokkos chunk width, scaled to all V columns.
+      const Index chunk = std::min(V, layer.rowsPerChunk() * out.extents[2]);
+      const double scale = double(V) / double(chunk);
+      auto scaled = [&](Timing t) { return Timing{t.wall * scale, t.cpu * scale}; };
+      fwd.gemm = scaled(gemmTime("N", "N", c.cout, chunk, K, reps));
+      data.gemm = scaled(gemmTime("T", "N", K, chunk, c.cout, reps));
+      weights.gemm = scaled(gemmTime("N", "T", c.cout, K, chunk, reps));
+    }
+    fwd.engines.push_back(median(reps, [&] { layer.forward(exec, x, y); }));
+    data.engines.push_back(median(reps, [&] { layer.backwardData(exec, dy, dx); }));
+    weights.engines.push_back(median(reps, [&] { layer.backwardWeights(exec, x, dy); }));
+  }
+}
+
+void run(Index S, int reps, std::size_t workspace, const std::vector<Column>& columns,
          std::vector<Row>& rows) {
   ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
-  const DefaultExecutionSpace exec;
   for (const ConvLayer& c : cosmoflowConvs(S)) {
-    Layer::Options o;
-    o.outChannels = c.cout;
-    o.kernel = 3;
-    o.stride = c.stride;
-    o.padding = 1;
-    o.workspaceBytes = workspace;
-    const TensorShape in{1, c.cin, {c.extent, c.extent, c.extent}};
     Row fwd{c.name, "forward", c.extent, 0, c.cin, c.cout, {}, {}, 0, true};
     Row data = fwd, weights = fwd;
     data.pass = "bwd-data";
     data.inStep = c.name != "conv1";
     weights.pass = "bwd-weights";
-    for (const ConvEngine engine : engines) {
-      o.engine = engine;
-      Layer layer(grid, c.name, in, o);
-      std::printf("  %s %lld^3 %s: %s\n", c.name.c_str(), static_cast<long long>(S),
-                  toString(engine), layer.engineDescription().c_str());
-      const TensorShape out = layer.outputShape();
-      auto x = createDistTensor<T>("x", 1, c.cin, layer.inputDecomposition(), grid.coords(),
-                                   layer.inputGhosts());
-      auto dx = createDistTensor<T>("dx", 1, c.cin, layer.inputDecomposition(), grid.coords(),
-                                    layer.inputGhosts());
-      auto y = createDistTensor<T>("y", 1, c.cout, layer.outputDecomposition(), grid.coords());
-      auto dy = createDistTensor<T>("dy", 1, c.cout, layer.outputDecomposition(), grid.coords());
-      fillRandom(x.view(), 3);
-      fillRandom(dy.view(), 4);
-      fillRandom(layer.parameters()[0].value, 5);
-
-      const Index V = out.extents[0] * out.extents[1] * out.extents[2];
-      const Index K = Index(c.cin) * 27;
-      if (fwd.gflop == 0) {
-        fwd.gflop = data.gflop = weights.gflop = 2.0 * c.cout * K * V * 1e-9;
-        fwd.out = data.out = weights.out = out.extents[0];
-        // Plain gemm of each pass's shape over the kokkos chunk width, scaled to all V columns.
-        const Index chunk = std::min(V, layer.rowsPerChunk() * out.extents[2]);
-        const double scale = double(V) / double(chunk);
-        auto scaled = [&](Timing t) { return Timing{t.wall * scale, t.cpu * scale}; };
-        fwd.gemm = scaled(gemmTime("N", "N", c.cout, chunk, K, reps));
-        data.gemm = scaled(gemmTime("T", "N", K, chunk, c.cout, reps));
-        weights.gemm = scaled(gemmTime("N", "T", c.cout, K, chunk, reps));
-      }
-      fwd.engines.push_back(median(reps, [&] { layer.forward(exec, x, y); }));
-      data.engines.push_back(median(reps, [&] { layer.backwardData(exec, dy, dx); }));
-      weights.engines.push_back(median(reps, [&] { layer.backwardWeights(exec, x, dy); }));
-    }
+    for (const Column& col : columns)
+      withPrecision(col.precision, [&](auto tag) {
+        using A = typename decltype(tag)::type;
+        timeLayer<A>(grid, c, S, reps, workspace, col.engine, fwd, data, weights);
+      });
     rows.push_back(fwd);
     rows.push_back(data);
     rows.push_back(weights);
@@ -205,6 +234,7 @@ int main(int argc, char** argv) {
     if (oneDnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::OneDnn);
     if (cudnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::Cudnn);
     engines.push_back(ConvEngine::Auto);  // what a training step runs (per pass, see above)
+    std::vector<Precision> precisions{Precision::Float};
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string a = argv[i];
       if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
@@ -215,6 +245,12 @@ int main(int argc, char** argv) {
         std::string s;
         while (std::getline(ss, s, ',')) engines.push_back(parseConvEngine(s));
       }
+      if (a == "--precisions") {
+        precisions.clear();
+        std::stringstream ss(argv[i + 1]);
+        std::string s;
+        while (std::getline(ss, s, ',')) precisions.push_back(parsePrecision(s));
+      }
       if (a == "--sizes") {
         sizes.clear();
         std::stringstream ss(argv[i + 1]);
@@ -222,33 +258,39 @@ int main(int argc, char** argv) {
         while (std::getline(ss, s, ',')) sizes.push_back(std::atoll(s.c_str()));
       }
     }
+    std::vector<Column> columns;
+    for (const ConvEngine e : engines)
+      for (const Precision p : precisions) {
+        if (p == Precision::Double) continue;  // not a training precision of this benchmark
+        columns.push_back({e, p});
+      }
     bench::printBlasInfo();
     const FmaPeak peak = measureFmaPeak();
     std::printf("FP32 FMA peak of one core, measured: %.1f GFLOP/s (%s)\n", peak.gflops,
                 peak.unit.c_str());
     std::printf(
-        "Conv3d<float>, kernel 3, padding 1, batch 1, 1 rank, kokkos workspace %.1f "
+        "Conv3d, kernel 3, padding 1, batch 1, 1 rank, kokkos workspace %.1f "
         "MiB; median of %d after 1 warm-up; %s time\n",
         double(workspace) / (1 << 20), reps,
         Timing::onHost ? "process CPU" : "wall-clock (device memory space)");
     for (Index S : sizes) {
       std::vector<Row> rows;
       std::printf("\nCosmoFlow input %lld^3, implementations:\n", static_cast<long long>(S));
-      run(S, reps, workspace, engines, rows);
+      run(S, reps, workspace, columns, rows);
       double stepFlop = 0;
       for (const Row& r : rows) stepFlop += r.inStep ? r.gflop : 0;
       std::printf("%-6s %-11s %9s %9s %7s %6s", "layer", "pass", "Cin->Cout", "extent", "GFLOP",
                   "step%");
-      for (const ConvEngine e : engines)
-        std::printf(" %9s %8s %6s", (std::string(toString(e)) + " ms").c_str(), "GFLOP/s", "%peak");
+      for (const Column& col : columns)
+        std::printf(" %9s %8s %6s", (col.label() + " ms").c_str(), "GFLOP/s", "%peak");
       std::printf(" %8s %6s\n", "gemm", "%peak");
-      std::vector<double> total(engines.size(), 0.0);  // seconds of the step's passes
+      std::vector<double> total(columns.size(), 0.0);  // seconds of the step's passes
       for (const Row& r : rows) {
         const std::string ch = std::to_string(r.cin) + "->" + std::to_string(r.cout);
         const std::string ext = std::to_string(r.in) + "->" + std::to_string(r.out);
         std::printf("%-6s %-11s %9s %9s %7.3f %6.1f", r.name.c_str(), r.pass.c_str(), ch.c_str(),
                     ext.c_str(), r.gflop, r.inStep ? 100.0 * r.gflop / stepFlop : 0.0);
-        for (std::size_t e = 0; e < engines.size(); ++e) {
+        for (std::size_t e = 0; e < columns.size(); ++e) {
           const double t = r.engines[e].seconds(), rate = r.gflop / t;
           std::printf(" %9.2f %8.1f %6.1f", t * 1e3, rate, 100.0 * rate / peak.gflops);
           if (r.inStep) total[e] += t;
@@ -258,7 +300,7 @@ int main(int argc, char** argv) {
       }
       std::printf("%-6s %-11s %9s %9s %7.3f %6.1f", "total", "step passes", "", "", stepFlop,
                   100.0);
-      for (std::size_t e = 0; e < engines.size(); ++e)
+      for (std::size_t e = 0; e < columns.size(); ++e)
         std::printf(" %9.2f %8.1f %6.1f", total[e] * 1e3, stepFlop / total[e],
                     100.0 * stepFlop / total[e] / peak.gflops);
       std::printf("\n");

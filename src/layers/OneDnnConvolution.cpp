@@ -1,15 +1,24 @@
 // The onednn convolution engine (include/hybrid3d/layers/impl/OneDnnConvolution.hpp), written
-// against oneDNN 2.x (Debian 12 ships 2.6.3). Compiled only when HYBRID3D_ENABLE_ONEDNN is on.
+// against oneDNN 2.x (Debian 12 ships 2.6.3). Compiled only when HYBRID3D_ENABLE_ONEDNN is on;
+// instantiated for float, bfloat16 and float16 activations.
 #include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/core/VendorCall.hpp>
 #include <hybrid3d/layers/impl/HostWorkspace.hpp>
 #include <hybrid3d/layers/impl/OneDnnWorkspace.hpp>
@@ -42,28 +51,50 @@ private:
 // thread, with the OpenMP backend the threads Kokkos uses, never one per core in every rank.
 int hostThreads() { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
 
+// oneDNN's name for an activation storage type.
+memory::data_type dataType(Precision p) {
+  switch (p) {
+    case Precision::BFloat16:
+      return memory::data_type::bf16;
+    case Precision::Half:
+      return memory::data_type::f16;
+    case Precision::Float:
+      break;
+    case Precision::Double:
+      fail("onednn convolution: double is not a oneDNN data type");
+  }
+  return memory::data_type::f32;
+}
+const char* typeName(memory::data_type t) {
+  return t == memory::data_type::bf16 ? "bf16" : t == memory::data_type::f16 ? "f16" : "f32";
+}
+
 // A window of a ghosted NCDHW local array as a strided oneDNN memory descriptor, and where it
 // starts. `extents` are the window's spatial extents, `at` its first local index. Built through
 // the C API from plain arrays: memory::desc's C++ constructor takes std::vectors, two heap
 // allocations per operand per pass.
-memory::desc windowDesc(const DistTensor<float, Kokkos::HostSpace>& t, const Index3& extents) {
+template <class T>
+memory::desc windowDesc(const DistTensor<T, Kokkos::HostSpace>& t, const Index3& extents) {
   const auto& v = t.view();
   const Index w = Index(v.extent(4)), hw = Index(v.extent(3)) * w, dhw = Index(v.extent(2)) * hw;
   const dnnl_dims_t dims{Index(v.extent(0)), Index(v.extent(1)), extents[0], extents[1],
                          extents[2]};
   const dnnl_dims_t strides{Index(v.extent(1)) * dhw, dhw, hw, w, 1};
   dnnl_memory_desc_t d;
-  if (dnnl_memory_desc_init_by_strides(&d, 5, dims, dnnl_f32, strides) != dnnl_success)
+  const auto type = static_cast<dnnl_data_type_t>(dataType(precisionOf<T>()));
+  if (dnnl_memory_desc_init_by_strides(&d, 5, dims, type, strides) != dnnl_success)
     fail("onednn convolution: cannot describe a ", toString(extents), " window");
   return memory::desc(d);
 }
-float* windowStart(const DistTensor<float, Kokkos::HostSpace>& t, const Index3& at) {
+template <class T>
+T* windowStart(const DistTensor<T, Kokkos::HostSpace>& t, const Index3& at) {
   const auto& v = t.view();
   return v.data() + (at[0] * Index(v.extent(3)) + at[1]) * Index(v.extent(4)) + at[2];
 }
 // Local index of the first voxel of the problem's output box in y or dy: the owned box starts
 // after the low ghosts, the problem's box (a part of it) outOffset further.
-Index3 outputStart(const DistTensor<float, Kokkos::HostSpace>& t, const LocalConvProblem& q) {
+template <class T>
+Index3 outputStart(const DistTensor<T, Kokkos::HostSpace>& t, const LocalConvProblem& q) {
   const GhostWidths& g = t.ghosts();
   return {g.lo[0] + q.outOffset[0], g.lo[1] + q.outOffset[1], g.lo[2] + q.outOffset[2]};
 }
@@ -86,6 +117,14 @@ struct Operand {
   memory userMem, innerMem;
   dnnl::reorder copy;   // user -> inner (In) or inner -> user (Out, Accumulate)
   bool direct = false;  // the primitive reads or writes the user array itself
+  // 16-bit activations, f32 primitive: the user array is converted to (and from) a dense f32
+  // copy of the window, `stage`, by our own loops, and oneDNN's reorders run f32 -> f32 (its
+  // JIT ones; it converts 16-bit types in a generic C++ reorder, measured 10-20x slower than
+  // the whole f32 pass). Where the primitive's layout is plain, it reads or writes the stage
+  // itself. Activation operands only (the weights are float).
+  bool staged = false;
+  memory::desc stage;
+  std::size_t stageOffset = 0;
 
   // The memory the primitive executes on.
   const memory& arg() const { return direct ? userMem : innerMem; }
@@ -127,16 +166,17 @@ bool backwardDataAsForward(const LocalConvProblem& q) {
          q.outExtents[0] * q.outExtents[1] * q.outExtents[2] >= backwardAsForwardMinOutputVoxels;
 }
 
-// The forward convolution that computes backward-data (above), dy and dx in `activations`.
+// The forward convolution that computes backward-data (above), dy and dx in `activations`, of
+// type `type` (the weights too: f32, or the 16-bit type whose primitive accumulates in f32).
 dnnl::convolution_forward::primitive_desc describeBackwardDataAsForward(
-    const dnnl::engine& engine, const LocalConvProblem& q, memory::format_tag activations) {
-  const auto f32 = memory::data_type::f32;
+    const dnnl::engine& engine, const LocalConvProblem& q, memory::format_tag activations,
+    memory::data_type type) {
   const memory::desc dy(Dims{q.batch, q.cout, q.outExtents[0], q.outExtents[1], q.outExtents[2]},
-                        f32, activations);
+                        type, activations);
   const memory::desc dx(
-      Dims{q.batch, q.cin, q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)}, f32,
+      Dims{q.batch, q.cin, q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)}, type,
       activations);
-  const memory::desc flipped(Dims{q.cin, q.cout, q.kernel, q.kernel, q.kernel}, f32,
+  const memory::desc flipped(Dims{q.cin, q.cout, q.kernel, q.kernel, q.kernel}, type,
                              memory::format_tag::any);
   const Dims strides{1, 1, 1}, padding{q.kernel - 1, q.kernel - 1, q.kernel - 1};
   dnnl::primitive_attr attr;
@@ -160,17 +200,20 @@ void flipTransposed(const LocalConvProblem& q, const float* w, float* flipped) {
 }
 
 // Padding 0: the ghosts hold the padding. Weights in oneDNN's choice of layout (reordered from
-// PyTorch's each pass; they are small).
+// PyTorch's each pass; they are small). Activations and weights of type `type`: f32, or a
+// 16-bit type, whose primitives accumulate in f32; the bias, the weight and bias gradients are
+// f32 whatever the type (oneDNN's bf16 convolutions take them so).
 PassDescs describePasses(const dnnl::engine& engine, const LocalConvProblem& q,
-                         memory::format_tag activations) {
+                         memory::format_tag activations, memory::data_type type) {
   const auto f32 = memory::data_type::f32;
   const memory::desc src(
-      Dims{q.batch, q.cin, q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)}, f32,
+      Dims{q.batch, q.cin, q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)}, type,
       activations);
   const memory::desc dst(Dims{q.batch, q.cout, q.outExtents[0], q.outExtents[1], q.outExtents[2]},
-                         f32, activations);
-  const memory::desc wei(Dims{q.cout, q.cin, q.kernel, q.kernel, q.kernel}, f32,
-                         memory::format_tag::any);
+                         type, activations);
+  const Dims weightDims{q.cout, q.cin, q.kernel, q.kernel, q.kernel};
+  const memory::desc wei(weightDims, type, memory::format_tag::any);
+  const memory::desc diffWei(weightDims, f32, memory::format_tag::any);
   const memory::desc bias =
       q.bias ? memory::desc(Dims{q.cout}, f32, memory::format_tag::a) : memory::desc();
   const Dims strides{q.stride, q.stride, q.stride}, noPadding{0, 0, 0};
@@ -183,7 +226,7 @@ PassDescs describePasses(const dnnl::engine& engine, const LocalConvProblem& q,
       attr, engine);
   return {fwd,
           {{algorithm, src, wei, dst, strides, noPadding, noPadding}, attr, engine, fwd},
-          {{algorithm, src, wei, bias, dst, strides, noPadding, noPadding}, attr, engine, fwd},
+          {{algorithm, src, diffWei, bias, dst, strides, noPadding, noPadding}, attr, engine, fwd},
           {}};
 }
 
@@ -202,6 +245,11 @@ int kernelRank(const char* implementation) {
 template <class PD>
 const PD& better(const PD& a, const PD& b) {
   return kernelRank(b.impl_info_str()) > kernelRank(a.impl_info_str()) ? b : a;
+}
+
+// Whether oneDNN gave its reference implementation (no kernel for that type on this CPU).
+bool isReference(const char* implementation) {
+  return std::string(implementation).rfind("ref", 0) == 0;
 }
 
 // Every operand of the three passes and where its copy and each pass's scratchpad lie in the
@@ -232,6 +280,7 @@ struct PassOperands {
       bwdFlippedWeights =
           operand(Flow::In, memory::desc(Dims{q.cin, q.cout, q.kernel, q.kernel, q.kernel},
                                          memory::data_type::f32, memory::format_tag::oidhw));
+      // (the float weights flipped; bwdWeights reorders them to the primitive's type)
     } else {
       bwdDiffDst = operand(Flow::In, bwd.diff_dst_desc());
       bwdWeights = operand(Flow::In, bwd.weights_desc());
@@ -241,6 +290,13 @@ struct PassOperands {
     wgtDiffDst = operand(Flow::In, wgt.diff_dst_desc());
     wgtDiffWeights = operand(Flow::Accumulate, wgt.diff_weights_desc());
     wgtDiffBias = operand(Flow::Accumulate, q.bias ? wgt.diff_bias_desc() : memory::desc());
+    if (q.activations != Precision::Float)
+      for (Operand* op : {&fwdSrc, &fwdDst, &bwdDiffDst, &bwdDiffSrc, &wgtSrc, &wgtDiffDst})
+        if (op->inner.data_type() == memory::data_type::f32) {
+          op->staged = true;
+          op->stage =
+              memory::desc(op->inner.dims(), memory::data_type::f32, memory::format_tag::abcde);
+        }
     std::size_t need = 0;
     need = std::max(need, layOutPass({&fwdSrc, &fwdWeights, &fwdBias, &fwdDst},
                                      fwd.scratchpad_desc().get_size(), fwdScratch));
@@ -263,6 +319,10 @@ struct PassOperands {
     for (Operand* op : ops) {
       op->offset = at;
       at += align(op->inner.get_size());
+      if (op->staged) {
+        op->stageOffset = at;
+        at += align(op->stage.get_size());
+      }
     }
     scratchOffset = at;
     return at + align(scratchpad);
@@ -277,33 +337,82 @@ struct ChosenPasses {
   PassDescs descs;
   std::string implementations;
 };
-ChosenPasses choosePasses(const dnnl::engine& engine, const LocalConvProblem& q) {
-  const PassDescs blocked = describePasses(engine, q, memory::format_tag::any);
-  const PassDescs channelsLast = describePasses(engine, q, memory::format_tag::ndhwc);
-  const auto& fwd = better(blocked.forward, channelsLast.forward);
-  const auto& bwd = better(blocked.backwardData, channelsLast.backwardData);
-  const auto& wgt = better(blocked.backwardWeights, channelsLast.backwardWeights);
-  auto name = [](const auto& chosen, const auto& channelsLastDesc) {
-    return std::string(chosen.impl_info_str()) +
-           (&chosen == &channelsLastDesc ? " channels-last" : "");
-  };
-  ChosenPasses chosen{{fwd, bwd, wgt, {}}, ""};
-  std::string bwdName = name(bwd, channelsLast.backwardData);
-  if (backwardDataAsForward(q)) {
-    const auto blockedAsFwd = describeBackwardDataAsForward(engine, q, memory::format_tag::any);
-    const auto channelsLastAsFwd =
-        describeBackwardDataAsForward(engine, q, memory::format_tag::ndhwc);
-    const auto& asFwd = better(blockedAsFwd, channelsLastAsFwd);
-    chosen.descs.backwardDataForward = asFwd;
-    bwdName = name(asFwd, channelsLastAsFwd) + " as a forward convolution";
+//
+// 16-bit activations: each pass the same way in the 16-bit type, taken when oneDNN has a kernel
+// for it that is not its reference one; else the f32 pass (below), whose reorders from and to
+// the 16-bit user arrays convert. oneDNN refusing a 16-bit descriptor (no implementation at
+// all, as for f16 without AVX512-FP16) is that case too.
+template <class PD>
+struct Candidates {
+  PD blocked, channelsLast;  // channelsLast empty: none asked (or refused)
+  // The better of the two, and its name.
+  std::pair<PD, std::string> best() const {
+    if (!channelsLast) return {blocked, blocked.impl_info_str()};
+    const PD& b = better(blocked, channelsLast);
+    return {b, std::string(b.impl_info_str()) + (&b == &channelsLast ? " channels-last" : "")};
   }
-  chosen.implementations =
-      Impl::concat("forward ", name(fwd, channelsLast.forward), ", backward-data ", bwdName,
-                   ", backward-weights ", name(wgt, channelsLast.backwardWeights));
+};
+// `narrow` (16-bit, may be empty) unless it is empty or a reference kernel, else `wide` (f32);
+// the name says the type when the activations are 16-bit.
+template <class PD>
+std::pair<PD, std::string> choose(const Candidates<PD>& wide, const Candidates<PD>& narrow,
+                                  memory::data_type storage) {
+  if (narrow.blocked) {
+    auto n = narrow.best();
+    if (!isReference(n.first.impl_info_str()))
+      return {n.first, std::string(typeName(storage)) + " " + n.second};
+  }
+  auto w = wide.best();
+  if (storage == memory::data_type::f32) return w;
+  return {w.first, "f32 " + w.second};
+}
+
+ChosenPasses choosePasses(const dnnl::engine& engine, const LocalConvProblem& q) {
+  const auto f32 = memory::data_type::f32, storage = dataType(q.activations);
+  const auto any = memory::format_tag::any, ndhwc = memory::format_tag::ndhwc;
+  const PassDescs blocked = describePasses(engine, q, any, f32);
+  const PassDescs channelsLast = describePasses(engine, q, ndhwc, f32);
+  PassDescs blocked16, channelsLast16;  // empty: not asked, or refused
+  if (storage != f32) {
+    try {
+      blocked16 = describePasses(engine, q, any, storage);
+      channelsLast16 = describePasses(engine, q, ndhwc, storage);
+    } catch (const dnnl::error&) {  // no implementation of the 16-bit type: f32 passes
+    }
+  }
+  const auto fwd = choose<dnnl::convolution_forward::primitive_desc>(
+      {blocked.forward, channelsLast.forward}, {blocked16.forward, channelsLast16.forward},
+      storage);
+  auto bwd = choose<dnnl::convolution_backward_data::primitive_desc>(
+      {blocked.backwardData, channelsLast.backwardData},
+      {blocked16.backwardData, channelsLast16.backwardData}, storage);
+  const auto wgt = choose<dnnl::convolution_backward_weights::primitive_desc>(
+      {blocked.backwardWeights, channelsLast.backwardWeights},
+      {blocked16.backwardWeights, channelsLast16.backwardWeights}, storage);
+  ChosenPasses chosen{{fwd.first, bwd.first, wgt.first, {}}, ""};
+  std::string bwdName = bwd.second;
+  if (backwardDataAsForward(q)) {
+    using Fwd = dnnl::convolution_forward::primitive_desc;
+    Candidates<Fwd> narrow;
+    if (storage != f32) {
+      try {
+        narrow = {describeBackwardDataAsForward(engine, q, any, storage),
+                  describeBackwardDataAsForward(engine, q, ndhwc, storage)};
+      } catch (const dnnl::error&) {
+      }
+    }
+    const auto asFwd = choose<Fwd>({describeBackwardDataAsForward(engine, q, any, f32),
+                                    describeBackwardDataAsForward(engine, q, ndhwc, f32)},
+                                   narrow, storage);
+    chosen.descs.backwardDataForward = asFwd.first;
+    bwdName = asFwd.second + " as a forward convolution";
+  }
+  chosen.implementations = Impl::concat("forward ", fwd.second, ", backward-data ", bwdName,
+                                        ", backward-weights ", wgt.second);
   return chosen;
 }
 
-struct OneDnnConvolution::Primitives : PassOperands {
+struct OneDnnPrimitives : PassOperands {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   memory::desc userWeights;  // [Cout, Cin, k, k, k], PyTorch's order
@@ -349,8 +458,119 @@ struct OneDnnConvolution::Primitives : PassOperands {
   }
 };
 
-OneDnnConvolution::OneDnnConvolution(const LocalConvProblem& problem)
-    : problem_(problem), p_(std::make_unique<Primitives>()), threads_(hostThreads()) {
+namespace {
+
+// The window of t starting at local index `at` with spatial `extents`, all samples and
+// channels, to and from a dense f32 array (NCDHW): one rounding per value into t.
+template <class T, class F>
+void forEachWindowRow(const DistTensor<T, Kokkos::HostSpace>& t, const Index3& at,
+                      const Index3& extents, F f) {
+  const auto& v = t.view();
+  const Index N = Index(v.extent(0)), C = Index(v.extent(1));
+  const Index H = Index(v.extent(3)), W = Index(v.extent(4)), D = Index(v.extent(2));
+  const Index rows = N * C * extents[0] * extents[1];
+#pragma omp parallel for
+  for (Index r = 0; r < rows; ++r) {
+    Index i = r;
+    const Index h = i % extents[1];
+    i /= extents[1];
+    const Index d = i % extents[0];
+    i /= extents[0];  // n * C + c
+    T* row = v.data() + ((i * D + at[0] + d) * H + at[1] + h) * W + at[2];
+    f(row, r * extents[2], extents[2]);
+  }
+}
+// float16 rows by F16C's conversions where the CPU has them (8 values per instruction, the same
+// rounding to nearest even as float16's own, core/Scalar16.hpp): its portable conversion is a
+// branchy function of each value's exponent, which measured the half passes ~20 % slower than
+// bfloat16's (a shift).
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HYBRID3D_ONEDNN_F16C 1
+__attribute__((target("avx,f16c"))) void halfRowToFloat(const float16* in, float* out, Index n) {
+  Index w = 0;
+  for (; w + 8 <= n; w += 8)
+    _mm256_storeu_ps(out + w,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + w))));
+  for (; w < n; ++w) out[w] = float(in[w]);
+}
+__attribute__((target("avx,f16c"))) void floatRowToHalf(const float* in, float16* out, Index n) {
+  Index w = 0;
+  for (; w + 8 <= n; w += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + w),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + w), _MM_FROUND_TO_NEAREST_INT));
+  for (; w < n; ++w) out[w] = float16(in[w]);
+}
+bool hostHasF16c() {
+  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  return has;
+}
+#else
+#define HYBRID3D_ONEDNN_F16C 0
+#endif
+
+template <class T>
+void toFloat(const DistTensor<T, Kokkos::HostSpace>& t, const Index3& at, const Index3& extents,
+             float* dense) {
+#if HYBRID3D_ONEDNN_F16C
+  if constexpr (std::is_same_v<T, float16>)
+    if (hostHasF16c()) {
+      forEachWindowRow(t, at, extents, [dense](const T* row, Index first, Index n) {
+        halfRowToFloat(row, dense + first, n);
+      });
+      return;
+    }
+#endif
+  forEachWindowRow(t, at, extents, [dense](const T* row, Index first, Index n) {
+    float* out = dense + first;
+    for (Index w = 0; w < n; ++w) out[w] = float(row[w]);
+  });
+}
+template <class T>
+void fromFloat(const float* dense, const DistTensor<T, Kokkos::HostSpace>& t, const Index3& at,
+               const Index3& extents) {
+#if HYBRID3D_ONEDNN_F16C
+  if constexpr (std::is_same_v<T, float16>)
+    if (hostHasF16c()) {
+      forEachWindowRow(t, at, extents, [dense](T* row, Index first, Index n) {
+        floatRowToHalf(dense + first, row, n);
+      });
+      return;
+    }
+#endif
+  forEachWindowRow(t, at, extents, [dense](T* row, Index first, Index n) {
+    const float* in = dense + first;
+    for (Index w = 0; w < n; ++w) row[w] = T(in[w]);
+  });
+}
+
+// Points an activation operand at the window of t (at `at`, `extents`): the array itself, or
+// its f32 stage, filled from it unless the primitive only writes it.
+template <class T>
+void bindActivation(OneDnnPrimitives& P, Operand& op, const DistTensor<T, Kokkos::HostSpace>& t,
+                    const Index3& at, const Index3& extents, char* ws) {
+  if (!op.staged) {
+    P.bind(op, windowDesc(t, extents), windowStart(t, at), ws);
+    return;
+  }
+  float* stage = reinterpret_cast<float*>(ws + op.stageOffset);
+  if (op.flow != Flow::Out) toFloat(t, at, extents, stage);
+  P.bind(op, op.stage, stage, ws);
+}
+// After the primitive (and the operand's copy): a staged output back into t, rounded once.
+template <class T>
+void unstage(const Operand& op, const DistTensor<T, Kokkos::HostSpace>& t, const Index3& at,
+             const Index3& extents, char* ws) {
+  if (op.staged) fromFloat(reinterpret_cast<const float*>(ws + op.stageOffset), t, at, extents);
+}
+
+}  // namespace
+
+template <class T>
+OneDnnConvolution<T>::OneDnnConvolution(const LocalConvProblem& problem)
+    : problem_(problem), p_(std::make_unique<OneDnnPrimitives>()), threads_(hostThreads()) {
+  if (problem.activations != precisionOf<T>())
+    fail(problem.layer, ": onednn convolution of ", toString(precisionOf<T>()),
+         " activations asked for a ", toString(problem.activations), " problem");
   if (problem.emptyOutput()) return;  // nothing to compute on this rank
   auto& P = *p_;
   const auto& q = problem_;
@@ -392,16 +612,21 @@ std::size_t oneDnnWorkspaceBytes(const LocalConvProblem& q) {
   }
 }
 
-OneDnnConvolution::~OneDnnConvolution() = default;
+template <class T>
+OneDnnConvolution<T>::~OneDnnConvolution() = default;
 
-std::string OneDnnConvolution::describe() const {
-  return problem_.emptyOutput() ? "onednn (empty box on this rank)"
-                                : "onednn (" + p_->implementations + ")";
+template <class T>
+std::string OneDnnConvolution<T>::describe() const {
+  const std::string storage =
+      isScalar16<T> ? Impl::concat(" on ", toString(precisionOf<T>()), " storage") : "";
+  return problem_.emptyOutput() ? "onednn" + storage + " (empty box on this rank)"
+                                : "onednn" + storage + " (" + p_->implementations + ")";
 }
 
-void OneDnnConvolution::forward(const execution_space& exec, const tensor_type& x,
-                                const values_type& w, const values_type& bias,
-                                const tensor_type& y) {
+template <class T>
+void OneDnnConvolution<T>::forward(const execution_space& exec, const tensor_type& x,
+                                   const values_type& w, const values_type& bias,
+                                   const tensor_type& y) {
   if (problem_.emptyOutput()) return;
   exec.fence();  // Kokkos kernels (the halo gather) have finished writing x
   omp_set_num_threads(threads_);
@@ -409,10 +634,10 @@ void OneDnnConvolution::forward(const execution_space& exec, const tensor_type& 
   const auto& q = problem_;
   char* ws = HostWorkspace::instance().data();
   const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
-  P.bind(P.fwdSrc, windowDesc(x, window), windowStart(x, q.inOffset), ws);
+  bindActivation(P, P.fwdSrc, x, q.inOffset, window, ws);
   P.bind(P.fwdWeights, P.userWeights, w.data(), ws);
   if (q.bias) P.bind(P.fwdBias, P.userBias, bias.data(), ws);
-  P.bind(P.fwdDst, windowDesc(y, q.outExtents), windowStart(y, outputStart(y, q)), ws);
+  bindActivation(P, P.fwdDst, y, outputStart(y, q), q.outExtents, ws);
   P.fwdScratchMem.set_data_handle(ws + P.fwdScratch);
   P.copy(P.fwdSrc);
   P.copy(P.fwdWeights);
@@ -426,10 +651,12 @@ void OneDnnConvolution::forward(const execution_space& exec, const tensor_type& 
   args.execute(P.forward, P.stream, "forward");
   P.copy(P.fwdDst);
   P.stream.wait();
+  unstage(P.fwdDst, y, outputStart(y, q), q.outExtents, ws);
 }
 
-void OneDnnConvolution::backwardData(const execution_space& exec, const values_type& w,
-                                     const tensor_type& dy, const tensor_type& dx) {
+template <class T>
+void OneDnnConvolution<T>::backwardData(const execution_space& exec, const values_type& w,
+                                        const tensor_type& dy, const tensor_type& dx) {
   exec.fence();
   const auto& q = problem_;
   const auto v = dx.view();
@@ -437,12 +664,12 @@ void OneDnnConvolution::backwardData(const execution_space& exec, const values_t
   // Cells of dx outside the input window receive nothing: zero them (all of dx when this rank
   // has no output), unless the caller sums several parts into dx.
   if (!q.accumulateDx && !q.windowIsWholeArray(dx.localExtents()))
-    std::fill_n(v.data(), v.size(), 0.0f);
+    std::fill_n(v.data(), v.size(), T(0.0f));
   if (q.emptyOutput()) return;
   omp_set_num_threads(threads_);
   auto& P = *p_;
   char* ws = HostWorkspace::instance().data();
-  P.bind(P.bwdDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, outputStart(dy, q)), ws);
+  bindActivation(P, P.bwdDiffDst, dy, outputStart(dy, q), q.outExtents, ws);
   if (P.backwardDataIsForward) {
     float* flipped = reinterpret_cast<float*>(ws + P.bwdFlippedWeights.offset);
     flipTransposed(q, w.data(), flipped);
@@ -450,7 +677,7 @@ void OneDnnConvolution::backwardData(const execution_space& exec, const values_t
   } else {
     P.bind(P.bwdWeights, P.userWeights, w.data(), ws);
   }
-  P.bind(P.bwdDiffSrc, windowDesc(dx, window), windowStart(dx, q.inOffset), ws);
+  bindActivation(P, P.bwdDiffSrc, dx, q.inOffset, window, ws);
   P.bwdScratchMem.set_data_handle(ws + P.bwdScratch);
   P.copy(P.bwdDiffDst);
   P.copy(P.bwdWeights);
@@ -463,11 +690,13 @@ void OneDnnConvolution::backwardData(const execution_space& exec, const values_t
   args.execute(P.backwardData, P.stream, "backward-data");
   P.copy(P.bwdDiffSrc);
   P.stream.wait();
+  unstage(P.bwdDiffSrc, dx, q.inOffset, window, ws);
 }
 
-void OneDnnConvolution::backwardWeights(const execution_space& exec, const tensor_type& x,
-                                        const tensor_type& dy, const values_type& dw,
-                                        const values_type& db) {
+template <class T>
+void OneDnnConvolution<T>::backwardWeights(const execution_space& exec, const tensor_type& x,
+                                           const tensor_type& dy, const values_type& dw,
+                                           const values_type& db) {
   if (problem_.emptyOutput()) return;
   exec.fence();
   omp_set_num_threads(threads_);
@@ -475,8 +704,8 @@ void OneDnnConvolution::backwardWeights(const execution_space& exec, const tenso
   const auto& q = problem_;
   char* ws = HostWorkspace::instance().data();
   const Index3 window{q.windowExtent(0), q.windowExtent(1), q.windowExtent(2)};
-  P.bind(P.wgtSrc, windowDesc(x, window), windowStart(x, q.inOffset), ws);
-  P.bind(P.wgtDiffDst, windowDesc(dy, q.outExtents), windowStart(dy, outputStart(dy, q)), ws);
+  bindActivation(P, P.wgtSrc, x, q.inOffset, window, ws);
+  bindActivation(P, P.wgtDiffDst, dy, outputStart(dy, q), q.outExtents, ws);
   P.bind(P.wgtDiffWeights, P.userWeights, dw.data(), ws);
   if (q.bias) P.bind(P.wgtDiffBias, P.userBias, db.data(), ws);
   P.wgtScratchMem.set_data_handle(ws + P.wgtScratch);
@@ -493,5 +722,9 @@ void OneDnnConvolution::backwardWeights(const execution_space& exec, const tenso
   if (q.bias) P.copy(P.wgtDiffBias);
   P.stream.wait();
 }
+
+template class OneDnnConvolution<float>;
+template class OneDnnConvolution<bfloat16>;
+template class OneDnnConvolution<float16>;
 
 }  // namespace hybrid3d::Impl

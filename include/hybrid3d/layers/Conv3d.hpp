@@ -21,18 +21,31 @@
 // then the interior while the adjoint exchange travels (layers/impl/ConvSplit.hpp).
 //
 // That im2col path is the `kokkos` engine. Options::engine may hand the local box to a vendor
-// library instead (layers/ConvEngine.hpp: `onednn` for float on host memory); the halo gather,
-// the adjoint scatterAdd and the gradient contract stay the layer's, whatever the engine.
+// library instead (layers/ConvEngine.hpp: `onednn` on host memory); the halo gather, the
+// adjoint scatterAdd and the gradient contract stay the layer's, whatever the engine.
+//
+// Mixed precision (T = bfloat16 or float16, core/Scalar16.hpp): activations and their
+// gradients are T, the parameters float master weights (ParamOf<T>), and every sum runs in
+// float (ComputeOf<T>). The kokkos engine's workspaces are float: im2col converts as it gathers,
+// the gemm runs in float against the float weights, and the copy into y (+ bias) rounds each
+// output once. Backward-data sums col2im in a float copy of the ghosted dx and rounds it into
+// dx once, before the halo's scatterAdd (so a ghost contribution is rounded before it is added
+// to its owner's value, in float, and rounded again). Backward-weights accumulates dW and db in
+// float. The 1^3 path runs through im2col (a converting copy) rather than a gemm on x itself,
+// the direct host kernels (float only) do not run, and the halo is not overlapped (each part's
+// adds into dx would round).
 
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/comm/Halo.hpp>
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
@@ -72,7 +85,8 @@ public:
     // Overlap the halo exchanges with computation (layers/impl/ConvSplit.hpp): forward
     // computes the interior of the output box while x's halo travels, then the shell;
     // backward-data computes the shell, starts the adjoint exchange, then the interior. Off:
-    // exchange, then the whole box at once (one engine call per pass).
+    // exchange, then the whole box at once (one engine call per pass). Ignored for 16-bit T
+    // (see the top of this file).
     bool overlap = convOverlapByDefault;
   };
 
@@ -106,7 +120,8 @@ public:
 
   // "weight" [Cout, Cin, k, k, k] and, with Options::bias, "bias" [Cout]. Values start at zero;
   // whoever builds the model initialises them.
-  std::vector<Parameter<T, MemorySpace>> parameters() const;
+  // For 16-bit T they are float (ParamOf<T>), as are their gradients.
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
   // This rank's arithmetic per pass: Cin * k^3 multiply-adds per owned output value.
   LayerFlops flops() const {
     const auto& g = geometry_;
@@ -126,9 +141,12 @@ public:
   std::string engineDescription() const;
 
 private:
-  using Matrix = Impl::Matrix<T, MemorySpace>;
-  using ConstMatrix = Impl::Matrix<const T, MemorySpace>;
-  using Vector = Impl::Vector<T, MemorySpace>;
+  // Parameters, workspaces and gemm operands: T itself for float and double, float for the
+  // 16-bit types (ParamOf<T> and ComputeOf<T> are the same type).
+  using Compute = ComputeOf<T>;
+  static_assert(std::is_same_v<Compute, ParamOf<T>>);
+  using Matrix = Impl::Matrix<Compute, MemorySpace>;
+  using Vector = Impl::Vector<Compute, MemorySpace>;
 
   // One box of output voxels computed as a unit: the whole owned box, or with overlap the
   // interior or one shell slab. Built once at set-up.
@@ -147,6 +165,10 @@ private:
   void backwardDataPart(const execution_space& exec, const tensor_type& dy, const tensor_type& dx,
                         const Part& part);
   bool direct(const tensor_type& outputLike) const;  // the 1x1 path applies to this call
+  // dxSum_ (16-bit T) shaped as dx's ghosted local array.
+  using SumView = Kokkos::View<Compute*****, Kokkos::LayoutRight, MemorySpace,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  SumView dxSumView(const tensor_type& dx) const;
   Matrix weightMatrix() const;
   Matrix weightGradMatrix() const;
   Vector biasVector() const;
@@ -170,11 +192,13 @@ private:
   Part whole_;                          // the owned box (backward-weights, and no overlap)
   std::vector<Part> interior_, shell_;  // with overlap: one interior part, the shell slabs
 
-  Parameter<T, MemorySpace> weight_, bias_;
-  // Workspaces of the kokkos engine (left empty for the others).
-  Kokkos::View<T*, MemorySpace> col_;   // [Cin*k^3, chunk columns]: im2col / dcol
-  Kokkos::View<T*, MemorySpace> out_;   // [Cout, chunk columns]: Y or dY of a chunk
-  Kokkos::View<T*, MemorySpace> ones_;  // bias gradient = dY * ones
+  Parameter<ParamOf<T>, MemorySpace> weight_, bias_;
+  // Workspaces of the kokkos engine (left empty for the others), in ComputeOf<T>.
+  Kokkos::View<Compute*, MemorySpace> col_;   // [Cin*k^3, chunk columns]: im2col / dcol
+  Kokkos::View<Compute*, MemorySpace> out_;   // [Cout, chunk columns]: Y or dY of a chunk
+  Kokkos::View<Compute*, MemorySpace> ones_;  // bias gradient = dY * ones
+  // 16-bit T only: backward-data's sum over the chunks in float, the ghosted dx's cells.
+  Kokkos::View<Compute*, MemorySpace> dxSum_;
   std::unique_ptr<Halo<T, MemorySpace>> halo_;
 };
 
@@ -185,5 +209,6 @@ private:
 namespace hybrid3d {
 #define HYBRID3D_EXTERN(T, D) extern template class Conv3d<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

@@ -4,9 +4,13 @@
 // sums) is the layer's own and the same for every engine; an engine only turns a ghosted local
 // input box into the owned output box and back.
 //
-//   kokkos  im2col + KokkosBlas::gemm: every backend, float and double; the reference.
-//   onednn  oneDNN's direct convolution (the library PyTorch's CPU convolutions use): float on
-//           host memory, built when oneDNN is found (HYBRID3D_ENABLE_ONEDNN).
+//   kokkos  im2col + KokkosBlas::gemm: every backend, float and double, and the 16-bit
+//           activation types (bfloat16, half) with float workspaces and gemms; the reference.
+//   onednn  oneDNN's direct convolution (the library PyTorch's CPU convolutions use): float,
+//           bfloat16 and half on host memory, built when oneDNN is found
+//           (HYBRID3D_ENABLE_ONEDNN). For the 16-bit types it runs oneDNN's bf16 (f16)
+//           primitive with float accumulation where oneDNN has an optimised one for this CPU,
+//           otherwise its f32 primitive, whose layout reorders convert at the boundary.
 //   cudnn   cuDNN's convolutions (what LBANN and DiHydrogen use on NVIDIA GPUs): float and
 //           double on CUDA device memory, built when Kokkos has CUDA and cuDNN is found
 //           (HYBRID3D_ENABLE_CUDNN).
@@ -19,6 +23,8 @@
 
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Precision.hpp>
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/core/Types.hpp>
 
 namespace hybrid3d {
@@ -47,17 +53,18 @@ inline ConvEngine parseConvEngine(const std::string& name) {
   fail("convolution engine '", name, "' is not one of auto, kokkos, onednn, cudnn");
 }
 
-// The oneDNN engine computes float on memory the host can address (HostSpace: the Serial and
-// OpenMP backends).
+// The oneDNN engine computes float activations, and bfloat16 and half ones (float weights and
+// accumulation), on memory the host can address (HostSpace: the Serial and OpenMP backends).
 template <class T, class MemorySpace>
 constexpr bool oneDnnCanRun() {
-  return HYBRID3D_ENABLE_ONEDNN && std::is_same_v<T, float> &&
-         std::is_same_v<MemorySpace, Kokkos::HostSpace>;
+  return HYBRID3D_ENABLE_ONEDNN && (std::is_same_v<T, float> ||
+                                    isScalar16<T>)&&std::is_same_v<MemorySpace, Kokkos::HostSpace>;
 }
 
 // The cudnn engine computes float and double (cuDNN's FLOAT_CONFIG and DOUBLE_CONFIG, both
 // supported for 3-D convolutions) on CUDA device memory. Kokkos::CudaSpace exists only in
-// CUDA builds, hence the guard.
+// CUDA builds, hence the guard. (Not the 16-bit types yet: their layers run the kokkos engine
+// on CUDA memory.)
 template <class T, class MemorySpace>
 constexpr bool cudnnCanRun() {
 #if HYBRID3D_ENABLE_CUDNN
@@ -93,7 +100,7 @@ template <class T, class MemorySpace>
 ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Index outputVoxels) {
   constexpr bool onednn = oneDnnCanRun<T, MemorySpace>();
   constexpr bool cudnn = cudnnCanRun<T, MemorySpace>();
-  const char* scalar = std::is_same_v<T, float> ? "float" : "double";
+  const char* scalar = toString(precisionOf<T>());
   if (requested == ConvEngine::Auto) {
     if (cudnn) return ConvEngine::Cudnn;
     return onednn && outputVoxels >= oneDnnMinOutputVoxels ? ConvEngine::OneDnn
@@ -104,7 +111,9 @@ ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Ind
       fail(layer,
            ": convolution engine onednn is not built in (install oneDNN, e.g. Debian's "
            "libdnnl-dev, and configure with HYBRID3D_ENABLE_ONEDNN=ON)");
-    fail(layer, ": convolution engine onednn computes float on host memory only; this layer is ",
+    fail(layer,
+         ": convolution engine onednn computes float, bfloat16 and half on host memory only; "
+         "this layer is ",
          scalar, " on ", MemorySpace::memory_space::name());
   }
   if (requested == ConvEngine::Cudnn && !cudnn) {

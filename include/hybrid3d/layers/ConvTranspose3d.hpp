@@ -12,16 +12,24 @@
 // output gradient it OWNS (block entries of other ranks' outputs count as zero), writes them
 // into the ghosted dx, and the halo's scatterAdd sums the ghost parts into their owners. Each
 // (input, output) pair is thus counted once, by the owner of the output voxel, on any grid.
+//
+// Mixed precision (T = bfloat16 or float16): float master weights (ParamOf<T>), float
+// workspaces; the packing copies convert to float, the gemm runs in float, and each output
+// (forward: + bias) and each input-gradient cell (one gemm column, not a sum over chunks) is
+// rounded to T once; the halo's scatterAdd then sums ghost contributions in float. dW and db
+// accumulate in float.
 
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/comm/Halo.hpp>
 #include <hybrid3d/core/Devices.hpp>
+#include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
@@ -75,7 +83,8 @@ public:
   }
 
   // "weight" [Cin, Cout, k, k, k] and, with Options::bias, "bias" [Cout]; values start at zero.
-  std::vector<Parameter<T, MemorySpace>> parameters() const;
+  // For 16-bit T they are float (ParamOf<T>), as are their gradients.
+  std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
   // This rank's arithmetic per pass: with kernel = stride every output value is Cin
   // multiply-adds (one input voxel per output voxel).
   LayerFlops flops() const {
@@ -87,11 +96,18 @@ public:
 
   Index rowsPerChunk() const { return rowsPerChunk_; }
   // Which implementation runs the passes (for the start-up report).
-  std::string engineDescription() const { return gemmDescription<MemorySpace>(); }
+  std::string engineDescription() const {
+    return isScalar16<T> ? gemmDescription<MemorySpace>() + " in float on " +
+                               toString(precisionOf<T>()) + " storage"
+                         : gemmDescription<MemorySpace>();
+  }
 
 private:
-  using Matrix = Impl::Matrix<T, MemorySpace>;
-  using Vector = Impl::Vector<T, MemorySpace>;
+  // Parameters, workspaces and gemm operands: T for float and double, float for 16-bit T.
+  using Compute = ComputeOf<T>;
+  static_assert(std::is_same_v<Compute, ParamOf<T>>);
+  using Matrix = Impl::Matrix<Compute, MemorySpace>;
+  using Vector = Impl::Vector<Compute, MemorySpace>;
 
   Matrix weightMatrix(bool grad) const;
 
@@ -101,10 +117,11 @@ private:
   Index3 rangeOffset_{0, 0, 0};  // local (ghosted) index of R's first voxel
   Index rows_ = 0, rowsPerChunk_ = 1;
 
-  Parameter<T, MemorySpace> weight_, bias_;
-  Kokkos::View<T*, MemorySpace> in_;             // [Cin, chunk columns]: X or dX of a chunk
-  Kokkos::View<T*, MemorySpace> blockBuf_;       // [Cout*k^3, chunk columns]: Y or dY blocks
-  Kokkos::View<T*, MemorySpace> ones_, perTap_;  // bias gradient = fold(dY blocks * ones)
+  Parameter<ParamOf<T>, MemorySpace> weight_, bias_;
+  // Workspaces in ComputeOf<T>: the copies between them and the tensors convert.
+  Kokkos::View<Compute*, MemorySpace> in_;             // [Cin, chunk columns]: X or dX of a chunk
+  Kokkos::View<Compute*, MemorySpace> blockBuf_;       // [Cout*k^3, chunk columns]: Y or dY blocks
+  Kokkos::View<Compute*, MemorySpace> ones_, perTap_;  // bias gradient = fold(dY blocks * ones)
   std::unique_ptr<Halo<T, MemorySpace>> halo_;
 };
 
@@ -115,5 +132,6 @@ private:
 namespace hybrid3d {
 #define HYBRID3D_EXTERN(T, D) extern template class ConvTranspose3d<T, D>;
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_EXTERN)
+HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_EXTERN)
 #undef HYBRID3D_EXTERN
 }  // namespace hybrid3d

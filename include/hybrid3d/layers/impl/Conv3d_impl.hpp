@@ -1,6 +1,6 @@
 #pragma once
-// Definitions of Conv3d (declared in layers/Conv3d.hpp); instantiated for float and double in
-// src/layers/Conv3d.cpp.
+// Definitions of Conv3d (declared in layers/Conv3d.hpp); instantiated for float, double and the
+// 16-bit activation types in src/layers/Conv3d.cpp.
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/ProfilingRegion.hpp>
@@ -21,7 +21,7 @@ std::unique_ptr<LocalConvolution<T, M>> createVendorConvolution(ConvEngine engin
                                                                 const LocalConvProblem& problem) {
 #if HYBRID3D_ENABLE_ONEDNN
   if constexpr (oneDnnCanRun<T, M>())
-    if (engine == ConvEngine::OneDnn) return std::make_unique<OneDnnConvolution>(problem);
+    if (engine == ConvEngine::OneDnn) return std::make_unique<OneDnnConvolution<T>>(problem);
 #endif
 #if HYBRID3D_ENABLE_CUDNN
   if constexpr (cudnnCanRun<T, M>())
@@ -95,12 +95,14 @@ Conv3d<T, M>::Conv3d(const LayerGrid& grid, const std::string& name, const Tenso
   problem.inOffset = {g.inOffset[0], g.inOffset[1], g.inOffset[2]};
   problem.inLocalExtents = inLayout.localBox().extents();
   problem.bias = options.bias;
+  problem.activations = precisionOf<T>();
   whole_ = makePart({{0, 0, 0}, problem.outExtents}, problem, false);
 
   // Overlap needs ghosts some neighbour fills (not the 1^3 path, not one rank alone) and an
   // interior: input cells this rank holds before the exchange ends are its owned ones and the
-  // padding ghosts of sides at the domain boundary, which gatherBegin zeroes.
-  if (options.overlap && !ghosts.none() && !pointwise_ && !inOwned.empty()) {
+  // padding ghosts of sides at the domain boundary, which gatherBegin zeroes. Not for 16-bit
+  // activations: the parts' sums into dx (whose input windows overlap) would each round.
+  if (options.overlap && !isScalar16<T> && !ghosts.none() && !pointwise_ && !inOwned.empty()) {
     Impl::ReadyInput ready;
     for (int d = 0; d < 3; ++d) {
       const Index owned = inOwned.extent(d), lo = ghosts.lo[d], hi = ghosts.hi[d];
@@ -124,16 +126,20 @@ Conv3d<T, M>::Conv3d(const LayerGrid& grid, const std::string& name, const Tenso
       for (const Part& part : *parts)
         columns = std::max(columns, part.rowsPerChunk * part.geometry.ow);
     const Index K = g.cin * g.taps();
-    col_ = Kokkos::View<T*, M>(geometry_.viewLabel("im2col"), K * columns);
-    out_ = Kokkos::View<T*, M>(geometry_.viewLabel("chunk"), g.cout * columns);
+    col_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("im2col"), K * columns);
+    out_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("chunk"), g.cout * columns);
     // The 1^3 path sums the bias gradient over a whole sample's voxels at once.
-    const Index onesLength = std::max(columns, pointwise_ ? g.od * g.oh * g.ow : Index(0));
-    ones_ = Kokkos::View<T*, M>(geometry_.viewLabel("ones"), onesLength);
-    Kokkos::deep_copy(ones_, T(1));
+    const Index onesLength =
+        std::max(columns, pointwise_ && !isScalar16<T> ? g.od * g.oh * g.ow : Index(0));
+    ones_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("ones"), onesLength);
+    Kokkos::deep_copy(ones_, Compute(1));
+    if (isScalar16<T>)
+      dxSum_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("dxSum"),
+                                         Index(input.batch) * g.cin * inLayout.localBox().size());
   }
 
-  weight_ = createParameter<T, M>(name, "weight", {g.cout, g.cin, k, k, k});
-  if (options.bias) bias_ = createParameter<T, M>(name, "bias", {g.cout});
+  weight_ = createParameter<ParamOf<T>, M>(name, "weight", {g.cout, g.cin, k, k, k});
+  if (options.bias) bias_ = createParameter<ParamOf<T>, M>(name, "bias", {g.cout});
 
   // Collective: every rank builds the halo when any rank has ghosts (one without sends to one
   // with).
@@ -153,8 +159,9 @@ typename Conv3d<T, M>::Part Conv3d<T, M>::makePart(const Impl::OutputPart& box,
   g.ow = box.extents[2];
   for (int d = 0; d < 3; ++d) g.inOffset[d] += box.lo[d] * g.s;
   part.rows = Index(geometry_.inputShape().batch) * g.od * g.oh;
-  part.rowsPerChunk = Impl::rowsPerChunk(Impl::chunkBytes<M>(options_.workspaceBytes), sizeof(T),
-                                         g.cin * g.taps() + g.cout, g.ow, part.rows);
+  part.rowsPerChunk =
+      Impl::rowsPerChunk(Impl::chunkBytes<M>(options_.workspaceBytes), sizeof(Compute),
+                         g.cin * g.taps() + g.cout, g.ow, part.rows);
   // No samples here (a sub-grid of a layer grid holding none): no engine, no pass runs.
   if (engine_ != ConvEngine::Kokkos && geometry_.inputShape().batch > 0) {
     Impl::LocalConvProblem problem = wholeProblem;
@@ -169,8 +176,11 @@ typename Conv3d<T, M>::Part Conv3d<T, M>::makePart(const Impl::OutputPart& box,
 
 template <class T, class M>
 std::string Conv3d<T, M>::engineDescription() const {
-  std::string what =
-      whole_.vendor ? whole_.vendor->describe() : "kokkos (im2col + " + gemmDescription<M>() + ")";
+  std::string what = whole_.vendor ? whole_.vendor->describe()
+                     : isScalar16<T>
+                         ? Impl::concat("kokkos (im2col + ", gemmDescription<M>(), " in float on ",
+                                        toString(precisionOf<T>()), " storage)")
+                         : "kokkos (im2col + " + gemmDescription<M>() + ")";
   if (hostForward_ || hostWeights_) {
     const char* passes = !hostWeights_  ? "forward"
                          : hostForward_ ? "forward and backward-weights"
@@ -184,7 +194,17 @@ std::string Conv3d<T, M>::engineDescription() const {
 
 template <class T, class M>
 bool Conv3d<T, M>::direct(const tensor_type& outputLike) const {
-  return pointwise_ && outputLike.ghosts().none();
+  // 16-bit activations take the im2col route, whose copies convert to and from float.
+  return pointwise_ && !isScalar16<T> && outputLike.ghosts().none();
+}
+
+template <class T, class M>
+typename Conv3d<T, M>::SumView Conv3d<T, M>::dxSumView(const tensor_type& dx) const {
+  const auto& v = dx.view();
+  if (dxSum_.size() != v.span())
+    fail(geometry_.name(), ": backward-data's float sum holds ", dxSum_.size(),
+         " cells, the input gradient ", v.span());
+  return SumView(dxSum_.data(), v.extent(0), v.extent(1), v.extent(2), v.extent(3), v.extent(4));
 }
 
 template <class T, class M>
@@ -232,7 +252,7 @@ void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x
     const Index nr = std::min(part.rowsPerChunk, part.rows - r0), cols = nr * g.ow;
     Matrix col(col_.data(), K, cols), out(out_.data(), g.cout, cols);
     Impl::im2col(exec, x.view(), col, g, r0, nr);
-    Impl::gemm(exec, "N", "N", T(1), W, col, T(0), out);
+    Impl::gemm(exec, "N", "N", Compute(1), W, col, Compute(0), out);
     Impl::chunkToTensor("hybrid3d::Conv3d::forward", exec, out, y.view(), off, g, r0, nr,
                         biasVector());
     if (halo_) halo_->progress();  // an exchange in flight moves on between chunks
@@ -257,8 +277,11 @@ void Conv3d<T, M>::backwardDataPart(const execution_space& exec, const tensor_ty
     Matrix dcol(col_.data(), K, cols), dyc(out_.data(), g.cout, cols);
     Impl::tensorToChunk("hybrid3d::Conv3d::backwardData::pack", exec, dy.view(), off, dyc, g, r0,
                         nr);
-    Impl::gemm(exec, "T", "N", T(1), W, dyc, T(0), dcol);
-    Impl::col2imAdd(exec, dcol, dx.view(), g, r0, nr);
+    Impl::gemm(exec, "T", "N", Compute(1), W, dyc, Compute(0), dcol);
+    if constexpr (isScalar16<T>)
+      Impl::col2imAdd(exec, dcol, dxSumView(dx), g, r0, nr);
+    else
+      Impl::col2imAdd(exec, dcol, dx.view(), g, r0, nr);
     if (halo_) halo_->progress();
   }
 }
@@ -286,15 +309,17 @@ void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
     const Index V = g.od * g.oh * g.ow;
     if (!whole_.vendor && direct(y)) {
       // 1^3 kernel: x(n) is already the [Cin, V] column matrix and y(n) the [Cout, V] result.
-      const auto W = weightMatrix();
-      for (int n = 0; n < x.batch() && V > 0; ++n) {
-        Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
-        Matrix yn(y.view().data() + n * g.cout * V, g.cout, V);
-        Impl::gemm(exec, "N", "N", T(1), W, xn, T(0), yn);
-        if (options_.bias)
-          Impl::chunkToTensor("hybrid3d::Conv3d::forward::bias", exec, yn, y.view(),
-                              Index3{0, 0, 0}, g, Index(n) * g.od * g.oh, g.od * g.oh,
-                              biasVector());
+      if constexpr (!isScalar16<T>) {  // (direct() is false for 16-bit T)
+        const auto W = weightMatrix();
+        for (int n = 0; n < x.batch() && V > 0; ++n) {
+          Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
+          Matrix yn(y.view().data() + n * g.cout * V, g.cout, V);
+          Impl::gemm(exec, "N", "N", Compute(1), W, xn, Compute(0), yn);
+          if (options_.bias)
+            Impl::chunkToTensor("hybrid3d::Conv3d::forward::bias", exec, yn, y.view(),
+                                Index3{0, 0, 0}, g, Index(n) * g.od * g.oh, g.od * g.oh,
+                                biasVector());
+        }
       }
     } else {
       forwardPart(exec, x, y, whole_);
@@ -329,12 +354,20 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
     if (whole_.vendor) {
       whole_.vendor->backwardData(exec, weight_.value, dy, dx);
     } else if (direct(dy)) {
-      const auto W = weightMatrix();
-      for (int n = 0; n < dy.batch() && V > 0; ++n) {
-        Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
-        Matrix dxn(dx.view().data() + n * g.cin * V, g.cin, V);
-        Impl::gemm(exec, "T", "N", T(1), W, dyn, T(0), dxn);
+      if constexpr (!isScalar16<T>) {
+        const auto W = weightMatrix();
+        for (int n = 0; n < dy.batch() && V > 0; ++n) {
+          Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
+          Matrix dxn(dx.view().data() + n * g.cin * V, g.cin, V);
+          Impl::gemm(exec, "T", "N", Compute(1), W, dyn, Compute(0), dxn);
+        }
       }
+    } else if constexpr (isScalar16<T>) {
+      // col2im adds chunk by chunk into a float copy of the whole ghosted array, ghosts
+      // included; each cell of dx is then rounded once.
+      Impl::zeroFill(exec, dxSum_);
+      backwardDataPart(exec, dy, dx, whole_);
+      Impl::roundInto("hybrid3d::Conv3d::backwardData::round", exec, dxSum_, dx.view());
     } else {
       // col2im adds chunk by chunk into the whole ghosted array, ghosts included.
       Impl::zeroFill(exec, dx.view());
@@ -364,12 +397,15 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
   } else if (whole_.vendor) {
     whole_.vendor->backwardWeights(exec, x, dy, weight_.grad, bias_.grad);
   } else if (direct(dy)) {
-    for (int n = 0; n < x.batch() && V > 0; ++n) {
-      Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
-      Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
-      Impl::gemm(exec, "N", "T", T(1), dyn, xn, T(1), dW);
-      if (options_.bias)
-        Impl::gemv(exec, "N", T(1), dyn, Vector(ones_.data(), V), T(1), biasGradVector());
+    if constexpr (!isScalar16<T>) {
+      for (int n = 0; n < x.batch() && V > 0; ++n) {
+        Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
+        Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
+        Impl::gemm(exec, "N", "T", Compute(1), dyn, xn, Compute(1), dW);
+        if (options_.bias)
+          Impl::gemv(exec, "N", Compute(1), dyn, Vector(ones_.data(), V), Compute(1),
+                     biasGradVector());
+      }
     }
   } else {
     const Index rows = whole_.rows, rowsPerChunk = whole_.rowsPerChunk;
@@ -379,16 +415,17 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
       Impl::im2col(exec, x.view(), col, g, r0, nr);
       Impl::tensorToChunk("hybrid3d::Conv3d::backwardWeights::pack", exec, dy.view(),
                           Impl::lowGhosts(dy.ghosts()), dyc, g, r0, nr);
-      Impl::gemm(exec, "N", "T", T(1), dyc, col, T(1), dW);
+      Impl::gemm(exec, "N", "T", Compute(1), dyc, col, Compute(1), dW);
       if (options_.bias)
-        Impl::gemv(exec, "N", T(1), dyc, Vector(ones_.data(), cols), T(1), biasGradVector());
+        Impl::gemv(exec, "N", Compute(1), dyc, Vector(ones_.data(), cols), Compute(1),
+                   biasGradVector());
     }
   }
 }
 
 template <class T, class M>
-std::vector<Parameter<T, M>> Conv3d<T, M>::parameters() const {
-  std::vector<Parameter<T, M>> p{weight_};
+std::vector<Parameter<ParamOf<T>, M>> Conv3d<T, M>::parameters() const {
+  std::vector<Parameter<ParamOf<T>, M>> p{weight_};
   if (options_.bias) p.push_back(bias_);
   return p;
 }

@@ -31,11 +31,12 @@ struct BlockGeometry {
   Index rowsPerSample() const { return rd * rh; }
 };
 
-// y(n, co, owned output voxel) = blocks(r, column of its input voxel) (+ bias(co)).
+// y(n, co, owned output voxel) = blocks(r, column of its input voxel) (+ bias(co)), summed in
+// the blocks' compute type and rounded once to y's (16-bit) type.
 template <class Exec, class BlockView, class YView, class BiasView>
 void blocksToTensor(const Exec& exec, const BlockView& blocks, const YView& y, const Index3& off,
                     const BlockGeometry& g, Index firstRow, Index nrows, const BiasView& bias) {
-  using T = typename YView::non_const_value_type;
+  using T = typename BlockView::non_const_value_type;
   const Index k = g.k, RH = g.rh, RW = g.rw, perSample = g.rowsPerSample();
   const Index i0 = g.inLo[0], i1 = g.inLo[1], i2 = g.inLo[2];
   const Index lo0 = g.outLo[0], lo1 = g.outLo[1], lo2 = g.outLo[2];
@@ -64,7 +65,8 @@ void blocksToTensor(const Exec& exec, const BlockView& blocks, const YView& y, c
       });
 }
 
-// blocks(r, column) = dy(n, co, output voxel) where this rank owns that voxel, else 0.
+// blocks(r, column) = dy(n, co, output voxel) where this rank owns that voxel, else 0 (in the
+// blocks' compute type).
 template <class Exec, class DyView, class BlockView>
 void tensorToBlocks(std::string_view label, const Exec& exec, const DyView& dy, const Index3& off,
                     const BlockView& blocks, const BlockGeometry& g, Index firstRow, Index nrows) {

@@ -1,6 +1,6 @@
 #pragma once
 // Definitions of ConvTranspose3d (declared in layers/ConvTranspose3d.hpp); instantiated for
-// float and double in src/layers/ConvTranspose3d.cpp.
+// float, double and the 16-bit activation types in src/layers/ConvTranspose3d.cpp.
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/ProfilingRegion.hpp>
@@ -68,17 +68,17 @@ ConvTranspose3d<T, M>::ConvTranspose3d(const LayerGrid& grid, const std::string&
 
   const Index cin = input.channels, blockRows = Index(options.outChannels) * k * k * k;
   rows_ = Index(input.batch) * extent[0] * extent[1];
-  rowsPerChunk_ = Impl::rowsPerChunk(Impl::chunkBytes<M>(options.workspaceBytes), sizeof(T),
+  rowsPerChunk_ = Impl::rowsPerChunk(Impl::chunkBytes<M>(options.workspaceBytes), sizeof(Compute),
                                      cin + blockRows, extent[2], rows_);
   const Index columns = rowsPerChunk_ * extent[2];
-  in_ = Kokkos::View<T*, M>(geometry_.viewLabel("columns"), cin * columns);
-  blockBuf_ = Kokkos::View<T*, M>(geometry_.viewLabel("blocks"), blockRows * columns);
-  ones_ = Kokkos::View<T*, M>(geometry_.viewLabel("ones"), columns);
-  Kokkos::deep_copy(ones_, T(1));
-  if (options.bias) perTap_ = Kokkos::View<T*, M>(geometry_.viewLabel("perTap"), blockRows);
+  in_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("columns"), cin * columns);
+  blockBuf_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("blocks"), blockRows * columns);
+  ones_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("ones"), columns);
+  Kokkos::deep_copy(ones_, Compute(1));
+  if (options.bias) perTap_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("perTap"), blockRows);
 
-  weight_ = createParameter<T, M>(name, "weight", {cin, options.outChannels, k, k, k});
-  if (options.bias) bias_ = createParameter<T, M>(name, "bias", {options.outChannels});
+  weight_ = createParameter<ParamOf<T>, M>(name, "weight", {cin, options.outChannels, k, k, k});
+  if (options.bias) bias_ = createParameter<ParamOf<T>, M>(name, "bias", {options.outChannels});
 
   // Collective: every rank builds the halo when any rank has ghosts.
   if (!geometry_.inputGhosts().none()) halo_ = createHalo<T, M>(grid, inLayout, name);
@@ -108,7 +108,7 @@ void ConvTranspose3d<T, M>::forward(const execution_space& exec, const tensor_ty
     Matrix xc(in_.data(), cin, cols), yb(blockBuf_.data(), blockRows, cols);
     Impl::tensorToChunk("hybrid3d::ConvTranspose3d::forward::pack", exec, x.view(), rangeOffset_,
                         xc, range_, r0, nr);
-    Impl::gemm(exec, "T", "N", T(1), W, xc, T(0), yb);
+    Impl::gemm(exec, "T", "N", Compute(1), W, xc, Compute(0), yb);
     Impl::blocksToTensor(exec, yb, y.view(), Impl::lowGhosts(y.ghosts()), blocks_, r0, nr, bias);
   }
 }
@@ -130,7 +130,7 @@ void ConvTranspose3d<T, M>::backwardData(const execution_space& exec, const tens
     Matrix dxc(in_.data(), cin, cols), dyb(blockBuf_.data(), blockRows, cols);
     Impl::tensorToBlocks("hybrid3d::ConvTranspose3d::backwardData::pack", exec, dy.view(),
                          Impl::lowGhosts(dy.ghosts()), dyb, blocks_, r0, nr);
-    Impl::gemm(exec, "N", "N", T(1), W, dyb, T(0), dxc);
+    Impl::gemm(exec, "N", "N", Compute(1), W, dyb, Compute(0), dxc);
     Impl::chunkToTensor("hybrid3d::ConvTranspose3d::backwardData", exec, dxc, dx.view(),
                         rangeOffset_, range_, r0, nr, Vector());
   }
@@ -155,9 +155,9 @@ void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const t
                         rangeOffset_, xc, range_, r0, nr);
     Impl::tensorToBlocks("hybrid3d::ConvTranspose3d::backwardWeights::packGrad", exec, dy.view(),
                          Impl::lowGhosts(dy.ghosts()), dyb, blocks_, r0, nr);
-    Impl::gemm(exec, "N", "T", T(1), xc, dyb, T(1), dW);
+    Impl::gemm(exec, "N", "T", Compute(1), xc, dyb, Compute(1), dW);
     if (options_.bias)
-      Impl::gemv(exec, "N", T(1), dyb, Vector(ones_.data(), cols), T(1),
+      Impl::gemv(exec, "N", Compute(1), dyb, Vector(ones_.data(), cols), Compute(1),
                  Vector(perTap_.data(), blockRows));
   }
   if (options_.bias)
@@ -166,8 +166,8 @@ void ConvTranspose3d<T, M>::backwardWeights(const execution_space& exec, const t
 }
 
 template <class T, class M>
-std::vector<Parameter<T, M>> ConvTranspose3d<T, M>::parameters() const {
-  std::vector<Parameter<T, M>> p{weight_};
+std::vector<Parameter<ParamOf<T>, M>> ConvTranspose3d<T, M>::parameters() const {
+  std::vector<Parameter<ParamOf<T>, M>> p{weight_};
   if (options_.bias) p.push_back(bias_);
   return p;
 }

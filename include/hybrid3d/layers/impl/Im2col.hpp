@@ -156,12 +156,13 @@ void col2imAdd(const Exec& exec, const ColView& col, const DxView& dx, const Con
 }
 
 // y(n, co, owned voxel) = m(co, j) (+ bias(co)): a chunk's gemm result into the owned cells of
-// a tensor whose owned box starts at local index `off` (its low ghost widths).
+// a tensor whose owned box starts at local index `off` (its low ghost widths). m and the bias
+// are in the compute type (float for 16-bit y): the sum is taken there and rounded once.
 template <class Exec, class MView, class YView, class BiasView>
 void chunkToTensor(std::string_view label, const Exec& exec, const MView& m, const YView& y,
                    const Index3& off, const ConvGeometry& g, Index firstRow, Index nrows,
                    const BiasView& bias) {
-  using T = typename YView::non_const_value_type;
+  using T = typename MView::non_const_value_type;
   const Index C = static_cast<Index>(m.extent(0)), OH = g.oh, OW = g.ow;
   const Index perSample = g.rowsPerSample();
   const Index y0 = off[0], y1 = off[1], y2 = off[2];
@@ -177,7 +178,8 @@ void chunkToTensor(std::string_view label, const Exec& exec, const MView& m, con
       });
 }
 
-// m(co, j) = dy(n, co, owned voxel): the reverse copy, packing a chunk of an output gradient.
+// m(co, j) = dy(n, co, owned voxel): the reverse copy, packing a chunk of an output gradient
+// (converting 16-bit values to m's compute type).
 template <class Exec, class DyView, class MView>
 void tensorToChunk(std::string_view label, const Exec& exec, const DyView& dy, const Index3& off,
                    const MView& m, const ConvGeometry& g, Index firstRow, Index nrows) {
@@ -192,6 +194,18 @@ void tensorToChunk(std::string_view label, const Exec& exec, const DyView& dy, c
         auto* out = &m(co, rr * OW);
         for (Index w = 0; w < OW; ++w) out[w] = in[w];
       });
+}
+
+// to[i] = from[i] over the whole span of `to` (a contiguous view, ghosts included): a float
+// sum rounded once into 16-bit storage.
+template <class Exec, class FromView, class ToView>
+void roundInto(std::string_view label, const Exec& exec, const FromView& from, const ToView& to) {
+  using T = typename ToView::non_const_value_type;
+  const auto* src = from.data();
+  auto* dst = to.data();
+  Kokkos::parallel_for(
+      Impl::kernelLabel(label), rangePolicy(exec, 0, Index(to.span())),
+      KOKKOS_LAMBDA(const Index i) { dst[i] = T(src[i]); });
 }
 
 }  // namespace hybrid3d::Impl

@@ -7,6 +7,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/Precision.hpp>
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 
@@ -32,6 +34,9 @@ struct LocalConvProblem {
   // Backward-data adds into dx instead of overwriting it (and zeroes nothing): the layer zeroes
   // dx once and sums the parts' contributions, whose input windows overlap.
   bool accumulateDx = false;
+  // The activations' storage type (x, y, dx, dy); weights and their gradients are always
+  // ParamOf of it (float for the 16-bit types).
+  Precision activations = Precision::Float;
 
   Index windowExtent(int dim) const {
     return outExtents[dim] > 0 ? (outExtents[dim] - 1) * stride + kernel : 0;
@@ -52,7 +57,7 @@ class LocalConvolution {
 public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
-  using values_type = Kokkos::View<T*, MemorySpace>;
+  using values_type = Kokkos::View<ParamOf<T>*, MemorySpace>;  // weights, bias, their gradients
 
   virtual ~LocalConvolution() = default;
 
