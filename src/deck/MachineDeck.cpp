@@ -30,6 +30,7 @@ struct NumberKey {
   const char* path;
   Range range;
   const char* help;
+  bool optional = false;  // absent: the field stays 0 (and 0 is not written)
 };
 
 // Every double of the file, in the file's order; ranks per node (an int) and the strings aside.
@@ -37,6 +38,10 @@ const std::vector<NumberKey>& numberKeys() {
   static const std::vector<NumberKey> keys = {
       {"Rank/float GFLOP/s", Range::Positive, "peak arithmetic per rank, single precision"},
       {"Rank/double GFLOP/s", Range::Positive, "peak arithmetic per rank, double precision"},
+      {"Rank/bfloat16 GFLOP/s", Range::Positive,
+       "peak of convolutions with bfloat16 operands per rank (optional: the float rate)", true},
+      {"Rank/half GFLOP/s", Range::Positive,
+       "peak of convolutions with half operands per rank (optional: the float rate)", true},
       {"Rank/convolution efficiency", Range::Share,
        "share of the peak convolutions reach (layers without a calibrated timing)"},
       {"Rank/memory GB/s", Range::Positive, "memory bandwidth per rank"},
@@ -58,19 +63,11 @@ const std::vector<NumberKey>& numberKeys() {
 
 // The Machine's double behind each of numberKeys(), in the same order.
 std::vector<double*> numberFields(Machine& m) {
-  return {&m.rank.floatGflops,
-          &m.rank.doubleGflops,
-          &m.rank.convolutionEfficiency,
-          &m.rank.memoryGBs,
-          &m.rank.memoryEfficiency,
-          &m.rank.layerOverheadUs,
-          &m.rank.memoryGiB,
-          &m.network.intraLatencyUs,
-          &m.network.intraGBs,
-          &m.network.interLatencyUs,
-          &m.network.interGBs,
-          &m.fileSystem.readGBsPerRank,
-          &m.fileSystem.aggregateReadGBs};
+  return {&m.rank.floatGflops,       &m.rank.doubleGflops,          &m.rank.bfloat16Gflops,
+          &m.rank.halfGflops,        &m.rank.convolutionEfficiency, &m.rank.memoryGBs,
+          &m.rank.memoryEfficiency,  &m.rank.layerOverheadUs,       &m.rank.memoryGiB,
+          &m.network.intraLatencyUs, &m.network.intraGBs,           &m.network.interLatencyUs,
+          &m.network.interGBs,       &m.fileSystem.readGBsPerRank,  &m.fileSystem.aggregateReadGBs};
 }
 
 const char* const RanksPerNode = "Network/ranks per node";
@@ -224,9 +221,12 @@ const std::vector<DeckKey>& machineDeckSchema() {
          "thread), so their time adds to the step"},
     };
     // The sign is checked after reading, for one message whatever the negative value (Range).
-    for (const NumberKey& k : numberKeys())
-      s.push_back(required(k.path, Type::Double, k.range == Range::Share ? 0 : -Big,
-                           k.range == Range::Share ? 1 : Big, k.help));
+    for (const NumberKey& k : numberKeys()) {
+      DeckKey key = required(k.path, Type::Double, k.range == Range::Share ? 0 : -Big,
+                             k.range == Range::Share ? 1 : Big, k.help);
+      key.required = !k.optional;
+      s.push_back(key);
+    }
     return s;
   }();
   return schema;
@@ -241,6 +241,7 @@ Machine readMachineDeckString(const std::string& xml, const std::string& name) {
   const std::vector<double*> fields = numberFields(m);
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const NumberKey& k = numberKeys()[i];
+    if (k.optional && !d.has(k.path)) continue;  // 0: absent
     const double v = d.getDouble(k.path);
     if (k.range == Range::NonNegative ? v < 0 : !(v > 0))
       fail(name, ": key '", k.path, "' = ", number(v), " must be ",
@@ -308,6 +309,7 @@ std::string machineDeckText(const Machine& machine, const std::string& headerCom
         parameter("    ", RanksPerNode, "ranks per node", "int",
                   std::to_string(machine.network.ranksPerNode));
     }
+    if (numberKeys()[i].optional && *fields[i] == 0) continue;  // absent: not written
     parameter("    ", path, path.substr(here.size() + 1), "double", number(*fields[i]));
     if (path == "Network/inter-node GB/s")
       parameter(

@@ -16,7 +16,7 @@ Machine sample() {
   Machine m;
   m.name = "test-box";
   m.about = "two \"cores\" & a <disk>";
-  m.rank = {151.5, 75.75, 0.1 + 0.2, 12.25, 0.875, 3.5, 7.75};
+  m.rank = {151.5, 75.75, 0.1 + 0.2, 12.25, 0.875, 3.5, 7.75, 1212.5, 606.25};
   m.network.ranksPerNode = 2;
   m.network.intraLatencyUs = 0.5;
   m.network.intraGBs = 9.5;
@@ -40,6 +40,8 @@ void expectSame(const Machine& a, const Machine& b) {
   EXPECT_EQ(r.memoryEfficiency, s.memoryEfficiency);
   EXPECT_EQ(r.layerOverheadUs, s.layerOverheadUs);
   EXPECT_EQ(r.memoryGiB, s.memoryGiB);
+  EXPECT_EQ(r.bfloat16Gflops, s.bfloat16Gflops);
+  EXPECT_EQ(r.halfGflops, s.halfGflops);
   EXPECT_EQ(a.network.ranksPerNode, b.network.ranksPerNode);
   EXPECT_EQ(a.network.intraLatencyUs, b.network.intraLatencyUs);
   EXPECT_EQ(a.network.intraGBs, b.network.intraGBs);
@@ -110,6 +112,38 @@ std::string errorOf(const std::string& xml) {
     return e.what();
   }
   return "";
+}
+
+// The 16-bit rates may be left out (a file from before them, a machine that converts to float):
+// absent, the float rate is the rate of every precision but double; given, bfloat16 and half
+// runs compute at them. Not positive is refused like any rate.
+TEST(MachineDeck, SixteenBitRatesAreOptionalAndDefaultToTheFloatRate) {
+  Machine m = sample();
+  m.rank.halfGflops = 0;  // written without it
+  const std::string text = deck::machineDeckText(m, "");
+  EXPECT_NE(text.find("<Parameter name=\"bfloat16 GFLOP/s\" type=\"double\" value=\"1212.5\"/>"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("half GFLOP/s"), std::string::npos) << text;
+  const Machine r = deck::readMachineDeckString(text, "m.xml");
+  EXPECT_EQ(r.rank.bfloat16Gflops, 1212.5);
+  EXPECT_EQ(r.rank.halfGflops, 0.0);
+  EXPECT_EQ(peakGflops(r.rank, Precision::BFloat16), 1212.5);
+  EXPECT_EQ(peakGflops(r.rank, Precision::Half), r.rank.floatGflops);
+  EXPECT_EQ(peakGflops(r.rank, Precision::Float), 151.5);
+  EXPECT_EQ(peakGflops(r.rank, Precision::Double), 75.75);
+  const std::string bad = replaced(text, "value=\"1212.5\"", "value=\"-3\"");
+  EXPECT_EQ(errorOf(bad), "m.xml: key 'Rank/bfloat16 GFLOP/s' = -3 must be positive");
+}
+
+// The shipped GPU files carry the published 16-bit rates (their comments name the sources).
+TEST(MachineDeck, ShippedGpuFilesGiveTheirSixteenBitRates) {
+  const Machine v100 = deck::readMachineDeck(HYBRID3D_INPUTS_DIR "/machines/lassen-v100.xml");
+  EXPECT_EQ(v100.rank.halfGflops, 125000);                     // FP16 tensor cores
+  EXPECT_EQ(v100.rank.bfloat16Gflops, v100.rank.floatGflops);  // none for bfloat16
+  const Machine h100 = deck::readMachineDeck(HYBRID3D_INPUTS_DIR "/machines/h100-cluster.xml");
+  EXPECT_EQ(h100.rank.bfloat16Gflops, 989400);  // dense tensor cores
+  EXPECT_EQ(h100.rank.halfGflops, 989400);
 }
 
 TEST(MachineDeck, EveryBadValueNamesTheFileAndTheKey) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <hybrid3d/core/Precision.hpp>
+
 namespace hybrid3d {
 
 struct RankRates {
@@ -19,7 +21,28 @@ struct RankRates {
   double memoryEfficiency = 0;       // share of it memory-bound layers reach
   double layerOverheadUs = 0;        // fixed cost of one layer pass (kernel launches)
   double memoryGiB = 0;              // memory per rank
+  // What convolutions with 16-bit operands can do per rank (tensor cores, AVX512-BF16); 0: the
+  // machine file has no such key, the float rate holds (peakGflops).
+  double bfloat16Gflops = 0;
+  double halfGflops = 0;
 };
+
+// The peak a rank's convolutions compute at in precision `p`, GFLOP/s: the 16-bit rates where
+// the machine gives them, else the float rate (a machine without 16-bit arithmetic converts to
+// float and computes in float).
+inline double peakGflops(const RankRates& r, Precision p) {
+  switch (p) {
+    case Precision::Double:
+      return r.doubleGflops;
+    case Precision::BFloat16:
+      return r.bfloat16Gflops > 0 ? r.bfloat16Gflops : r.floatGflops;
+    case Precision::Half:
+      return r.halfGflops > 0 ? r.halfGflops : r.floatGflops;
+    case Precision::Float:
+      break;
+  }
+  return r.floatGflops;
+}
 
 enum class AllreduceAlgorithm { Ring, RecursiveHalving };
 
