@@ -57,13 +57,29 @@ TrainConfig configFor(const TrainConfig& config, const Layout& layout) {
   return c;
 }
 
+RunPlan planRunIn(Precision p, const TrainConfig& config, const Int3& grid, int groups,
+                  const SetListing& train, const SetListing& validation) {
+  if (p == Precision::Double) return planRun<double>(config, grid, groups, train, validation);
+  RunPlan r = planRun<float>(config, grid, groups, train, validation);
+  if (p == Precision::Float) return r;
+  // bfloat16, half: as predictMemoryIn says (StepCost.cpp). Once RunPlan.cpp instantiates
+  // planRun<bfloat16> and <float16>, this is withPrecision(p, ...) -> planRun<T>.
+  r.precision = p;
+  for (int d = 0, i = 0; d < grid[0]; ++d)  // spatial rank order, as planRun's
+    for (int h = 0; h < grid[1]; ++h)
+      for (int w = 0; w < grid[2]; ++w, ++i)
+        r.memory.at(std::size_t(i)) = predictMemoryIn(p, r.model, {d, h, w});
+  return r;
+}
+
 template <class T>
 LayoutChoice costLayout(const TrainConfig& config, const Layout& layout, const Machine& machine,
                         double memoryLimit, const SetListing& train, const SetListing& validation,
                         const IoModel& io) {
   LayoutChoice c;
   c.layout = layout;
-  c.run = planRun<T>(configFor(config, layout), layout.grid, layout.groups, train, validation);
+  c.run = planRunIn(precisionOf<T>(), configFor(config, layout), layout.grid, layout.groups, train,
+                    validation);
   c.cost = predictSlowestRank(c.run, machine, io);
   c.firstRank = predictStep(c.run, machine, {0, 0, 0}, io);
   // On layer grids the rank holding the most need not be the slowest (a redistribution's
@@ -119,6 +135,8 @@ std::vector<LayoutChoice> searchLayouts(const TrainConfig& config, int ranks,
                                                       const SetListing&, const IoModel&);
 HYBRID3D_INSTANTIATE(float)
 HYBRID3D_INSTANTIATE(double)
+HYBRID3D_INSTANTIATE(bfloat16)
+HYBRID3D_INSTANTIATE(float16)
 #undef HYBRID3D_INSTANTIATE
 
 }  // namespace hybrid3d

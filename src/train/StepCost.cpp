@@ -15,7 +15,12 @@ namespace hybrid3d {
 
 namespace {
 
-double scalarBytes(const RunPlan& r) { return r.precision == Precision::Double ? 8.0 : 4.0; }
+// Bytes of one activation value in the run's precision (2 for bfloat16 and half: activations,
+// their gradients, halos, redistributions and the memory-bound layers' traffic), and of one value
+// of what stays float in a 16-bit run (core/Precision.hpp): parameters, their gradients and the
+// gradient reduction, the optimizer's state, the sums reduced across ranks.
+double valueBytes(const RunPlan& r) { return double(activationBytes(r.precision)); }
+double floatBytes(const RunPlan& r) { return double(parameterBytes(r.precision)); }
 
 Index channelsTimesVoxels(const TensorShape& s) {
   return Index(s.channels) * s.extents[0] * s.extents[1] * s.extents[2];
@@ -27,11 +32,10 @@ bool readsModelInput(const LayerPlan& l) { return l.inputs.at(0) == ModelPlan::I
 
 // The engine a convolution runs on the rank owning `outOwned` output voxels, as Conv3d picks it.
 std::string convEngineName(const RunPlan& r, const LayerPlan& l, Index outOwned) {
-  const ConvEngine e =
-      r.precision == Precision::Double
-          ? resolveConvEngine<double, DefaultMemorySpace>(l.conv.engine, l.name, outOwned)
-          : resolveConvEngine<float, DefaultMemorySpace>(l.conv.engine, l.name, outOwned);
-  return toString(e);
+  return toString(withPrecision(r.precision, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return resolveConvEngine<T, DefaultMemorySpace>(l.conv.engine, l.name, outOwned);
+  }));
 }
 
 // Memory traffic of one step of a layer without a calibrated timing, in tensor elements
@@ -67,12 +71,61 @@ LayerCost labelMove(const RunPlan& r, const Int3& coords) {
 
 }  // namespace
 
+namespace {
+
+// A float prediction in 16-bit precision `p`: what holds activation values (activations, their
+// gradients, the redistributions' buffers) at activationBytes(p) a value instead of 4 (each is a
+// count of values times the scalar's size: exact); the float master weights with their
+// gradients, and the convolutions' workspace, as float's.
+GraphMemory from32To16Bit(GraphMemory m, Precision p) {
+  const std::size_t b = activationBytes(p);
+  m.activations = m.activations / 4 * b;
+  m.activationGradients = m.activationGradients / 4 * b;
+  m.buffers = m.buffers / 4 * b;
+  return m;
+}
+
+}  // namespace
+
+std::vector<GraphMemory> predictLayerMemoryIn(Precision p, const ModelPlan& m, const Int3& coords) {
+  switch (p) {
+    case Precision::Double:
+      return predictLayerMemory<double, DefaultMemorySpace>(m, coords);
+    case Precision::BFloat16:
+    case Precision::Half: {
+      // The one call to change once the layers exist in 16 bits (predictLayerMemory<bfloat16>
+      // and <float16> instantiated, their parameters counted as float): withPrecision(p, ...)
+      // -> predictLayerMemory<T, DefaultMemorySpace>(m, coords), as for float and double.
+      std::vector<GraphMemory> layers = predictLayerMemory<float, DefaultMemorySpace>(m, coords);
+      for (GraphMemory& l : layers) l = from32To16Bit(l, p);
+      return layers;
+    }
+    case Precision::Float:
+      break;
+  }
+  return predictLayerMemory<float, DefaultMemorySpace>(m, coords);
+}
+
+GraphMemory predictMemoryIn(Precision p, const ModelPlan& m, const Int3& coords) {
+  switch (p) {
+    case Precision::Double:
+      return predictMemory<double, DefaultMemorySpace>(m, coords);
+    case Precision::BFloat16:
+    case Precision::Half:
+      // As predictLayerMemoryIn: predictMemory<T, DefaultMemorySpace> once instantiated.
+      return from32To16Bit(predictMemory<float, DefaultMemorySpace>(m, coords), p);
+    case Precision::Float:
+      break;
+  }
+  return predictMemory<float, DefaultMemorySpace>(m, coords);
+}
+
 RedistributeTraffic redistributionTraffic(const RunPlan& r, int id, const Int3& coords,
                                           bool adjoint) {
   const LayerPlan& l = r.model.layers.at(id);
   if (adjoint && readsModelInput(l)) return {};  // no gradient flows into the data
   return Impl::redistributeTraffic(r.model.redistribution(id, coords, adjoint), l.output.channels,
-                                   l.volume, std::size_t(scalarBytes(r)));
+                                   l.volume, activationBytes(r.precision));
 }
 
 std::string layerKey(const RunPlan& r, int id, const Int3& coords) {
@@ -101,12 +154,10 @@ std::string layerKey(const RunPlan& r, int id, const Int3& coords) {
 
 StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   const ModelPlan& m = r.model;
-  const double scalar = scalarBytes(r);
+  const double scalar = valueBytes(r), master = floatBytes(r);
   StepCost c;
   c.coords = coords;
-  const std::vector<GraphMemory> memory =
-      r.precision == Precision::Double ? predictLayerMemory<double, DefaultMemorySpace>(m, coords)
-                              : predictLayerMemory<float, DefaultMemorySpace>(m, coords);
+  const std::vector<GraphMemory> memory = predictLayerMemoryIn(r.precision, m, coords);
   for (int id = 0; id < int(m.layers.size()); ++id) {
     const LayerPlan& l = m.layers[id];
     const TensorShape& x = m.shape(l.inputs.at(0));
@@ -178,8 +229,8 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   // Each gradient summed over the ranks holding its parameter (ModelPlan::gradients).
   for (int id = 0; id < int(m.layers.size()); ++id)
     for (const PlannedGradient& g : m.gradients(id, coords, r.groups)) {
-      if (g.ranks == 1) continue;  // nothing to sum
-      c.allreduceBytes += std::size_t(double(g.values) * scalar);
+      if (g.ranks == 1) continue;                                  // nothing to sum
+      c.allreduceBytes += std::size_t(double(g.values) * master);  // float in a 16-bit run
       ++c.reductions;
     }
 
@@ -213,14 +264,16 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   for (int id = 0; id < int(m.layers.size()); ++id) local += m.localParameters(id, coords);
   c.update.name = "update";
   c.update.kind = "Update";
-  c.update.key = std::string("Update ") + (r.optimizerStates == 2 ? "adam " : "sgd ") + toString(r.precision);
+  c.update.key =
+      std::string("Update ") + (r.optimizerStates == 2 ? "adam " : "sgd ") + toString(r.precision);
   c.update.work = double(local);
   // Zeroing the gradient, the update: reading the gradient and the value, writing the value,
   // reading and writing each state value.
-  c.update.bytes = double(local) * scalar * (4 + 2 * r.optimizerStates);
+  // All of it float in a 16-bit run (master weights).
+  c.update.bytes = double(local) * master * (4 + 2 * r.optimizerStates);
   c.update.passes = 2;
   c.memoryBytes = r.memory.at(rank).total() +
-                  std::size_t(double(local) * scalar * r.optimizerStates) +
+                  std::size_t(double(local) * master * r.optimizerStates) +
                   std::size_t(double(spec.channels) * double(sub.local.size()) * scalar *
                               m.input.batch * (r.prefetch ? 2 : 1));
   return c;
@@ -277,10 +330,10 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
   StepCost c = countStep(r, coords, io);
   const RankRates& rate = machine.rank;
   const Network& net = machine.network;
-  const double peak = 1e9 * (r.precision == Precision::Double ? rate.doubleGflops : rate.floatGflops);
+  const double peak = 1e9 * peakGflops(rate, r.precision);  // 16-bit: the machine's 16-bit rate
   const double memory = 1e9 * rate.memoryGBs * rate.memoryEfficiency;
   const int spatial = r.grid[0] * r.grid[1] * r.grid[2];
-  const double scalar = scalarBytes(r);
+  const double master = floatBytes(r);
   const Link haloLink = link(net, spatial, 1, true);
 
   // A calibrated timing where one matches, else the peak rates.
@@ -327,7 +380,7 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
       lc.computeSeconds += 2 * allreduceSeconds(net, 2.0 * 8 * l.output.channels, over, 1);
     } else if (l.kind == "FlattenDense" && r.model.place(id, coords).active) {
       lc.computeSeconds +=
-          allreduceSeconds(net, scalar * lc.localBatch * l.output.channels, subGrid, 1);
+          allreduceSeconds(net, master * lc.localBatch * l.output.channels, subGrid, 1);
     }
     lc.haloSeconds = exchange(lc.gather) + exchange(lc.scatter);
     const double backwardPasses =
@@ -347,7 +400,7 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
     const Int3& g3 = r.model.layers[id].grid;
     clock += lc.backwardSeconds;
     for (const PlannedGradient& g : r.model.gradients(id, coords, r.groups)) {
-      const double bytes = double(g.values) * scalar;
+      const double bytes = double(g.values) * master;
       const double t =
           allreduceSeconds(net, bytes, g.ranks, g.columnShard ? g3[0] * g3[1] * g3[2] : 1);
       if (t > 0) reducedAt = std::max(clock, reducedAt) + t;

@@ -261,6 +261,62 @@ TEST(StepCost, RedistributionsAreAPhaseOfTheirOwnAndIdleRanksComputeNothing) {
   EXPECT_EQ(redistributions, 2);  // pool1 -> conv2 and pool2 -> conv3
 }
 
+// The same plan in bfloat16 and in float: what carries activations (halo exchanges, the
+// redistributions, the memory-bound traffic, activation memory) takes half the bytes, what stays
+// float (the gradient reduction, parameters) the same; a convolution computes at the machine's
+// bfloat16 rate, and its key names the precision.
+TEST(StepCost, BFloat16HalvesTheActivationBytesAndKeepsTheReductionsFloat) {
+  TrainConfig c = cosmoflow(4, 32);
+  c.model.layerGrids.minimumBoxWidth = 8;  // staged: redistributions too
+  for (const auto& [grid, groups] :
+       {std::pair<Int3, int>{{2, 1, 1}, 2}, std::pair<Int3, int>{{4, 1, 1}, 1}}) {
+    const RunPlan f = planRunIn(Precision::Float, c, grid, groups, {"x", 16}, {});
+    const RunPlan b = planRunIn(Precision::BFloat16, c, grid, groups, {"x", 16}, {});
+    EXPECT_EQ(b.precision, Precision::BFloat16);
+    const StepCost cf = countStep(f, {0, 0, 0}), cb = countStep(b, {0, 0, 0});
+    SCOPED_TRACE(toString(grid) + " x " + std::to_string(groups));
+    EXPECT_GT(cf.haloBytes, 0u);
+    EXPECT_EQ(2 * cb.haloBytes, cf.haloBytes);
+    EXPECT_EQ(2 * cb.redistributeBytes, cf.redistributeBytes);
+    EXPECT_EQ(cb.allreduceBytes, cf.allreduceBytes);
+    EXPECT_GT(cf.allreduceBytes, 0u);
+    ASSERT_EQ(cb.layers.size(), cf.layers.size());
+    for (std::size_t i = 0; i < cf.layers.size(); ++i) {
+      const LayerCost &lf = cf.layers[i], &lb = cb.layers[i];
+      EXPECT_EQ(2 * lb.gather.bytes, lf.gather.bytes) << lf.name;
+      EXPECT_EQ(2 * lb.scatter.bytes, lf.scatter.bytes) << lf.name;
+      EXPECT_EQ(2 * lb.forward.bytes, lf.forward.bytes) << lf.name;
+      EXPECT_EQ(2 * lb.adjoint.bytes, lf.adjoint.bytes) << lf.name;
+      EXPECT_EQ(2 * lb.memory.activations, lf.memory.activations) << lf.name;
+      EXPECT_EQ(2 * lb.memory.activationGradients, lf.memory.activationGradients) << lf.name;
+      EXPECT_EQ(lb.memory.parameters, lf.memory.parameters) << lf.name;
+      EXPECT_EQ(2 * lb.bytes, lf.bytes) << lf.name;
+      EXPECT_EQ(lb.flops, lf.flops) << lf.name;
+      const std::string suffix = " bfloat16";
+      EXPECT_EQ(lb.key.substr(lb.key.size() - suffix.size()), suffix) << lb.key;
+    }
+    EXPECT_EQ(cb.update.bytes, cf.update.bytes);  // the optimizer on float master weights
+  }
+
+  // conv2's time at the peak rates: its FLOPs at 4x the float rate, half its traffic.
+  Machine m = someMachine();
+  m.rank.bfloat16Gflops = 4 * m.rank.floatGflops;
+  const RunPlan f = planRunIn(Precision::Float, cosmoflow(2, 32), {1, 1, 1}, 1, {"x", 16}, {});
+  const RunPlan b = planRunIn(Precision::BFloat16, cosmoflow(2, 32), {1, 1, 1}, 1, {"x", 16}, {});
+  const StepCost sf = predictStep(f, m, {0, 0, 0}), sb = predictStep(b, m, {0, 0, 0});
+  const LayerCost &lf = sf.layers.at(3), &lb = sb.layers.at(3);
+  ASSERT_EQ(lb.name, "conv2");
+  const double overhead = 1e-6 * m.rank.layerOverheadUs * lf.passes,
+               memory = 1e9 * m.rank.memoryGBs * m.rank.memoryEfficiency,
+               flopsFloat = lf.computeSeconds - overhead - lf.bytes / memory;
+  EXPECT_NEAR(lb.computeSeconds, flopsFloat / 4 + lf.bytes / 2 / memory + overhead,
+              1e-12 * lf.computeSeconds);
+  // Without a bfloat16 rate in the file: the float rate.
+  m.rank.bfloat16Gflops = 0;
+  EXPECT_NEAR(predictStep(b, m, {0, 0, 0}).layers.at(3).computeSeconds,
+              flopsFloat + lf.bytes / 2 / memory + overhead, 1e-12 * lf.computeSeconds);
+}
+
 TEST(LayoutSearch, SearchesMinimumBoxWidthsOncePerDistinctSetOfLayerGrids) {
   const Machine m = someMachine();
   const auto layouts = searchLayouts<float>(cosmoflow(4, 32), 8, m, 0, {"x", 16}, {});

@@ -31,6 +31,11 @@ std::string toString(const Layout& layout);
 // `config` run on `layout`: its layer-grid rule replaced where the layout gives a width.
 TrainConfig configFor(const TrainConfig& config, const Layout& layout);
 
+// planRun in precision `p`: planRun<T> for float and double; for bfloat16 and half the float
+// plan with the precision set and each rank's memory predicted in it (predictMemoryIn).
+RunPlan planRunIn(Precision p, const TrainConfig& config, const Int3& grid, int groups,
+                  const SetListing& train, const SetListing& validation);
+
 struct LayoutChoice {
   Layout layout;
   RunPlan run;
@@ -43,7 +48,8 @@ struct LayoutChoice {
 };
 
 // Every accepted layout of `ranks` ranks for `config` on `machine`, ranked; `memoryLimit` in
-// bytes per rank (0: the machine's memory). Precision T as the run's.
+// bytes per rank (0: the machine's memory). Precision T as the run's (float, double, bfloat16,
+// float16).
 template <class T>
 std::vector<LayoutChoice> searchLayouts(const TrainConfig& config, int ranks,
                                         const Machine& machine, double memoryLimit,

@@ -41,6 +41,11 @@
 //     with prefetch only what the step's other phases do not hide is left exposed; none after
 //     the first epoch where the rank's subvolumes of its group's share of the training set fit
 //     its cache (Data/cache MiB).
+// In the run's precision (RunPlan::precision): activation values (halos, redistributions, the
+// memory-bound layers' traffic, activation memory) take activationBytes of it, 2 for bfloat16 and
+// half; parameters, their gradients, the gradient reduction and the optimizer stay float
+// (parameterBytes); FLOPs go at the machine's rate for the precision (peakGflops: a 16-bit rate
+// where the machine file gives one, else the float rate); a calibrated timing's key names it.
 // A rank pair inside a node uses the intra-node figures; a communicator spanning more ranks
 // than a node holds, the inter-node ones (ranks are numbered node by node, spatial groups
 // first: ProcessGrid's order).
@@ -131,6 +136,14 @@ struct IoModel {
   int fileScalarBytes = 2;  // int16 counts (CosmoFlow files); float32 volumes: 4
   int labelBytes = 1;       // uint8 segmentation labels
 };
+
+// What the rank at `coords` holds per layer (model/ModelPlan.hpp's predictLayerMemory), and in
+// all (predictMemory), in precision `p`. For bfloat16 and half: the float prediction with the
+// activation-sized parts at 2 bytes a value, parameters (float master weights), their gradients
+// and the convolution workspace as float's -- until the layers are instantiated for the 16-bit
+// types (StepCost.cpp names the call that then replaces it).
+std::vector<GraphMemory> predictLayerMemoryIn(Precision p, const ModelPlan& m, const Int3& coords);
+GraphMemory predictMemoryIn(Precision p, const ModelPlan& m, const Int3& coords);
 
 // The key a layer's calibrated timing is stored under: kind, channels, window, the convolution
 // engine the layer would run on this rank, precision; e.g. "Conv3d 4>16 k3 s1 onednn float".
