@@ -26,6 +26,7 @@
 #include "CalibrateOptions.hpp"
 #include "HostInfo.hpp"
 #include "LayerTimings.hpp"
+#include "PeakAgreement.hpp"
 #include "Probes.hpp"
 #include "Statistics.hpp"
 
@@ -71,17 +72,28 @@ struct Progress {
                 Impl::concat(args...).c_str());
     std::fflush(stdout);
   }
+  // A warning ("" says nothing): on stdout with the progress and on stderr.
+  void warn(const std::string& warning) const {
+    if (rank != 0 || warning.empty()) return;
+    say("WARNING: ", warning);
+    std::fprintf(stderr, "hybrid3d calibrate: warning: %s\n", warning.c_str());
+    std::fflush(stderr);
+  }
 };
 
+// `note`, and the warning after it when there is one.
+std::string withWarning(const std::string& note, const std::string& warning) {
+  return warning.empty() ? note : note + "; WARNING: " + warning;
+}
+
 // The convolutions' median FLOP rate over the calibrated points, as a share of the peak of
-// their precision; 0 when none was timed.
+// their precision (peakGflops: a 16-bit deck's against the 16-bit rate); 0 when none was timed.
 double convolutionEfficiency(const std::vector<LayerPoint>& points, const RankRates& rank,
                              int& count) {
   std::vector<double> shares;
   for (const LayerPoint& p : points)
     if ((p.kind == "Conv3d" || p.kind == "ConvTranspose3d") && p.flops > 0)
-      shares.push_back(1e-9 * p.flops / p.seconds /
-                       (p.isDouble ? rank.doubleGflops : rank.floatGflops));
+      shares.push_back(1e-9 * p.flops / p.seconds / peakGflops(rank, p.precision));
   count = static_cast<int>(shares.size());
   return median(shares);
 }
@@ -130,20 +142,52 @@ int run(const std::vector<std::string>& args) {
   progress.say(ranks, " rank(s), execution space ", DefaultExecutionSpace::name(), ", writing ",
                o.out);
 
-  // The arithmetic peak: every rank measures its core at once (thread CPU time).
+  // The arithmetic peak: every rank measures its core at once (thread CPU time), several
+  // runs each, the ranks agreeing on the highest best (PeakAgreement.hpp).
   std::string peakUnit;
   if (hostRanks) {
+    const double basePeak = m.rank.floatGflops;  // --base's (0: none)
+    MPI_Barrier(world);                          // the ranks measure at once
     const FmaPeak peak = measureFmaPeak();
-    m.rank.floatGflops = significant(medianOverRanks(world, peak.gflops));
+    const AgreedPeak agreed = agreePeak(world, peak.runs);
+    m.rank.floatGflops = significant(agreed.gflops);
     // x86 vector units run as many FP64 FMAs per cycle as FP32 ones, on half the lanes.
     m.rank.doubleGflops = m.rank.floatGflops / 2;
     peakUnit = peak.unit;
-    notes["Rank/float GFLOP/s"] = "FP32 FMA peak of one core (" + peak.unit + "), median of " +
-                                  std::to_string(ranks) + " ranks measuring at once";
+    const std::string spread = spreadWarning(agreed),
+                      changed = o.base.empty()
+                                    ? ""
+                                    : baseDifferenceWarning(o.base, basePeak, m.rank.floatGflops);
+    notes["Rank/float GFLOP/s"] = withWarning(
+        withWarning("FP32 FMA peak of one core (" + peak.unit + "), " + describePeak(agreed),
+                    spread),
+        changed);
     notes["Rank/double GFLOP/s"] = "half the FP32 peak: FP64 vectors hold half the lanes";
-    progress.say("FMA peak ", fixed(m.rank.floatGflops, 1), " GFLOP/s per rank (", peak.unit, ")");
+    progress.say("FMA peak ", fixed(m.rank.floatGflops, 1), " GFLOP/s per rank (", peak.unit,
+                 "): ", describePeak(agreed));
+    progress.warn(spread);
+    progress.warn(changed);
+
+    // The 16-bit rates: measured where the core has such arithmetic, else the float rate.
+    auto rate16 = [&](const Peak16& p, const char* name, double& field) {
+      std::string note = p.how;
+      if (p.native) {
+        const AgreedPeak a = agreePeak(world, p.peak.runs);
+        field = significant(a.gflops);
+        note += "; " + describePeak(a);
+      } else {
+        field = m.rank.floatGflops;
+      }
+      notes[std::string("Rank/") + name + " GFLOP/s"] = note;
+      progress.say(name, " peak ", fixed(field, 1), " GFLOP/s per rank: ", p.how);
+    };
+    MPI_Barrier(world);
+    rate16(measureBf16Peak(peak), "bfloat16", m.rank.bfloat16Gflops);
+    MPI_Barrier(world);
+    rate16(measureHalfPeak(peak), "half", m.rank.halfGflops);
   } else {
     notes["Rank/float GFLOP/s"] = notes["Rank/double GFLOP/s"] = baseNote;
+    notes["Rank/bfloat16 GFLOP/s"] = notes["Rank/half GFLOP/s"] = baseNote;
   }
 
   const Bandwidth triad = triadBandwidth(world);
@@ -248,11 +292,14 @@ int run(const std::vector<std::string>& args) {
   int convolutions = 0;
   const double efficiency = convolutionEfficiency(points, m.rank, convolutions);
   if (convolutions > 0) {
-    // A share above 1 would mean the peak was measured low; the file holds at most 1.
-    m.rank.convolutionEfficiency = std::min(1.0, significant(efficiency));
-    notes["Rank/convolution efficiency"] = "median FLOP rate of the " +
-                                           std::to_string(convolutions) +
-                                           " convolutions timed below / the peak";
+    // A share above 1 means the peak was measured low; the file holds at most 1, and says so.
+    const FileEfficiency e = fileEfficiency(significant(efficiency));
+    m.rank.convolutionEfficiency = e.value;
+    notes["Rank/convolution efficiency"] =
+        withWarning("median FLOP rate of the " + std::to_string(convolutions) +
+                        " convolutions timed below / the peak of their precision",
+                    e.warning);
+    progress.warn(e.warning);
   } else if (!o.base.empty()) {
     notes["Rank/convolution efficiency"] = baseNote + " (no convolution timed)";
   } else {
@@ -287,7 +334,8 @@ int run(const std::vector<std::string>& args) {
     deck::readMachineDeck(o.out);  // what was written reads back
   });
   progress.say("wrote ", o.out, ": ", m.timings.size(), " layer timings from ", points.size(),
-               " measurements, convolution efficiency ", fixed(m.rank.convolutionEfficiency, 3));
+               " measurements, convolution efficiency ", fixed(m.rank.convolutionEfficiency, 3),
+               efficiency > 1 ? " (clamped: see the warning above)" : "");
   return 0;
 }
 
@@ -310,7 +358,11 @@ const Registration reg{
      "  --scratch DIR       where each rank writes its file-system probe file (default: the\n"
      "                      output file's directory)\n"
      "  --file-mib N        the probe file's size per rank in MiB (256)\n"
-     "Also measured, every rank at once: the FMA peak of a core, a STREAM triad, a kernel\n"
+     "Also measured, every rank at once: the FMA peak of a core (the best of 7 runs on each\n"
+     "rank, the highest best over the ranks; a warning when the ranks' bests lie more than\n"
+     "20 % apart or the peak is more than 20 % from --base's), the bfloat16 and half rates\n"
+     "(a vdpbf16ps / vfmadd-ph loop where the CPU has AVX512-BF16 / AVX512-FP16, else the\n"
+     "float rate: 16-bit convolutions then compute in float), a STREAM triad, a kernel\n"
      "launch, MPI ping-pong between ranks 0 and 1 (latency, bandwidth). Each number of the\n"
      "file has a comment saying where it comes from.\n",
      "mpirun -n 2 hybrid3d calibrate --out machine.xml inputs/cosmoflow_demo.xml --sizes "

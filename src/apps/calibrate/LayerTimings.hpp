@@ -16,13 +16,13 @@ namespace hybrid3d::app::calibrate {
 
 // One layer measured at one size.
 struct LayerPoint {
-  std::string key;        // layerKey(run, id, {0, 0, 0}) (train/StepCost.hpp)
-  std::string layer;      // its name in the model, for the report
-  std::string kind;       // "Conv3d", "AvgPool3d", ...
-  bool isDouble = false;  // the deck's precision
-  double voxels = 0;      // countStep's work: batch (1) x output voxels
-  double flops = 0;       // countStep's FLOPs of the step
-  double seconds = 0;     // the median over the timed steps of every rank
+  std::string key;                         // layerKey(run, id, {0, 0, 0}) (train/StepCost.hpp)
+  std::string layer;                       // its name in the model, for the report
+  std::string kind;                        // "Conv3d", "AvgPool3d", ...
+  Precision precision = Precision::Float;  // the deck's
+  double voxels = 0;                       // countStep's work: batch (1) x output voxels
+  double flops = 0;                        // countStep's FLOPs of the step
+  double seconds = 0;                      // the median over the timed steps of every rank
 };
 
 // The deck's model (its options and precision) at input width `size`, local batch 1: one

@@ -1,9 +1,10 @@
 # `hybrid3d calibrate` on a tiny deck (CosmoFlow at 16^3, one timed step) on 2 ranks writes a
 # machine file that reads back (deck::readMachineDeck) with a timing for every layer of the model
 # and every rate positive (check_machine_file, a checker of its own), begins with the comment
-# saying how it was made, and leaves no scratch file behind. On 1 rank the network cannot be
-# measured: without --base it stops with one line, with --base it keeps that file's network
-# figures. A bad option or an input width the model cannot take stops it before measuring.
+# saying how it was made, and leaves no scratch file behind; its FMA peak says how the ranks
+# agreed on it, and it holds both 16-bit rates. On 1 rank the network cannot be measured:
+# without --base it stops with one line, with --base it keeps that file's network figures, and
+# a --base whose FMA peak differs from the one measured by more than 20 % is named in a warning. A bad option or an input width the model cannot take stops it before measuring.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
 h3d_deck(${WORK}/deck.xml ${WORK}/data/train "" "")
 set(calibrate ${HYBRID3D} calibrate --steps 1 --file-mib 8)
@@ -23,6 +24,9 @@ h3d_expect("${text}" "CPU: ")
 h3d_expect("${text}" "Kokkos execution space ")
 h3d_expect("${text}" "<Parameter name=\"name\" type=\"string\" value=\"tiny\"/>")
 h3d_expect("${text}" "<ParameterList name=\"Layer timings\">")
+h3d_expect("${text}" "timed runs on each of 2 rank(s) measuring at once, the highest best")
+h3d_expect("${text}" "<Parameter name=\"bfloat16 GFLOP/s\" type=\"double\" value=\"")
+h3d_expect("${text}" "<Parameter name=\"half GFLOP/s\" type=\"double\" value=\"")
 h3d_run(TRUE check ${CHECK_MACHINE_FILE} ${WORK}/machine.xml ${WORK}/deck.xml 16)
 h3d_expect("${check}" "ok: ")
 message(STATUS "${check}")
@@ -34,8 +38,14 @@ endif()
 # One rank: the network comes from --base or nowhere.
 h3d_run(FALSE out ${MPIEXEC} -n 1 ${calibrate} --out ${WORK}/one.xml ${WORK}/deck.xml)
 h3d_expect("${out}" "hybrid3d calibrate: error: calibrate: the network is measured between two ranks")
-h3d_run(TRUE out ${MPIEXEC} -n 1 ${calibrate} --out ${WORK}/one.xml --base ${WORK}/machine.xml
+# The base's FMA peak made far higher than any core's: the warning names the file.
+string(REGEX REPLACE "name=\"float GFLOP/s\" type=\"double\" value=\"[^\"]*\""
+       "name=\"float GFLOP/s\" type=\"double\" value=\"99999\"" base "${text}")
+file(WRITE ${WORK}/base.xml "${base}")
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${calibrate} --out ${WORK}/one.xml --base ${WORK}/base.xml
         ${WORK}/deck.xml)
+h3d_expect("${out}" "WARNING: the FP32 FMA peak measured, ")
+h3d_expect("${out}" " from the 99999.0 of --base ${WORK}/base.xml (more than 20 %)")
 h3d_run(TRUE check ${CHECK_MACHINE_FILE} ${WORK}/one.xml ${WORK}/deck.xml 16)
 file(READ ${WORK}/one.xml one)
 foreach(key "intra-node latency us" "intra-node GB/s" "inter-node latency us" "inter-node GB/s")
@@ -49,7 +59,8 @@ foreach(key "intra-node latency us" "intra-node GB/s" "inter-node latency us" "i
     message(FATAL_ERROR "1 rank with --base: '${key}' is ${one_value}, the base's ${text_value}")
   endif()
 endforeach()
-h3d_expect("${one}" "from - -base ${WORK}/machine.xml")
+h3d_expect("${one}" "from - -base ${WORK}/base.xml")
+h3d_expect("${one}" "of - -base ${WORK}/base.xml (more than 20 %)")  # the peak's note
 
 # Mistakes stop every rank with one line, before anything is measured.
 foreach(case "--stepz 1|calibrate: unknown option --stepz"

@@ -15,6 +15,7 @@
 
 #include <hybrid3d/deck/MachineDeck.hpp>
 #include <hybrid3d/deck/TrainDeck.hpp>
+#include <hybrid3d/train/LayoutSearch.hpp>
 #include <hybrid3d/train/RunPlan.hpp>
 #include <hybrid3d/train/StepCost.hpp>
 
@@ -37,6 +38,8 @@ int check(const std::string& machinePath, const std::string& deckPath, int size)
   const RankRates& r = m.rank;
   positive("Rank/float GFLOP/s", r.floatGflops);
   positive("Rank/double GFLOP/s", r.doubleGflops);
+  positive("Rank/bfloat16 GFLOP/s", r.bfloat16Gflops);  // calibrate writes both 16-bit rates
+  positive("Rank/half GFLOP/s", r.halfGflops);
   positive("Rank/convolution efficiency", r.convolutionEfficiency);
   positive("Rank/memory GB/s", r.memoryGBs);
   positive("Rank/memory efficiency", r.memoryEfficiency);
@@ -52,9 +55,7 @@ int check(const std::string& machinePath, const std::string& deckPath, int size)
   deck::DeckRun d = deck::readTrainDeck(deckPath, 1, false);
   d.config.model.inputWidth = size;
   d.config.globalBatch = 1;
-  const RunPlan run = d.precision == Precision::Double
-                          ? planRun<double>(d.config, {1, 1, 1}, 1, {"check", 1}, {})
-                          : planRun<float>(d.config, {1, 1, 1}, 1, {"check", 1}, {});
+  const RunPlan run = planRunIn(d.precision, d.config, {1, 1, 1}, 1, {"check", 1}, {});
   const StepCost counts = countStep(run, {0, 0, 0});
   for (std::size_t id = 0; id < run.model.layers.size(); ++id) {
     const std::string& name = run.model.layers[id].name;
