@@ -38,15 +38,20 @@ std::string costText(const RunPlan& run, const StepCost& c, bool timed) {
   const bool staged = run.model.staged();
   // The names of redistributions ("pool3->conv4") may be longer than a layer's.
   int width = 14;
-  for (const LayerCost& l : c.layers) width = std::max(width, int(l.name.size()));
-  o << line("  %-*s %-36s %10s %12s %9s %9s %-18s %-18s", width, "layer", "key", "GFLOP", "work",
-            "act MiB", "wksp MiB", staged ? "halo gather / fwd" : "halo gather",
+  // Keys too ("Conv3d 4>16 k3 s1 onednn first bfloat16").
+  int keyWidth = 36;
+  for (const LayerCost& l : c.layers) {
+    width = std::max(width, int(l.name.size()));
+    keyWidth = std::max(keyWidth, int(l.key.size()));
+  }
+  o << line("  %-*s %-*s %10s %12s %9s %9s %-18s %-18s", width, "layer", keyWidth, "key", "GFLOP",
+            "work", "act MiB", "wksp MiB", staged ? "halo gather / fwd" : "halo gather",
             staged ? "halo scatter / adj" : "halo scatter");
   if (timed)
     o << line(" %11s %9s%s  %s", "compute ms", "halo ms", staged ? "  redist ms" : "", "from");
   o << "\n";
   auto row = [&](const LayerCost& l) {
-    o << line("  %-*s %-36s %10.3f %12s %9.1f %9.1f %-18s %-18s", width, l.name.c_str(),
+    o << line("  %-*s %-*s %10.3f %12s %9.1f %9.1f %-18s %-18s", width, l.name.c_str(), keyWidth,
               l.key.c_str(), 1e-9 * l.flops, thousands((long long)l.work).c_str(),
               mib(double(l.memory.activations + l.memory.activationGradients)),
               mib(double(l.memory.workspace)),
@@ -112,7 +117,7 @@ std::string layoutText(const std::vector<LayoutChoice>& layouts, std::size_t top
 std::string csvHeader() {
   return "deck,machine,architecture,size,batch,ranks,groups,grid,step_s,compute_s,halo_s,"
          "allreduce_s,io_s,memory_mib,samples_per_s,halo_bytes,allreduce_bytes,io_bytes,fits,"
-         "layout,redistribute_s,redistribute_bytes\n";
+         "layout,redistribute_s,redistribute_bytes,precision\n";
 }
 
 std::string csvRow(const std::string& deck, const std::string& machine, const LayoutChoice& c) {
@@ -123,14 +128,14 @@ std::string csvRow(const std::string& deck, const std::string& machine, const La
   // New columns go last: scripts read them by name, older rows keep their places.
   return line(
       "%s,%s,%s,%d,%d,%d,%d,%dx%dx%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.1f,%.6g,%llu,%llu,%llu,%d,%s,%.6g,"
-      "%llu\n",
+      "%llu,%s\n",
       deck.c_str(), machine.c_str(), r.model.options.architecture.c_str(),
       r.model.options.inputWidth, r.train.batch, r.world, r.groups, r.grid[0], r.grid[1], r.grid[2],
       s.phases.step(), s.phases.compute, s.phases.halo, s.phases.allreduce, s.phases.io,
       mib(double(c.memoryBytes)), s.samplesPerSecond, (unsigned long long)first.haloBytes,
       (unsigned long long)first.allreduceBytes, (unsigned long long)first.ioBytes, c.fits ? 1 : 0,
       toString(c.layout).c_str(), s.phases.redistribute,
-      (unsigned long long)first.redistributeBytes);
+      (unsigned long long)first.redistributeBytes, toString(r.precision));
 }
 
 }  // namespace hybrid3d::app

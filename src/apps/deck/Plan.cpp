@@ -28,6 +28,8 @@ struct PlanArgs {
   Layout layout;
   double memoryLimit = 0;  // bytes per rank; 0: the machine's
   int top = 5;
+  bool havePrecision = false;  // --precision: in place of the deck's Model/precision
+  Precision precision = Precision::Float;
 };
 
 PlanArgs parse(const std::vector<std::string>& args) {
@@ -54,6 +56,13 @@ PlanArgs parse(const std::vector<std::string>& args) {
       a.machineFile = value();
     } else if (s == "--memory-limit") {
       a.memoryLimit = memoryLimitOption("plan", value());
+    } else if (s == "--precision") {
+      try {
+        a.precision = parsePrecision(value());
+      } catch (const Error& e) {
+        fail("plan: --precision: ", e.what());
+      }
+      a.havePrecision = true;
     } else if (s == "--csv") {
       a.csv = value();
     } else if (s == "--top") {
@@ -74,6 +83,15 @@ PlanArgs parse(const std::vector<std::string>& args) {
     a.ranks = {a.layout.ranks()};
   }
   return a;
+}
+
+// Where the machine's rate for `p` comes from (peakGflops).
+const char* rateSource(const RankRates& r, Precision p) {
+  if (p == Precision::BFloat16 && !(r.bfloat16Gflops > 0))
+    return " (the float rate: the machine file gives no 'Rank/bfloat16 GFLOP/s')";
+  if (p == Precision::Half && !(r.halfGflops > 0))
+    return " (the float rate: the machine file gives no 'Rank/half GFLOP/s')";
+  return "";
 }
 
 template <class T>
@@ -106,8 +124,8 @@ void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machi
         chosen = costLayout<T>(r.config, layout, m, a.memoryLimit, sets.first, sets.second, io);
       } else {
         chosen.layout = layout;
-        chosen.run = planRun<T>(configFor(r.config, layout), layout.grid, layout.groups, sets.first,
-                                sets.second);
+        chosen.run = planRunIn(precisionOf<T>(), configFor(r.config, layout), layout.grid,
+                               layout.groups, sets.first, sets.second);
         chosen.cost = chosen.firstRank = countStep(chosen.run, {0, 0, 0}, io);
         chosen.memoryBytes = chosen.cost.memoryBytes;
       }
@@ -117,8 +135,12 @@ void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machi
     }
     if (refused.empty()) csv += csvRow(deckInCsv, machine ? m.name : "", chosen);
     if (worldRank != 0) continue;
-    std::printf("hybrid3d: plan of %s on %d rank(s)%s\n", a.deck.c_str(), ranks,
-                machine ? (" of machine " + m.name).c_str() : " (no --machine: counts only)");
+    std::printf("hybrid3d: plan of %s on %d rank(s)%s in %s%s\n", a.deck.c_str(), ranks,
+                machine ? (" of machine " + m.name).c_str() : " (no --machine: counts only)",
+                toString(precisionOf<T>()), a.havePrecision ? " (--precision)" : "");
+    if (machine)
+      std::printf("  %s convolutions at %.6g GFLOP/s per rank%s\n", toString(precisionOf<T>()),
+                  peakGflops(m.rank, precisionOf<T>()), rateSource(m.rank, precisionOf<T>()));
     if (refused.empty())
       std::printf("%s%s", planText(chosen.run).c_str(),
                   costText(chosen.run, chosen.cost, machine).c_str());
@@ -182,11 +204,10 @@ int run(const std::vector<std::string>& args) {
           : a.ranks.front() / (first.spatialGrid[0] * first.spatialGrid[1] * first.spatialGrid[2]);
   const auto sets = checkDeckData(first, groups, MPI_COMM_WORLD);
   const Machine* m = a.machineFile.empty() ? nullptr : &machine;
+  const Precision precision = a.havePrecision ? a.precision : first.precision;
   data::collectively(MPI_COMM_WORLD, [&] {
-    if (first.precision == Precision::Double)
-      plan<double>(a, runs, m, sets, rank);
-    else
-      plan<float>(a, runs, m, sets, rank);
+    withPrecision(precision,
+                  [&](auto tag) { plan<typename decltype(tag)::type>(a, runs, m, sets, rank); });
   });
   std::fflush(stdout);
   return 0;
@@ -195,7 +216,7 @@ int run(const std::vector<std::string>& args) {
 const Registration reg{
     "plan",
     {"DECK.xml [--ranks N[,N...]] [--layout G:DxHxW[/K]] [--machine FILE] [--memory-limit GiB] "
-     "[--csv FILE] [--top K]",
+     "[--csv FILE] [--top K] [--precision P]",
      "the dry run for any rank count, with per-layer costs, predicted step time and best layouts",
      "  --ranks N,...     rank counts to plan for (default: the ranks at hand); the deck's grid,\n"
      "                    or auto, is resolved for each\n"
@@ -207,6 +228,9 @@ const Registration reg{
      "  --memory-limit G  GiB per rank a layout may use (default: the machine's memory)\n"
      "  --csv FILE        one row per planned layout (perf_tests/scaling/ reads it)\n"
      "  --top K           how many of the best layouts to list (default 5; 0: no search)\n"
+     "  --precision P     float, double, bfloat16 or half in place of the deck's Model/precision\n"
+     "                    (16-bit: activations, halos and their traffic in 2 bytes, parameters\n"
+     "                    and reductions in float, convolutions at the machine's 16-bit rate)\n"
      "Checks what `hybrid3d check` checks (the deck, the grid, the datasets' metadata) and\n"
      "prints its plan, then per layer of the slowest rank: FLOPs, the work a calibrated timing\n"
      "scales with, bytes and neighbours of each halo exchange, and with a machine the predicted\n"

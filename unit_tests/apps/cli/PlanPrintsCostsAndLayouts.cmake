@@ -2,7 +2,8 @@
 # then the per-layer costs, the predicted step and the best layouts on a shipped machine file;
 # the bytes its CSV predicts for world rank 0 equal what a real 2-rank training step records in
 # metrics.csv, on one grid and on layer grids; on 1 rank it plans other rank counts (--ranks 1,2,4) with the predicted strong
-# scaling, and every machine file in inputs/machines/ reads.
+# scaling, plans in the precision --precision names (bfloat16: half the halo bytes, the same
+# reduction bytes), and every machine file in inputs/machines/ reads.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
 
 h3d_deck(${WORK}/deck.xml ${WORK}/data/train ""
@@ -89,6 +90,42 @@ list(LENGTH rows n)
 if(NOT n EQUAL 4)
   message(FATAL_ERROR "expected a header and 3 rows in scaling.csv:\n${rows}")
 endif()
+
+# In another precision (--precision, or the deck's Model/precision): the plan names it and the
+# rate it computes at; bfloat16 halves the bytes of a halo (activations) and keeps the gradient
+# reduction's (float master weights) against the same layout in float.
+set(h100 ${SOURCE_DIR}/inputs/machines/h100-cluster.xml)
+foreach(precision float bfloat16)
+  h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} plan ${WORK}/deck.xml --layout 2:2x1x1 --top 0
+          --machine ${h100} --precision ${precision} --csv ${WORK}/${precision}.csv)
+  h3d_expect("${out}" "on 4 rank(s) of machine h100-cluster in ${precision} (--precision)")
+  h3d_expect("${out}" ", ${precision}\n")  # the plan's layout line
+  file(STRINGS ${WORK}/${precision}.csv rows)
+  list(GET rows 0 header)
+  list(GET rows 1 row)
+  foreach(column halo_bytes allreduce_bytes precision)
+    h3d_csv_field("${header}" "${row}" ${column} ${precision}_${column})
+  endforeach()
+endforeach()
+h3d_expect("${out}" "bfloat16 convolutions at 989400 GFLOP/s per rank\n")
+if(NOT float_precision STREQUAL "float" OR NOT bfloat16_precision STREQUAL "bfloat16")
+  message(FATAL_ERROR "CSV precision: ${float_precision}, ${bfloat16_precision}")
+endif()
+math(EXPR halved "${float_halo_bytes} / 2")
+if(float_halo_bytes EQUAL 0 OR NOT bfloat16_halo_bytes EQUAL halved
+   OR NOT bfloat16_allreduce_bytes EQUAL float_allreduce_bytes)
+  message(FATAL_ERROR "bfloat16 halo ${bfloat16_halo_bytes} (float ${float_halo_bytes}), "
+                      "allreduce ${bfloat16_allreduce_bytes} (float ${float_allreduce_bytes})")
+endif()
+# Half on a machine file without 16-bit rates: the float rate, said so.
+file(READ ${machine} lassen)
+string(REGEX REPLACE "<Parameter name=\"(bfloat16|half) GFLOP/s\"[^>]*>" "" lassen "${lassen}")
+file(WRITE ${WORK}/no16.xml "${lassen}")
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} plan ${WORK}/deck.xml --ranks 2 --top 0
+        --machine ${WORK}/no16.xml --precision half)
+h3d_expect("${out}" "half convolutions at 15700 GFLOP/s per rank (the float rate: the machine file gives no 'Rank/half GFLOP/s')")
+h3d_run(FALSE out ${MPIEXEC} -n 1 ${HYBRID3D} plan ${WORK}/deck.xml --precision single)
+h3d_expect("${out}" "plan: --precision: precision 'single' is not one of float, double, bfloat16, half")
 
 file(GLOB machines ${SOURCE_DIR}/inputs/machines/*.xml)
 foreach(m IN LISTS machines)
