@@ -30,7 +30,9 @@ def main(argv=None):
     series = defaultdict(list)  # (architecture, size, batch, machine) -> rows by ranks
     for path in a.csv:
         for r in csv.DictReader(open(path)):
-            series[(r["architecture"], r["size"], r["batch"], r["machine"])].append(r)
+            precision = r.get("precision") or "float"  # a 16-bit plan: a series of its own
+            machine = r["machine"] + ("" if precision == "float" else f" {precision}")
+            series[(r["architecture"], r["size"], r["batch"], machine)].append(r)
     problems = sorted({k[:3] for k in series})
     fig, axes = plt.subplots(len(problems), 2, figsize=(12, 4 * len(problems)), squeeze=False)
     for row, problem in enumerate(problems):

@@ -7,9 +7,11 @@
 # 2048-GPU layout (inputs/cosmoflow_512_2048.xml: the deep layers on coarser grids); one CSV
 # row per layout planned, a table (projection_table.py: the speedups over 512 GPUs beside the
 # paper's 1.77x, term by term) and a plot of the speedup and the phase split
-# (plot_projection.py, when matplotlib is there).
+# (plot_projection.py, when matplotlib is there). The machines in BF16_MACHINES (default: the
+# H100 file, whose bfloat16 tensor-core rate is published) are planned in bfloat16 too
+# (`hybrid3d plan --precision bfloat16`): rows NAME-MACHINE-bfloat16 beside the float ones.
 #
-#   bash perf_tests/scaling/project.sh [OUT] [MACHINE.xml ...]
+#   [BF16_MACHINES="h100-cluster ..."] bash perf_tests/scaling/project.sh [OUT] [MACHINE.xml ...]
 # Default machines: inputs/machines/lassen-v100.xml and h100-cluster.xml; OUT: scaling_projection
 # (perf_tests/scaling/results holds the committed one). Paths are given relative to the
 # repository, so the CSVs hold no path of this machine.
@@ -25,6 +27,16 @@ OUT=$(cd "$OUT" && pwd)
 for i in "${!MACHINES[@]}"; do MACHINES[i]=$(realpath --relative-to="$ROOT" "${MACHINES[i]}"); done
 cd "$ROOT" || exit 1
 ((${#MACHINES[@]})) || MACHINES=(inputs/machines/lassen-v100.xml inputs/machines/h100-cluster.xml)
+BF16_MACHINES=${BF16_MACHINES-h100-cluster}
+# Each entry "MACHINE.xml PRECISION": every machine in float, those named in BF16_MACHINES in
+# bfloat16 as well.
+RUNS=()
+for machine in "${MACHINES[@]}"; do
+  RUNS+=("$machine float")
+  for b in $BF16_MACHINES; do
+    [ "$(basename "$machine" .xml)" = "$b" ] && RUNS+=("$machine bfloat16")
+  done
+done
 status=0
 # plan NAME DECK ARGS...: `hybrid3d plan` into OUT/NAME.txt and OUT/projection-NAME.csv.
 plan() {
@@ -33,17 +45,21 @@ plan() {
   "$BIN/hybrid3d" plan "$deck" "$@" --csv "$OUT/projection-$name.csv" >"$OUT/$name.txt" 2>&1 ||
     { status=1; echo "   failed:"; tail -n 3 "$OUT/$name.txt"; return 1; }
 }
-for machine in "${MACHINES[@]}"; do
+for run in "${RUNS[@]}"; do
+  machine=${run% *} precision=${run#* }
   m=$(basename "$machine" .xml)
+  # The name's machine part: MACHINE, or MACHINE-bfloat16 (projection_table.py reads it so).
+  [ "$precision" = float ] || m=$m-$precision
   for problem in "cosmoflow_512_mb64 128,256,512,1024,2048" "unet3d_256 64,128,256,512"; do
     deck=perf_tests/scaling/paper/${problem% *}.xml name=${problem% *}-$m ranks=${problem#* }
     echo "== ${problem% *} on $m, ranks $ranks: $OUT/$name.txt"
-    plan "$name" "$deck" --ranks "$ranks" --machine "$machine" || continue
+    plan "$name" "$deck" --ranks "$ranks" --machine "$machine" --precision "$precision" || continue
     sed -n '/strong scaling predicted/,$p' "$OUT/$name.txt"
     # The planner's best layout of each rank count, planned on its own: its CSV row.
     rm -f "$OUT/projection-$name-best.csv"
     while read -r n layout; do
-      plan "$name-best-$n" "$deck" --layout "$layout" --machine "$machine" --top 0 || continue
+      plan "$name-best-$n" "$deck" --layout "$layout" --machine "$machine" --top 0 \
+        --precision "$precision" || continue
       if [ -s "$OUT/projection-$name-best.csv" ]; then
         tail -n +2 "$OUT/projection-$name-best-$n.csv" >>"$OUT/projection-$name-best.csv"
       else
@@ -54,7 +70,7 @@ for machine in "${MACHINES[@]}"; do
   done
   echo "== the paper's 2048-GPU layout (inputs/cosmoflow_512_2048.xml) on $m"
   plan "cosmoflow_512_2048-$m" inputs/cosmoflow_512_2048.xml --ranks 2048 --machine "$machine" \
-    --top 0 &&
+    --top 0 --precision "$precision" &&
     sed -n 's/^  predicted step/  the paper'"'"'s layout: predicted step/p' "$OUT/cosmoflow_512_2048-$m.txt"
 done
 ${PYTHON:-python3} "$HERE/projection_table.py" "$OUT" | tee "$OUT/projection.md"

@@ -34,7 +34,10 @@ def ms(r, k):
 
 
 def problem(r):
-    return f"{r['architecture']} {r['size']}^3, B {r['batch']}"
+    # Rows of a 16-bit plan (project.sh's MACHINE-bfloat16 names) say their precision.
+    precision = r.get("precision") or "float"
+    return (f"{r['architecture']} {r['size']}^3, B {r['batch']}" +
+            ("" if precision == "float" else f", {precision}"))
 
 
 def main(argv):
