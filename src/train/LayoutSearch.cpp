@@ -62,8 +62,8 @@ RunPlan planRunIn(Precision p, const TrainConfig& config, const Int3& grid, int 
   if (p == Precision::Double) return planRun<double>(config, grid, groups, train, validation);
   RunPlan r = planRun<float>(config, grid, groups, train, validation);
   if (p == Precision::Float) return r;
-  // bfloat16, half: as predictMemoryIn says (StepCost.cpp). Once RunPlan.cpp instantiates
-  // planRun<bfloat16> and <float16>, this is withPrecision(p, ...) -> planRun<T>.
+  // bfloat16, half: the float plan (RunPlan.cpp instantiates planRun for float and double only;
+  // nothing else in it depends on the type) with each rank's memory in the 16-bit type.
   r.precision = p;
   for (int d = 0, i = 0; d < grid[0]; ++d)  // spatial rank order, as planRun's
     for (int h = 0; h < grid[1]; ++h)

@@ -71,53 +71,16 @@ LayerCost labelMove(const RunPlan& r, const Int3& coords) {
 
 }  // namespace
 
-namespace {
-
-// A float prediction in 16-bit precision `p`: what holds activation values (activations, their
-// gradients, the redistributions' buffers) at activationBytes(p) a value instead of 4 (each is a
-// count of values times the scalar's size: exact); the float master weights with their
-// gradients, and the convolutions' workspace, as float's.
-GraphMemory from32To16Bit(GraphMemory m, Precision p) {
-  const std::size_t b = activationBytes(p);
-  m.activations = m.activations / 4 * b;
-  m.activationGradients = m.activationGradients / 4 * b;
-  m.buffers = m.buffers / 4 * b;
-  return m;
-}
-
-}  // namespace
-
 std::vector<GraphMemory> predictLayerMemoryIn(Precision p, const ModelPlan& m, const Int3& coords) {
-  switch (p) {
-    case Precision::Double:
-      return predictLayerMemory<double, DefaultMemorySpace>(m, coords);
-    case Precision::BFloat16:
-    case Precision::Half: {
-      // The one call to change once the layers exist in 16 bits (predictLayerMemory<bfloat16>
-      // and <float16> instantiated, their parameters counted as float): withPrecision(p, ...)
-      // -> predictLayerMemory<T, DefaultMemorySpace>(m, coords), as for float and double.
-      std::vector<GraphMemory> layers = predictLayerMemory<float, DefaultMemorySpace>(m, coords);
-      for (GraphMemory& l : layers) l = from32To16Bit(l, p);
-      return layers;
-    }
-    case Precision::Float:
-      break;
-  }
-  return predictLayerMemory<float, DefaultMemorySpace>(m, coords);
+  return withPrecision(p, [&](auto tag) {
+    return predictLayerMemory<typename decltype(tag)::type, DefaultMemorySpace>(m, coords);
+  });
 }
 
 GraphMemory predictMemoryIn(Precision p, const ModelPlan& m, const Int3& coords) {
-  switch (p) {
-    case Precision::Double:
-      return predictMemory<double, DefaultMemorySpace>(m, coords);
-    case Precision::BFloat16:
-    case Precision::Half:
-      // As predictLayerMemoryIn: predictMemory<T, DefaultMemorySpace> once instantiated.
-      return from32To16Bit(predictMemory<float, DefaultMemorySpace>(m, coords), p);
-    case Precision::Float:
-      break;
-  }
-  return predictMemory<float, DefaultMemorySpace>(m, coords);
+  return withPrecision(p, [&](auto tag) {
+    return predictMemory<typename decltype(tag)::type, DefaultMemorySpace>(m, coords);
+  });
 }
 
 RedistributeTraffic redistributionTraffic(const RunPlan& r, int id, const Int3& coords,

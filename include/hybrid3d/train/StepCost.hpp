@@ -138,10 +138,8 @@ struct IoModel {
 };
 
 // What the rank at `coords` holds per layer (model/ModelPlan.hpp's predictLayerMemory), and in
-// all (predictMemory), in precision `p`. For bfloat16 and half: the float prediction with the
-// activation-sized parts at 2 bytes a value, parameters (float master weights), their gradients
-// and the convolution workspace as float's -- until the layers are instantiated for the 16-bit
-// types (StepCost.cpp names the call that then replaces it).
+// all (predictMemory), in precision `p` (16-bit: activations at 2 bytes a value, float master
+// weights and their gradients).
 std::vector<GraphMemory> predictLayerMemoryIn(Precision p, const ModelPlan& m, const Int3& coords);
 GraphMemory predictMemoryIn(Precision p, const ModelPlan& m, const Int3& coords);
 
