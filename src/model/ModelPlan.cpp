@@ -66,12 +66,13 @@ std::size_t convWorkspace(const ModelPlan& p, int id, const TensorShape& x, cons
   q.stride = l.conv.stride;
   q.outExtents = outOwned.extents();
   q.bias = l.conv.bias;
+  q.activations = precisionOf<T>();  // 16-bit activations add staging buffers
   // Asking oneDNN builds its primitive descriptors (about a millisecond); the ranks of a grid
   // share a few box shapes, and a planner's search asks for thousands of ranks.
-  using Key = std::tuple<Index, Index, Index, Index, Index, Index3, bool>;
+  using Key = std::tuple<Index, Index, Index, Index, Index, Index3, bool, Precision>;
   static std::map<Key, std::size_t> asked;
   static std::mutex mutex;
-  const Key key{q.batch, q.cin, q.cout, q.kernel, q.stride, q.outExtents, q.bias};
+  const Key key{q.batch, q.cin, q.cout, q.kernel, q.stride, q.outExtents, q.bias, q.activations};
   const std::lock_guard<std::mutex> lock(mutex);
   const auto found = asked.find(key);
   if (found != asked.end()) return found->second;

@@ -59,17 +59,9 @@ TrainConfig configFor(const TrainConfig& config, const Layout& layout) {
 
 RunPlan planRunIn(Precision p, const TrainConfig& config, const Int3& grid, int groups,
                   const SetListing& train, const SetListing& validation) {
-  if (p == Precision::Double) return planRun<double>(config, grid, groups, train, validation);
-  RunPlan r = planRun<float>(config, grid, groups, train, validation);
-  if (p == Precision::Float) return r;
-  // bfloat16, half: the float plan (RunPlan.cpp instantiates planRun for float and double only;
-  // nothing else in it depends on the type) with each rank's memory in the 16-bit type.
-  r.precision = p;
-  for (int d = 0, i = 0; d < grid[0]; ++d)  // spatial rank order, as planRun's
-    for (int h = 0; h < grid[1]; ++h)
-      for (int w = 0; w < grid[2]; ++w, ++i)
-        r.memory.at(std::size_t(i)) = predictMemoryIn(p, r.model, {d, h, w});
-  return r;
+  return withPrecision(p, [&](auto tag) {
+    return planRun<typename decltype(tag)::type>(config, grid, groups, train, validation);
+  });
 }
 
 template <class T>

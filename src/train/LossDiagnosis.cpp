@@ -156,5 +156,9 @@ template std::string diagnoseNonFiniteLoss<float, DefaultMemorySpace>(
     const LossDiagnosisInputs<float, DefaultMemorySpace>&);
 template std::string diagnoseNonFiniteLoss<double, DefaultMemorySpace>(
     const LossDiagnosisInputs<double, DefaultMemorySpace>&);
+template std::string diagnoseNonFiniteLoss<bfloat16, DefaultMemorySpace>(
+    const LossDiagnosisInputs<bfloat16, DefaultMemorySpace>&);
+template std::string diagnoseNonFiniteLoss<float16, DefaultMemorySpace>(
+    const LossDiagnosisInputs<float16, DefaultMemorySpace>&);
 
 }  // namespace hybrid3d

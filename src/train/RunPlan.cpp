@@ -136,4 +136,13 @@ template RunPlan checkRun<float, DefaultMemorySpace>(const ProcessGrid&, const T
 template RunPlan checkRun<double, DefaultMemorySpace>(const ProcessGrid&, const TrainConfig&,
                                                       const SetListing&, const SetListing&);
 
+template RunPlan planRun<bfloat16, DefaultMemorySpace>(const TrainConfig&, const Int3&, int,
+                                                       const SetListing&, const SetListing&);
+template RunPlan planRun<float16, DefaultMemorySpace>(const TrainConfig&, const Int3&, int,
+                                                      const SetListing&, const SetListing&);
+template RunPlan checkRun<bfloat16, DefaultMemorySpace>(const ProcessGrid&, const TrainConfig&,
+                                                        const SetListing&, const SetListing&);
+template RunPlan checkRun<float16, DefaultMemorySpace>(const ProcessGrid&, const TrainConfig&,
+                                                       const SetListing&, const SetListing&);
+
 }  // namespace hybrid3d

@@ -95,8 +95,7 @@ SoftmaxCrossEntropy<T, M>::SoftmaxCrossEntropy(const LayerGrid& grid, const std:
 
 template <class T, class M>
 double SoftmaxCrossEntropy<T, M>::evaluate(const execution_space& exec, const tensor_type& logits,
-                                           const label_type& labels,
-                                           const tensor_type* dlogits,
+                                           const label_type& labels, const tensor_type* dlogits,
                                            double gradientScale) const {
   auto check = [&](const auto& t, int channels, const char* what) {
     if (t.batch() != shape_.batch || t.channels() != channels ||

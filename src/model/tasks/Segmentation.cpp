@@ -44,15 +44,16 @@ double countSegmentation(const typename M::execution_space& exec, const DistTens
       Impl::kernelLabel("hybrid3d::Segmentation::count"),
       Policy(exec, {0, 0, 0, 0}, {Index(real), e[0], e[1], e[2]}),
       KOKKOS_LAMBDA(const Index n, const Index d, const Index h, const Index w, double& ce) {
+        using C = ComputeOf<T>;  // float for the 16-bit types
         int best = 0;
         for (int c = 1; c < K; ++c)
-          if (x(n, c, g0 + d, g1 + h, g2 + w) > x(n, best, g0 + d, g1 + h, g2 + w)) best = c;
-        const T m = x(n, best, g0 + d, g1 + h, g2 + w);
-        T sumExp = 0;
-        for (int c = 0; c < K; ++c) sumExp += math::exp(x(n, c, g0 + d, g1 + h, g2 + w) - m);
+          if (C(x(n, c, g0 + d, g1 + h, g2 + w)) > C(x(n, best, g0 + d, g1 + h, g2 + w))) best = c;
+        const C m = x(n, best, g0 + d, g1 + h, g2 + w);
+        C sumExp = 0;
+        for (int c = 0; c < K; ++c) sumExp += math::exp(C(x(n, c, g0 + d, g1 + h, g2 + w)) - m);
         const int l = lab(n, 0, d, h, w);
         if (l >= 0 && l < K) {
-          ce += double(m + math::log(sumExp) - x(n, l, g0 + d, g1 + h, g2 + w));
+          ce += double(m + math::log(sumExp) - C(x(n, l, g0 + d, g1 + h, g2 + w)));
           Kokkos::atomic_add(&counts(2 * K + l), 1LL);
           if (l == best) {
             Kokkos::atomic_add(&counts(l), 1LL);
@@ -120,10 +121,9 @@ public:
 
   double loss(const execution_space& exec, const graph_type& graph, bool withGradient) override {
     const auto& logits = graph.output().volume;
-    return withGradient
-               ? loss_.forwardBackward(exec, logits, labels_, graph.outputGradient().volume,
-                                       this->gradientScale_)
-               : loss_.forward(exec, logits, labels_);
+    return withGradient ? loss_.forwardBackward(exec, logits, labels_,
+                                                graph.outputGradient().volume, this->gradientScale_)
+                        : loss_.forward(exec, logits, labels_);
   }
 
   void clearMetrics() override { std::fill(sums_.begin(), sums_.end(), 0.0); }
