@@ -12,6 +12,7 @@
 #     --train N         training samples (default 512); --validation N (default 128)
 #     --epochs E        (default 4); --batch B mini-batch (default 4); --lr X Adam rate (1e-4)
 #     --ranks R         ranks per run (default 2: the full resolution splits each sample in two)
+#     --precision P     Model/precision of every run: float (default), bfloat16, half, double
 #     --out DIR         datasets, decks, runs, table and plots (default resolution_runs)
 #     --smoke           CI check: S = 32, factors "1 2", one seed, 16 samples, 3 epochs; fails
 #                       unless every run's training loss falls
@@ -24,14 +25,14 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${BIN:-$ROOT/build/bin}
 PYTHON=${PYTHON:-python3}
 SIZE=128 FACTORS="1 2 4" SEEDS="1 2" TRAIN=512 VALIDATION=128 EPOCHS=4 BATCH=4 LR=0.0001
-RANKS=2 OUT=resolution_runs SMOKE=0 DATA_SEED=2020 MEAN_COUNT=64
+RANKS=2 OUT=resolution_runs SMOKE=0 DATA_SEED=2020 MEAN_COUNT=64 PRECISION=float
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) SIZE=$2 ;; --factors) FACTORS=$2 ;; --seeds) SEEDS=$2 ;; --train) TRAIN=$2 ;;
     --validation) VALIDATION=$2 ;; --epochs) EPOCHS=$2 ;; --batch) BATCH=$2 ;; --lr) LR=$2 ;;
-    --ranks) RANKS=$2 ;; --out) OUT=$2 ;;
+    --ranks) RANKS=$2 ;; --out) OUT=$2 ;; --precision) PRECISION=$2 ;;
     --smoke) SMOKE=1 SIZE=32 FACTORS="1 2" SEEDS=1 TRAIN=16 VALIDATION=8 EPOCHS=3; shift; continue ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "study.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift 2
@@ -72,6 +73,7 @@ for seed in $SEEDS; do
     <Parameter name="architecture" type="string" value="cosmoflow"/>
     <Parameter name="input width" type="int" value="$width"/>
     <Parameter name="seed" type="int" value="$seed"/>
+    <Parameter name="precision" type="string" value="$PRECISION"/>
   </ParameterList>
   <ParameterList name="Data">
     <Parameter name="train" type="string" value="$data/train"/>

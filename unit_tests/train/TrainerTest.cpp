@@ -212,8 +212,8 @@ TEST(Trainer, RestartRefusesAChangeOfMeaningNamingTheKeyAndBothValues) {
   r.optimizer = "sgd";
   EXPECT_TRUE(
       refusedWith<float>(grid, r, "'optimizer' was adam in the checkpoint's run but is sgd"));
-  EXPECT_TRUE(
-      refusedWith<double>(grid, c, "'precision' was float in the checkpoint's run but is double"));
+  // Not the precision: checkpoints hold float master weights, and a restart in another precision
+  // goes ahead, reported (MixedPrecisionTrainerTest.cpp).
   if (worldSize() % 2 == 0) {  // 2 -> 1 spatial ranks per sample: twice the groups
     ProcessGrid moreGroups(MPI_COMM_WORLD, {1, 1, 1});
     r = c;

@@ -87,9 +87,8 @@ namespace Impl {
 // One maker per scalar and device the library is built for (the trailing nullptr_t takes the
 // list's last comma).
 #define HYBRID3D_TASK_MAKER(T, D) TaskMaker<T, D>,
-using TaskMakers =
-    std::tuple<HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_TASK_MAKER)
-                   HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_TASK_MAKER) std::nullptr_t>;
+using TaskMakers = std::tuple<HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(
+    HYBRID3D_TASK_MAKER) HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_TASK_MAKER) std::nullptr_t>;
 #undef HYBRID3D_TASK_MAKER
 }  // namespace Impl
 
