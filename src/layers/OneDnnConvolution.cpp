@@ -11,6 +11,7 @@
 #include <utility>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -501,7 +502,11 @@ __attribute__((target("avx,f16c"))) void floatRowToHalf(const float* in, float16
   for (; w < n; ++w) out[w] = float16(in[w]);
 }
 bool hostHasF16c() {
-  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  // F16C by cpuid (leaf 1, ECX bit 29): clang 14, the HIP toolchain's family, has no
+  // __builtin_cpu_supports("f16c").
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  static const bool has =
+      __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
   return has;
 }
 #else
