@@ -36,10 +36,11 @@ std::pair<SetListing, SetListing> toBeGenerated(const deck::DeckRun& r, MPI_Comm
 
 template <class T>
 RunPlan check(const ProcessGrid& grid, const deck::DeckRun& r) {
-  const auto [train, validation] = toBeGenerated(r, grid.worldComm());
+  // A pair, not a structured binding: C++17 lambdas cannot capture one (clang rejects it).
+  const std::pair<SetListing, SetListing> sets = toBeGenerated(r, grid.worldComm());
   RunPlan plan;
   data::collectively(grid.worldComm(),
-                     [&] { plan = checkRun<T>(grid, r.config, train, validation); });
+                     [&] { plan = checkRun<T>(grid, r.config, sets.first, sets.second); });
   return plan;
 }
 
@@ -47,14 +48,15 @@ RunPlan check(const ProcessGrid& grid, const deck::DeckRun& r) {
 
 std::pair<SetListing, SetListing> checkDeckData(const deck::DeckRun& r, int groups,
                                                 MPI_Comm world) {
-  const auto [train, validation] = toBeGenerated(r, world);
+  const std::pair<SetListing, SetListing> generated = toBeGenerated(r, world);
   std::pair<SetListing, SetListing> sets;
   data::collectively(world, [&] {
     ModelOptions o = r.config.model;
     o.batch = r.config.globalBatch / groups;
     const int S = o.inputWidth;
-    sets = checkDatasets(world, r.config, groups,
-                         sampleSpec(modelTraits(o), {S, S, S}, r.config.data), train, validation);
+    sets =
+        checkDatasets(world, r.config, groups, sampleSpec(modelTraits(o), {S, S, S}, r.config.data),
+                      generated.first, generated.second);
   });
   return sets;
 }
