@@ -482,9 +482,8 @@ void forEachWindowRow(const DistTensor<T, Kokkos::HostSpace>& t, const Index3& a
   }
 }
 // float16 rows by F16C's conversions where the CPU has them (8 values per instruction, the same
-// rounding to nearest even as float16's own, core/Scalar16.hpp): its portable conversion is a
-// branchy function of each value's exponent, which measured the half passes ~20 % slower than
-// bfloat16's (a shift).
+// rounding to nearest even as float16's own, core/Scalar16.hpp): the library is built for the
+// baseline x86-64 target, where the portable conversion vectorises only as wide as SSE2.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define HYBRID3D_ONEDNN_F16C 1
 __attribute__((target("avx,f16c"))) void halfRowToFloat(const float16* in, float* out, Index n) {
