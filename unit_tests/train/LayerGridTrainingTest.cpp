@@ -47,20 +47,9 @@ StagedLayout otherStagedLayout(int world) {
 }
 
 TrainConfig config(const std::string& dir, const std::vector<std::string>& files) {
-  TrainConfig c;
-  c.model.architecture = "cosmoflow";
-  c.model.inputWidth = S;
-  c.model.seed = 4;
+  TrainConfig c = smallCosmoFlowRun(dir, files, S);
   c.model.dropoutKeep = 0.8;  // masks keyed by global sample: the same on every layout
-  c.data.trainFiles = files;
-  c.data.train = "unused";
   c.data.prefetch = false;
-  c.globalBatch = 4;
-  c.epochs = 1000;
-  c.optimizer = "adam";
-  c.schedule.baseRate = 1e-4;
-  c.outputDir = dir;
-  c.printEvery = 1000000;
   c.checkpointMinutes = 0;
   return c;
 }

@@ -28,20 +28,7 @@ std::string scratch(const std::string& name) {
 }
 
 TrainConfig smallConfig(const std::string& dir, const std::vector<std::string>& train) {
-  TrainConfig c;
-  c.model.architecture = "cosmoflow";
-  c.model.inputWidth = S;
-  c.model.seed = 4;
-  c.model.dropoutKeep = 1;
-  c.data.trainFiles = train;
-  c.data.train = "unused";
-  c.globalBatch = 4;
-  c.epochs = 1000;
-  c.optimizer = "adam";
-  c.schedule.baseRate = 1e-4;
-  c.outputDir = dir;
-  c.printEvery = 1000000;
-  return c;
+  return smallCosmoFlowRun(dir, train, S);
 }
 
 Int3 gridFor(int world) { return world % 2 == 0 ? Int3{2, 1, 1} : Int3{1, 1, 1}; }

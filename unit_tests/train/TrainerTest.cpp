@@ -31,19 +31,8 @@ std::vector<std::string> writeSamples(const std::string& dir, int count, unsigne
 }
 
 TrainConfig smallConfig(const std::string& dir, const std::vector<std::string>& train) {
-  TrainConfig c;
-  c.model.architecture = "cosmoflow";
-  c.model.inputWidth = S;
-  c.model.seed = 4;
-  c.model.dropoutKeep = 1;
-  c.data.trainFiles = train;
-  c.data.train = "unused";
-  c.globalBatch = 4;
-  c.epochs = 1000;
-  c.optimizer = "adam";
+  TrainConfig c = smallCosmoFlowRun(dir, train, S);
   c.schedule.baseRate = 1e-3;
-  c.outputDir = dir;
-  c.printEvery = 1000000;
   return c;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Sample files for the tests that run whole training steps, S^3 voxels each, in a scratch
 // directory every rank sees: noise, for tests of what a step does (CosmoFlow's /full and
-// /unitPar, or the U-Net's /volume and /segmentation), and levels, for tests of what it learns.
+// /unitPar, or the U-Net's /volume and /segmentation), and levels, for tests of what it learns;
+// and the small CosmoFlow run those tests configure.
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -11,6 +12,7 @@
 #include <mpi.h>
 
 #include <hybrid3d/generate/SampleWriter.hpp>
+#include <hybrid3d/train/TrainConfig.hpp>
 
 #include "WorldRank.hpp"
 
@@ -84,6 +86,26 @@ inline std::vector<std::string> writeLevelSamples(const std::string& dir, int co
   }
   MPI_Barrier(MPI_COMM_WORLD);
   return files;
+}
+
+// CosmoFlow at S^3 on `files`, mini-batch 4, Adam at 1e-4, no dropout, writing into `dir`,
+// printing nothing; epochs enough that a test's step count ends the run.
+inline TrainConfig smallCosmoFlowRun(const std::string& dir, const std::vector<std::string>& files,
+                                     int S) {
+  TrainConfig c;
+  c.model.architecture = "cosmoflow";
+  c.model.inputWidth = S;
+  c.model.seed = 4;
+  c.model.dropoutKeep = 1;
+  c.data.trainFiles = files;
+  c.data.train = "unused";
+  c.globalBatch = 4;
+  c.epochs = 1000;
+  c.optimizer = "adam";
+  c.schedule.baseRate = 1e-4;
+  c.outputDir = dir;
+  c.printEvery = 1000000;
+  return c;
 }
 
 }  // namespace hybrid3d::test
