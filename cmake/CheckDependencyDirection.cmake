@@ -6,7 +6,7 @@
 #
 # Reads every header under include/hybrid3d/<part>/ and every source under src/<part>/; a folder
 # that is no part is an error too, so a new part must be given its place here.
-set(_rows core grid comm layers model/optim data train generate deck apps)
+set(_rows core grid comm kernels engines layers model/optim data train plan generate deck apps)
 
 if(NOT ROOT)
   message(FATAL_ERROR "CheckDependencyDirection: pass -DROOT=<source tree>")
@@ -60,7 +60,7 @@ if(_violations)
   list(LENGTH _violations _n)
   string(REPLACE ";" "\n  " _text "${_violations}")
   message(FATAL_ERROR "${_n} include(s) against the direction of DESIGN.md section 2 "
-                      "(core -> grid -> comm -> layers -> model | optim -> data -> train -> "
-                      "generate -> deck -> apps):\n  ${_text}")
+                      "(core -> grid -> comm -> kernels -> engines -> layers -> model | optim -> data -> "
+                      "train -> plan -> generate -> deck -> apps):\n  ${_text}")
 endif()
 message(STATUS "dependency direction: ${_checked} files, every include points down")

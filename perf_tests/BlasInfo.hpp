@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include <hybrid3d/layers/HostBlas.hpp>
+#include <hybrid3d/engines/HostBlas.hpp>
 
 namespace hybrid3d::bench {
 

@@ -10,7 +10,7 @@
 #
 # Builds nothing. hybrid3d: BUILD_DIR/bin/bench_train_step on RANKS MPI ranks (one per core),
 # with the environment as it is (OPENBLAS_CORETYPE and OPENBLAS_NUM_THREADS untouched: the
-# layers make the host BLAS use Kokkos's thread count, layers/HostBlas.hpp). PyTorch (Debian's python3-torch, optional: skipped
+# layers make the host BLAS use Kokkos's thread count, engines/HostBlas.hpp). PyTorch (Debian's python3-torch, optional: skipped
 # with a note when /usr/bin/python3 cannot import torch): perf_tests/step/pytorch_step.py with
 # RANKS threads, tcmalloc preloaded, OMP_WAIT_POLICY=PASSIVE, OPENBLAS_NUM_THREADS=RANKS, once
 # per OpenBLAS core type of the list ("unset" = the variable removed), keeping the fastest per

@@ -10,7 +10,7 @@
 #   exposed_first_on_s                     (medians of steps 2..n); the first step with prefetch
 # With --machine FILE, the performance model's read time per sample beside them (model_read_s:
 # bytes per rank / the lesser of the file's per-rank read bandwidth and its aggregate share, as
-# train/StepCost.cpp predicts the I/O of a step). Then plots it (plot_io.py) when matplotlib is
+# plan/StepCost.cpp predicts the I/O of a step). Then plots it (plot_io.py) when matplotlib is
 # there.
 #
 #   bash perf_tests/scaling/io_scaling.sh --ranks "1 2"

@@ -3,7 +3,7 @@
 // two run in turn step by step in one process (A B A B ...) so that both see the same machine.
 // Per configuration: the step's median, minimum and maximum (slowest rank), the share of the
 // step spent in redistributions, and with --machine the performance model's predicted step
-// (train/StepCost.hpp, slowest of its three ranks). Per redistribution of the staged model: its
+// (plan/StepCost.hpp, slowest of its three ranks). Per redistribution of the staged model: its
 // time in the step (its node's forward and backward regions, waits for the other ranks
 // included) and share of the step; then the operator alone (forward and adjoint, the ranks
 // entering together): the bytes the busiest rank moves (sent and kept), the time, the rate, and
@@ -32,7 +32,7 @@
 #include <hybrid3d/core/RegionTimes.hpp>
 #include <hybrid3d/deck/MachineDeck.hpp>
 #include <hybrid3d/model/RedistributeNode.hpp>
-#include <hybrid3d/train/StepCost.hpp>
+#include <hybrid3d/plan/StepCost.hpp>
 
 #include "BlasInfo.hpp"
 #include "TrainingStep.hpp"

@@ -65,7 +65,7 @@
 #include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/core/RegionTimes.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
-#include <hybrid3d/layers/impl/HostWorkspace.hpp>
+#include <hybrid3d/engines/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Models.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The performance model's answers as text (train/StepCost.hpp, train/LayoutSearch.hpp): per
+// The performance model's answers as text (plan/StepCost.hpp, plan/LayoutSearch.hpp): per
 // layer what one rank computes, exchanges and (with a machine) how long it takes; the step's
 // phases and volumes; the ranked layouts of a rank count; and one CSV row per layout for
 // scripts (perf_tests/scaling/). What `hybrid3d plan` prints after the dry run's plan.
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <hybrid3d/train/LayoutSearch.hpp>
+#include <hybrid3d/plan/LayoutSearch.hpp>
 
 namespace hybrid3d::app {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include <hybrid3d/train/StepCost.hpp>
+#include <hybrid3d/plan/StepCost.hpp>
 
 #include "TextFormat.hpp"
 

@@ -1,12 +1,12 @@
 #pragma once
-// A RunPlan (train/RunPlan.hpp) as text for people: the layout, the model, the batches, one row
+// A RunPlan (plan/RunPlan.hpp) as text for people: the layout, the model, the batches, one row
 // per layer (output shape, owned box per rank, input ghost widths, parameters) and the memory
 // of the ranks holding the most and the least. What `hybrid3d check` and
 // `hybrid3d train --dry-run` print.
 
 #include <string>
 
-#include <hybrid3d/train/RunPlan.hpp>
+#include <hybrid3d/plan/RunPlan.hpp>
 
 namespace hybrid3d::app {
 

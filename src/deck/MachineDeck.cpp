@@ -117,7 +117,7 @@ std::vector<DeckKey> schemaWithTimings(const std::vector<std::string>& lists) {
   std::vector<DeckKey> schema = machineDeckSchema();
   for (const std::string& l : lists) {
     schema.push_back(required(timingKey(l, "layer"), Type::String, -Big, Big,
-                              "the layer's key (train/StepCost.hpp, layerKey)"));
+                              "the layer's key (plan/StepCost.hpp, layerKey)"));
     schema.push_back(required(timingKey(l, "voxels"), Type::DoubleList, -Big, Big,
                               "batch x owned output voxels of each size measured, increasing"));
     schema.push_back(required(timingKey(l, "seconds"), Type::DoubleList, -Big, Big,

@@ -53,7 +53,7 @@ const std::vector<DeckKey>& trainDeckSchema() {
           "precision and memory space), kokkos (im2col + gemm, every backend), onednn (float, "
           "host memory) or cudnn (float and double, CUDA device memory)",
           {"auto", "kokkos", "onednn", "cudnn"}),
-      // Off by default (layers/ConvEngine.hpp, convOverlapByDefault): on 2 cores with
+      // Off by default (engines/ConvEngine.hpp, convOverlapByDefault): on 2 cores with
       // shared-memory MPI the shell slabs cost more than the exposed halo time saved.
       key("Model/halo overlap", Type::Bool, convOverlapByDefault ? "1" : "0", -Big, Big,
           "overlap each convolution's halo exchange with its interior's computation (measured "

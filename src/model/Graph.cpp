@@ -6,7 +6,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/ProfilingRegion.hpp>
-#include <hybrid3d/layers/impl/HostWorkspace.hpp>
+#include <hybrid3d/engines/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Graph.hpp>
 
 namespace hybrid3d {

@@ -7,7 +7,7 @@
 #include <hybrid3d/comm/Redistribute.hpp>
 #include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/layers/impl/OneDnnWorkspace.hpp>
+#include <hybrid3d/engines/impl/OneDnnWorkspace.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
 
 #include "impl/PlanBuilder.hpp"

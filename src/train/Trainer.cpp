@@ -15,7 +15,7 @@
 #include <hybrid3d/core/PhaseTimers.hpp>
 #include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/train/Checkpoint.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
 #include <hybrid3d/core/OwnedComm.hpp>

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <hybrid3d/comm/GradientReducer.hpp>
-#include <hybrid3d/layers/impl/HostWorkspace.hpp>
+#include <hybrid3d/engines/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
 
 #include "ErrorOf.hpp"

@@ -2,7 +2,7 @@
 // Wall-clock seconds spent in the communication phases of a step, accumulated by the halo
 // engine, the redistributions between layer grids and the gradient reducer, read and reset by the
 // trainer for its time split (compute / halo / allreduce / I/O wait), and the bytes this rank
-// handed to them: what the performance model (train/StepCost.hpp) predicts exactly. Main thread
+// handed to them: what the performance model (plan/StepCost.hpp) predicts exactly. Main thread
 // only.
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 // Machine files (inputs/machines/*.xml, or what `hybrid3d calibrate` measures): a Teuchos XML
-// list read into a hybrid3d::Machine (train/Machine.hpp), every key validated like a training
+// list read into a hybrid3d::Machine (plan/Machine.hpp), every key validated like a training
 // deck's (Deck.hpp): an unknown key, a value of the wrong type, a missing value, a rate that is
 // not positive, an efficiency outside (0, 1], an unknown allreduce algorithm, or a layer timing
 // whose arrays differ in length or whose sizes do not increase stops the reader with one line
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include <hybrid3d/deck/Deck.hpp>
-#include <hybrid3d/train/Machine.hpp>
+#include <hybrid3d/plan/Machine.hpp>
 
 namespace hybrid3d::deck {
 

@@ -23,7 +23,7 @@
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
 
 namespace hybrid3d {
 

@@ -21,7 +21,7 @@
 // then the interior while the adjoint exchange travels (layers/impl/ConvSplit.hpp).
 //
 // That im2col path is the `kokkos` engine. Options::engine may hand the local box to a vendor
-// library instead (layers/ConvEngine.hpp: `onednn` on host memory); the halo gather, the
+// library instead (engines/ConvEngine.hpp: `onednn` on host memory); the halo gather, the
 // adjoint scatterAdd and the gradient contract stay the layer's, whatever the engine.
 //
 // Mixed precision (T = bfloat16 or float16, core/Scalar16.hpp): activations and their
@@ -50,14 +50,14 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
-#include <hybrid3d/layers/ConvEngine.hpp>
+#include <hybrid3d/engines/ConvEngine.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/Window.hpp>
 #include <hybrid3d/layers/impl/ConvSplit.hpp>
-#include <hybrid3d/layers/impl/Im2col.hpp>
-#include <hybrid3d/layers/impl/LocalConvolution.hpp>
+#include <hybrid3d/kernels/Im2col.hpp>
+#include <hybrid3d/engines/impl/LocalConvolution.hpp>
 
 namespace hybrid3d {
 

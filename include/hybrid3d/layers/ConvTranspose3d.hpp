@@ -34,13 +34,13 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
-#include <hybrid3d/layers/HostBlas.hpp>
+#include <hybrid3d/engines/HostBlas.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/Window.hpp>
 #include <hybrid3d/layers/impl/ConvTranspose3dBlocks.hpp>
-#include <hybrid3d/layers/impl/Im2col.hpp>
+#include <hybrid3d/kernels/Im2col.hpp>
 
 namespace hybrid3d {
 

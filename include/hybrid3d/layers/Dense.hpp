@@ -16,10 +16,10 @@
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
-#include <hybrid3d/layers/HostBlas.hpp>
+#include <hybrid3d/engines/HostBlas.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
 
 namespace hybrid3d {
 

@@ -25,7 +25,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
 
 namespace hybrid3d {
 

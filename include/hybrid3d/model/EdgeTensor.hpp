@@ -4,7 +4,7 @@
 // group once the first dense layer has summed its partial products).
 
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/layers/FeatureView.hpp>
+#include <hybrid3d/kernels/FeatureView.hpp>
 
 namespace hybrid3d {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include <hybrid3d/layers/ConvEngine.hpp>
+#include <hybrid3d/engines/ConvEngine.hpp>
 #include <hybrid3d/model/LayerGridRule.hpp>
 
 namespace hybrid3d {

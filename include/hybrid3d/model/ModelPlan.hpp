@@ -21,7 +21,7 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerLayout.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
-#include <hybrid3d/layers/ConvEngine.hpp>
+#include <hybrid3d/engines/ConvEngine.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/model/GraphMemory.hpp>
 #include <hybrid3d/model/Models.hpp>

@@ -1,6 +1,6 @@
 // `hybrid3d calibrate --out FILE.xml DECK.xml...`: measures this machine with every rank busy
 // at once, as training runs it, and writes a machine file (deck/MachineDeck.hpp) for the
-// performance model (train/StepCost.hpp): arithmetic peak, memory bandwidth, kernel launch
+// performance model (plan/StepCost.hpp): arithmetic peak, memory bandwidth, kernel launch
 // cost, MPI latency and bandwidth between two ranks, file-system reads, and the time of every
 // layer of the decks' models (Probes.hpp, LayerTimings.hpp). What one node cannot measure (the
 // network between nodes; on a GPU build the device's peak and memory) comes from --base.

@@ -14,12 +14,12 @@
 #include <hybrid3d/data/Preprocess.hpp>
 #include <hybrid3d/data/Subvolume.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
-#include <hybrid3d/layers/impl/HostWorkspace.hpp>
+#include <hybrid3d/engines/impl/HostWorkspace.hpp>
 #include <hybrid3d/model/Models.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/optim/Sgd.hpp>
-#include <hybrid3d/train/RunPlan.hpp>
-#include <hybrid3d/train/StepCost.hpp>
+#include <hybrid3d/plan/RunPlan.hpp>
+#include <hybrid3d/plan/StepCost.hpp>
 
 #include "Statistics.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Layer timings for a machine file (train/Machine.hpp's LayerTiming): every layer of a deck's
+// Layer timings for a machine file (plan/Machine.hpp's LayerTiming): every layer of a deck's
 // model, forward + backward of one training step, measured with every rank of the world
 // training its own copy of the model at once (each alone on a 1x1x1 grid, MPI_COMM_SELF), as
 // the ranks of a training run share the node's memory bandwidth and caches.
@@ -10,13 +10,13 @@
 #include <mpi.h>
 
 #include <hybrid3d/deck/TrainDeck.hpp>
-#include <hybrid3d/train/Machine.hpp>
+#include <hybrid3d/plan/Machine.hpp>
 
 namespace hybrid3d::app::calibrate {
 
 // One layer measured at one size.
 struct LayerPoint {
-  std::string key;                         // layerKey(run, id, {0, 0, 0}) (train/StepCost.hpp)
+  std::string key;                         // layerKey(run, id, {0, 0, 0}) (plan/StepCost.hpp)
   std::string layer;                       // its name in the model, for the report
   std::string kind;                        // "Conv3d", "AvgPool3d", ...
   Precision precision = Precision::Float;  // the deck's

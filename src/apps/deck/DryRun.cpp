@@ -7,7 +7,7 @@
 #include <hybrid3d/generate/GenerateDataset.hpp>
 #include <hybrid3d/train/ResourceChecks.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
-#include <hybrid3d/train/RunPlan.hpp>
+#include <hybrid3d/plan/RunPlan.hpp>
 
 #include "../PlanText.hpp"
 

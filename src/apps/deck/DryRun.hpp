@@ -2,14 +2,14 @@
 // The dry run behind `hybrid3d check DECK` and `hybrid3d train DECK --dry-run`: one code path.
 // Checks the deck's run on the ranks at hand -- the configuration, the grid against every
 // layer, the datasets' listings and every sample file's metadata -- without building the
-// model, reading sample contents or writing anything, and prints the plan (train/RunPlan.hpp)
+// model, reading sample contents or writing anything, and prints the plan (plan/RunPlan.hpp)
 // on world rank 0. Refuses what a real run would refuse, with the same one line.
 
 #include <string>
 #include <utility>
 
 #include <hybrid3d/deck/TrainDeck.hpp>
-#include <hybrid3d/train/RunPlan.hpp>
+#include <hybrid3d/plan/RunPlan.hpp>
 
 namespace hybrid3d::app {
 

@@ -1,7 +1,7 @@
 // `hybrid3d plan DECK.xml`: the dry run's checks and plan (DryRun.hpp) for any rank count, with
-// the performance model (train/StepCost.hpp) on a machine file: per layer FLOPs, halo traffic
+// the performance model (plan/StepCost.hpp) on a machine file: per layer FLOPs, halo traffic
 // and time, the step's phases, bytes and memory per rank, and the best layouts of each rank
-// count (train/LayoutSearch.hpp).
+// count (plan/LayoutSearch.hpp).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,7 +9,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/data/CollectiveVerdict.hpp>
 #include <hybrid3d/deck/MachineDeck.hpp>
-#include <hybrid3d/train/LayoutSearch.hpp>
+#include <hybrid3d/plan/LayoutSearch.hpp>
 
 #include "../Command.hpp"
 #include "../CostText.hpp"

@@ -13,7 +13,7 @@
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Math.hpp>
 #include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
 #include <hybrid3d/model/Tasks.hpp>
 
 namespace hybrid3d {

@@ -15,9 +15,9 @@
 
 #include <hybrid3d/deck/MachineDeck.hpp>
 #include <hybrid3d/deck/TrainDeck.hpp>
-#include <hybrid3d/train/LayoutSearch.hpp>
-#include <hybrid3d/train/RunPlan.hpp>
-#include <hybrid3d/train/StepCost.hpp>
+#include <hybrid3d/plan/LayoutSearch.hpp>
+#include <hybrid3d/plan/RunPlan.hpp>
+#include <hybrid3d/plan/StepCost.hpp>
 
 namespace {
 

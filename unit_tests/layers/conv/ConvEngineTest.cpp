@@ -77,7 +77,7 @@ TEST(Conv3dEngine, KokkosFloatMatchesOneRankDoubleOnEveryGrid) {
 TEST(Conv3dEngine, AutoMatchesOneRankKokkosDoubleOnEveryGrid) {
   // What a model runs by default: the engine auto picks and, where it runs (float on host
   // memory, 3^3 stride 1, few input channels, AVX2 + FMA), the direct forward and
-  // backward-weights kernels (layers/impl/ConvForwardHost.hpp, ConvWeightsHost.hpp).
+  // backward-weights kernels (kernels/ConvForwardHost.hpp, ConvWeightsHost.hpp).
   expectEngineMatchesKokkosDouble(ConvEngine::Auto);
 }
 

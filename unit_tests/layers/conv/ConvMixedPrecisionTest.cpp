@@ -278,7 +278,7 @@ TEST(Conv3d, BFloat16AndHalfAgreeWithFloatAndOneRank) {
 }
 
 // oneDNN's backward-data runs as a forward convolution on boxes of 32^3 output voxels and more
-// with few input channels (src/layers/OneDnnConvolution.cpp): its staged operands too.
+// with few input channels (src/engines/OneDnnConvolution.cpp): its staged operands too.
 TEST(Conv3d, OneDnn16BitBackwardDataAsForwardAgreesWithFloat) {
   if (!oneDnnCanRun<bfloat16, TestDevice>()) GTEST_SKIP() << "the onednn engine is not built in";
   const std::vector<GridCase> one{{{1, 1, 1}, 1}};

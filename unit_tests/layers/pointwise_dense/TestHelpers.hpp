@@ -8,7 +8,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/comm/GlobalArray.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
 
 #include "TestDevice.hpp"
 

@@ -3,8 +3,8 @@
 // src/layers/AvgPool3d.cpp).
 
 #include <hybrid3d/core/KernelLabel.hpp>
-#include <hybrid3d/layers/impl/AvgPool3dBackwardHost.hpp>
-#include <hybrid3d/layers/impl/AvgPool3dForwardHost.hpp>
+#include <hybrid3d/kernels/AvgPool3dBackwardHost.hpp>
+#include <hybrid3d/kernels/AvgPool3dForwardHost.hpp>
 
 namespace hybrid3d {
 

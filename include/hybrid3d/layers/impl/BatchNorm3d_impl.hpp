@@ -19,7 +19,7 @@
 #include <hybrid3d/comm/Allreduce.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/ProfilingRegion.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
 
 namespace hybrid3d {
 

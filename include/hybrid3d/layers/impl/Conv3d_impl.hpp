@@ -4,13 +4,13 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/ProfilingRegion.hpp>
-#include <hybrid3d/layers/HostBlas.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
-#include <hybrid3d/layers/impl/InstanceBlas.hpp>
-#include <hybrid3d/layers/impl/ConvForwardHost.hpp>
-#include <hybrid3d/layers/impl/ConvWeightsHost.hpp>
-#include <hybrid3d/layers/impl/CudnnConvolution.hpp>
-#include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
+#include <hybrid3d/engines/HostBlas.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/engines/impl/InstanceBlas.hpp>
+#include <hybrid3d/kernels/ConvForwardHost.hpp>
+#include <hybrid3d/kernels/ConvWeightsHost.hpp>
+#include <hybrid3d/engines/impl/CudnnConvolution.hpp>
+#include <hybrid3d/engines/impl/OneDnnConvolution.hpp>
 
 namespace hybrid3d {
 
@@ -226,7 +226,7 @@ typename Conv3d<T, M>::Vector Conv3d<T, M>::biasGradVector() const {
 
 // Note on ordering: the products run on `exec` where Kokkos-Kernels takes an instance (4.1 and
 // later), otherwise on the default instance, as our kernels do when `exec` is that instance
-// (the only one Kokkos 3.4 Serial has); layers/impl/InstanceBlas.hpp.
+// (the only one Kokkos 3.4 Serial has); engines/impl/InstanceBlas.hpp.
 
 template <class T, class M>
 void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x,

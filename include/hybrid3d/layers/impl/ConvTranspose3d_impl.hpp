@@ -4,9 +4,9 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/ProfilingRegion.hpp>
-#include <hybrid3d/layers/HostBlas.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
-#include <hybrid3d/layers/impl/InstanceBlas.hpp>
+#include <hybrid3d/engines/HostBlas.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/engines/impl/InstanceBlas.hpp>
 
 namespace hybrid3d {
 

@@ -12,8 +12,8 @@
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Types.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
-#include <hybrid3d/layers/impl/InstanceBlas.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/engines/impl/InstanceBlas.hpp>
 
 namespace hybrid3d::Impl {
 
@@ -27,7 +27,7 @@ MatrixView<T, M> asMatrix(const Kokkos::View<T*, M>& flat, Index rows, Index col
   return MatrixView<T, M>(flat.data(), rows, cols);
 }
 
-// C := alpha op(A) op(B) + beta C, on `exec` (layers/impl/InstanceBlas.hpp). KokkosBlas::gemm
+// C := alpha op(A) op(B) + beta C, on `exec` (engines/impl/InstanceBlas.hpp). KokkosBlas::gemm
 // returns without touching C when the inner dimension is empty (a rank that owns no voxels),
 // where we still need C := beta C (zeroFill: Kokkos::deep_copy would allocate, see there).
 template <class ExecSpace, class A, class B, class C>

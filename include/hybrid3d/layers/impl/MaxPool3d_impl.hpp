@@ -3,7 +3,7 @@
 // src/layers/MaxPool3d.cpp).
 
 #include <hybrid3d/core/KernelLabel.hpp>
-#include <hybrid3d/layers/impl/MaxPool3dForwardHost.hpp>
+#include <hybrid3d/kernels/MaxPool3dForwardHost.hpp>
 
 namespace hybrid3d {
 

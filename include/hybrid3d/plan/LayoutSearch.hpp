@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <hybrid3d/train/StepCost.hpp>
+#include <hybrid3d/plan/StepCost.hpp>
 
 namespace hybrid3d {
 

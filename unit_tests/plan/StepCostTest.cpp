@@ -9,8 +9,8 @@
 #include <hybrid3d/core/PhaseTimers.hpp>
 #include <hybrid3d/model/LayerGridRule.hpp>
 #include <hybrid3d/data/Subvolume.hpp>
-#include <hybrid3d/train/LayoutSearch.hpp>
-#include <hybrid3d/train/StepCost.hpp>
+#include <hybrid3d/plan/LayoutSearch.hpp>
+#include <hybrid3d/plan/StepCost.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "GridCases.hpp"

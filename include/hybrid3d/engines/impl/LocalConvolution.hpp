@@ -1,5 +1,5 @@
 #pragma once
-// The interface of a vendor convolution engine (layers/ConvEngine.hpp): the local part of a
+// The interface of a vendor convolution engine (engines/ConvEngine.hpp): the local part of a
 // Conv3d on one rank, after the halo gather and before the adjoint scatterAdd. Conv3d keeps
 // the decomposition; the engine sees ghosted local arrays and the problem below.
 

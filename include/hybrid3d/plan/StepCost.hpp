@@ -54,8 +54,8 @@
 #include <string>
 #include <vector>
 
-#include <hybrid3d/train/Machine.hpp>
-#include <hybrid3d/train/RunPlan.hpp>
+#include <hybrid3d/plan/Machine.hpp>
+#include <hybrid3d/plan/RunPlan.hpp>
 
 namespace hybrid3d {
 

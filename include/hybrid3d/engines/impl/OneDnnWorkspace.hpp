@@ -10,7 +10,7 @@
 
 #if HYBRID3D_ENABLE_ONEDNN
 
-#include <hybrid3d/layers/impl/LocalConvolution.hpp>
+#include <hybrid3d/engines/impl/LocalConvolution.hpp>
 
 namespace hybrid3d::Impl {
 std::size_t oneDnnWorkspaceBytes(const LocalConvProblem& problem);

@@ -1,8 +1,8 @@
-// The cudnn convolution engine (include/hybrid3d/layers/impl/CudnnConvolution.hpp), written
+// The cudnn convolution engine (include/hybrid3d/engines/impl/CudnnConvolution.hpp), written
 // against cuDNN 9's convolution API (cudnn_cnn: descriptors, cudnnGet*Algorithm_v7,
 // cudnnConvolution*), which cuDNN 9 marks deprecated in favour of its graph API but still ships
 // and documents. Compiled only when HYBRID3D_ENABLE_CUDNN is on (Kokkos with CUDA, and cuDNN).
-#include <hybrid3d/layers/impl/CudnnConvolution.hpp>
+#include <hybrid3d/engines/impl/CudnnConvolution.hpp>
 
 #include <algorithm>
 #include <array>

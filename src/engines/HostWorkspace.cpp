@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/layers/impl/HostWorkspace.hpp>
+#include <hybrid3d/engines/impl/HostWorkspace.hpp>
 
 namespace hybrid3d::Impl {
 

@@ -5,7 +5,7 @@
 #include <hybrid3d/data/Dataset.hpp>
 #include <hybrid3d/data/SampleReader.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
-#include <hybrid3d/train/RunPlan.hpp>
+#include <hybrid3d/plan/RunPlan.hpp>
 
 namespace hybrid3d {
 

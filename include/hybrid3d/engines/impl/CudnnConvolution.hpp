@@ -1,7 +1,7 @@
 #pragma once
-// The cudnn convolution engine (layers/ConvEngine.hpp): cuDNN's convolutions on the ghosted
+// The cudnn convolution engine (engines/ConvEngine.hpp): cuDNN's convolutions on the ghosted
 // local box, float and double on CUDA device memory, as LBANN and DiHydrogen compute their local
-// convolutions. cuDNN's own headers stay in the source file (src/layers/CudnnConvolution.cpp),
+// convolutions. cuDNN's own headers stay in the source file (src/engines/CudnnConvolution.cpp),
 // so nothing that includes Conv3d needs them.
 //
 // The ghosts already hold the zero padding and the neighbours' voxels, so cuDNN runs with
@@ -21,7 +21,7 @@
 #include <memory>
 #include <string>
 
-#include <hybrid3d/layers/impl/LocalConvolution.hpp>
+#include <hybrid3d/engines/impl/LocalConvolution.hpp>
 
 namespace hybrid3d::Impl {
 

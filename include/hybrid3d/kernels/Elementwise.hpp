@@ -1,7 +1,7 @@
 #pragma once
 // Building blocks of the element-wise layers (activations, dropout, concat, losses): walking the
 // owned cells of DistTensors that may carry different ghost widths, and the rows of the
-// replicated [N, F] feature views of the dense part (layers/FeatureView.hpp). Kernels take their
+// replicated [N, F] feature views of the dense part (kernels/FeatureView.hpp). Kernels take their
 // math functions from hybrid3d/core/Math.hpp.
 
 #include <limits>
@@ -13,7 +13,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
-#include <hybrid3d/layers/FeatureView.hpp>
+#include <hybrid3d/kernels/FeatureView.hpp>
 
 namespace hybrid3d {
 

@@ -8,8 +8,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Types.hpp>
-#include <hybrid3d/layers/impl/HostIsa.hpp>
-#include <hybrid3d/layers/impl/Im2col.hpp>
+#include <hybrid3d/kernels/HostIsa.hpp>
+#include <hybrid3d/kernels/Im2col.hpp>
 
 namespace hybrid3d::Impl {
 

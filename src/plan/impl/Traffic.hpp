@@ -7,7 +7,7 @@
 
 #include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/comm/RedistributePlan.hpp>
-#include <hybrid3d/train/StepCost.hpp>
+#include <hybrid3d/plan/StepCost.hpp>
 
 namespace hybrid3d::Impl {
 

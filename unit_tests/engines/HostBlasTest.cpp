@@ -1,5 +1,5 @@
 // The host BLAS's threads follow Kokkos unless the user chose a count, and the start-up report
-// names the library, its kernels and its threads (layers/HostBlas.hpp). OpenBLAS only: with
+// names the library, its kernels and its threads (engines/HostBlas.hpp). OpenBLAS only: with
 // another BLAS behind libblas.so.3 the tests say so and skip.
 #include <dlfcn.h>
 
@@ -10,7 +10,7 @@
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
-#include <hybrid3d/layers/HostBlas.hpp>
+#include <hybrid3d/engines/HostBlas.hpp>
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/generate/SampleWriter.hpp>
-#include <hybrid3d/train/RunPlan.hpp>
+#include <hybrid3d/plan/RunPlan.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "GridCases.hpp"

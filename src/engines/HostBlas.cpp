@@ -1,7 +1,7 @@
-// The host BLAS's threads and identity (include/hybrid3d/layers/HostBlas.hpp). The library is
+// The host BLAS's threads and identity (include/hybrid3d/engines/HostBlas.hpp). The library is
 // found at run time (dlsym on the process's symbols), so the build needs no BLAS headers of its
 // own and a switched Debian alternative is reported as what it is.
-#include <hybrid3d/layers/HostBlas.hpp>
+#include <hybrid3d/engines/HostBlas.hpp>
 
 #include <dlfcn.h>
 

@@ -1,8 +1,8 @@
 #pragma once
-// The onednn convolution engine (layers/ConvEngine.hpp): oneDNN's direct convolution on the
+// The onednn convolution engine (engines/ConvEngine.hpp): oneDNN's direct convolution on the
 // ghosted local box, on host memory, for float activations and the 16-bit ones of mixed
 // precision (bfloat16, float16: float weights, float accumulation). oneDNN's own headers stay in
-// the source file (src/layers/OneDnnConvolution.cpp), so nothing that includes Conv3d needs them.
+// the source file (src/engines/OneDnnConvolution.cpp), so nothing that includes Conv3d needs them.
 //
 // 16-bit activations: each pass asks oneDNN for its bf16 (f16) convolution, which reads and
 // writes 16-bit activations, takes the weights as reordered once from the float master values,
@@ -25,7 +25,7 @@
 #include <memory>
 #include <string>
 
-#include <hybrid3d/layers/impl/LocalConvolution.hpp>
+#include <hybrid3d/engines/impl/LocalConvolution.hpp>
 
 namespace hybrid3d::Impl {
 

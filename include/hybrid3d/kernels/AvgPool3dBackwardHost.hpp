@@ -23,9 +23,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/KernelLabel.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
-#include <hybrid3d/layers/impl/HostIsa.hpp>
-#include <hybrid3d/layers/impl/Pool3d_impl.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/kernels/HostIsa.hpp>
+#include <hybrid3d/kernels/PoolWindow.hpp>
 
 namespace hybrid3d::Impl {
 

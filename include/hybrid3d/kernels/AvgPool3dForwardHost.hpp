@@ -17,9 +17,9 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
-#include <hybrid3d/layers/impl/Elementwise.hpp>
-#include <hybrid3d/layers/impl/HostIsa.hpp>
-#include <hybrid3d/layers/impl/Pool3d_impl.hpp>
+#include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/kernels/HostIsa.hpp>
+#include <hybrid3d/kernels/PoolWindow.hpp>
 
 namespace hybrid3d::Impl {
 

@@ -1,7 +1,7 @@
-// The onednn convolution engine (include/hybrid3d/layers/impl/OneDnnConvolution.hpp), written
+// The onednn convolution engine (include/hybrid3d/engines/impl/OneDnnConvolution.hpp), written
 // against oneDNN 2.x (Debian 12 ships 2.6.3). Compiled only when HYBRID3D_ENABLE_ONEDNN is on;
 // instantiated for float, bfloat16 and float16 activations.
-#include <hybrid3d/layers/impl/OneDnnConvolution.hpp>
+#include <hybrid3d/engines/impl/OneDnnConvolution.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -21,8 +21,8 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/core/VendorCall.hpp>
-#include <hybrid3d/layers/impl/HostWorkspace.hpp>
-#include <hybrid3d/layers/impl/OneDnnWorkspace.hpp>
+#include <hybrid3d/engines/impl/HostWorkspace.hpp>
+#include <hybrid3d/engines/impl/OneDnnWorkspace.hpp>
 
 namespace hybrid3d::Impl {
 namespace {

@@ -27,8 +27,8 @@
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Types.hpp>
-#include <hybrid3d/layers/impl/HostIsa.hpp>
-#include <hybrid3d/layers/impl/DirectConvOperands.hpp>
+#include <hybrid3d/kernels/HostIsa.hpp>
+#include <hybrid3d/kernels/DirectConvOperands.hpp>
 
 namespace hybrid3d::Impl {
 

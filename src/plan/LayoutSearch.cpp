@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/train/LayoutSearch.hpp>
+#include <hybrid3d/plan/LayoutSearch.hpp>
 
 namespace hybrid3d {
 

@@ -7,7 +7,7 @@
 #include <hybrid3d/data/Subvolume.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
-#include <hybrid3d/train/StepCost.hpp>
+#include <hybrid3d/plan/StepCost.hpp>
 
 #include "impl/Traffic.hpp"
 
