@@ -23,6 +23,7 @@
 #include <hybrid3d/deck/TrainDeck.hpp>
 
 #include "../Command.hpp"
+#include "../RecordedPath.hpp"
 #include "CalibrateOptions.hpp"
 #include "HostInfo.hpp"
 #include "LayerTimings.hpp"
@@ -145,7 +146,7 @@ int run(const std::vector<std::string>& args) {
     }
   });
   std::map<std::string, std::string> notes;
-  const std::string baseNote = "from --base " + o.base;
+  const std::string baseNote = "from --base " + recordedPath(o.base);
   progress.say(ranks, " rank(s), execution space ", DefaultExecutionSpace::name(), ", writing ",
                o.out);
 
@@ -164,7 +165,8 @@ int run(const std::vector<std::string>& args) {
     const std::string spread = spreadWarning(agreed),
                       changed = o.base.empty()
                                     ? ""
-                                    : baseDifferenceWarning(o.base, basePeak, m.rank.floatGflops);
+                                    : baseDifferenceWarning(recordedPath(o.base), basePeak,
+                                                            m.rank.floatGflops);
     notes["Rank/float GFLOP/s"] = withWarning(
         withWarning("FP32 FMA peak of one core (" + peak.unit + "), " + describePeak(agreed),
                     spread),
@@ -258,7 +260,7 @@ int run(const std::vector<std::string>& args) {
   m.fileSystem.readGBsPerRank = significant(reads.perRankGBs);
   m.fileSystem.aggregateReadGBs = significant(reads.aggregateGBs);
   const std::string readHow =
-      std::to_string(o.fileMiB) + " MiB per rank under " + o.scratch + ", " +
+      std::to_string(o.fileMiB) + " MiB per rank under " + recordedPath(o.scratch) + ", " +
       (reads.pagesDropped ? "pages dropped" : "pages NOT dropped (page cache: too fast)");
   notes["File system/read GB/s per rank"] = "world rank 0 reading alone: " + readHow;
   notes["File system/aggregate read GB/s"] = "all bytes / the slowest rank's time, " +

@@ -6,6 +6,7 @@
 #include <hybrid3d/core/Error.hpp>
 
 #include "../Options.hpp"
+#include "../RecordedPath.hpp"
 
 namespace hybrid3d::app::calibrate {
 
@@ -33,7 +34,9 @@ CalibrateOptions parseCalibrateOptions(const std::vector<std::string>& args, int
   CalibrateOptions o;
   std::ostringstream line;
   line << "mpirun -n " << ranks << " hybrid3d calibrate";
-  for (const std::string& a : args) line << ' ' << shellWord(a);
+  // Paths as recordedPath gives them: the header goes into a file that may be committed.
+  for (const std::string& a : args)
+    line << ' ' << shellWord(!a.empty() && a[0] != '-' ? recordedPath(a) : a);
   o.commandLine = line.str();
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];

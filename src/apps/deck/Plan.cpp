@@ -15,6 +15,7 @@
 #include "../CostText.hpp"
 #include "../Options.hpp"
 #include "../PlanText.hpp"
+#include "../RecordedPath.hpp"
 #include "../TextFormat.hpp"
 #include "DryRun.hpp"
 
@@ -100,10 +101,8 @@ void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machi
   const Machine none;
   const Machine& m = machine ? *machine : none;
   std::string csv = csvHeader();
-  // Relative to where the plan runs (a script's checkout): no absolute path of this machine in a
-  // CSV that may be committed.
-  const std::string deckInCsv =
-      std::filesystem::path(a.deck).lexically_proximate(std::filesystem::current_path()).string();
+  // The CSV may be committed: the deck as recordedPath gives it, never this machine's path.
+  const std::string deckInCsv = recordedPath(a.deck);
   double reference = 0;
   std::string summary;
   for (std::size_t i = 0; i < runs.size(); ++i) {

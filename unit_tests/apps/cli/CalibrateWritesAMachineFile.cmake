@@ -18,8 +18,15 @@ string(FIND "${text}" "<!-- hybrid3d machine file written by `hybrid3d calibrate
 if(NOT at EQUAL 0)
   message(FATAL_ERROR "the machine file does not begin with its comment:\n${text}")
 endif()
-# The command as given ("--" written "- -": XML comments cannot hold two hyphens in a row).
-h3d_expect("${text}" "mpirun -n 2 hybrid3d calibrate - -steps 1 - -file-mib 8 - -out ${WORK}/machine.xml")
+# The command as given ("--" written "- -": XML comments cannot hold two hyphens in a row), its
+# paths relative to the directory it ran in (the test's, WORK's parent): the file may be committed,
+# so no absolute path of this machine (RecordedPath.hpp).
+get_filename_component(work_name ${WORK} NAME)
+h3d_expect("${text}" "mpirun -n 2 hybrid3d calibrate - -steps 1 - -file-mib 8 - -out ${work_name}/machine.xml - -name tiny ${work_name}/deck.xml")
+string(FIND "${text}" "${WORK}" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "the machine file holds the absolute path ${WORK}:\n${text}")
+endif()
 h3d_expect("${text}" "CPU: ")
 h3d_expect("${text}" "Kokkos execution space ")
 h3d_expect("${text}" "<Parameter name=\"name\" type=\"string\" value=\"tiny\"/>")
@@ -45,9 +52,13 @@ file(WRITE ${WORK}/base.xml "${base}")
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${calibrate} --out ${WORK}/one.xml --base ${WORK}/base.xml
         ${WORK}/deck.xml)
 h3d_expect("${out}" "WARNING: the FP32 FMA peak measured, ")
-h3d_expect("${out}" " from the 99999.0 of --base ${WORK}/base.xml (more than 20 %)")
+h3d_expect("${out}" " from the 99999.0 of --base ${work_name}/base.xml (more than 20 %)")
 h3d_run(TRUE check ${CHECK_MACHINE_FILE} ${WORK}/one.xml ${WORK}/deck.xml 16)
 file(READ ${WORK}/one.xml one)
+string(FIND "${one}" "${WORK}" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "the machine file holds the absolute path ${WORK}:\n${one}")
+endif()
 foreach(key "intra-node latency us" "intra-node GB/s" "inter-node latency us" "inter-node GB/s")
   foreach(file text one)
     if(NOT "${${file}}" MATCHES "name=\"${key}\" type=\"double\" value=\"([^\"]*)\"")
@@ -59,8 +70,8 @@ foreach(key "intra-node latency us" "intra-node GB/s" "inter-node latency us" "i
     message(FATAL_ERROR "1 rank with --base: '${key}' is ${one_value}, the base's ${text_value}")
   endif()
 endforeach()
-h3d_expect("${one}" "from - -base ${WORK}/base.xml")
-h3d_expect("${one}" "of - -base ${WORK}/base.xml (more than 20 %)")  # the peak's note
+h3d_expect("${one}" "from - -base ${work_name}/base.xml")
+h3d_expect("${one}" "of - -base ${work_name}/base.xml (more than 20 %)")  # the peak's note
 
 # Mistakes stop every rank with one line, before anything is measured.
 foreach(case "--stepz 1|calibrate: unknown option --stepz"

@@ -52,6 +52,16 @@ function(expect_counted_bytes csv metrics staged)
 endfunction()
 h3d_run(TRUE trained ${launch} ${HYBRID3D} train ${WORK}/deck.xml)
 expect_counted_bytes(${WORK}/plan.csv ${WORK}/run/metrics.csv FALSE)
+# The CSV may be committed: the deck relative to where plan ran (WORK's parent), not its absolute
+# path (RecordedPath.hpp).
+file(STRINGS ${WORK}/plan.csv rows)
+list(GET rows 0 header)
+list(GET rows 1 row)
+get_filename_component(work_name ${WORK} NAME)
+h3d_csv_field("${header}" "${row}" deck recorded_deck)
+if(NOT recorded_deck STREQUAL "${work_name}/deck.xml")
+  message(FATAL_ERROR "plan's CSV records the deck as ${recorded_deck}, not ${work_name}/deck.xml")
+endif()
 
 # On layer grids (the deep layers on one rank per sample): check's table gains each layer's
 # grid, every redistribution's bytes and the buffers; plan and a real step agree on the bytes.
