@@ -89,8 +89,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
       }()) {
   const int G = grid.numGroups();
   checkTrainConfig(config, G);  // the values a dry run checks too (RunChecks.hpp)
-  ModelOptions mo = config.model;
-  mo.batch = config.globalBatch / G;
+  const ModelOptions mo = groupModelOptions(config, G);
   model_ = buildModel<T, M>(grid, mo);
   auto& graph = *model_.graph;
   for (std::size_t i = 0; i < graph.size(); ++i)
