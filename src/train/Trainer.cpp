@@ -135,7 +135,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   // padding): the first layers need not exchange them again.
   graph.setInputGhostsFilled(true);
 
-  identity_ = runIdentity(config, grid, toString(precisionOf<T>()),
+  identity_ = runIdentity(config, grid, precisionOf<T>(),
                           static_cast<long long>(train_->loader->plan().numSamples()));
   if (!config.restartFrom.empty()) {
     // Checked before any tensor is read, so a changed architecture is named as such.
