@@ -13,10 +13,10 @@ deck::DeckKey key(const std::string& path, Type type, const std::string& fallbac
                   double max, const std::string& help, std::vector<std::string> choices = {}) {
   return {path, type, fallback, false, min, max, std::move(choices), help};
 }
-}  // namespace
 
-const std::vector<DeckKey>& trainDeckSchema() {
-  static const std::vector<deck::DeckKey> schema = {
+// Parallel: the process grid and the layers' grids.
+std::vector<DeckKey> parallelKeys() {
+  return {
       key("Parallel/spatial grid", Type::String, "auto", -Big, Big,
           "ranks per sample as DxHxW, or auto (world / data-parallel groups, closest to cubes)"),
       key("Parallel/data-parallel groups", Type::Int, "1", 1, 1e6,
@@ -29,6 +29,12 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Parallel/minimum box width", Type::Int, "0", 0, 1e6,
           "K > 0: every layer no entry of 'layer grids' names runs on the finest coarsening of "
           "the spatial grid whose input boxes are at least K voxels wide where cut (0: off)"),
+  };
+}
+
+// Model: the network, its precision and its convolutions.
+std::vector<DeckKey> modelKeys() {
+  return {
       {"Model/architecture", Type::String, "", true, -Big, Big, architectureNames(),
        "the network (DESIGN.md section 6)"},
       key("Model/input width", Type::Int, "128", 8, 4096, "S: samples are S^3 voxels"),
@@ -58,6 +64,12 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Model/halo overlap", Type::Bool, convOverlapByDefault ? "1" : "0", -Big, Big,
           "overlap each convolution's halo exchange with its interior's computation (measured "
           "slower on 2 cores with shared-memory MPI; try it where messages cross a network)"),
+  };
+}
+
+// Data: the samples and how they are read and preprocessed.
+std::vector<DeckKey> dataKeys() {
+  return {
       key("Data/train", Type::String, "", -Big, Big, "directory or list file of training samples"),
       key("Data/validation", Type::String, "", -Big, Big, "directory or list file; empty: none"),
       key("Data/read mode", Type::String, "independent", -Big, Big,
@@ -83,6 +95,12 @@ const std::vector<DeckKey>& trainDeckSchema() {
           "one value per input channel, subtracted before the scale, or auto: each channel's "
           "mean over the training set (after log1p), as for channel scale",
           {"auto"}),
+  };
+}
+
+// Data/Generate: a synthetic dataset made before the run.
+std::vector<DeckKey> generateKeys() {
+  return {
       key("Data/Generate/generator", Type::String, "", -Big, Big,
           "make a synthetic dataset first (if its manifest is missing)",
           {"cosmology", "segmentation"}),
@@ -94,6 +112,12 @@ const std::vector<DeckKey>& trainDeckSchema() {
       key("Data/Generate/seed", Type::Int, "7", 0, 2147483647, "generator seed"),
       key("Data/Generate/mean count", Type::Double, "8", 1e-6, 1e9,
           "cosmology: mean particles per voxel"),
+  };
+}
+
+// Training: the mini-batch, the optimizer and its schedule, checkpoints and output.
+std::vector<DeckKey> trainingKeys() {
+  return {
       key("Training/mini-batch", Type::Int, "1", 1, 1e7, "global mini-batch (multiple of G)"),
       key("Training/validation mini-batch", Type::Int, "", 1, 1e7,
           "samples per validation mini-batch, any size (default: the mini-batch); every "
@@ -130,37 +154,55 @@ const std::vector<DeckKey>& trainDeckSchema() {
           "reduction, the step agreement) before every rank stops with a line naming it "
           "(0: wait forever)"),
   };
+}
+
+}  // namespace
+
+const std::vector<DeckKey>& trainDeckSchema() {
+  static const std::vector<deck::DeckKey> schema = [] {
+    std::vector<DeckKey> all;
+    for (auto section : {parallelKeys, modelKeys, dataKeys, generateKeys, trainingKeys}) {
+      const std::vector<DeckKey> keys = section();
+      all.insert(all.end(), keys.begin(), keys.end());
+    }
+    return all;
+  }();
   return schema;
 }
 
-DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData) {
-  const deck::Deck d = deck::Deck::fromFile(path, trainDeckSchema());
-  DeckRun r;
-  TrainConfig& c = r.config;
-  c.deckText = d.text();
+namespace {
 
-  c.model.architecture = d.getString("Model/architecture");
-  c.model.inputWidth = d.getInt("Model/input width");
-  c.model.seed = static_cast<std::uint64_t>(d.getInt("Model/seed"));
+// One reader per section of the deck, called in an order where each finds what it needs: the
+// process grid the model's input width, the generated dataset the same width.
+
+void readModel(const Deck& d, DeckRun& r) {
+  ModelOptions& m = r.config.model;
+  m.architecture = d.getString("Model/architecture");
+  m.inputWidth = d.getInt("Model/input width");
+  m.seed = static_cast<std::uint64_t>(d.getInt("Model/seed"));
   if (d.has("Model/dropout keep probability"))
-    c.model.dropoutKeep = d.getDouble("Model/dropout keep probability");
-  c.model.batchNormPerGroup = d.getString("Model/batch norm statistics") == "spatial group";
-  c.model.convWorkspaceBytes = std::size_t(d.getInt("Model/convolution workspace MiB")) << 20;
-  c.model.convEngine = parseConvEngine(d.getString("Model/convolution engine"));
-  c.model.convOverlap = d.getBool("Model/halo overlap");
+    m.dropoutKeep = d.getDouble("Model/dropout keep probability");
+  m.batchNormPerGroup = d.getString("Model/batch norm statistics") == "spatial group";
+  m.convWorkspaceBytes = std::size_t(d.getInt("Model/convolution workspace MiB")) << 20;
+  m.convEngine = parseConvEngine(d.getString("Model/convolution engine"));
+  m.convOverlap = d.getBool("Model/halo overlap");
+  r.precision = parsePrecision(d.getString("Model/precision"));
+  r.config.lossScale.initial = d.getDouble("Model/loss scale");
+  r.config.lossScale.growthInterval = d.getInt("Model/loss scale growth interval");
+}
+
+// The layers' grids, and the process grid: explicit, or auto from the world size and the
+// number of groups.
+void readParallel(const Deck& d, const std::string& path, int worldSize, DeckRun& r) {
+  ModelOptions& m = r.config.model;
   try {
     if (d.has("Parallel/layer grids"))
-      c.model.layerGrids.entries = parseLayerGridEntries(d.getString("Parallel/layer grids"));
+      m.layerGrids.entries = parseLayerGridEntries(d.getString("Parallel/layer grids"));
   } catch (const Error& e) {
     fail(path, ": key 'Parallel/layer grids': ", e.what());
   }
-  c.model.layerGrids.minimumBoxWidth = d.getInt("Parallel/minimum box width");
-  r.precision = parsePrecision(d.getString("Model/precision"));
-  c.lossScale.initial = d.getDouble("Model/loss scale");
-  c.lossScale.growthInterval = d.getInt("Model/loss scale growth interval");
-
-  // The process grid: explicit, or auto from the world size and the number of groups.
-  const Index S = c.model.inputWidth;
+  m.layerGrids.minimumBoxWidth = d.getInt("Parallel/minimum box width");
+  const Index S = m.inputWidth;
   const std::string grid = d.getString("Parallel/spatial grid");
   const int groups = d.getInt("Parallel/data-parallel groups");
   if (grid == "auto") {
@@ -175,45 +217,51 @@ DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData
       fail(path, ": key 'Parallel/spatial grid': ", e.what());
     }
   }
+}
 
-  c.data.train = d.has("Data/train") ? d.getString("Data/train") : "";
-  c.data.validation = d.has("Data/validation") ? d.getString("Data/validation") : "";
-  c.data.readMode = d.getString("Data/read mode") == "collective" ? data::ReadMode::Collective
-                                                                  : data::ReadMode::Independent;
-  c.data.layout = data::parseLayoutChoice(d.getString("Data/layout"));
+void readData(const Deck& d, const std::string& path, DataConfig& c) {
+  c.train = d.has("Data/train") ? d.getString("Data/train") : "";
+  c.validation = d.has("Data/validation") ? d.getString("Data/validation") : "";
+  c.readMode = d.getString("Data/read mode") == "collective" ? data::ReadMode::Collective
+                                                             : data::ReadMode::Independent;
+  c.layout = data::parseLayoutChoice(d.getString("Data/layout"));
   if (d.has("Data/targets dataset")) {
     const std::string t = d.getString("Data/targets dataset");
     if (t.empty() || t == "/") fail(path, ": key 'Data/targets dataset' is empty");
-    c.data.targetsDataset = t[0] == '/' ? t : "/" + t;
+    c.targetsDataset = t[0] == '/' ? t : "/" + t;
   }
-  c.data.prefetch = d.getBool("Data/prefetch");
-  c.data.cacheBytes = std::size_t(d.getInt("Data/cache MiB")) << 20;
-  c.data.log1p = d.getBool("Data/log1p");
+  c.prefetch = d.getBool("Data/prefetch");
+  c.cacheBytes = std::size_t(d.getInt("Data/cache MiB")) << 20;
+  c.log1p = d.getBool("Data/log1p");
   // A list, or the word auto (the key's one choice: Deck.hpp).
-  c.data.channelScaleAuto =
-      d.has("Data/channel scale") && d.getString("Data/channel scale") == "auto";
-  c.data.channelOffsetAuto =
+  c.channelScaleAuto = d.has("Data/channel scale") && d.getString("Data/channel scale") == "auto";
+  c.channelOffsetAuto =
       d.has("Data/channel offset") && d.getString("Data/channel offset") == "auto";
-  if (d.has("Data/channel scale") && !c.data.channelScaleAuto)
-    c.data.channelScale = d.getDoubleList("Data/channel scale");
-  if (d.has("Data/channel offset") && !c.data.channelOffsetAuto)
-    c.data.channelOffset = d.getDoubleList("Data/channel offset");
-  if (d.has("Data/Generate/generator")) {
-    r.generate = true;
-    auto& g = r.generation;
-    g.generator = d.getString("Data/Generate/generator");
-    g.outDir = d.getString("Data/Generate/directory");
-    g.size = S;
-    g.train = d.getInt("Data/Generate/train samples");
-    g.validation = d.getInt("Data/Generate/validation samples");
-    g.seed = static_cast<std::uint64_t>(d.getInt("Data/Generate/seed"));
-    g.meanCount = d.getDouble("Data/Generate/mean count");
-    if (c.data.train.empty()) c.data.train = g.outDir + "/train";
-    if (c.data.validation.empty() && g.validation > 0) c.data.validation = g.outDir + "/validation";
-  }
-  if (c.data.train.empty() && needTrainData)
-    fail(path, ": give 'Data/train' or a 'Data/Generate' section");
+  if (d.has("Data/channel scale") && !c.channelScaleAuto)
+    c.channelScale = d.getDoubleList("Data/channel scale");
+  if (d.has("Data/channel offset") && !c.channelOffsetAuto)
+    c.channelOffset = d.getDoubleList("Data/channel offset");
+}
 
+// A Data/Generate section: the dataset to make first, and where Data/train and Data/validation
+// then point unless given.
+void readGenerate(const Deck& d, DeckRun& r) {
+  if (!d.has("Data/Generate/generator")) return;
+  r.generate = true;
+  auto& g = r.generation;
+  g.generator = d.getString("Data/Generate/generator");
+  g.outDir = d.getString("Data/Generate/directory");
+  g.size = r.config.model.inputWidth;
+  g.train = d.getInt("Data/Generate/train samples");
+  g.validation = d.getInt("Data/Generate/validation samples");
+  g.seed = static_cast<std::uint64_t>(d.getInt("Data/Generate/seed"));
+  g.meanCount = d.getDouble("Data/Generate/mean count");
+  DataConfig& c = r.config.data;
+  if (c.train.empty()) c.train = g.outDir + "/train";
+  if (c.validation.empty() && g.validation > 0) c.validation = g.outDir + "/validation";
+}
+
+void readTraining(const Deck& d, const std::string& path, TrainConfig& c) {
   c.globalBatch = d.getInt("Training/mini-batch");
   if (d.has("Training/validation mini-batch"))
     c.validationBatch = d.getInt("Training/validation mini-batch");
@@ -245,6 +293,21 @@ DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData
   c.printEvery = d.getInt("Training/print every");
   c.outputDir = d.getString("Training/output directory");
   c.collectiveTimeoutSeconds = d.getDouble("Training/collective timeout");
+}
+
+}  // namespace
+
+DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData) {
+  const deck::Deck d = deck::Deck::fromFile(path, trainDeckSchema());
+  DeckRun r;
+  r.config.deckText = d.text();
+  readModel(d, r);
+  readParallel(d, path, worldSize, r);
+  readData(d, path, r.config.data);
+  readGenerate(d, r);
+  if (r.config.data.train.empty() && needTrainData)
+    fail(path, ": give 'Data/train' or a 'Data/Generate' section");
+  readTraining(d, path, r.config);
   return r;
 }
 

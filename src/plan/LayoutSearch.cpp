@@ -15,8 +15,7 @@ Int3 coordsOf(int rank, const Int3& grid) {
 
 // The grid of every layer of `config` on `layout` (throws what planModel throws).
 std::vector<Int3> layerGridsOf(const TrainConfig& config, const Layout& layout) {
-  ModelOptions o = configFor(config, layout).model;
-  o.batch = config.globalBatch / layout.groups;
+  const ModelOptions o = groupModelOptions(configFor(config, layout), layout.groups);
   std::vector<Int3> grids;
   for (const LayerPlan& l : planModel(o, layout.grid).layers) grids.push_back(l.grid);
   return grids;
@@ -91,7 +90,7 @@ std::vector<LayoutChoice> searchLayouts(const TrainConfig& config, int ranks,
                                         const IoModel& io) {
   std::vector<LayoutChoice> all;
   for (int g = 1; g <= ranks; ++g) {
-    if (ranks % g != 0 || config.globalBatch % g != 0) continue;
+    if (ranks % g != 0 || !batchSplits(config, g)) continue;
     const int p = ranks / g;
     for (int d = 1; d <= p; ++d)
       for (int h = 1; h <= p / d; ++h) {

@@ -27,12 +27,6 @@ SetPlan planSet(const SetListing& listing, int batch, int groups, const TrainCon
   return s;
 }
 
-ModelOptions modelOptionsFor(const TrainConfig& config, int groups) {
-  ModelOptions o = config.model;
-  o.batch = config.globalBatch / groups;
-  return o;
-}
-
 SetListing listingOf(const data::Dataset& set) { return {set.source(), set.size()}; }
 
 // Checks the metadata (datasets, shapes, types) of every file of `set` as a reader does before
@@ -76,7 +70,7 @@ RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const S
   r.grid = grid;
   r.world = groups * grid[0] * grid[1] * grid[2];
   r.precision = precisionOf<T>();
-  r.model = planModel(modelOptionsFor(config, groups), grid);
+  r.model = planModel(groupModelOptions(config, groups), grid);
   r.optimizerStates = config.optimizer == "adam" ? 2 : config.sgd.momentum > 0 ? 1 : 0;
   r.prefetch = config.data.prefetch;
   r.cacheBytes = config.data.cacheBytes;
@@ -120,7 +114,7 @@ RunPlan checkRun(const ProcessGrid& grid, const TrainConfig& config, const SetLi
   const int groups = grid.numGroups();
   // In the order a run meets them: configuration, the model on this grid, then the data.
   checkTrainConfig(config, groups);
-  const ModelPlan model = planModel(modelOptionsFor(config, groups), grid.dims());
+  const ModelPlan model = planModel(groupModelOptions(config, groups), grid.dims());
   const auto [t, v] =
       checkDatasets(grid.worldComm(), config, groups,
                     sampleSpec(model.traits, model.input.extents, config.data), train, validation);

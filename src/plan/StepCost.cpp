@@ -115,94 +115,114 @@ std::string layerKey(const RunPlan& r, int id, const Int3& coords) {
   return key + " " + toString(r.precision);
 }
 
-StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
+namespace {
+
+// The rank's ghosted subvolume of the model input: what it reads of each sample.
+data::Subvolume inputSubvolume(const RunPlan& r, const Int3& coords) {
   const ModelPlan& m = r.model;
-  const double scalar = valueBytes(r), master = floatBytes(r);
-  StepCost c;
-  c.coords = coords;
-  const std::vector<GraphMemory> memory = predictLayerMemoryIn(r.precision, m, coords);
-  for (int id = 0; id < int(m.layers.size()); ++id) {
-    const LayerPlan& l = m.layers[id];
-    const TensorShape& x = m.shape(l.inputs.at(0));
-    // Where the rank sits on the layer's grid, and the samples it holds there.
-    const Int3 at = m.place(id, coords).coords;
-    const BlockDecomposition inDec(x.extents, l.grid), outDec(l.output.extents, l.grid);
-    const int localBatch = m.localBatch(id, coords);
-    const double batch = localBatch;
-    const double ownedOut = l.volume ? double(outDec.ownedBox(at).size()) : 1.0;
-    const double ownedIn = double(inDec.ownedBox(at).size());
-    const bool dataGradient = !readsModelInput(l);
-    LayerCost lc;
-    lc.name = l.name;
-    lc.kind = l.kind;
-    lc.key = layerKey(r, id, coords);
-    lc.memory = memory[std::size_t(id)];
-    lc.localBatch = localBatch;
-    if (l.kind == "Redistribute") {
-      // An exchange, no kernel of its own: every rank of the group takes part, with samples
-      // or not.
-      lc.forward = redistributionTraffic(r, id, coords, false);
-      lc.adjoint = redistributionTraffic(r, id, coords, true);
-      c.redistributeBytes += lc.forward.bytes + lc.adjoint.bytes;
-      c.layers.push_back(lc);
-      continue;
-    }
-    double inElements = 0;
-    for (int in : l.inputs) inElements += batch * m.shape(in).channels * ownedIn;
-    const double outElements = batch * l.output.channels * ownedOut;
-    lc.passes = localBatch > 0 ? 2 : 0;  // a rank without samples runs nothing
-    if (l.kind == "Conv3d") {
-      const double k3 = double(l.conv.kernel) * l.conv.kernel * l.conv.kernel;
-      const LayerFlops f =
-          convolutionFlops(outElements * x.channels * k3, l.conv.bias ? outElements : 0);
-      lc.flops = f.step(dataGradient);
-      if (localBatch > 0) lc.passes = dataGradient ? 3 : 2;
-    } else if (l.kind == "ConvTranspose3d") {
-      lc.flops = convolutionFlops(outElements * x.channels, 0).step(dataGradient);
-      if (localBatch > 0) lc.passes = dataGradient ? 3 : 2;
-    } else if (l.kind == "FlattenDense") {
-      const double features = double(x.channels) * ownedIn;  // this rank's columns
-      lc.flops = 3 * 2 * batch * features * l.output.channels;
-    } else if (l.kind == "Dense") {
-      lc.flops = 3 * 2 * batch * double(channelsTimesVoxels(x)) * l.output.channels;
-    }
-    if (l.kind == "FlattenDense")
-      lc.work = batch * x.channels * ownedIn;
-    else if (l.kind == "Dense")
-      lc.work = batch * double(channelsTimesVoxels(x));
-    else
-      lc.work = batch * ownedOut;
-    lc.bytes = scalar * trafficElements(l, inElements, outElements, dataGradient);
+  return data::Subvolume(BlockDecomposition(m.input.extents, r.grid), coords,
+                         m.outputGhosts(ModelPlan::Input).at(coords));
+}
 
-    // Halo exchanges of the layer's input over its sub-grid: a gather before forward unless the
-    // reader filled the ghosts, a scatter-add after backward where a gradient flows into the
-    // input; none on a rank without samples (a shadow is in no sub-grid; an empty one sends 0).
-    const GhostMap& ghosts = l.inputGhosts.at(0);
-    if (!ghosts.none() && l.grid[0] * l.grid[1] * l.grid[2] > 1 && localBatch > 0) {
-      const HaloPlan h = planHalo(inDec, at, ghosts, l.name);
-      if (dataGradient) {
-        lc.gather = Impl::haloTraffic(h.sends, batch * x.channels, scalar);
-        lc.scatter = Impl::haloTraffic(h.recvs, batch * x.channels, scalar);
-      }
-    }
-    c.haloBytes += lc.gather.bytes + lc.scatter.bytes;
-    c.layers.push_back(lc);
+// The parameter values the rank holds, over all layers.
+Index localParameters(const ModelPlan& m, const Int3& coords) {
+  Index local = 0;
+  for (int id = 0; id < int(m.layers.size()); ++id) local += m.localParameters(id, coords);
+  return local;
+}
+
+// A layer's arithmetic on the rank: FLOPs, kernel passes, its work (a calibrated timing's size)
+// and memory traffic, over the `lc.localBatch` samples it holds.
+void countArithmetic(LayerCost& lc, const ModelPlan& m, const LayerPlan& l, double ownedIn,
+                     double ownedOut, bool dataGradient, double scalar) {
+  const TensorShape& x = m.shape(l.inputs.at(0));
+  const double batch = lc.localBatch;
+  double inElements = 0;
+  for (int in : l.inputs) inElements += batch * m.shape(in).channels * ownedIn;
+  const double outElements = batch * l.output.channels * ownedOut;
+  lc.passes = lc.localBatch > 0 ? 2 : 0;  // a rank without samples runs nothing
+  if (l.kind == "Conv3d") {
+    const double k3 = double(l.conv.kernel) * l.conv.kernel * l.conv.kernel;
+    const LayerFlops f =
+        convolutionFlops(outElements * x.channels * k3, l.conv.bias ? outElements : 0);
+    lc.flops = f.step(dataGradient);
+    if (lc.localBatch > 0) lc.passes = dataGradient ? 3 : 2;
+  } else if (l.kind == "ConvTranspose3d") {
+    lc.flops = convolutionFlops(outElements * x.channels, 0).step(dataGradient);
+    if (lc.localBatch > 0) lc.passes = dataGradient ? 3 : 2;
+  } else if (l.kind == "FlattenDense") {
+    const double features = double(x.channels) * ownedIn;  // this rank's columns
+    lc.flops = 3 * 2 * batch * features * l.output.channels;
+  } else if (l.kind == "Dense") {
+    lc.flops = 3 * 2 * batch * double(channelsTimesVoxels(x)) * l.output.channels;
   }
+  if (l.kind == "FlattenDense")
+    lc.work = batch * x.channels * ownedIn;
+  else if (l.kind == "Dense")
+    lc.work = batch * double(channelsTimesVoxels(x));
+  else
+    lc.work = batch * ownedOut;
+  lc.bytes = scalar * trafficElements(l, inElements, outElements, dataGradient);
+}
 
-  // Each gradient summed over the ranks holding its parameter (ModelPlan::gradients).
-  for (int id = 0; id < int(m.layers.size()); ++id)
-    for (const PlannedGradient& g : m.gradients(id, coords, r.groups)) {
-      if (g.ranks == 1) continue;                                  // nothing to sum
-      c.allreduceBytes += std::size_t(double(g.values) * master);  // float in a 16-bit run
+// Halo exchanges of the layer's input over its sub-grid: a gather before forward unless the
+// reader filled the ghosts, a scatter-add after backward where a gradient flows into the
+// input; none on a rank without samples (a shadow is in no sub-grid; an empty one sends 0).
+void countHalos(LayerCost& lc, const LayerPlan& l, const BlockDecomposition& inDec, const Int3& at,
+                int channels, bool dataGradient, double scalar) {
+  const GhostMap& ghosts = l.inputGhosts.at(0);
+  if (ghosts.none() || l.grid[0] * l.grid[1] * l.grid[2] <= 1 || lc.localBatch <= 0) return;
+  const HaloPlan h = planHalo(inDec, at, ghosts, l.name);
+  if (!dataGradient) return;
+  const double batch = lc.localBatch;
+  lc.gather = Impl::haloTraffic(h.sends, batch * channels, scalar);
+  lc.scatter = Impl::haloTraffic(h.recvs, batch * channels, scalar);
+}
+
+// Layer `id` on the rank at spatial `coords`, holding `memory` for it.
+LayerCost countLayer(const RunPlan& r, int id, const Int3& coords, const GraphMemory& memory) {
+  const ModelPlan& m = r.model;
+  const LayerPlan& l = m.layers[id];
+  LayerCost lc;
+  lc.name = l.name;
+  lc.kind = l.kind;
+  lc.key = layerKey(r, id, coords);
+  lc.memory = memory;
+  lc.localBatch = m.localBatch(id, coords);  // the samples it holds on the layer's grid
+  if (l.kind == "Redistribute") {
+    // An exchange, no kernel of its own: every rank of the group takes part, with samples
+    // or not.
+    lc.forward = redistributionTraffic(r, id, coords, false);
+    lc.adjoint = redistributionTraffic(r, id, coords, true);
+    return lc;
+  }
+  const TensorShape& x = m.shape(l.inputs.at(0));
+  const Int3 at = m.place(id, coords).coords;  // where the rank sits on the layer's grid
+  const BlockDecomposition inDec(x.extents, l.grid), outDec(l.output.extents, l.grid);
+  const double ownedOut = l.volume ? double(outDec.ownedBox(at).size()) : 1.0;
+  const double ownedIn = double(inDec.ownedBox(at).size());
+  const bool dataGradient = !readsModelInput(l);
+  countArithmetic(lc, m, l, ownedIn, ownedOut, dataGradient, valueBytes(r));
+  countHalos(lc, l, inDec, at, x.channels, dataGradient, valueBytes(r));
+  return lc;
+}
+
+// Each gradient summed over the ranks holding its parameter (ModelPlan::gradients).
+void countReductions(StepCost& c, const RunPlan& r, const Int3& coords) {
+  for (int id = 0; id < int(r.model.layers.size()); ++id)
+    for (const PlannedGradient& g : r.model.gradients(id, coords, r.groups)) {
+      if (g.ranks == 1) continue;                                         // nothing to sum
+      c.allreduceBytes += std::size_t(double(g.values) * floatBytes(r));  // float in 16-bit runs
       ++c.reductions;
     }
+}
 
-  c.labels = labelMove(r, coords);
-  c.redistributeBytes += c.labels.forward.bytes;
-
-  // Reads: this rank's ghosted subvolume of each of its group's samples, its owned labels.
-  const BlockDecomposition inputDec(m.input.extents, r.grid);
-  const data::Subvolume sub(inputDec, coords, m.outputGhosts(ModelPlan::Input).at(coords));
+// The rank's reads (its ghosted subvolume of each of its group's samples, its owned labels),
+// the batch's preprocessing into the model's input, and whether the rank's share of the
+// training set fits its cache.
+void countInput(StepCost& c, const RunPlan& r, const Int3& coords, const IoModel& io) {
+  const ModelPlan& m = r.model;
+  const data::Subvolume sub = inputSubvolume(r, coords);
   const data::SampleSpec spec = sampleSpec(m.traits, m.input.extents);
   double perSample = double(spec.channels) * double(sub.read.size()) * io.fileScalarBytes;
   if (!spec.labels.empty()) perSample += double(sub.owned.size()) * io.labelBytes;
@@ -217,28 +237,61 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
                 (io.fileScalarBytes == 2 ? " int16" : " float32") + (r.log1p ? " log1p " : " ") +
                 toString(r.precision);
   c.input.work = double(m.input.batch) * double(sub.local.size());
-  c.input.bytes = inputElements * (io.fileScalarBytes + scalar);
+  c.input.bytes = inputElements * (io.fileScalarBytes + valueBytes(r));
   c.input.passes = 1;
   const double share = std::ceil(double(r.train.listing.samples) / r.groups) * perSample;
   c.cached = r.cacheBytes > 0 && share <= double(r.cacheBytes);
+}
 
-  const int rank = (coords[0] * r.grid[1] + coords[1]) * r.grid[2] + coords[2];
-  Index local = 0;
-  for (int id = 0; id < int(m.layers.size()); ++id) local += m.localParameters(id, coords);
-  c.update.name = "update";
-  c.update.kind = "Update";
-  c.update.key =
+// The optimizer's step over the rank's parameters.
+LayerCost countUpdate(const RunPlan& r, const Int3& coords) {
+  const Index local = localParameters(r.model, coords);
+  LayerCost u;
+  u.name = "update";
+  u.kind = "Update";
+  u.key =
       std::string("Update ") + (r.optimizerStates == 2 ? "adam " : "sgd ") + toString(r.precision);
-  c.update.work = double(local);
+  u.work = double(local);
   // Zeroing the gradient, the update: reading the gradient and the value, writing the value,
   // reading and writing each state value.
   // All of it float in a 16-bit run (master weights).
-  c.update.bytes = double(local) * master * (4 + 2 * r.optimizerStates);
-  c.update.passes = 2;
-  c.memoryBytes = r.memory.at(rank).total() +
-                  std::size_t(double(local) * master * r.optimizerStates) +
-                  std::size_t(double(spec.channels) * double(sub.local.size()) * scalar *
-                              m.input.batch * (r.prefetch ? 2 : 1));
+  u.bytes = double(local) * floatBytes(r) * (4 + 2 * r.optimizerStates);
+  u.passes = 2;
+  return u;
+}
+
+// What the rank holds: the model (RunPlan::memory), the optimizer's state, and the input batch
+// (two with prefetch: one loading while the other is trained on).
+std::size_t rankMemory(const RunPlan& r, const Int3& coords) {
+  const ModelPlan& m = r.model;
+  const int rank = (coords[0] * r.grid[1] + coords[1]) * r.grid[2] + coords[2];
+  const double master = floatBytes(r);
+  const int channels = sampleSpec(m.traits, m.input.extents).channels;
+  const data::Subvolume sub = inputSubvolume(r, coords);
+  return r.memory.at(rank).total() +
+         std::size_t(double(localParameters(m, coords)) * master * r.optimizerStates) +
+         std::size_t(double(channels) * double(sub.local.size()) * valueBytes(r) * m.input.batch *
+                     (r.prefetch ? 2 : 1));
+}
+
+}  // namespace
+
+StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
+  StepCost c;
+  c.coords = coords;
+  const std::vector<GraphMemory> memory = predictLayerMemoryIn(r.precision, r.model, coords);
+  for (int id = 0; id < int(r.model.layers.size()); ++id) {
+    c.layers.push_back(countLayer(r, id, coords, memory[std::size_t(id)]));
+    const LayerCost& lc = c.layers.back();  // a layer's traffic of the other kind is zero
+    c.redistributeBytes += lc.forward.bytes + lc.adjoint.bytes;
+    c.haloBytes += lc.gather.bytes + lc.scatter.bytes;
+  }
+  countReductions(c, r, coords);
+  c.labels = labelMove(r, coords);
+  c.redistributeBytes += c.labels.forward.bytes;
+  countInput(c, r, coords, io);
+  c.update = countUpdate(r, coords);
+  c.memoryBytes = rankMemory(r, coords);
   return c;
 }
 
@@ -288,52 +341,58 @@ double allreduceSeconds(const Network& n, double bytes, int size, int stride) {
 
 }  // namespace
 
-StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coords,
-                     const IoModel& io) {
-  StepCost c = countStep(r, coords, io);
-  const RankRates& rate = machine.rank;
-  const Network& net = machine.network;
-  const double peak = 1e9 * peakGflops(rate, r.precision);  // 16-bit: the machine's 16-bit rate
-  const double memory = 1e9 * rate.memoryGBs * rate.memoryEfficiency;
-  const int spatial = r.grid[0] * r.grid[1] * r.grid[2];
-  const double master = floatBytes(r);
-  const Link haloLink = link(net, spatial, 1, true);
+namespace {
+
+// The machine's rates for one run's step: a layer's seconds from a calibrated timing or the
+// peak rates, and the seconds of its exchanges over the group's links.
+struct StepRates {
+  StepRates(const RunPlan& r, const Machine& m)
+      : machine(m),
+        peak(1e9 * peakGflops(m.rank, r.precision)),  // 16-bit: the machine's 16-bit rate
+        memory(1e9 * m.rank.memoryGBs * m.rank.memoryEfficiency),
+        haloLink(link(m.network, r.grid[0] * r.grid[1] * r.grid[2], 1, true)) {}
 
   // A calibrated timing where one matches, else the peak rates.
-  auto time = [&](LayerCost& lc) {
+  void time(LayerCost& lc) const {
     if (const LayerTiming* t = machine.timing(lc.key)) {
       lc.computeSeconds = calibratedSeconds(*t, lc.work);
       lc.calibrated = true;
     } else {
-      lc.computeSeconds = lc.flops / (peak * rate.convolutionEfficiency) + lc.bytes / memory +
-                          1e-6 * rate.layerOverheadUs * lc.passes;
+      lc.computeSeconds = lc.flops / (peak * machine.rank.convolutionEfficiency) +
+                          lc.bytes / memory + 1e-6 * machine.rank.layerOverheadUs * lc.passes;
     }
-  };
-  time(c.input);
-  time(c.update);
-  c.phases.compute += c.input.computeSeconds + c.update.computeSeconds;
-  auto exchange = [&](const HaloTraffic& h) {
+  }
+  double exchange(const HaloTraffic& h) const {
     return h.neighbours * haloLink.alpha + double(h.bytes) / haloLink.beta +
            2 * double(h.packedBytes) / memory;  // pack and unpack
-  };
+  }
   // A redistribution moves its bytes over the group's links like a halo; a rank gathering a
   // tensor from many waits for the larger of what it sends and what it receives.
-  auto move = [&](const RedistributeTraffic& t) {
+  double move(const RedistributeTraffic& t) const {
     return t.peers * haloLink.alpha + double(std::max(t.bytes, t.receivedBytes)) / haloLink.beta +
            double(t.touchedBytes) / memory;
-  };
-  c.labels.redistributeSeconds = move(c.labels.forward);
-  c.phases.redistribute += c.labels.redistributeSeconds;
+  }
+
+  const Machine& machine;
+  double peak, memory;  // FLOP/s, bytes/s
+  Link haloLink;
+};
+
+// Each layer's compute, halo and redistribution seconds and its backward share, summed into
+// the step's phases.
+void timeLayers(StepCost& c, const RunPlan& r, const StepRates& rates, const Int3& coords) {
+  const Network& net = rates.machine.network;
+  const int spatial = r.grid[0] * r.grid[1] * r.grid[2];
   for (int id = 0; id < int(c.layers.size()); ++id) {
     LayerCost& lc = c.layers[id];
     const LayerPlan& l = r.model.layers[id];
     if (l.kind == "Redistribute") {
-      lc.redistributeSeconds = move(lc.forward) + move(lc.adjoint);
-      lc.backwardSeconds = move(lc.adjoint);
+      lc.redistributeSeconds = rates.move(lc.forward) + rates.move(lc.adjoint);
+      lc.backwardSeconds = rates.move(lc.adjoint);
       c.phases.redistribute += lc.redistributeSeconds;
       continue;
     }
-    time(lc);
+    rates.time(lc);
     // The layers' own collectives run inside them (the trainer counts them as compute):
     // batch-norm statistics forward and backward (over the world or the group, wherever the
     // samples sit), the first dense layer's partial products over its sub-grid.
@@ -343,27 +402,29 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
       lc.computeSeconds += 2 * allreduceSeconds(net, 2.0 * 8 * l.output.channels, over, 1);
     } else if (l.kind == "FlattenDense" && r.model.place(id, coords).active) {
       lc.computeSeconds +=
-          allreduceSeconds(net, master * lc.localBatch * l.output.channels, subGrid, 1);
+          allreduceSeconds(net, floatBytes(r) * lc.localBatch * l.output.channels, subGrid, 1);
     }
-    lc.haloSeconds = exchange(lc.gather) + exchange(lc.scatter);
+    lc.haloSeconds = rates.exchange(lc.gather) + rates.exchange(lc.scatter);
     const double backwardPasses =
         lc.passes > 0 ? lc.computeSeconds * (lc.passes - 1) / lc.passes : 0.0;
-    lc.backwardSeconds = backwardPasses + exchange(lc.scatter);
+    lc.backwardSeconds = backwardPasses + rates.exchange(lc.scatter);
     c.phases.compute += lc.computeSeconds;
     c.phases.halo += lc.haloSeconds;
   }
+}
 
-  // Backward runs from the last layer to the first; a layer's reductions start when its
-  // backward pass ends and run one after another; the step waits, before the update, for what
-  // the rest of the backward pass did not cover. A column shard's replicas lie a sub-grid
-  // apart inside a group, a group apart across groups.
+// Backward runs from the last layer to the first; a layer's reductions start when its
+// backward pass ends and run one after another; the step waits, before the update, for what
+// the rest of the backward pass did not cover. A column shard's replicas lie a sub-grid
+// apart inside a group, a group apart across groups.
+void timeReductions(StepCost& c, const RunPlan& r, const Network& net, const Int3& coords) {
   double clock = 0, reducedAt = 0;
   for (int id = int(c.layers.size()) - 1; id >= 0; --id) {
     const LayerCost& lc = c.layers[id];
     const Int3& g3 = r.model.layers[id].grid;
     clock += lc.backwardSeconds;
     for (const PlannedGradient& g : r.model.gradients(id, coords, r.groups)) {
-      const double bytes = double(g.values) * master;
+      const double bytes = double(g.values) * floatBytes(r);
       const double t =
           allreduceSeconds(net, bytes, g.ranks, g.columnShard ? g3[0] * g3[1] * g3[2] : 1);
       if (t > 0) reducedAt = std::max(clock, reducedAt) + t;
@@ -372,6 +433,21 @@ StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coord
   }
   c.phases.allreduce =
       net.reductionsOverlap ? std::max(0.0, reducedAt - clock) : c.allreduceSeconds;
+}
+
+}  // namespace
+
+StepCost predictStep(const RunPlan& r, const Machine& machine, const Int3& coords,
+                     const IoModel& io) {
+  StepCost c = countStep(r, coords, io);
+  const StepRates rates(r, machine);
+  rates.time(c.input);
+  rates.time(c.update);
+  c.phases.compute += c.input.computeSeconds + c.update.computeSeconds;
+  c.labels.redistributeSeconds = rates.move(c.labels.forward);
+  c.phases.redistribute += c.labels.redistributeSeconds;
+  timeLayers(c, r, rates, coords);
+  timeReductions(c, r, machine.network, coords);
 
   const double readRate = 1e9 * std::min(machine.fileSystem.readGBsPerRank,
                                          machine.fileSystem.aggregateReadGBs / r.world);

@@ -4,13 +4,9 @@
 namespace hybrid3d {
 
 void checkTrainConfig(const TrainConfig& config, int groups) {
-  if (config.globalBatch < 1 || config.globalBatch % groups != 0)
-    fail("training: mini-batch ", config.globalBatch, " is not a positive multiple of the ", groups,
-         " data-parallel groups");
+  const ModelOptions mo = groupModelOptions(config, groups);  // refuses an uneven mini-batch
   if (config.epochs < 1) fail("training: epochs must be >= 1");
   config.schedule.validate();
-  ModelOptions mo = config.model;
-  mo.batch = config.globalBatch / groups;
   const ModelTraits traits = modelTraits(mo);
   if (traits.log1pOfInput && config.data.log1p)
     fail("training: Data/log1p would take log(1 + x) a second time: ", mo.architecture,

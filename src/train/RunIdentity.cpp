@@ -45,13 +45,13 @@ std::string valueOf(const RunIdentity& id, const std::string& key) {
 
 }  // namespace
 
-RunIdentity runIdentity(const TrainConfig& c, const ProcessGrid& grid, const std::string& precision,
+RunIdentity runIdentity(const TrainConfig& c, const ProcessGrid& grid, Precision precision,
                         long long trainingSamples) {
   const char* schedules[] = {"constant", "step", "cosine"};
   return {
       {"architecture", c.model.architecture},
       {"input width", std::to_string(c.model.inputWidth)},
-      {"precision", precision},
+      {"precision", toString(precision)},
       {"mini-batch", std::to_string(c.globalBatch)},
       {"training samples", std::to_string(trainingSamples)},
       {"seed", std::to_string(c.model.seed)},

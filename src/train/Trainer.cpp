@@ -89,8 +89,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
       }()) {
   const int G = grid.numGroups();
   checkTrainConfig(config, G);  // the values a dry run checks too (RunChecks.hpp)
-  ModelOptions mo = config.model;
-  mo.batch = config.globalBatch / G;
+  const ModelOptions mo = groupModelOptions(config, G);
   model_ = buildModel<T, M>(grid, mo);
   auto& graph = *model_.graph;
   for (std::size_t i = 0; i < graph.size(); ++i)
@@ -136,7 +135,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   // padding): the first layers need not exchange them again.
   graph.setInputGhostsFilled(true);
 
-  identity_ = runIdentity(config, grid, toString(precisionOf<T>()),
+  identity_ = runIdentity(config, grid, precisionOf<T>(),
                           static_cast<long long>(train_->loader->plan().numSamples()));
   if (!config.restartFrom.empty()) {
     // Checked before any tensor is read, so a changed architecture is named as such.
@@ -327,153 +326,252 @@ OutputDirectoryOptions outputOptions(const TrainConfig& c, long long step) {
   return o;
 }
 
+// One step's seconds by phase, or their sums since the last progress line: what the step's
+// wall time leaves after the halo exchanges, the gradient reduction, the exposed input wait and
+// the redistributions is compute.
+struct StepSeconds {
+  double compute = 0, halo = 0, allreduce = 0, io = 0, redistribute = 0;
+  double total() const { return compute + halo + allreduce + io + redistribute; }
+  void add(const StepSeconds& s) {
+    compute += s.compute;
+    halo += s.halo;
+    allreduce += s.allreduce;
+    io += s.io;
+    redistribute += s.redistribute;
+  }
+};
+
+// A finished step as the progress line reports it.
+struct StepDone {
+  double loss = 0, rate = 0;  // the mean loss, the learning rate it stepped with
+};
+
 }  // namespace
 
+// One call of run(), split into its phases: the run's resources (output directory, metrics
+// file, signal handlers, watchdog), the steps of each epoch, the agreement after each step, the
+// epoch's end, and the first and last lines.
 template <class T, class M>
-EpochSummary Trainer<T, M>::run() {
-  const bool root = grid_.worldRank() == 0;
+struct Trainer<T, M>::Session {
+  explicit Session(Trainer& trainer);
+  void announce() const;  // rank 0: what runs, in which precision, on which engines
+  // The steps to the epoch's end, the last step or a stop, then the epoch's checkpoint,
+  // validation and line.
+  EpochSummary trainEpoch();
+  StepDone timedStep();  // one step, its phases summed and its metrics row written
+  void printProgress(const StepDone& done);
+  // Every rank learns whether any rank got a signal or reached the checkpoint clock, and so
+  // stops or checkpoints after the same step.
+  void stopOrCheckpoint();
+  EpochSummary endEpoch(double epochStart, double lossSum, long long count);
+  void checkpointNow();
+  void announceEnd() const;
+
+  Trainer& t;
+  bool root;
   // Created, checked and locked for the run (an earlier run's files refused or kept, the
   // metrics after a restart's checkpoint dropped).
-  const OutputDirectory output(grid_.worldComm(), outputOptions(config_, step_));
-  restartStep_ = config_.restartFrom.empty() ? -1 : step_;
-  MetricsCsv csv(config_.outputDir + "/metrics.csv", !config_.restartFrom.empty(),
-                 grid_.worldComm());
+  const OutputDirectory output;
+  MetricsCsv csv;
   // The step agreement's own communicator (its messages use one tag) and the watchdog over
   // the waits inside a step.
-  const OwnedComm agreementComm(grid_.worldComm());
-  std::atomic<long long> stepNow{step_};
-  const CollectiveWatchdog watchdog(config_.collectiveTimeoutSeconds, grid_.worldRank(), stepNow);
-  const std::string checkpoint = checkpointPath();
+  const OwnedComm agreementComm;
+  std::atomic<long long> stepNow;
+  const CollectiveWatchdog watchdog;
+  const std::string checkpoint;
   PreemptionSignals signals;
-  double lastCheckpoint = MPI_Wtime();
+  double lastCheckpoint;
   long long checkpointStep = -1;
-  auto checkpointNow = [&] {
-    saveCheckpoint(checkpoint);
-    lastCheckpoint = MPI_Wtime();
-    checkpointStep = step_;
-  };
   int stopSignal = 0;
-  const Index spe = train_->loader->plan().batchesPerEpoch();
-  const long long totalSteps = config_.maxSteps >= 0
-                                   ? std::min<long long>(config_.maxSteps, spe * config_.epochs)
-                                   : spe * config_.epochs;
-  if (root)
-    std::printf(
-        "hybrid3d: %s, input %d^3, %d ranks = %d groups x spatial grid %s, mini-batch %d, "
-        "%lld steps per epoch, %d epochs\n",
-        model_.architecture.c_str(), config_.model.inputWidth, grid_.worldSize(), grid_.numGroups(),
-        toString(grid_.dims()).c_str(), config_.globalBatch, static_cast<long long>(spe),
-        config_.epochs);
-  if (root && isScalar16<T>)
+  const Index spe;  // steps per epoch
+  const long long totalSteps;
+  double start = 0;            // after the first lines: the clock of the ETA and the end line
+  long long stepsThisRun = 0;  // not counting a restart's earlier steps
+  StepSeconds sinceProgress;   // summed since the last progress line
+};
+
+template <class T, class M>
+Trainer<T, M>::Session::Session(Trainer& trainer)
+    : t(trainer),
+      root(t.grid_.worldRank() == 0),
+      output(t.grid_.worldComm(), outputOptions(t.config_, t.step_)),
+      csv(t.config_.outputDir + "/metrics.csv", !t.config_.restartFrom.empty(),
+          t.grid_.worldComm()),
+      agreementComm(t.grid_.worldComm()),
+      stepNow(t.step_),
+      watchdog(t.config_.collectiveTimeoutSeconds, t.grid_.worldRank(), stepNow),
+      checkpoint(t.checkpointPath()),
+      lastCheckpoint(MPI_Wtime()),
+      spe(t.train_->loader->plan().batchesPerEpoch()),
+      totalSteps(t.config_.maxSteps >= 0
+                     ? std::min<long long>(t.config_.maxSteps, spe * t.config_.epochs)
+                     : spe * t.config_.epochs) {}
+
+template <class T, class M>
+void Trainer<T, M>::Session::announce() const {
+  if (!root) return;
+  const TrainConfig& c = t.config_;
+  std::printf(
+      "hybrid3d: %s, input %d^3, %d ranks = %d groups x spatial grid %s, mini-batch %d, "
+      "%lld steps per epoch, %d epochs\n",
+      t.model_.architecture.c_str(), c.model.inputWidth, t.grid_.worldSize(), t.grid_.numGroups(),
+      toString(t.grid_.dims()).c_str(), c.globalBatch, static_cast<long long>(spe), c.epochs);
+  if (isScalar16<T>)
     std::printf(
         "hybrid3d: precision %s: activations, their gradients and halos in %s; parameters, "
         "gradient sums, batch-norm statistics, loss and optimizer in float%s\n",
         toString(precisionOf<T>()), toString(precisionOf<T>()),
-        lossScale_.enabled()
-            ? Impl::concat("; dynamic loss scale ", lossScale_.scale(), " (doubled after ",
-                           config_.lossScale.growthInterval,
+        t.lossScale_.enabled()
+            ? Impl::concat("; dynamic loss scale ", t.lossScale_.scale(), " (doubled after ",
+                           c.lossScale.growthInterval,
                            " clean steps, halved and the step skipped on an overflow)")
                   .c_str()
             : "");
-  if (root) printImplementations();
-  EpochSummary summary;
-  const double runStart = MPI_Wtime();
-  long long stepsThisRun = 0;
-  while (epoch_ < config_.epochs && step_ < totalSteps && !stopSignal) {
-    const double epochStart = MPI_Wtime();
-    double lossSum = 0;
-    long long count = 0;
-    double sums[5] = {0, 0, 0, 0, 0};  // compute, halo, allreduce, io, redistribute
-    while (step_ / spe == epoch_ && step_ < totalSteps && !stopSignal) {
-      PhaseTimers::global().reset();
-      const double ioBefore = train_->loader->stats().exposedSeconds;
-      const double t0 = MPI_Wtime();
-      const double loss = step();
-      stepNow.store(step_, std::memory_order_relaxed);
-      const double dt = MPI_Wtime() - t0;
-      const double io = train_->loader->stats().exposedSeconds - ioBefore;
-      const PhaseTimers& phases = PhaseTimers::global();
-      const double halo = phases.halo, reduce = phases.allreduce, moved = phases.redistribute;
-      const double compute = std::max(0.0, dt - halo - reduce - io - moved);
-      const double rate = config_.schedule.rate(step_ - 1, spe);
-      csv.row({step_, epoch_ + 1, loss, rate, config_.globalBatch / dt, compute, halo, reduce, io,
-               phases.haloBytes, phases.allreduceBytes, staged_, moved, phases.redistributeBytes});
-      lossSum += loss;
-      ++count;
-      ++stepsThisRun;
-      sums[0] += compute;
-      sums[1] += halo;
-      sums[2] += reduce;
-      sums[3] += io;
-      sums[4] += moved;
-      if (root && (step_ % config_.printEvery == 0 || step_ == totalSteps)) {
-        const double elapsed = MPI_Wtime() - runStart;
-        const double per = elapsed / double(stepsThisRun);
-        const double all = sums[0] + sums[1] + sums[2] + sums[3] + sums[4];
-        auto pct = [&](double v) { return all > 0 ? 100.0 * v / all : 0.0; };
-        // The redistributions' share only where the model has layer grids.
-        const std::string moving =
-            staged_ ? Impl::concat(" redistribute ", int(pct(sums[4]) + 0.5), "%") : "";
-        std::printf(
-            "epoch %d/%d step %lld/%lld loss %.5g lr %.3g %.2f samples/s | compute %.0f%% "
-            "halo %.0f%% allreduce %.0f%%%s io %.0f%% | ETA %s\n",
-            epoch_ + 1, config_.epochs, step_, totalSteps, loss, rate, config_.globalBatch / per,
-            pct(sums[0]), pct(sums[1]), pct(sums[2]), moving.c_str(), pct(sums[3]),
-            hms(per * double(totalSteps - step_)).c_str());
-        std::fflush(stdout);
-        sums[0] = sums[1] = sums[2] = sums[3] = sums[4] = 0;
-      }
-      if (step_ == config_.testSignalStep &&
-          (config_.testSignalRank < 0 || config_.testSignalRank == grid_.worldRank()))
-        std::raise(config_.testSignal);
-      // Every rank stops after the same step, whichever rank the signal reached.
-      const bool clockDue = config_.checkpointMinutes > 0 &&
-                            MPI_Wtime() - lastCheckpoint >= 60 * config_.checkpointMinutes;
-      const StepAgreement agreed = agreeAfterStep(agreementComm.get(), signals.received(), clockDue,
-                                                  config_.collectiveTimeoutSeconds, step_);
-      stopSignal = agreed.signal;
-      if (!stopSignal && (agreed.checkpointDue ||
-                          (config_.checkpointEvery > 0 && step_ % config_.checkpointEvery == 0)))
-        checkpointNow();
-    }
-    const bool complete = step_ / spe > epoch_;
-    if (complete) ++epoch_;
-    summary.epoch = complete ? epoch_ : epoch_ + 1;
-    summary.steps = step_;
-    summary.trainLoss = count ? lossSum / double(count) : 0;
-    summary.seconds = MPI_Wtime() - epochStart;
-    summary.samplesPerSecond =
-        summary.seconds > 0 ? count * config_.globalBatch / summary.seconds : 0;
-    // The epoch is saved before it is validated: a bad validation sample costs no training.
-    if (complete && checkpointStep != step_) checkpointNow();
-    // A preempted run validates only a finished epoch (as the uninterrupted run would there).
-    summary.validation = complete || !stopSignal ? evaluate() : EvalSummary{};
-    csv.validation(step_, epoch_, summary.validation);
-    if (root) {
-      std::printf("epoch %d %s: train loss %.5g, %.1f s, %.2f samples/s%s%s\n", summary.epoch,
-                  complete ? "done" : "stopped", summary.trainLoss, summary.seconds,
-                  summary.samplesPerSecond, summary.validation.present ? ", validation " : "",
-                  summary.validation.present ? summary.validation.describe().c_str() : "");
-      std::fflush(stdout);
-    }
+  t.printImplementations();
+}
+
+template <class T, class M>
+EpochSummary Trainer<T, M>::Session::trainEpoch() {
+  const double epochStart = MPI_Wtime();
+  double lossSum = 0;
+  long long count = 0;
+  sinceProgress = StepSeconds{};  // an epoch's lines count its own steps only
+  while (t.step_ / spe == t.epoch_ && t.step_ < totalSteps && !stopSignal) {
+    const StepDone done = timedStep();
+    lossSum += done.loss;
+    ++count;
+    ++stepsThisRun;
+    if (root && (t.step_ % t.config_.printEvery == 0 || t.step_ == totalSteps)) printProgress(done);
+    stopOrCheckpoint();
   }
-  if (checkpointStep != step_) checkpointNow();
-  summary.stoppedBySignal = stopSignal;
-  if (root && stopSignal)
+  return endEpoch(epochStart, lossSum, count);
+}
+
+template <class T, class M>
+StepDone Trainer<T, M>::Session::timedStep() {
+  PhaseTimers::global().reset();
+  const double ioBefore = t.train_->loader->stats().exposedSeconds;
+  const double t0 = MPI_Wtime();
+  StepDone done;
+  done.loss = t.step();
+  stepNow.store(t.step_, std::memory_order_relaxed);
+  const double dt = MPI_Wtime() - t0;
+  const PhaseTimers& phases = PhaseTimers::global();
+  StepSeconds s;
+  s.io = t.train_->loader->stats().exposedSeconds - ioBefore;
+  s.halo = phases.halo;
+  s.allreduce = phases.allreduce;
+  s.redistribute = phases.redistribute;
+  s.compute = std::max(0.0, dt - s.halo - s.allreduce - s.io - s.redistribute);
+  done.rate = t.config_.schedule.rate(t.step_ - 1, spe);
+  csv.row({t.step_, t.epoch_ + 1, done.loss, done.rate, t.config_.globalBatch / dt, s.compute,
+           s.halo, s.allreduce, s.io, phases.haloBytes, phases.allreduceBytes, t.staged_,
+           s.redistribute, phases.redistributeBytes});
+  sinceProgress.add(s);
+  return done;
+}
+
+template <class T, class M>
+void Trainer<T, M>::Session::printProgress(const StepDone& done) {
+  const StepSeconds& s = sinceProgress;
+  const double per = (MPI_Wtime() - start) / double(stepsThisRun);
+  const double all = s.total();
+  auto pct = [&](double v) { return all > 0 ? 100.0 * v / all : 0.0; };
+  // The redistributions' share only where the model has layer grids.
+  const std::string moving =
+      t.staged_ ? Impl::concat(" redistribute ", int(pct(s.redistribute) + 0.5), "%") : "";
+  std::printf(
+      "epoch %d/%d step %lld/%lld loss %.5g lr %.3g %.2f samples/s | compute %.0f%% "
+      "halo %.0f%% allreduce %.0f%%%s io %.0f%% | ETA %s\n",
+      t.epoch_ + 1, t.config_.epochs, t.step_, totalSteps, done.loss, done.rate,
+      t.config_.globalBatch / per, pct(s.compute), pct(s.halo), pct(s.allreduce), moving.c_str(),
+      pct(s.io), hms(per * double(totalSteps - t.step_)).c_str());
+  std::fflush(stdout);
+  sinceProgress = StepSeconds{};
+}
+
+template <class T, class M>
+void Trainer<T, M>::Session::stopOrCheckpoint() {
+  const TrainConfig& c = t.config_;
+  if (t.step_ == c.testSignalStep &&
+      (c.testSignalRank < 0 || c.testSignalRank == t.grid_.worldRank()))
+    std::raise(c.testSignal);
+  // Every rank stops after the same step, whichever rank the signal reached.
+  const bool clockDue =
+      c.checkpointMinutes > 0 && MPI_Wtime() - lastCheckpoint >= 60 * c.checkpointMinutes;
+  const StepAgreement agreed = agreeAfterStep(agreementComm.get(), signals.received(), clockDue,
+                                              c.collectiveTimeoutSeconds, t.step_);
+  stopSignal = agreed.signal;
+  if (!stopSignal &&
+      (agreed.checkpointDue || (c.checkpointEvery > 0 && t.step_ % c.checkpointEvery == 0)))
+    checkpointNow();
+}
+
+template <class T, class M>
+EpochSummary Trainer<T, M>::Session::endEpoch(double epochStart, double lossSum, long long count) {
+  EpochSummary summary;
+  const bool complete = t.step_ / spe > t.epoch_;
+  if (complete) ++t.epoch_;
+  summary.epoch = complete ? t.epoch_ : t.epoch_ + 1;
+  summary.steps = t.step_;
+  summary.trainLoss = count ? lossSum / double(count) : 0;
+  summary.seconds = MPI_Wtime() - epochStart;
+  summary.samplesPerSecond =
+      summary.seconds > 0 ? count * t.config_.globalBatch / summary.seconds : 0;
+  // The epoch is saved before it is validated: a bad validation sample costs no training.
+  if (complete && checkpointStep != t.step_) checkpointNow();
+  // A preempted run validates only a finished epoch (as the uninterrupted run would there).
+  summary.validation = complete || !stopSignal ? t.evaluate() : EvalSummary{};
+  csv.validation(t.step_, t.epoch_, summary.validation);
+  if (root) {
+    std::printf("epoch %d %s: train loss %.5g, %.1f s, %.2f samples/s%s%s\n", summary.epoch,
+                complete ? "done" : "stopped", summary.trainLoss, summary.seconds,
+                summary.samplesPerSecond, summary.validation.present ? ", validation " : "",
+                summary.validation.present ? summary.validation.describe().c_str() : "");
+    std::fflush(stdout);
+  }
+  return summary;
+}
+
+template <class T, class M>
+void Trainer<T, M>::Session::checkpointNow() {
+  t.saveCheckpoint(checkpoint);
+  lastCheckpoint = MPI_Wtime();
+  checkpointStep = t.step_;
+}
+
+template <class T, class M>
+void Trainer<T, M>::Session::announceEnd() const {
+  if (!root) return;
+  const long long step = t.step_;
+  if (stopSignal)
     std::printf(
         "hybrid3d: %s received: stopped after step %lld of %lld (epoch %lld/%d, %lld of "
         "its %lld steps done); checkpoint %s\n",
-        signalName(stopSignal), step_, totalSteps, static_cast<long long>(step_ / spe + 1),
-        config_.epochs, static_cast<long long>(step_ % spe), static_cast<long long>(spe),
+        signalName(stopSignal), step, totalSteps, static_cast<long long>(step / spe + 1),
+        t.config_.epochs, static_cast<long long>(step % spe), static_cast<long long>(spe),
         checkpoint.c_str());
-  else if (root)
+  else
     std::printf("hybrid3d: finished %lld steps in %s; checkpoint %s, metrics %s/metrics.csv\n",
-                step_, hms(MPI_Wtime() - runStart).c_str(), checkpoint.c_str(),
-                config_.outputDir.c_str());
-  if (root && lossScale_.enabled())
+                step, hms(MPI_Wtime() - start).c_str(), checkpoint.c_str(),
+                t.config_.outputDir.c_str());
+  if (t.lossScale_.enabled())
     std::printf("hybrid3d: loss scaling skipped %lld of %lld steps; the scale is now %g\n",
-                lossScale_.skippedSteps(), stepsThisRun, lossScale_.scale());
-  if (root) std::fflush(stdout);
+                t.lossScale_.skippedSteps(), stepsThisRun, t.lossScale_.scale());
+  std::fflush(stdout);
+}
+
+template <class T, class M>
+EpochSummary Trainer<T, M>::run() {
+  Session r(*this);
+  restartStep_ = config_.restartFrom.empty() ? -1 : step_;
+  r.announce();
+  r.start = MPI_Wtime();
+  EpochSummary summary;
+  while (epoch_ < config_.epochs && step_ < r.totalSteps && !r.stopSignal) summary = r.trainEpoch();
+  if (r.checkpointStep != step_) r.checkpointNow();
+  summary.stoppedBySignal = r.stopSignal;
+  r.announceEnd();
   return summary;
 }
 

@@ -1,7 +1,7 @@
 // The run plan's batches against the trainer: the steps a dry run announces are the steps a run
 // makes (training drops the last partial mini-batch; validation evaluates every sample once),
 // over several set sizes, mini-batches and data-parallel groups; and the dry run lists the data
-// as the run does and refuses a bad sample file by its metadata.
+// as the run does and refuses a bad sample file by its metadata; the per-group batch they share.
 #include <filesystem>
 #include <vector>
 
@@ -101,6 +101,40 @@ TEST(RunPlan, MaxStepsCapsTheTotal) {
   EXPECT_EQ(plan.train.steps, 4);
   EXPECT_EQ(plan.totalSteps, 5);
   EXPECT_EQ(plan.validation.listing.samples, 0);
+}
+
+// The per-group batch the trainer, the dry run and the planner share (train/TrainConfig.hpp):
+// where some k >= 1 samples per group make up the mini-batch, each group takes k and builds its
+// model for k; elsewhere (an uneven split, fewer samples than groups) the split is refused with
+// one line naming both numbers.
+TEST(RunPlan, GroupBatchSplitsTheMiniBatchEvenly) {
+  TrainConfig c;
+  c.model.batch = 99;  // replaced, whatever it was
+  for (int batch = 0; batch <= 12; ++batch)
+    for (int groups = 1; groups <= 5; ++groups) {
+      SCOPED_TRACE(std::to_string(batch) + " samples over " + std::to_string(groups) + " groups");
+      c.globalBatch = batch;
+      int k = 0;  // the samples per group that make up the mini-batch, if any
+      for (int n = 1; n * groups <= batch; ++n)
+        if (n * groups == batch) k = n;
+      EXPECT_EQ(batchSplits(c, groups), k > 0);
+      if (k > 0) {
+        EXPECT_EQ(groupBatch(c, groups), k);
+        EXPECT_EQ(groupModelOptions(c, groups).batch, k);
+        continue;
+      }
+      try {
+        groupBatch(c, groups);
+        ADD_FAILURE() << "an uneven split was not refused";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("mini-batch " + std::to_string(batch) +
+                                             " is not a positive multiple of the " +
+                                             std::to_string(groups) + " data-parallel groups"),
+                  std::string::npos)
+            << e.what();
+      }
+      EXPECT_THROW(groupModelOptions(c, groups), Error);
+    }
 }
 
 // A sample with 3 channels where CosmoFlow reads 4: found from the metadata, named, on every rank.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/train/Checkpoint.hpp>
 #include <hybrid3d/train/TrainConfig.hpp>
@@ -18,8 +19,8 @@ namespace hybrid3d {
 
 using RunIdentity = std::map<std::string, std::string>;
 
-RunIdentity runIdentity(const TrainConfig& config, const ProcessGrid& grid,
-                        const std::string& precision, long long trainingSamples);
+RunIdentity runIdentity(const TrainConfig& config, const ProcessGrid& grid, Precision precision,
+                        long long trainingSamples);
 
 // Throws hybrid3d::Error naming `checkpoint`, the key and both values for the first refused
 // change (the same on every rank: both sides are replicated). Returns one line per allowed

@@ -38,7 +38,7 @@ struct DataConfig {
 struct TrainConfig {
   // The process grid (data-parallel groups G, spatial grid) is not here: the caller makes the
   // ProcessGrid the trainer runs on (the deck's DeckRun::spatialGrid, deck/TrainDeck.hpp).
-  ModelOptions model;  // model.batch is set from globalBatch / G
+  ModelOptions model;  // model.batch is set by groupModelOptions (below)
   DataConfig data;
   int globalBatch = 1;
   // Samples per validation mini-batch over all groups; 0: globalBatch. Any value >= 1 (every
@@ -78,5 +78,17 @@ struct TrainConfig {
   int testSignalRank = 0;
   int testSignal = 15;  // SIGTERM
 };
+
+// Whether the mini-batch splits into `groups` equal positive parts: the data loader gives every
+// data-parallel group as many samples a step (data::BatchPlan), and a group's model is built for
+// that many.
+bool batchSplits(const TrainConfig& config, int groups);
+
+// The samples one of `groups` data-parallel groups takes of each mini-batch (globalBatch /
+// groups). Throws one line naming both when the mini-batch does not split (batchSplits).
+int groupBatch(const TrainConfig& config, int groups);
+
+// config.model with its batch set to groupBatch: the model one group builds or plans.
+ModelOptions groupModelOptions(const TrainConfig& config, int groups);
 
 }  // namespace hybrid3d

@@ -64,6 +64,8 @@ public:
 
 private:
   struct Data;  // a loader with its preprocessing
+  // One call of run(), split into its phases (Trainer.cpp).
+  struct Session;
   // Half: the summed gradients divided by the loss scale; false when some rank's overflowed
   // (the step is then skipped). Always true otherwise.
   bool unscaleGradients();

@@ -106,189 +106,207 @@ double convolutionEfficiency(const std::vector<LayerPoint>& points, const RankRa
   return median(shares);
 }
 
-int run(const std::vector<std::string>& args) {
-  const MPI_Comm world = MPI_COMM_WORLD;
-  int rank, ranks;
-  MPI_Comm_rank(world, &rank);
-  MPI_Comm_size(world, &ranks);
+// One calibration: what the command line and the decks ask, the machine file being filled
+// (its figures, and beside each the comment saying where it comes from), the progress lines.
+struct Calibration {
+  MPI_Comm world = MPI_COMM_WORLD;
+  int rank = 0, ranks = 1;
   Progress progress;
-  progress.rank = rank;
-
-  // Everything that can be wrong with the command line, the base file and the decks is found
-  // before anything is measured, on every rank with one line.
   CalibrateOptions o;
   Machine m;
   std::vector<deck::DeckRun> decks;
-  std::vector<std::vector<int>> sizes;  // per deck
-  data::collectively(world, [&] {
-    o = parseCalibrateOptions(args, ranks);
-    if (!o.base.empty()) m = deck::readMachineDeck(o.base);
-    if (ranks == 1 && o.base.empty())
+  std::vector<std::vector<int>> sizes;       // per deck
+  std::map<std::string, std::string> notes;  // per key of the machine file
+  std::string baseNote;                      // "from --base FILE"
+  std::string peakUnit;                      // the FMA unit measured ("": none, a GPU build)
+  std::vector<LayerPoint> points;            // the layer timings this run measured
+};
+
+// Everything that can be wrong with the command line, the base file and the decks is found
+// before anything is measured, on every rank with one line.
+void readInputs(Calibration& c, const std::vector<std::string>& args) {
+  data::collectively(c.world, [&] {
+    c.o = parseCalibrateOptions(args, c.ranks);
+    if (!c.o.base.empty()) c.m = deck::readMachineDeck(c.o.base);
+    if (c.ranks == 1 && c.o.base.empty())
       fail(
           "calibrate: the network is measured between two ranks: run on 2 or more "
           "(mpirun -n 2 hybrid3d calibrate ...), or give --base MACHINE.xml to keep its "
           "network figures");
-    if (!hostRanks && o.base.empty())
+    if (!hostRanks && c.o.base.empty())
       fail("calibrate: ranks compute on a ", DefaultExecutionSpace::name(),
            " device, whose peak and memory this command does not measure: give --base "
            "MACHINE.xml with them");
-    for (const std::string& path : o.decks) {
-      decks.push_back(deck::readTrainDeck(path, ranks, /*needTrainData=*/false));
-      sizes.push_back(o.sizes.empty() ? std::vector<int>{int(decks.back().config.model.inputWidth)}
-                                      : o.sizes);
-      for (int S : sizes.back()) {
+    for (const std::string& path : c.o.decks) {
+      c.decks.push_back(deck::readTrainDeck(path, c.ranks, /*needTrainData=*/false));
+      c.sizes.push_back(c.o.sizes.empty()
+                            ? std::vector<int>{int(c.decks.back().config.model.inputWidth)}
+                            : c.o.sizes);
+      for (int S : c.sizes.back()) {
         try {
-          checkSize(decks.back(), S);
+          checkSize(c.decks.back(), S);
         } catch (const Error& e) {
           fail("calibrate: ", path, " at input width ", S, ": ", e.what());
         }
       }
     }
   });
-  std::map<std::string, std::string> notes;
-  const std::string baseNote = "from --base " + recordedPath(o.base);
-  progress.say(ranks, " rank(s), execution space ", DefaultExecutionSpace::name(), ", writing ",
-               o.out);
+}
 
-  // The arithmetic peak: every rank measures its core at once (thread CPU time), several
-  // runs each, the ranks agreeing on the highest best (PeakAgreement.hpp).
-  std::string peakUnit;
-  if (hostRanks) {
-    const double basePeak = m.rank.floatGflops;  // --base's (0: none)
-    MPI_Barrier(world);                          // the ranks measure at once
-    const FmaPeak peak = measureFmaPeak(peakRuns);
-    const AgreedPeak agreed = agreePeak(world, peak.runs);
-    m.rank.floatGflops = significant(agreed.gflops);
-    // x86 vector units run as many FP64 FMAs per cycle as FP32 ones, on half the lanes.
-    m.rank.doubleGflops = m.rank.floatGflops / 2;
-    peakUnit = peak.unit;
-    const std::string spread = spreadWarning(agreed),
-                      changed = o.base.empty()
-                                    ? ""
-                                    : baseDifferenceWarning(recordedPath(o.base), basePeak,
-                                                            m.rank.floatGflops);
-    notes["Rank/float GFLOP/s"] = withWarning(
-        withWarning("FP32 FMA peak of one core (" + peak.unit + "), " + describePeak(agreed),
-                    spread),
-        changed);
-    notes["Rank/double GFLOP/s"] = "half the FP32 peak: FP64 vectors hold half the lanes";
-    progress.say("FMA peak ", fixed(m.rank.floatGflops, 1), " GFLOP/s per rank (", peak.unit,
+// A 16-bit rate: measured where the core has such arithmetic, else the float rate.
+void probe16BitRate(Calibration& c, const Peak16& p, const char* name, double& field) {
+  std::string note = p.how;
+  if (p.native) {
+    const AgreedPeak a = agreePeak(c.world, p.peak.runs);
+    field = significant(a.gflops);
+    note += "; " + describePeak(a);
+  } else {
+    field = c.m.rank.floatGflops;
+  }
+  c.notes[std::string("Rank/") + name + " GFLOP/s"] = note;
+  c.progress.say(name, " peak ", fixed(field, 1), " GFLOP/s per rank: ", p.how);
+}
+
+// The arithmetic peaks: every rank measures its core at once (thread CPU time), several
+// runs each, the ranks agreeing on the highest best (PeakAgreement.hpp). A GPU build keeps
+// --base's.
+void probePeaks(Calibration& c) {
+  if (!hostRanks) {
+    c.notes["Rank/float GFLOP/s"] = c.notes["Rank/double GFLOP/s"] = c.baseNote;
+    c.notes["Rank/bfloat16 GFLOP/s"] = c.notes["Rank/half GFLOP/s"] = c.baseNote;
+    return;
+  }
+  RankRates& r = c.m.rank;
+  const double basePeak = r.floatGflops;  // --base's (0: none)
+  MPI_Barrier(c.world);                   // the ranks measure at once
+  const FmaPeak peak = measureFmaPeak(peakRuns);
+  const AgreedPeak agreed = agreePeak(c.world, peak.runs);
+  r.floatGflops = significant(agreed.gflops);
+  // x86 vector units run as many FP64 FMAs per cycle as FP32 ones, on half the lanes.
+  r.doubleGflops = r.floatGflops / 2;
+  c.peakUnit = peak.unit;
+  const std::string spread = spreadWarning(agreed),
+                    changed = c.o.base.empty() ? ""
+                                               : baseDifferenceWarning(recordedPath(c.o.base),
+                                                                       basePeak, r.floatGflops);
+  c.notes["Rank/float GFLOP/s"] = withWarning(
+      withWarning("FP32 FMA peak of one core (" + peak.unit + "), " + describePeak(agreed), spread),
+      changed);
+  c.notes["Rank/double GFLOP/s"] = "half the FP32 peak: FP64 vectors hold half the lanes";
+  c.progress.say("FMA peak ", fixed(r.floatGflops, 1), " GFLOP/s per rank (", peak.unit,
                  "): ", describePeak(agreed));
-    progress.warn(spread);
-    progress.warn(changed);
+  c.progress.warn(spread);
+  c.progress.warn(changed);
+  MPI_Barrier(c.world);
+  probe16BitRate(c, measureBf16Peak(peak, peakRuns), "bfloat16", r.bfloat16Gflops);
+  MPI_Barrier(c.world);
+  probe16BitRate(c, measureHalfPeak(peak, peakRuns), "half", r.halfGflops);
+}
 
-    // The 16-bit rates: measured where the core has such arithmetic, else the float rate.
-    auto rate16 = [&](const Peak16& p, const char* name, double& field) {
-      std::string note = p.how;
-      if (p.native) {
-        const AgreedPeak a = agreePeak(world, p.peak.runs);
-        field = significant(a.gflops);
-        note += "; " + describePeak(a);
-      } else {
-        field = m.rank.floatGflops;
-      }
-      notes[std::string("Rank/") + name + " GFLOP/s"] = note;
-      progress.say(name, " peak ", fixed(field, 1), " GFLOP/s per rank: ", p.how);
-    };
-    MPI_Barrier(world);
-    rate16(measureBf16Peak(peak, peakRuns), "bfloat16", m.rank.bfloat16Gflops);
-    MPI_Barrier(world);
-    rate16(measureHalfPeak(peak, peakRuns), "half", m.rank.halfGflops);
-  } else {
-    notes["Rank/float GFLOP/s"] = notes["Rank/double GFLOP/s"] = baseNote;
-    notes["Rank/bfloat16 GFLOP/s"] = notes["Rank/half GFLOP/s"] = baseNote;
-  }
+void probeMemoryBandwidth(Calibration& c) {
+  const Bandwidth triad = triadBandwidth(c.world);
+  c.m.rank.memoryGBs = significant(triad.GBs);
+  c.m.rank.memoryEfficiency = 1;
+  c.notes["Rank/memory GB/s"] = "STREAM triad, 3 arrays of " +
+                                std::to_string(triad.arrayBytes >> 20) + " MiB per rank, " +
+                                std::to_string(c.ranks) + " ranks at once, median";
+  c.notes["Rank/memory efficiency"] = "1: the triad measured is what kernels reach";
+  c.progress.say("triad ", fixed(triad.GBs, 2), " GB/s per rank");
+}
 
-  const Bandwidth triad = triadBandwidth(world);
-  m.rank.memoryGBs = significant(triad.GBs);
-  m.rank.memoryEfficiency = 1;
-  notes["Rank/memory GB/s"] = "STREAM triad, 3 arrays of " +
-                              std::to_string(triad.arrayBytes >> 20) + " MiB per rank, " +
-                              std::to_string(ranks) + " ranks at once, median";
-  notes["Rank/memory efficiency"] = "1: the triad measured is what kernels reach";
-  progress.say("triad ", fixed(triad.GBs, 2), " GB/s per rank");
+void probeLaunch(Calibration& c) {
+  c.m.rank.layerOverheadUs = significant(launchOverheadUs(c.world));
+  c.notes["Rank/layer overhead us"] = "a one-element kernel launched and fenced, median";
+  c.progress.say("kernel launch + fence ", fixed(c.m.rank.layerOverheadUs, 2), " us");
+}
 
-  m.rank.layerOverheadUs = significant(launchOverheadUs(world));
-  notes["Rank/layer overhead us"] = "a one-element kernel launched and fenced, median";
-  progress.say("kernel launch + fence ", fixed(m.rank.layerOverheadUs, 2), " us");
-
+void noteMemoryCapacity(Calibration& c) {
   if (hostRanks) {
-    m.rank.memoryGiB = significant(double(memTotalBytes()) / double(1 << 30) / ranks);
-    notes["Rank/memory GiB"] = "MemTotal of the node / " + std::to_string(ranks) + " ranks";
+    c.m.rank.memoryGiB = significant(double(memTotalBytes()) / double(1 << 30) / c.ranks);
+    c.notes["Rank/memory GiB"] = "MemTotal of the node / " + std::to_string(c.ranks) + " ranks";
   } else {
-    notes["Rank/memory GiB"] = baseNote;
+    c.notes["Rank/memory GiB"] = c.baseNote;
   }
+}
 
-  m.network.ranksPerNode = ranks;
-  notes["Network/ranks per node"] = "the calibration's ranks, all on this node";
-  if (ranks >= 2) {
-    const PingPong p = pingPong(world);
-    m.network.intraLatencyUs = significant(p.latencyUs);
-    m.network.intraGBs = significant(p.GBs);
-    notes["Network/intra-node latency us"] =
+// Inside the node: a ping-pong between world ranks 0 and 1. Between nodes: --base's, else the
+// node's own figures.
+void probeNetwork(Calibration& c) {
+  Network& n = c.m.network;
+  n.ranksPerNode = c.ranks;
+  c.notes["Network/ranks per node"] = "the calibration's ranks, all on this node";
+  if (c.ranks >= 2) {
+    const PingPong p = pingPong(c.world);
+    n.intraLatencyUs = significant(p.latencyUs);
+    n.intraGBs = significant(p.GBs);
+    c.notes["Network/intra-node latency us"] =
         "ping-pong of 8-byte messages, world ranks 0 and 1, median round trip / 2";
-    notes["Network/intra-node GB/s"] =
+    c.notes["Network/intra-node GB/s"] =
         "ping-pong of 16 MiB messages, world ranks 0 and 1, median round trip / 2";
-    progress.say("MPI ranks 0-1: ", fixed(p.latencyUs, 2), " us, ", fixed(p.GBs, 2), " GB/s");
+    c.progress.say("MPI ranks 0-1: ", fixed(p.latencyUs, 2), " us, ", fixed(p.GBs, 2), " GB/s");
   } else {
-    notes["Network/intra-node latency us"] = notes["Network/intra-node GB/s"] =
-        baseNote + " (one rank: nothing to measure)";
+    c.notes["Network/intra-node latency us"] = c.notes["Network/intra-node GB/s"] =
+        c.baseNote + " (one rank: nothing to measure)";
   }
-  if (o.base.empty()) {
-    m.network.interLatencyUs = m.network.intraLatencyUs;
-    m.network.interGBs = m.network.intraGBs;
-    notes["Network/inter-node latency us"] = notes["Network/inter-node GB/s"] =
+  if (c.o.base.empty()) {
+    n.interLatencyUs = n.intraLatencyUs;
+    n.interGBs = n.intraGBs;
+    c.notes["Network/inter-node latency us"] = c.notes["Network/inter-node GB/s"] =
         "equal to intra-node: one node measured and no --base given";
-    notes["Network/allreduce"] = "not measured: the default";
+    c.notes["Network/allreduce"] = "not measured: the default";
   } else {
-    notes["Network/inter-node latency us"] = notes["Network/inter-node GB/s"] =
-        notes["Network/allreduce"] = baseNote;
+    c.notes["Network/inter-node latency us"] = c.notes["Network/inter-node GB/s"] =
+        c.notes["Network/allreduce"] = c.baseNote;
   }
-
   // On a host rank MPI's non-blocking reductions progress only inside the rank's own MPI calls,
   // on its own core: they hide behind nothing. A GPU build keeps the base file's (default:
   // they overlap, as NCCL's do).
   if (hostRanks) {
-    m.network.reductionsOverlap = false;
-    notes["Network/reductions overlap"] =
+    n.reductionsOverlap = false;
+    c.notes["Network/reductions overlap"] =
         "host ranks: the rank's core moves and sums the gradients inside its MPI calls";
   } else {
-    notes["Network/reductions overlap"] = o.base.empty() ? "not measured: the default" : baseNote;
+    c.notes["Network/reductions overlap"] =
+        c.o.base.empty() ? "not measured: the default" : c.baseNote;
   }
+}
 
-  const FileRead reads = fileSystemRead(world, o.scratch, std::size_t(o.fileMiB) << 20);
-  m.fileSystem.readGBsPerRank = significant(reads.perRankGBs);
-  m.fileSystem.aggregateReadGBs = significant(reads.aggregateGBs);
+void probeFileSystem(Calibration& c) {
+  const FileRead reads = fileSystemRead(c.world, c.o.scratch, std::size_t(c.o.fileMiB) << 20);
+  c.m.fileSystem.readGBsPerRank = significant(reads.perRankGBs);
+  c.m.fileSystem.aggregateReadGBs = significant(reads.aggregateGBs);
   const std::string readHow =
-      std::to_string(o.fileMiB) + " MiB per rank under " + recordedPath(o.scratch) + ", " +
+      std::to_string(c.o.fileMiB) + " MiB per rank under " + recordedPath(c.o.scratch) + ", " +
       (reads.pagesDropped ? "pages dropped" : "pages NOT dropped (page cache: too fast)");
-  notes["File system/read GB/s per rank"] = "world rank 0 reading alone: " + readHow;
-  notes["File system/aggregate read GB/s"] = "all bytes / the slowest rank's time, " +
-                                             std::to_string(ranks) +
-                                             " ranks reading at once: " + readHow;
-  progress.say("file reads ", fixed(reads.perRankGBs, 2), " GB/s per rank, ",
-               fixed(reads.aggregateGBs, 2), " GB/s together",
-               reads.pagesDropped ? "" : " (pages not dropped)");
+  c.notes["File system/read GB/s per rank"] = "world rank 0 reading alone: " + readHow;
+  c.notes["File system/aggregate read GB/s"] = "all bytes / the slowest rank's time, " +
+                                               std::to_string(c.ranks) +
+                                               " ranks reading at once: " + readHow;
+  c.progress.say("file reads ", fixed(reads.perRankGBs, 2), " GB/s per rank, ",
+                 fixed(reads.aggregateGBs, 2), " GB/s together",
+                 reads.pagesDropped ? "" : " (pages not dropped)");
+}
 
-  std::vector<LayerPoint> points;
-  for (std::size_t d = 0; d < decks.size(); ++d)
-    for (int S : sizes[d]) {
+// Every layer of each deck's model at each size (LayerTimings.hpp), merged with the base file's
+// timings where this run measured no point of the same layer and size: one file can be built
+// up model by model (`--base` the file itself).
+void timeDeckLayers(Calibration& c) {
+  for (std::size_t d = 0; d < c.decks.size(); ++d)
+    for (int S : c.sizes[d]) {
       const double t0 = MPI_Wtime();
-      const std::vector<LayerPoint> p = timeLayers(world, decks[d], S, o.steps);
+      const std::vector<LayerPoint> p = timeLayers(c.world, c.decks[d], S, c.o.steps);
       double step = 0;
       for (const LayerPoint& l : p) step += l.seconds;
-      points.insert(points.end(), p.begin(), p.end());
-      progress.say(o.decks[d], " (", decks[d].config.model.architecture, ") at ", S,
-                   "^3: ", p.size(), " layers, ", fixed(step, 3), " s per step in layers, ",
-                   fixed(MPI_Wtime() - t0, 1), " s");
+      c.points.insert(c.points.end(), p.begin(), p.end());
+      c.progress.say(c.o.decks[d], " (", c.decks[d].config.model.architecture, ") at ", S,
+                     "^3: ", p.size(), " layers, ", fixed(step, 3), " s per step in layers, ",
+                     fixed(MPI_Wtime() - t0, 1), " s");
     }
-  // The base file's timings are kept where this run measured no point of the same layer and
-  // size: one file can be built up model by model (`--base` the file itself).
-  std::vector<LayerPoint> all = points;
-  for (const LayerTiming& t : m.timings)
+  std::vector<LayerPoint> all = c.points;
+  for (const LayerTiming& t : c.m.timings)
     for (std::size_t i = 0; i < t.voxels.size(); ++i) {
       bool measured = false;
-      for (const LayerPoint& p : points) measured |= p.key == t.layer && p.voxels == t.voxels[i];
+      for (const LayerPoint& p : c.points) measured |= p.key == t.layer && p.voxels == t.voxels[i];
       if (!measured) {
         LayerPoint kept;
         kept.key = t.layer;
@@ -297,54 +315,88 @@ int run(const std::vector<std::string>& args) {
         all.push_back(kept);
       }
     }
-  m.timings = mergeTimings(all);
+  c.m.timings = mergeTimings(all);
+}
+
+// The convolution efficiency from the layers timed, else --base's; refused with neither.
+// Returns the share measured (above 1 where the peak was measured low; the file holds at most 1).
+double deriveConvolutionEfficiency(Calibration& c) {
   int convolutions = 0;
-  const double efficiency = convolutionEfficiency(points, m.rank, convolutions);
+  const double efficiency = convolutionEfficiency(c.points, c.m.rank, convolutions);
   if (convolutions > 0) {
-    // A share above 1 means the peak was measured low; the file holds at most 1, and says so.
     const FileEfficiency e = fileEfficiency(significant(efficiency));
-    m.rank.convolutionEfficiency = e.value;
-    notes["Rank/convolution efficiency"] =
+    c.m.rank.convolutionEfficiency = e.value;
+    c.notes["Rank/convolution efficiency"] =
         withWarning("median FLOP rate of the " + std::to_string(convolutions) +
                         " convolutions timed below / the peak of their precision",
                     e.warning);
-    progress.warn(e.warning);
-  } else if (!o.base.empty()) {
-    notes["Rank/convolution efficiency"] = baseNote + " (no convolution timed)";
+    c.progress.warn(e.warning);
+  } else if (!c.o.base.empty()) {
+    c.notes["Rank/convolution efficiency"] = c.baseNote + " (no convolution timed)";
   } else {
     fail(
         "calibrate: the decks' models have no convolution to derive the convolution "
         "efficiency from; give --base MACHINE.xml");  // every rank: the same points
   }
+  return efficiency;
+}
 
-  for (LayerTiming& t : m.timings)
-    for (double& seconds : t.seconds) seconds = significant(seconds);
-
-  m.name = !o.name.empty() ? o.name : !m.name.empty() ? m.name : hostName();
-  const std::string when = utcNow();
-  m.about = cpuModel() + ", " + std::to_string(ranks) + " ranks per node, calibrated " + when;
+// The file's header comment: when, how, on what, and how the layers were timed.
+std::string headerComment(const Calibration& c, const std::string& when) {
   std::ostringstream header;
   header
       << "hybrid3d machine file written by `hybrid3d calibrate` on " << when << " in "
-      << fixed(MPI_Wtime() - progress.start, 0) << " s:\n"
-      << "  " << o.commandLine << "\n"
+      << fixed(MPI_Wtime() - c.progress.start, 0) << " s:\n"
+      << "  " << c.o.commandLine << "\n"
       << "CPU: " << cpuModel() << ", " << cpuCount() << " logical CPUs; Kokkos execution space "
-      << DefaultExecutionSpace::name() << "; " << ranks << " rank(s) on this node"
-      << (peakUnit.empty() ? "" : ", FMA unit " + peakUnit) << "\n"
+      << DefaultExecutionSpace::name() << "; " << c.ranks << " rank(s) on this node"
+      << (c.peakUnit.empty() ? "" : ", FMA unit " + c.peakUnit) << "\n"
       << "environment: " << env("OPENBLAS_NUM_THREADS") << ", " << env("OPENBLAS_CORETYPE") << ", "
       << env("OMP_NUM_THREADS") << "\n"
       << "Layer timings: every layer of the decks' models at each input width, local batch 1,\n"
       << "each rank training its own copy at once (1x1x1 grid), forward + backward of one step,\n"
-      << "the median over " << o.steps << " timed step(s) after one warm-up and over the " << ranks
-      << " ranks.";
-  data::collectively(world, [&] {
-    if (rank != 0) return;
-    deck::writeMachineDeck(m, o.out, header.str(), notes);
-    deck::readMachineDeck(o.out);  // what was written reads back
+      << "the median over " << c.o.steps << " timed step(s) after one warm-up and over the "
+      << c.ranks << " ranks.";
+  return header.str();
+}
+
+// Rank 0 writes the machine file and reads it back.
+void writeMachineFile(Calibration& c, double efficiency) {
+  for (LayerTiming& t : c.m.timings)
+    for (double& seconds : t.seconds) seconds = significant(seconds);
+  c.m.name = !c.o.name.empty() ? c.o.name : !c.m.name.empty() ? c.m.name : hostName();
+  const std::string when = utcNow();
+  c.m.about = cpuModel() + ", " + std::to_string(c.ranks) + " ranks per node, calibrated " + when;
+  const std::string header = headerComment(c, when);
+  data::collectively(c.world, [&] {
+    if (c.rank != 0) return;
+    deck::writeMachineDeck(c.m, c.o.out, header, c.notes);
+    deck::readMachineDeck(c.o.out);  // what was written reads back
   });
-  progress.say("wrote ", o.out, ": ", m.timings.size(), " layer timings from ", points.size(),
-               " measurements, convolution efficiency ", fixed(m.rank.convolutionEfficiency, 3),
-               efficiency > 1 ? " (clamped: see the warning above)" : "");
+  c.progress.say("wrote ", c.o.out, ": ", c.m.timings.size(), " layer timings from ",
+                 c.points.size(), " measurements, convolution efficiency ",
+                 fixed(c.m.rank.convolutionEfficiency, 3),
+                 efficiency > 1 ? " (clamped: see the warning above)" : "");
+}
+
+int run(const std::vector<std::string>& args) {
+  Calibration c;
+  MPI_Comm_rank(c.world, &c.rank);
+  MPI_Comm_size(c.world, &c.ranks);
+  c.progress.rank = c.rank;
+  readInputs(c, args);
+  c.baseNote = "from --base " + recordedPath(c.o.base);
+  c.progress.say(c.ranks, " rank(s), execution space ", DefaultExecutionSpace::name(), ", writing ",
+                 c.o.out);
+  probePeaks(c);
+  probeMemoryBandwidth(c);
+  probeLaunch(c);
+  noteMemoryCapacity(c);
+  probeNetwork(c);
+  probeFileSystem(c);
+  timeDeckLayers(c);
+  const double efficiency = deriveConvolutionEfficiency(c);
+  writeMachineFile(c, efficiency);
   return 0;
 }
 

@@ -95,11 +95,96 @@ const char* rateSource(const RankRates& r, Precision p) {
   return "";
 }
 
+// The deck's layout of one rank count (or --layout), costed on the machine, or counted only
+// without one.
+struct DeckLayout {
+  Layout layout;
+  LayoutChoice chosen;
+  std::string refused;  // why the model refuses it ("": it does not)
+};
+
+// One the model refuses is an error for --layout, as a run on it would be; for the deck's own
+// layout of a rank count the search may still find others.
+template <class T>
+DeckLayout deckLayout(const PlanArgs& a, const deck::DeckRun& r, int ranks, const Machine* machine,
+                      const std::pair<SetListing, SetListing>& sets, const IoModel& io) {
+  DeckLayout d;
+  d.layout = a.haveLayout ? a.layout
+                          : Layout{ranks / (r.spatialGrid[0] * r.spatialGrid[1] * r.spatialGrid[2]),
+                                   r.spatialGrid};
+  const Layout& layout = d.layout;
+  LayoutChoice& chosen = d.chosen;
+  try {
+    if (machine) {
+      chosen =
+          costLayout<T>(r.config, layout, *machine, a.memoryLimit, sets.first, sets.second, io);
+    } else {
+      chosen.layout = layout;
+      chosen.run = planRunIn(precisionOf<T>(), configFor(r.config, layout), layout.grid,
+                             layout.groups, sets.first, sets.second);
+      chosen.cost = chosen.firstRank = countStep(chosen.run, {0, 0, 0}, io);
+      chosen.memoryBytes = chosen.cost.memoryBytes;
+    }
+  } catch (const Error& e) {
+    if (a.haveLayout) throw;
+    d.refused = e.what();
+  }
+  return d;
+}
+
+// Rank 0: the deck layout's plan and cost, or why it cannot run.
+template <class T>
+void printDeckLayout(const PlanArgs& a, int ranks, const Machine* machine, const DeckLayout& d) {
+  std::printf("hybrid3d: plan of %s on %d rank(s)%s in %s%s\n", a.deck.c_str(), ranks,
+              machine ? (" of machine " + machine->name).c_str() : " (no --machine: counts only)",
+              toString(precisionOf<T>()), a.havePrecision ? " (--precision)" : "");
+  if (machine)
+    std::printf("  %s convolutions at %.6g GFLOP/s per rank%s\n", toString(precisionOf<T>()),
+                peakGflops(machine->rank, precisionOf<T>()),
+                rateSource(machine->rank, precisionOf<T>()));
+  if (d.refused.empty())
+    std::printf("%s%s", planText(d.chosen.run).c_str(),
+                costText(d.chosen.run, d.chosen.cost, machine).c_str());
+  else
+    std::printf("  the deck's layout %s cannot run: %s\n", toString(d.layout).c_str(),
+                d.refused.c_str());
+}
+
+// Rank 0: the best layouts of `ranks` ranks on machine `m`, with their speedup against
+// `reference` (the best step of the first rank count, set by it). Returns the rank count's line
+// of the strong-scaling summary.
+template <class T>
+std::string printBestLayouts(const PlanArgs& a, const deck::DeckRun& r, int ranks, const Machine& m,
+                             const std::pair<SetListing, SetListing>& sets, const IoModel& io,
+                             const DeckLayout& d, double& reference) {
+  const std::vector<LayoutChoice> best =
+      searchLayouts<T>(r.config, ranks, m, a.memoryLimit, sets.first, sets.second, io);
+  if (best.empty()) {
+    std::printf(
+        "\n  no layout of %d rank(s) is accepted by the model (mini-batch %d: at most "
+        "%d data-parallel groups, the rest spatial)\n\n",
+        ranks, r.config.globalBatch, r.config.globalBatch);
+    return line("  %6d ranks: no layout the model accepts\n", ranks);
+  }
+  if (reference == 0) reference = best.front().cost.phases.step();
+  std::printf(
+      "\n  best layouts of %d rank(s) (%zu accepted by the model; memory limit %.1f GiB "
+      "per rank; speedup against the best of %d rank(s))\n%s\n",
+      ranks, best.size(),
+      (a.memoryLimit > 0 ? a.memoryLimit : m.rank.memoryGiB * double(1 << 30)) / double(1 << 30),
+      a.ranks.front(), layoutText(best, std::size_t(a.top), reference).c_str());
+  const std::string deckLayoutName = toString(d.layout);
+  return line("  %6d ranks: best %-14s %9.1f ms per step, %8.2f samples/s, %5.2fx", ranks,
+              toString(best.front().layout).c_str(), 1e3 * best.front().cost.phases.step(),
+              best.front().cost.samplesPerSecond, reference / best.front().cost.phases.step()) +
+         (d.refused.empty() ? line("; the deck's layout %s %.1f ms\n", deckLayoutName.c_str(),
+                                   1e3 * d.chosen.cost.phases.step())
+                            : line("; the deck's layout %s cannot run\n", deckLayoutName.c_str()));
+}
+
 template <class T>
 void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machine* machine,
           const std::pair<SetListing, SetListing>& sets, int worldRank) {
-  const Machine none;
-  const Machine& m = machine ? *machine : none;
   std::string csv = csvHeader();
   // The CSV may be committed: the deck as recordedPath gives it, never this machine's path.
   const std::string deckInCsv = recordedPath(a.deck);
@@ -108,73 +193,17 @@ void plan(const PlanArgs& a, const std::vector<deck::DeckRun>& runs, const Machi
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const deck::DeckRun& r = runs[i];
     const int ranks = a.ranks[i];
-    const Layout layout =
-        a.haveLayout ? a.layout
-                     : Layout{ranks / (r.spatialGrid[0] * r.spatialGrid[1] * r.spatialGrid[2]),
-                              r.spatialGrid};
     const IoModel io = ioModelFor(r.config);
-    // The deck's layout (or --layout). One the model refuses is an error for --layout, as a
-    // run on it would be; for the deck's own layout of a rank count the search below may still
-    // find others.
-    LayoutChoice chosen;
-    std::string refused;
-    try {
-      if (machine) {
-        chosen = costLayout<T>(r.config, layout, m, a.memoryLimit, sets.first, sets.second, io);
-      } else {
-        chosen.layout = layout;
-        chosen.run = planRunIn(precisionOf<T>(), configFor(r.config, layout), layout.grid,
-                               layout.groups, sets.first, sets.second);
-        chosen.cost = chosen.firstRank = countStep(chosen.run, {0, 0, 0}, io);
-        chosen.memoryBytes = chosen.cost.memoryBytes;
-      }
-    } catch (const Error& e) {
-      if (a.haveLayout) throw;
-      refused = e.what();
-    }
-    if (refused.empty()) csv += csvRow(deckInCsv, machine ? m.name : "", chosen);
+    const DeckLayout d = deckLayout<T>(a, r, ranks, machine, sets, io);
+    if (d.refused.empty()) csv += csvRow(deckInCsv, machine ? machine->name : "", d.chosen);
     if (worldRank != 0) continue;
-    std::printf("hybrid3d: plan of %s on %d rank(s)%s in %s%s\n", a.deck.c_str(), ranks,
-                machine ? (" of machine " + m.name).c_str() : " (no --machine: counts only)",
-                toString(precisionOf<T>()), a.havePrecision ? " (--precision)" : "");
-    if (machine)
-      std::printf("  %s convolutions at %.6g GFLOP/s per rank%s\n", toString(precisionOf<T>()),
-                  peakGflops(m.rank, precisionOf<T>()), rateSource(m.rank, precisionOf<T>()));
-    if (refused.empty())
-      std::printf("%s%s", planText(chosen.run).c_str(),
-                  costText(chosen.run, chosen.cost, machine).c_str());
-    else
-      std::printf("  the deck's layout %s cannot run: %s\n", toString(layout).c_str(),
-                  refused.c_str());
+    printDeckLayout<T>(a, ranks, machine, d);
     if (!machine || a.top == 0) continue;  // --top 0: this layout alone, no search
-    const std::vector<LayoutChoice> best =
-        searchLayouts<T>(r.config, ranks, m, a.memoryLimit, sets.first, sets.second, io);
-    if (best.empty()) {
-      std::printf(
-          "\n  no layout of %d rank(s) is accepted by the model (mini-batch %d: at most "
-          "%d data-parallel groups, the rest spatial)\n\n",
-          ranks, r.config.globalBatch, r.config.globalBatch);
-      summary += line("  %6d ranks: no layout the model accepts\n", ranks);
-      continue;
-    }
-    if (reference == 0) reference = best.front().cost.phases.step();
-    std::printf(
-        "\n  best layouts of %d rank(s) (%zu accepted by the model; memory limit %.1f GiB "
-        "per rank; speedup against the best of %d rank(s))\n%s\n",
-        ranks, best.size(),
-        (a.memoryLimit > 0 ? a.memoryLimit : m.rank.memoryGiB * double(1 << 30)) / double(1 << 30),
-        a.ranks.front(), layoutText(best, std::size_t(a.top), reference).c_str());
-    summary +=
-        line("  %6d ranks: best %-14s %9.1f ms per step, %8.2f samples/s, %5.2fx", ranks,
-             toString(best.front().layout).c_str(), 1e3 * best.front().cost.phases.step(),
-             best.front().cost.samplesPerSecond, reference / best.front().cost.phases.step());
-    summary += refused.empty()
-                   ? line("; the deck's layout %s %.1f ms\n", toString(layout).c_str(),
-                          1e3 * chosen.cost.phases.step())
-                   : line("; the deck's layout %s cannot run\n", toString(layout).c_str());
+    summary += printBestLayouts<T>(a, r, ranks, *machine, sets, io, d, reference);
   }
   if (worldRank == 0 && runs.size() > 1 && !summary.empty())
-    std::printf("hybrid3d: strong scaling predicted on %s\n%s", m.name.c_str(), summary.c_str());
+    std::printf("hybrid3d: strong scaling predicted on %s\n%s",
+                machine ? machine->name.c_str() : "", summary.c_str());
   if (worldRank == 0 && !a.csv.empty()) {
     std::ofstream out(a.csv);
     out << csv;
