@@ -7,12 +7,11 @@
 /// Why persistent: a non-blocking allreduce sets itself up at every call, and Open MPI's
 /// (coll/libnbc) mallocs a scratch buffer the size of the message each time and frees it when
 /// the sum completes. For the gradients of a step that is megabytes of fresh memory per step:
-/// glibc maps such blocks afresh and the reduction touches them for the first time (measured,
-/// the U-Net step at S = 32 on 2 ranks: 5,000-10,000 minor page faults per step). Set up once,
-/// the schedule and its scratch buffer live as long as the request; a start allocates nothing.
-/// The price: that scratch is held, one more copy of the bytes summed (CosmoFlow S = 128 on
-/// 2x2x2: C heap 171 -> 191 MiB per rank; peak RSS 196 -> 201, as the per-call copies were in
-/// the peak already).
+/// glibc maps such blocks afresh and the reduction touches them for the first time: minor page
+/// faults at every step. Set up once, the schedule and its scratch buffer live as long as the
+/// request; a start allocates nothing. The price: that scratch is held, one more copy of the
+/// bytes summed (on the heap; the peak RSS hardly moves, as the per-call copies were in the peak
+/// already). Figures: docs/performance-notes.md, "Persistent gradient sums".
 
 #include <mpi.h>
 #if defined(OPEN_MPI) && OPEN_MPI

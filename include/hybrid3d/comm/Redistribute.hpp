@@ -10,8 +10,9 @@
 ///
 /// Host memory: MPI_Ineighbor_alltoallw with a derived datatype per peer (its blocks as
 /// subarrays of the two tensors, comm/impl/PeerBlockTypes.hpp), so MPI moves the cells straight
-/// from tensor to tensor: no buffer and no pack or unpack of ours (measured here: a third of the
-/// time of packing, sending and unpacking). Device memory: pack kernels into a buffer allocated
+/// from tensor to tensor: no buffer and no pack or unpack of ours (measured faster than packing,
+/// sending and unpacking: docs/performance-notes.md, "Redistribution"). Device memory: pack
+/// kernels into a buffer allocated
 /// here -> MPI_Ineighbor_alltoallv -> unpack kernels, the buffers staged through pinned host
 /// buffers where MPI cannot read the device, as the halo's (core/StagingSpace.hpp). Every rank
 /// of the group calls every exchange, holding samples or not.

@@ -9,8 +9,8 @@
 /// times two FMA ports with room to spare, in the widest vector unit the CPU has (AVX-512 if
 /// present, else AVX2 + FMA), compiled for that unit whatever flags the project uses, and no more
 /// than its register file holds: 24 of AVX-512's 32 registers, 12 of AVX2's 16 (24 AVX2 chains
-/// spill to the stack, and the loads and stores cap the loop at 88 GFLOP/s on a Zen 3 core whose
-/// 8 to 14 chains run at 103).
+/// spill to the stack, and the loads and stores cap the loop below what 8 to 14 chains reach:
+/// docs/performance-notes.md, "FMA peak").
 ///
 /// One run is sized to take about `runSeconds` (50 ms) of the thread's CPU time, after an
 /// untimed warm-up run that also lets the core settle at the clock it holds under vector load;

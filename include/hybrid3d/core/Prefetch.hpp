@@ -3,7 +3,8 @@
 /// A software prefetch for host kernels that walk several rows at once. The hardware prefetchers
 /// follow one or two sequential streams well but fell behind where a work item reads rows of
 /// several planes (a pooling window, a halo's H face): asking for the rows of a later work item
-/// made MaxPool3d's forward at 16x128^3 run 1.7x faster (perf_tests/layers/memory_bound.cpp).
+/// made MaxPool3d's forward at 16x128^3 run markedly faster (bench_memory_bound; the figures are
+/// in docs/performance-notes.md, "Pooling").
 
 #include <Kokkos_Core.hpp>
 

@@ -78,17 +78,17 @@ constexpr bool cudnnCanRun() {
 
 /// Whether a Conv3d overlaps its halo exchanges with computation unless told otherwise
 /// (deck key Model/halo overlap, ModelOptions::convOverlap, Conv3d::Options::overlap). Off: on
-/// 2 cores with shared-memory MPI it did not pay (README, "Halo/compute overlap"): the
-/// one-plane shell slabs cost more per voxel than the interior (oneDNN 4-7x per output plane in
-/// thread CPU time; the kokkos engine's W slabs are rows of one voxel), so the convolutions'
-/// CPU time per step rose (2x2x2, S = 64, rank 0: 74 -> 132 ms onednn, 78 -> 100 ms kokkos) by
-/// more than the exposed halo time fell. Worth measuring again where messages cross a network
-/// or a GPU computes.
+/// a small CPU node with shared-memory MPI it did not pay: the one-plane shell slabs cost more
+/// per voxel than the interior (oneDNN's fixed costs per call; the kokkos engine's W slabs are
+/// rows of one voxel), so the convolutions' CPU time per step rose by more than the exposed halo
+/// time fell (docs/performance-notes.md, "Halo/compute overlap"). Worth measuring again where
+/// messages cross a network or a GPU computes.
 constexpr bool convOverlapByDefault = false;
 
 /// Below this many output voxels per sample on a rank, oneDNN's fixed costs per pass (layout
-/// reorders, dispatch) outweigh its faster arithmetic: bench_conv_layers measured it 2-3x
-/// slower than the kokkos engine on 2^3 boxes, even with 4^3 and faster from 4^3 up.
+/// reorders, dispatch) outweigh its faster arithmetic: bench_conv_layers measured it slower
+/// than the kokkos engine on 2^3 boxes, even at 4^3 and faster above (docs/performance-notes.md,
+/// "oneDNN engine").
 constexpr Index oneDnnMinOutputVoxels = 64;
 
 /// The engine a layer of scalar T in MemorySpace, with `outputVoxels` owned output voxels per

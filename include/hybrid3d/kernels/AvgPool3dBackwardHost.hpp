@@ -8,11 +8,11 @@
 /// dx's rows through Kokkos' team and vector ranges, which on a host backend are plain loops
 /// around each row. A row of dx at 32x64^3 is 65 cells, and its set-up (the decode, the
 /// OutputRange look-ups, the choice among the nd x nh sums, the edge cells, the vectoriser's
-/// alias checks between dx, the row buffer and z) cost about as much as its cells: the kernel
-/// ran at 0.36-0.40 of the copy bandwidth there, 0.49 at 16x128^3. Here a plane of dx (fixed n,
-/// c and D index) is one work item: its D outputs are found once, each row's H outputs once,
-/// the row buffer and the rows of dx and dy are restrict pointers, and the scaling is folded
-/// into the row buffer's sums (no z buffer written and read back).
+/// alias checks between dx, the row buffer and z) cost about as much as its cells, and the kernel
+/// ran well below the copy bandwidth (docs/performance-notes.md, "Pooling"). Here a plane of dx
+/// (fixed n, c and D index) is one work item: its D outputs are found once, each row's H outputs
+/// once, the row buffer and the rows of dx and dy are restrict pointers, and the scaling is
+/// folded into the row buffer's sums (no z buffer written and read back).
 ///
 /// The bits: each term is z = dy * (T(wd * wh) * ww), as avgPoolScaleGradient rounds it; a row's
 /// buffer entry q is 0 + the terms of its nd x nh outputs in the order (od, oh), as

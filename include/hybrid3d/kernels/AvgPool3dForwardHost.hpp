@@ -7,7 +7,8 @@
 ///
 /// Why: the forward re-reads each input row about 2.25 times from the caches (K = 3 rows of
 /// each of K planes per output row, stride 2) and was bound by those loads and adds, not by
-/// memory: software prefetch changed nothing, and it ran at 0.53-0.63 of the copy at 16x128^3.
+/// memory: software prefetch changed nothing, and it ran well below the copy bandwidth
+/// (docs/performance-notes.md, "Pooling").
 /// AVX2 does the same adds 8 lanes at a time. The operations and their order are
 /// avgPoolForwardRowSums' (adds from 0 in (d, h) order, then in w order, times a * ww), lane by
 /// lane, and "avx2" enables no FMA: the same bits on both instruction sets.

@@ -7,8 +7,9 @@
 ///                       w[co][ci][a][b][c] * x(n, ci, d + a + o0, h + b + o1, w + c + o2)
 ///
 /// Why: with 4 input channels each output voxel is a 108-term sum, too short for a blocked
-/// gemm or oneDNN's channel-blocked kernels to keep the FMA units busy: im2col + gemm ran conv1
-/// at 43 % of a Zen 3 core's FMA peak, oneDNN 2.6 (jit:avx2) at 57-64 %.
+/// gemm or oneDNN's channel-blocked kernels to keep the FMA units busy: im2col + gemm and
+/// oneDNN 2.6 (jit:avx2) ran conv1 well below the FMA peak (docs/performance-notes.md, "Direct
+/// convolution kernels").
 ///
 /// How: one work item per output row (n, d, h). Vectors run along W: 4 output channels x 2
 /// vectors (16 voxels) are 8 accumulators in registers; each of the Cin x 27 taps loads 2
@@ -33,9 +34,9 @@
 
 namespace hybrid3d::Impl {
 
-/// The most input channels the kernel takes. Measured on a Zen 3 core (rank boxes of the 2-rank
-/// CosmoFlow step): 4 -> 16 on 64x128^2 80 GFLOP/s against oneDNN's 66; 16 -> 32 on 32x64^2 77
-/// against oneDNN's 92 (whose channel-blocked kernel has enough channels there).
+/// The most input channels the kernel takes: on the rank boxes of the 2-rank CosmoFlow step it
+/// beat oneDNN on conv1 (4 -> 16), not on conv2 (16 -> 32), where oneDNN's channel-blocked
+/// kernel has enough channels (docs/performance-notes.md, "Direct convolution kernels").
 constexpr Index convForwardHostMaxCin = 4;
 
 template <class T, class M>
@@ -92,7 +93,8 @@ HYBRID3D_TARGET_AVX2_FMA inline void convForwardHostBlock(const ConvForwardHostP
 
 /// One output row, output channels co0 .. co0 + B - 1: blocks of 16 voxels, then of 8, then the
 /// masked tail. (4 channels x 2 vectors: 8 accumulators, 2 loads of x and 4 broadcasts per 8
-/// FMAs; 4 x 3 vectors needs all 16 registers, and GCC then spilled: 56 against 80 GFLOP/s.)
+/// FMAs; 4 x 3 vectors needs all 16 registers, and GCC then spilled, which ran slower:
+/// docs/performance-notes.md, "Direct convolution kernels".)
 template <int B>
 HYBRID3D_TARGET_AVX2_FMA void convForwardHostRow(const ConvForwardHostProblem& p, const float* xRow,
                                                  float* yRow, Index co0) {

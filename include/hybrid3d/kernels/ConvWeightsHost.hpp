@@ -9,8 +9,9 @@
 ///
 /// Why: with 4 input channels the product is [Cout = 16] x [Cin * 27 = 108] summed over every
 /// voxel. im2col + gemm (the kokkos engine) writes and reads 27 copies of x and hands OpenBLAS a
-/// shape it packs badly (39 % of the FMA peak on a Zen 3 core at 128^3, the plain gemm alone
-/// 54 %); oneDNN 2.6's jit:avx2 reaches 34 %. This kernel reads x and dy where they lie.
+/// shape it packs badly, and oneDNN 2.6's jit:avx2 kernel reaches less still (both far from the
+/// FMA peak: docs/performance-notes.md, "Direct convolution kernels"). This kernel reads x and
+/// dy where they lie.
 ///
 /// How: vectors run along W, so every load is contiguous: for 8 voxels of a row, 4 output
 /// channels x the 3 W-taps c are 12 accumulators in registers, fed by 4 loads of dy and 3 of x
@@ -40,10 +41,10 @@
 namespace hybrid3d::Impl {
 
 /// The most input channels the kernel takes (its partial sums live on the stack: 110 KiB at
-/// 32). Measured on a Zen 3 core against the best other engine, rank boxes of the 2-rank step:
-/// 4 -> 16 on 64x128^2 79 against 40 GFLOP/s, 16 -> 32 on 32x64^2 85 against 72, 32 -> 64 on
-/// 32^3 76 against 73. Wider layers keep their engine's pass: at 64 and 128 input channels a
-/// first try ran at 35-60 GFLOP/s (the tile's x rows grow with the channels and leave L2).
+/// 32). Up to 32 it beat the best other engine on the rank boxes of the 2-rank CosmoFlow step;
+/// wider layers keep their engine's pass: at 64 and 128 input channels a first try was slower
+/// (the tile's x rows grow with the channels and leave L2). Figures: docs/performance-notes.md,
+/// "Direct convolution kernels".
 constexpr Index convWeightsHostMaxCin = 32;
 
 template <class T, class M>

@@ -28,10 +28,10 @@ namespace hybrid3d::Impl {
 inline Index3 lowGhosts(const GhostWidths& g) { return {g.lo[0], g.lo[1], g.lo[2]}; }
 
 /// Bytes of one chunk's operands the layers aim for on host memory spaces: small enough that
-/// what im2col (or a pack kernel) writes is still in cache when gemm reads it. Measured with
-/// bench_conv_layers (CosmoFlow conv1..7 at 64^3, all passes): 840 ms with 64 MiB chunks, where
-/// the thin early gemms (Cout 16-64) stream their operands from memory, 415 ms with 4 MiB; 1 and
-/// 2 MiB were slower again (more chunk boundaries in col2im). Devices, which want parallelism
+/// what im2col (or a pack kernel) writes is still in cache when gemm reads it: with 64 MiB
+/// chunks the thin early gemms (Cout 16-64) stream their operands from memory, and 1 and 2 MiB
+/// were slower again (more chunk boundaries in col2im); bench_conv_layers' figures are in
+/// docs/performance-notes.md, "im2col chunk size". Devices, which want parallelism
 /// rather than cache reuse, use the whole workspace.
 constexpr std::size_t hostChunkBytes = std::size_t(4) << 20;
 

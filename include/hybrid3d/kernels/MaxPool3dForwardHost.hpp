@@ -8,10 +8,10 @@
 /// it is larger or NaN, so that the first of equal cells wins and NaN propagates) is a compare,
 /// an unordered compare, an or and two selects (value and argmax) per window cell; without SSE4.1
 /// a select is three instructions (and, andnot, or), and the stride-2 loads need shuffles: about
-/// 115 SSE2 instructions per 4 outputs, ~12 GB/s at both sizes of bench_memory_bound (0.37 of
-/// the copy at 32x64^3 on a loaded machine). AVX2 has 8 lanes, vblendvps (one-instruction
-/// select) and vpermd for the strided loads. Only compares and selects: the same bits on every
-/// instruction set and as the device form (maxPoolForwardUnpadded).
+/// 115 SSE2 instructions per 4 outputs, well below the copy bandwidth at both sizes of
+/// bench_memory_bound (docs/performance-notes.md, "Pooling"). AVX2 has 8 lanes, vblendvps
+/// (one-instruction select) and vpermd for the strided loads. Only compares and selects: the same
+/// bits on every instruction set and as the device form (maxPoolForwardUnpadded).
 
 #include <Kokkos_Core.hpp>
 

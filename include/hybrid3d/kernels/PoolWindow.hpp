@@ -107,11 +107,10 @@ inline bool hasStaticWindow(const PoolGeometry& g) {
 
 /// How many rows of outputs ahead MaxPool3d's host forward asks for its windows' rows (core/
 /// Prefetch.hpp): a row of outputs reads K rows in each of K planes, more streams than the
-/// hardware prefetcher kept up with. At 16x128^3 (bench_memory_bound, load 7, two runs each):
-/// none 0.61-0.63 of copy, 1 row 1.00-1.02, 2 rows 1.06-1.11, 4 rows 0.94-0.98; at 32x64^3 no
-/// change outside the noise (0.82-0.92). The same in AvgPool3d's forward changed nothing
-/// (0.53-0.57 against 0.56-0.63): it re-reads each input row 2.25 times from the caches and is
-/// bound by those loads, not by memory.
+/// hardware prefetcher kept up with. Of none, 1, 2 and 4 rows ahead, 2 was the fastest at
+/// 16x128^3; at 32x64^3 none changed anything outside the noise. The same in AvgPool3d's forward
+/// changed nothing: it re-reads each input row 2.25 times from the caches and is bound by those
+/// loads, not by memory. Figures: docs/performance-notes.md, "Pooling".
 inline constexpr Index kPoolPrefetchRows = 2;
 
 /// For each local index of x's layout along one dimension, the owned outputs [first, last) whose

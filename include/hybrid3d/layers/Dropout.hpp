@@ -15,9 +15,9 @@
 /// halves of the key: 16-bit multiplies, which SSE2 does eight to a register (it has no 32-bit
 /// lane multiply, and no 64-bit one at all). So the global width W is at most 2^16 (the
 /// constructor refuses more) and keep is resolved to 2^-16. (One chained 64-bit splitmix64 per
-/// element ran at 0.07 of the copy bandwidth here, a 32-bit lowbias32 per element at 0.3, this
-/// one at 0.4-0.58 with the column derived from the cell index, 0.54-0.76 with the host rows'
-/// own 16-bit column counter: impl/Dropout_impl.hpp.)
+/// element, or a 32-bit lowbias32 per element, ran far slower than this hash, and the host rows'
+/// own 16-bit column counter, impl/Dropout_impl.hpp, sped it up again: docs/performance-notes.md,
+/// "Dropout".)
 ///
 /// Training scales kept elements by 1/keep (inverted dropout, as PyTorch); inference and keep = 1
 /// are the identity. Before each training step call setStep(step, firstGlobalSample), where
