@@ -120,9 +120,10 @@ struct Operand {
   bool direct = false;  // the primitive reads or writes the user array itself
   // 16-bit activations, f32 primitive: the user array is converted to (and from) a dense f32
   // copy of the window, `stage`, by our own loops, and oneDNN's reorders run f32 -> f32 (its
-  // JIT ones; it converts 16-bit types in a generic C++ reorder, measured 10-20x slower than
-  // the whole f32 pass). Where the primitive's layout is plain, it reads or writes the stage
-  // itself. Activation operands only (the weights are float).
+  // JIT ones; it converts 16-bit types in a generic C++ reorder, measured many times slower
+  // than the whole f32 pass: docs/performance-notes.md, "oneDNN engine"). Where the primitive's
+  // layout is plain, it reads or writes the stage itself. Activation operands only (the weights are
+  // float).
   bool staged = false;
   memory::desc stage;
   std::size_t stageOffset = 0;
@@ -153,13 +154,10 @@ struct PassDescs {
 // Backward-data of a stride-1 convolution is itself a forward convolution: dx (the whole input
 // window) = dy, padded with kernel - 1 zeros, convolved with the weights transposed (in <-> out
 // channels) and flipped in every spatial dimension. oneDNN's backward-data kernel is slow where
-// dx has few channels on a large box, its forward kernels are not. Measured with oneDNN 2.6.3
-// alone (one core, AMD EPYC with AVX-512, primitive time only: backward-data kernel -> forward
-// formulation; the operand copies around both are the same size):
-//   16->32 on 64^3: 55.8 -> 43.8 ms, on 32^3: 7.2 -> 5.8 ms; 32->64 on 32^3: 22.0 -> 19.9 ms;
-//   1->32 and 4->16 on 64^3: 1.35x and 1.12x faster;
-// and the other way round with 64 input channels or more, or boxes under 32^3 (64->64 on 32^3
-// 0.97x, 16->32 on 16^3 0.85x, 256->256 on 4^3 0.82x).
+// dx has few channels on a large box, its forward kernels are not. Timed with oneDNN 2.6.3
+// alone (primitive time only; the operand copies around both are the same size), the forward
+// formulation was faster up to 32 input channels on boxes of 32^3 and more, and slower with 64
+// input channels or more, or on smaller boxes (docs/performance-notes.md, "oneDNN engine").
 constexpr Index backwardAsForwardMaxInChannels = 32;
 constexpr Index backwardAsForwardMinOutputVoxels = 32 * 32 * 32;
 bool backwardDataAsForward(const LocalConvProblem& q) {
@@ -333,7 +331,8 @@ struct PassOperands {
 // The pass descriptors the engine runs for `q`: each pass in the activation layout in which
 // oneDNN has the better kernel, its own choice (`any`: blocked channels) unless channels-last
 // gets a wider vector kernel, as for conv1's 4 input channels, where backward-weights is an
-// AVX2 kernel in the blocked layout and an AVX-512 one channels-last (measured: 4x faster).
+// AVX2 kernel in the blocked layout and an AVX-512 one channels-last (measured several times
+// faster: docs/performance-notes.md, "oneDNN engine").
 struct ChosenPasses {
   PassDescs descs;
   std::string implementations;

@@ -1,11 +1,12 @@
 #pragma once
-// Summing a View over a communicator, in place: weight gradients over the spatial and data
-// communicators, batch-norm statistics, partial products of dense layers.
-//
-// Device data is staged through pinned host memory unless hybrid3d was built with GPU-aware MPI
-// (core/StagingSpace.hpp). A layer that sums every step keeps a StagedAllreduce, whose staging
-// buffer is allocated once, at the layer's set-up; allreduceSum(v, comm) is for one-off sums
-// (tests, tools) and allocates a staging buffer per call.
+/// \file
+/// Summing a View over a communicator, in place: weight gradients over the spatial and data
+/// communicators, batch-norm statistics, partial products of dense layers.
+///
+/// Device data is staged through pinned host memory unless hybrid3d was built with GPU-aware MPI
+/// (core/StagingSpace.hpp). A layer that sums every step keeps a StagedAllreduce, whose staging
+/// buffer is allocated once, at the layer's set-up; allreduceSum(v, comm) is for one-off sums
+/// (tests, tools) and allocates a staging buffer per call.
 
 #include <climits>
 #include <cstddef>
@@ -22,10 +23,10 @@
 
 namespace hybrid3d {
 
-// In-place sums of contiguous views of at most `capacity` elements of T in MemorySpace (a memory
-// space or a Kokkos::Device, core/SpaceTraits.hpp).
-// Stage is whether MPI is handed a host copy; it defaults to what MemorySpace and the build
-// need, and is a parameter only so that tests can run the staged path on the host.
+/// In-place sums of contiguous views of at most `capacity` elements of T in MemorySpace (a memory
+/// space or a Kokkos::Device, core/SpaceTraits.hpp).
+/// Stage is whether MPI is handed a host copy; it defaults to what MemorySpace and the build
+/// need, and is a parameter only so that tests can run the staged path on the host.
 template <class T, class MemorySpace, bool Stage = mpiStagesThroughHost<MemorySpace>>
 class StagedAllreduce {
   HYBRID3D_ASSERT_SPACE(MemorySpace);
@@ -35,15 +36,15 @@ public:
   using execution_space = typename MemorySpace::execution_space;
 
   StagedAllreduce() = default;
-  // Allocates the staging buffer (only when Stage): `label` names it.
+  /// Allocates the staging buffer (only when Stage): `label` names it.
   StagedAllreduce(const std::string& label, std::size_t capacity)
       : label_(label),
         capacity_(capacity),
         staging_(stagingBuffer<T, MemorySpace, Stage>(label, capacity)) {}
 
-  // v := the sum of v over `comm`. The kernels that wrote v must have been issued to `exec`
-  // (it is fenced before MPI reads v or its copy); the sum is in v for work issued to `exec`
-  // afterwards (the copy back from the staging buffer is asynchronous on `exec`).
+  /// v := the sum of v over `comm`. The kernels that wrote v must have been issued to `exec`
+  /// (it is fenced before MPI reads v or its copy); the sum is in v for work issued to `exec`
+  /// afterwards (the copy back from the staging buffer is asynchronous on `exec`).
   template <class View>
   void operator()(const execution_space& exec, const View& v, MPI_Comm comm) const {
     static_assert(Kokkos::is_view<View>::value, "StagedAllreduce sums a Kokkos::View");
@@ -72,7 +73,7 @@ public:
   }
 
   std::size_t capacity() const { return capacity_; }
-  // Empty unless Stage.
+  /// Empty unless Stage.
   const StagingBuffer<T, MemorySpace>& staging() const { return staging_; }
 
 private:
@@ -81,14 +82,14 @@ private:
   StagingBuffer<T, MemorySpace> staging_;
 };
 
-// The sum of one number over `comm` (set-up: counts of cells or samples the ranks hold).
+/// The sum of one number over `comm` (set-up: counts of cells or samples the ranks hold).
 inline double sumOverRanks(double value, MPI_Comm comm) {
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, comm);
   return value;
 }
 
-// One-off sum of v over `comm`, in place: fences everything first (whatever wrote v), and
-// returns with the sum in v. Allocates its staging buffer per call where one is needed.
+/// One-off sum of v over `comm`, in place: fences everything first (whatever wrote v), and
+/// returns with the sum in v. Allocates its staging buffer per call where one is needed.
 template <class View>
 void allreduceSum(const View& v, MPI_Comm comm) {
   static_assert(Kokkos::is_view<View>::value, "allreduceSum takes a Kokkos::View");

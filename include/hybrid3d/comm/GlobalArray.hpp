@@ -1,9 +1,10 @@
 #pragma once
-// Moving a whole (global) NCDHW array in and out of a DistTensor, for tools and tests: the
-// reference checker, decomposition-invariance tests, small exports. Never used in the training
-// path, where no rank ever holds a whole volume.
-//
-// A global array is a host View (N, C, D, H, W), LayoutRight, the same on every rank.
+/// \file
+/// Moving a whole (global) NCDHW array in and out of a DistTensor, for tools and tests: the
+/// reference checker, decomposition-invariance tests, small exports. Never used in the training
+/// path, where no rank ever holds a whole volume.
+///
+/// A global array is a host View (N, C, D, H, W), LayoutRight, the same on every rank.
 
 #include <climits>
 
@@ -19,7 +20,7 @@ namespace hybrid3d {
 template <class T>
 using GlobalArray = Kokkos::View<T*****, Kokkos::LayoutRight, Kokkos::HostSpace>;
 
-// Samples [first, first + count) of a global array (a data-parallel group's share of a batch).
+/// Samples [first, first + count) of a global array (a data-parallel group's share of a batch).
 template <class T>
 GlobalArray<T> samples(const GlobalArray<T>& a, Index first, Index count) {
   GlobalArray<T> s(a.label(), count, a.extent(1), a.extent(2), a.extent(3), a.extent(4));
@@ -28,7 +29,7 @@ GlobalArray<T> samples(const GlobalArray<T>& a, Index first, Index count) {
   return s;
 }
 
-// Copy this rank's owned box of `global` into t's owned cells (ghosts untouched).
+/// Copy this rank's owned box of `global` into t's owned cells (ghosts untouched).
 template <class T, class M>
 void scatterFromGlobal(const GlobalArray<T>& global, const DistTensor<T, M>& t) {
   const Index3& e = t.globalExtents();
@@ -48,8 +49,8 @@ void scatterFromGlobal(const GlobalArray<T>& global, const DistTensor<T, M>& t) 
   Kokkos::deep_copy(owned, hostOwned);
 }
 
-// Assemble the whole array on every rank of `comm` (the spatial communicator of t's grid):
-// each rank contributes its owned box.
+/// Assemble the whole array on every rank of `comm` (the spatial communicator of t's grid):
+/// each rank contributes its owned box.
 template <class T, class M>
 GlobalArray<T> gatherToGlobal(const DistTensor<T, M>& t, MPI_Comm comm) {
   const Index3& e = t.globalExtents();

@@ -1,15 +1,16 @@
 #pragma once
-// Sums weight gradients with non-blocking allreduces, one per parameter, started as soon as a
-// layer's backward has produced its gradients and completed together before the optimizer step:
-// the reduction of late layers overlaps the backward pass of earlier ones. Each is a
-// persistent request set up here (comm/PersistentSum.hpp), so a step's reductions allocate
-// nothing. Each gradient is summed over the ranks its scope names (comm/GradientScope.hpp): the
-// world for a replicated parameter, the data-parallel communicator for a column shard; over a
-// communicator of one rank nothing is done at all.
-//
-// Device gradients are staged through pinned host buffers allocated once, here, unless hybrid3d
-// was built with GPU-aware MPI (core/StagingSpace.hpp). A layer without parameters starts
-// nothing and fences nothing.
+/// \file
+/// Sums weight gradients with non-blocking allreduces, one per parameter, started as soon as a
+/// layer's backward has produced its gradients and completed together before the optimizer step:
+/// the reduction of late layers overlaps the backward pass of earlier ones. Each is a
+/// persistent request set up here (comm/PersistentSum.hpp), so a step's reductions allocate
+/// nothing. Each gradient is summed over the ranks its scope names (comm/GradientScope.hpp): the
+/// world for a replicated parameter, the data-parallel communicator for a column shard; over a
+/// communicator of one rank nothing is done at all.
+///
+/// Device gradients are staged through pinned host buffers allocated once, here, unless hybrid3d
+/// was built with GPU-aware MPI (core/StagingSpace.hpp). A layer without parameters starts
+/// nothing and fences nothing.
 
 #include <climits>
 #include <memory>
@@ -32,9 +33,9 @@
 
 namespace hybrid3d {
 
-// A parameter gradient and the ranks it is summed over: the scope's communicator, or `comm`
-// where one is given (a column shard on a layer grid: its replicas, grid/LayerGrid.hpp; borrowed,
-// it must outlive the reducer).
+/// A parameter gradient and the ranks it is summed over: the scope's communicator, or `comm`
+/// where one is given (a column shard on a layer grid: its replicas, grid/LayerGrid.hpp; borrowed,
+/// it must outlive the reducer).
 template <class T, class MemorySpace>
 struct ScopedGradient {
   Kokkos::View<T*, MemorySpace> grad;
@@ -42,8 +43,8 @@ struct ScopedGradient {
   MPI_Comm comm = MPI_COMM_NULL;
 };
 
-// Stage: whether MPI is handed host copies (by default what MemorySpace and the build need; a
-// parameter only so that tests can run the staged path on the host).
+/// Stage: whether MPI is handed host copies (by default what MemorySpace and the build need; a
+/// parameter only so that tests can run the staged path on the host).
 template <class T, class MemorySpace = DefaultMemorySpace,
           bool Stage = mpiStagesThroughHost<MemorySpace>>
 class GradientReducer {
@@ -55,8 +56,8 @@ public:
 
   using scoped_gradient = ScopedGradient<T, MemorySpace>;
 
-  // `layers[i]` holds the gradients of layer i, each summed over `world` or `dataParallel` as
-  // its scope says. Collective over `world` (both communicators are duplicated, owned).
+  /// `layers[i]` holds the gradients of layer i, each summed over `world` or `dataParallel` as
+  /// its scope says. Collective over `world` (both communicators are duplicated, owned).
   GradientReducer(MPI_Comm world, MPI_Comm dataParallel,
                   const std::vector<std::vector<scoped_gradient>>& layers)
       : world_(world), data_(dataParallel), started_(layers.size(), false) {
@@ -87,7 +88,7 @@ public:
       }
     }
   }
-  // Every gradient summed over `comm` (the world).
+  /// Every gradient summed over `comm` (the world).
   GradientReducer(MPI_Comm comm, const std::vector<std::vector<grad_view>>& layers)
       : GradientReducer(comm, comm, worldScoped(layers)) {}
   ~GradientReducer() {
@@ -108,9 +109,9 @@ public:
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
-  // Start summing layer i's gradients (call once its backward, issued to `exec`, is done;
-  // order is free, but every rank must start the same layers in the same order, as MPI
-  // collectives require). Fences `exec` when the layer has gradients, and nothing else.
+  /// Start summing layer i's gradients (call once its backward, issued to `exec`, is done;
+  /// order is free, but every rank must start the same layers in the same order, as MPI
+  /// collectives require). Fences `exec` when the layer has gradients, and nothing else.
   void start(const execution_space& exec, std::size_t layer) {
     if (started_.at(layer)) fail("gradient reduction: layer ", layer, " started twice");
     if (layers_[layer].empty()) return;  // nothing to reduce, nothing to wait for
@@ -124,11 +125,11 @@ public:
     started_[layer] = true;
   }
 
-  // For gradients written on the default execution space instance.
+  /// For gradients written on the default execution space instance.
   void start(std::size_t layer) { start(execution_space(), layer); }
 
-  // Wait for every started reduction; afterwards each gradient holds the world sum for work
-  // issued to `exec` (the copies back from the staging buffers are asynchronous on it).
+  /// Wait for every started reduction; afterwards each gradient holds the world sum for work
+  /// issued to `exec` (the copies back from the staging buffers are asynchronous on it).
   void finish(const execution_space& exec) {
     ScopedPhase timed(PhaseTimers::global().allreduce);
     for (std::size_t layer = 0; layer < started_.size(); ++layer) {
@@ -140,15 +141,15 @@ public:
           Kokkos::deep_copy(exec, layers_[layer][p], host_[layer][p]);
     }
   }
-  // Returns with the sums in the gradients (fences the default instance).
+  /// Returns with the sums in the gradients (fences the default instance).
   void finish() {
     const execution_space exec;
     finish(exec);
     exec.fence();
   }
 
-  // Bytes this rank hands to MPI per step: what the reduction really moves (each summed
-  // gradient once; gradients over a one-rank communicator are not reduced).
+  /// Bytes this rank hands to MPI per step: what the reduction really moves (each summed
+  /// gradient once; gradients over a one-rank communicator are not reduced).
   std::size_t bytesPerStep() const { return bytesPerStep_; }
 
 private:

@@ -1,15 +1,16 @@
 #pragma once
-// The halo engine every layer uses: fills ghost cells from the neighbours that own them
-// (gather) and sends ghost contributions back to their owners and sums them there
-// (scatterAdd, the adjoint of gather, for the backward pass).
-//
-// Built once for a tensor layout (decomposition, ghost widths, N, C): the neighbour lists, a
-// distributed-graph communicator over them in each direction, and the pack/unpack boxes. One
-// exchange is then pack kernels -> one MPI_(I)neighbor_alltoallv -> unpack kernels, with no
-// allocation. Buffers live in the tensor's memory space; where MPI cannot read it (a GPU, and
-// hybrid3d not configured with HYBRID3D_ENABLE_GPU_AWARE_MPI) they are staged through pinned host
-// buffers allocated with the halo (core/StagingSpace.hpp), copied asynchronously on the
-// exchange's execution space instance, which alone is fenced before MPI reads them.
+/// \file
+/// The halo engine every layer uses: fills ghost cells from the neighbours that own them
+/// (gather) and sends ghost contributions back to their owners and sums them there
+/// (scatterAdd, the adjoint of gather, for the backward pass).
+///
+/// Built once for a tensor layout (decomposition, ghost widths, N, C): the neighbour lists, a
+/// distributed-graph communicator over them in each direction, and the pack/unpack boxes. One
+/// exchange is then pack kernels -> one MPI_(I)neighbor_alltoallv -> unpack kernels, with no
+/// allocation. Buffers live in the tensor's memory space; where MPI cannot read it (a GPU, and
+/// hybrid3d not configured with HYBRID3D_ENABLE_GPU_AWARE_MPI) they are staged through pinned host
+/// buffers allocated with the halo (core/StagingSpace.hpp), copied asynchronously on the
+/// exchange's execution space instance, which alone is fenced before MPI reads them.
 
 #include <memory>
 #include <string>
@@ -41,11 +42,11 @@ public:
   using buffer_type = Kokkos::View<T*, MemorySpace>;
   using host_buffer_type = StagingBuffer<T, MemorySpace>;  // empty unless MPI needs staging
 
-  // Collective over grid.spatialComm(). `layout` gives decomposition, ghosts, N and C; any
-  // tensor of that layout can then be exchanged. `name` labels kernels and profile regions.
-  // A layout of no samples (a sub-grid holding none of the group's, a rank in no sub-grid:
-  // grid/LayerLayout.hpp) has nothing to exchange: the halo makes no communicator and its
-  // exchanges do nothing (every rank of a sub-grid holds as many samples as the others).
+  /// Collective over grid.spatialComm(). `layout` gives decomposition, ghosts, N and C; any
+  /// tensor of that layout can then be exchanged. `name` labels kernels and profile regions.
+  /// A layout of no samples (a sub-grid holding none of the group's, a rank in no sub-grid:
+  /// grid/LayerLayout.hpp) has nothing to exchange: the halo makes no communicator and its
+  /// exchanges do nothing (every rank of a sub-grid holds as many samples as the others).
   Halo(const LayerGrid& grid, const TensorLayout& layout, const std::string& name = "halo");
   Halo(const LayerGrid& grid, const tensor_type& like, const std::string& name = "halo")
       : Halo(grid, like.layout(), name) {}
@@ -57,39 +58,39 @@ public:
   // must be given the same instance (or be fenced between): the copy out of the staging
   // buffers at the end of one exchange is ordered before the next exchange only on its instance.
 
-  // Fill every ghost cell: from its owner inside the domain, zero outside.
+  /// Fill every ghost cell: from its owner inside the domain, zero outside.
   void gather(const execution_space& exec, const tensor_type& t) {
     gatherBegin(exec, t);
     gatherEnd(exec, t);
   }
-  // Split form, so a layer can compute its interior while messages fly: Begin zero-fills the
-  // padding, packs and starts the exchange; End waits and unpacks into the ghosts.
-  // The padding (ghosts outside the domain) is zeroed by the first gather of a tensor only,
-  // not per exchange: nothing else writes a gathered tensor's ghost cells (layers write owned
-  // cells, readers write zeros there). A different tensor is zeroed at its first gather.
+  /// Split form, so a layer can compute its interior while messages fly: Begin zero-fills the
+  /// padding, packs and starts the exchange; End waits and unpacks into the ghosts.
+  /// The padding (ghosts outside the domain) is zeroed by the first gather of a tensor only,
+  /// not per exchange: nothing else writes a gathered tensor's ghost cells (layers write owned
+  /// cells, readers write zeros there). A different tensor is zeroed at its first gather.
   void gatherBegin(const execution_space& exec, const tensor_type& t);
   void gatherEnd(const execution_space& exec, const tensor_type& t);
 
-  // Adjoint of gather: add every in-domain ghost cell's value into the owned cell it mirrors
-  // (on whichever rank owns it). Ghost values are left as they were; padding ghosts are
-  // dropped (their adjoint is zero).
+  /// Adjoint of gather: add every in-domain ghost cell's value into the owned cell it mirrors
+  /// (on whichever rank owns it). Ghost values are left as they were; padding ghosts are
+  /// dropped (their adjoint is zero).
   void scatterAdd(const execution_space& exec, const tensor_type& t) {
     scatterAddBegin(exec, t);
     scatterAddEnd(exec, t);
   }
-  // Split form: Begin packs the ghost cells and starts the exchange, so the caller may go on
-  // adding into owned cells (never into ghost cells) until End waits and adds what arrived.
+  /// Split form: Begin packs the ghost cells and starts the exchange, so the caller may go on
+  /// adding into owned cells (never into ghost cells) until End waits and adds what arrived.
   void scatterAddBegin(const execution_space& exec, const tensor_type& t);
   void scatterAddEnd(const execution_space& exec, const tensor_type& t);
 
-  // Lets MPI move a started exchange along (MPI_Test): Open MPI progresses non-blocking
-  // collectives only inside MPI calls, so a long computation between Begin and End calls this
-  // now and then. Cheap, and a no-op when nothing is in flight.
+  /// Lets MPI move a started exchange along (MPI_Test): Open MPI progresses non-blocking
+  /// collectives only inside MPI calls, so a long computation between Begin and End calls this
+  /// now and then. Cheap, and a no-op when nothing is in flight.
   void progress();
 
   const HaloPlan& plan() const { return plan_; }
-  // Bytes this rank sends (and, by symmetry of the global exchange, the world receives) per
-  // gather; the same travel back in scatterAdd.
+  /// Bytes this rank sends (and, by symmetry of the global exchange, the world receives) per
+  /// gather; the same travel back in scatterAdd.
   Index bytesSent() const { return sendCount_ * static_cast<Index>(sizeof(T)); }
   Index bytesReceived() const { return recvCount_ * static_cast<Index>(sizeof(T)); }
 
@@ -127,7 +128,7 @@ private:
   const void* paddingZeroed_ = nullptr;  // the data of the tensor whose padding holds zeros
 };
 
-// Factories: a ready halo for tensors laid out like `like`, or like `layout`.
+/// Factories: a ready halo for tensors laid out like `like`, or like `layout`.
 template <class T, class MemorySpace>
 std::unique_ptr<Halo<T, MemorySpace>> createHalo(const LayerGrid& grid,
                                                  const DistTensor<T, MemorySpace>& like,

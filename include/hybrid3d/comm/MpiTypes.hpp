@@ -1,5 +1,6 @@
 #pragma once
-// The MPI datatype of a C++ scalar, so templated code can talk to MPI.
+/// \file
+/// The MPI datatype of a C++ scalar, so templated code can talk to MPI.
 
 #include <cstdint>
 
@@ -27,7 +28,7 @@ template <>
 inline MPI_Datatype mpiType<std::int64_t>() {
   return MPI_INT64_T;
 }
-// The 16-bit storage types only travel (halos, redistributions): every sum is taken in float.
+/// The 16-bit storage types only travel (halos, redistributions): every sum is taken in float.
 template <>
 inline MPI_Datatype mpiType<bfloat16>() {
   return MPI_UINT16_T;

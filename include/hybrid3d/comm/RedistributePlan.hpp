@@ -1,17 +1,18 @@
 #pragma once
-// Which boxes of which samples one rank sends and receives when a tensor moves from one layer
-// layout to another inside a spatial group (grid/LayerLayout.hpp): the intersections of the
-// source and destination block decompositions, sample by sample. Pure index arithmetic on data
-// every rank has (the two layouts, the extents, the group batch), so every rank plans its own
-// part and no size is ever exchanged; the sender's list for a receiver and the receiver's list
-// from that sender come out in the same order (by the group's sample index).
-//
-// A volume's owned cells lie on exactly one rank of each layout, so the plan from B to A moves
-// every cell back where the plan from A to B took it: it is the exact adjoint (backward).
-// A replicated tensor (the dense part's [N, F] features: every rank of a sub-grid holds its
-// samples' rows) is planned with `replicated`: each destination rank takes its rows from one
-// rank of the source sub-grid holding them (position q from position q mod P'), and the plan
-// back does the same the other way, which is the adjoint of the logical (unreplicated) map.
+/// \file
+/// Which boxes of which samples one rank sends and receives when a tensor moves from one layer
+/// layout to another inside a spatial group (grid/LayerLayout.hpp): the intersections of the
+/// source and destination block decompositions, sample by sample. Pure index arithmetic on data
+/// every rank has (the two layouts, the extents, the group batch), so every rank plans its own
+/// part and no size is ever exchanged; the sender's list for a receiver and the receiver's list
+/// from that sender come out in the same order (by the group's sample index).
+///
+/// A volume's owned cells lie on exactly one rank of each layout, so the plan from B to A moves
+/// every cell back where the plan from A to B took it: it is the exact adjoint (backward).
+/// A replicated tensor (the dense part's [N, F] features: every rank of a sub-grid holds its
+/// samples' rows) is planned with `replicated`: each destination rank takes its rows from one
+/// rank of the source sub-grid holding them (position q from position q mod P'), and the plan
+/// back does the same the other way, which is the adjoint of the logical (unreplicated) map.
 
 #include <vector>
 
@@ -33,14 +34,14 @@ struct RedistributePlan {
   std::vector<RedistributeBlock> copies;  // from this rank to itself
 };
 
-// The plan of group rank `rank` for a tensor of `groupBatch` samples and `extents` (a replicated
-// tensor: {1, 1, 1}) moving from layout `from` to layout `to` of the same group.
+/// The plan of group rank `rank` for a tensor of `groupBatch` samples and `extents` (a replicated
+/// tensor: {1, 1, 1}) moving from layout `from` to layout `to` of the same group.
 RedistributePlan planRedistribute(const LayerLayout& from, const LayerLayout& to,
                                   const Index3& extents, int groupBatch, int rank, bool replicated);
 
-// Cells of a list of blocks (times the channels: the values moved).
+/// Cells of a list of blocks (times the channels: the values moved).
 Index cellsOf(const std::vector<RedistributeBlock>& blocks);
-// Distinct peers of a list of blocks.
+/// Distinct peers of a list of blocks.
 int peersOf(const std::vector<RedistributeBlock>& blocks);
 
 }  // namespace hybrid3d

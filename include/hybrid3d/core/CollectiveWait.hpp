@@ -1,8 +1,9 @@
 #pragma once
-// What the main thread is waiting for in communication right now, and since when: written by
-// the communication phases (ScopedPhase in PhaseTimers.hpp), read by a watchdog thread
-// (train/CollectiveWatchdog.hpp) that stops the job when a wait outlasts its timeout, so a rank
-// that stopped or died mid-step never leaves the others spinning forever.
+/// \file
+/// What the main thread is waiting for in communication right now, and since when: written by
+/// the communication phases (ScopedPhase in PhaseTimers.hpp), read by a watchdog thread
+/// (train/CollectiveWatchdog.hpp) that stops the job when a wait outlasts its timeout, so a rank
+/// that stopped or died mid-step never leaves the others spinning forever.
 
 #include <atomic>
 #include <chrono>
@@ -24,7 +25,7 @@ struct CollectiveWait {
   }
 };
 
-// Marks the main thread as waiting in `what` while it lives (nested ones keep the outer start).
+/// Marks the main thread as waiting in `what` while it lives (nested ones keep the outer start).
 class ScopedWait {
 public:
   explicit ScopedWait(const char* what) {

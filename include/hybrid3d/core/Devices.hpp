@@ -1,16 +1,17 @@
 #pragma once
-// The devices the library's templates are compiled for (explicit instantiations in src/, extern
-// declarations in the public headers): DefaultMemorySpace, plus DeviceOf<Exec> of every other
-// enabled Kokkos backend, so that the unit tests run every layer, halo and model on each backend
-// built (Serial beside OpenMP; a host backend beside CUDA or HIP). A build with one backend
-// (Debian's Serial-only Kokkos) compiles exactly what it compiled before.
-//
-//   #define HYBRID3D_INSTANTIATE(T, D) template class Conv3d<T, D>;
-//   HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
-//   #undef HYBRID3D_INSTANTIATE
-//
-// Scalars: float (training) and double (tests, reference checks); the 16-bit storage types of
-// mixed precision (core/Scalar16.hpp) through HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE.
+/// \file
+/// The devices the library's templates are compiled for (explicit instantiations in src/, extern
+/// declarations in the public headers): DefaultMemorySpace, plus DeviceOf<Exec> of every other
+/// enabled Kokkos backend, so that the unit tests run every layer, halo and model on each backend
+/// built (Serial beside OpenMP; a host backend beside CUDA or HIP). A build with one backend
+/// (Debian's Serial-only Kokkos) compiles exactly what it compiled before.
+///
+///      #define HYBRID3D_INSTANTIATE(T, D) template class Conv3d<T, D>;
+///      HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
+///      #undef HYBRID3D_INSTANTIATE
+///
+/// Scalars: float (training) and double (tests, reference checks); the 16-bit storage types of
+/// mixed precision (core/Scalar16.hpp) through HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE.
 
 #include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/core/SpaceTraits.hpp>

@@ -1,7 +1,8 @@
 #pragma once
-// One exception type for every user-facing failure (bad deck, impossible grid, bad file).
-// The message is a single line that names the culprit (key, file, extent, grid or rank);
-// the command-line front end prints it and exits non-zero.
+/// \file
+/// One exception type for every user-facing failure (bad deck, impossible grid, bad file).
+/// The message is a single line that names the culprit (key, file, extent, grid or rank);
+/// the command-line front end prints it and exits non-zero.
 
 #include <sstream>
 #include <stdexcept>
@@ -14,8 +15,8 @@ public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
-// An Error thrown by every rank of MPI_COMM_WORLD together, with the same message (agreed by
-// data::agreeOnError over the world): main can wait for all ranks to end the run cleanly.
+/// An Error thrown by every rank of MPI_COMM_WORLD together, with the same message (agreed by
+/// data::agreeOnError over the world): main can wait for all ranks to end the run cleanly.
 class WorldError : public Error {
 public:
   using Error::Error;
@@ -30,7 +31,7 @@ std::string concat(const Args&... args) {
 }
 }  // namespace Impl
 
-// Throws hybrid3d::Error with the pieces streamed together: fail("grid ", g, " too fine").
+/// Throws hybrid3d::Error with the pieces streamed together: fail("grid ", g, " too fine").
 template <class... Args>
 [[noreturn]] void fail(const Args&... args) {
   throw Error(Impl::concat(args...));

@@ -1,7 +1,8 @@
 #pragma once
-// The shortest decimal text of a number that reads back as exactly that number (0.6, not
-// 0.59999999999999998): for files that are read again (manifests, caches) and for values a
-// user pastes into a deck, where the pasted number must be the computed one, bit for bit.
+/// \file
+/// The shortest decimal text of a number that reads back as exactly that number (0.6, not
+/// 0.59999999999999998): for files that are read again (manifests, caches) and for values a
+/// user pastes into a deck, where the pasted number must be the computed one, bit for bit.
 
 #include <iomanip>
 #include <limits>

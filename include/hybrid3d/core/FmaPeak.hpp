@@ -1,22 +1,23 @@
 #pragma once
-// The FP32 fused-multiply-add peak of one core, measured: the yardstick the convolution
-// benchmarks compare with (targets are fractions of it, measured in the same run, because the
-// machines change from one day to the next), and the peak `hybrid3d calibrate` writes into a
-// machine file for CPU ranks; and what the core's 16-bit arithmetic reaches (measure16BitPeaks).
-//
-// The loop keeps independent accumulator vectors, enough to cover the FMA latency (4 cycles)
-// times two FMA ports with room to spare, in the widest vector unit the CPU has (AVX-512 if
-// present, else AVX2 + FMA), compiled for that unit whatever flags the project uses, and no more
-// than its register file holds: 24 of AVX-512's 32 registers, 12 of AVX2's 16 (24 AVX2 chains
-// spill to the stack, and the loads and stores cap the loop at 88 GFLOP/s on a Zen 3 core whose
-// 8 to 14 chains run at 103).
-//
-// One run is sized to take about `runSeconds` (50 ms) of the thread's CPU time, after an
-// untimed warm-up run that also lets the core settle at the clock it holds under vector load;
-// the result is the best of several runs (a run can only be slowed: another process on the
-// core, an interrupt, a clock not yet settled), and every run's rate is kept for the caller to
-// show the spread. The FP32 peak of one calibration once came out at half the one a minute
-// before: a single short run each, one of them disturbed.
+/// \file
+/// The FP32 fused-multiply-add peak of one core, measured: the yardstick the convolution
+/// benchmarks compare with (targets are fractions of it, measured in the same run, because the
+/// machines change from one day to the next), and the peak `hybrid3d calibrate` writes into a
+/// machine file for CPU ranks; and what the core's 16-bit arithmetic reaches (measure16BitPeaks).
+///
+/// The loop keeps independent accumulator vectors, enough to cover the FMA latency (4 cycles)
+/// times two FMA ports with room to spare, in the widest vector unit the CPU has (AVX-512 if
+/// present, else AVX2 + FMA), compiled for that unit whatever flags the project uses, and no more
+/// than its register file holds: 24 of AVX-512's 32 registers, 12 of AVX2's 16 (24 AVX2 chains
+/// spill to the stack, and the loads and stores cap the loop below what 8 to 14 chains reach:
+/// docs/performance-notes.md, "FMA peak").
+///
+/// One run is sized to take about `runSeconds` (50 ms) of the thread's CPU time, after an
+/// untimed warm-up run that also lets the core settle at the clock it holds under vector load;
+/// the result is the best of several runs (a run can only be slowed: another process on the
+/// core, an interrupt, a clock not yet settled), and every run's rate is kept for the caller to
+/// show the spread. The FP32 peak of one calibration once came out at half the one a minute
+/// before: a single short run each, one of them disturbed.
 
 #include <time.h>
 #if defined(__x86_64__)
@@ -37,8 +38,8 @@ inline double threadCpuSeconds() {
   return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
-// The x86 features the 16-bit rates depend on (CPUID leaf 7), false elsewhere. AVX-512 needs
-// the operating system's support too (__builtin_cpu_supports checks XCR0).
+/// The x86 features the 16-bit rates depend on (CPUID leaf 7), false elsewhere. AVX-512 needs
+/// the operating system's support too (__builtin_cpu_supports checks XCR0).
 struct Cpu16BitFeatures {
   bool avx512bf16 = false;  // vdpbf16ps: bfloat16 pairs multiplied and summed into float
   bool avx512fp16 = false;  // FP16 arithmetic (vfmadd...ph)
@@ -131,7 +132,7 @@ __attribute__((target("avx512f,avx512bf16"))) inline float avx512Bf16Rounds(long
 }
 #endif
 #if defined(HYBRID3D_HAVE_HALF_LOOP)
-// vfmadd231ph on 32 half lanes (64 FLOP).
+/// vfmadd231ph on 32 half lanes (64 FLOP).
 __attribute__((target("avx512f,avx512fp16"))) inline float avx512HalfRounds(long iterations) {
   __m512h acc[avx512Chains];
   HYBRID3D_UNROLL_CHAINS
@@ -156,8 +157,8 @@ __attribute__((target("avx512f,avx512fp16"))) inline float avx512HalfRounds(long
 #undef HYBRID3D_FMA_ROUNDS
 #undef HYBRID3D_UNROLL_CHAINS
 
-// Rates in GFLOP/s per thread CPU second of `runs` timed runs of `rounds(n)` (`flopsPerRound`
-// each), n sized after an untimed warm-up so that a run takes about `runSeconds`.
+/// Rates in GFLOP/s per thread CPU second of `runs` timed runs of `rounds(n)` (`flopsPerRound`
+/// each), n sized after an untimed warm-up so that a run takes about `runSeconds`.
 template <class Rounds>
 std::vector<double> timedRuns(Rounds rounds, double flopsPerRound, int runs, double runSeconds) {
   volatile float sink = 0;
@@ -191,7 +192,7 @@ struct FmaPeak {
   std::vector<double> runs;  // every timed run's rate, in the order run
 };
 
-// The FP32 peak: the best of `runs` runs of about `runSeconds` each, per thread CPU second.
+/// The FP32 peak: the best of `runs` runs of about `runSeconds` each, per thread CPU second.
 inline FmaPeak measureFmaPeak(int runs = 7, double runSeconds = 0.05) {
 #if defined(__x86_64__)
   const bool avx512 = __builtin_cpu_supports("avx512f");
@@ -211,9 +212,9 @@ inline FmaPeak measureFmaPeak(int runs = 7, double runSeconds = 0.05) {
 #endif
 }
 
-// What one core's arithmetic reaches with 16-bit operands, for bfloat16 and for half.
-// `native` false: the CPU has no such arithmetic, convolutions of that type convert to float and
-// compute in float (gflops = the FP32 peak given, and `how` says so).
+/// What one core's arithmetic reaches with 16-bit operands, for bfloat16 and for half.
+/// `native` false: the CPU has no such arithmetic, convolutions of that type convert to float and
+/// compute in float (gflops = the FP32 peak given, and `how` says so).
 struct Peak16 {
   FmaPeak peak;
   bool native = false;

@@ -1,7 +1,8 @@
 #pragma once
-// Math functions callable inside kernels on every backend. Kokkos 3.4 has them in
-// Kokkos::Experimental, Kokkos 3.7 and later in Kokkos (the Experimental names were later
-// removed); kernels call hybrid3d::math::sqrt and so on and build against either.
+/// \file
+/// Math functions callable inside kernels on every backend. Kokkos 3.4 has them in
+/// Kokkos::Experimental, Kokkos 3.7 and later in Kokkos (the Experimental names were later
+/// removed); kernels call hybrid3d::math::sqrt and so on and build against either.
 
 #include <Kokkos_Core.hpp>
 

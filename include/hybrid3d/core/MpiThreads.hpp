@@ -1,13 +1,14 @@
 #pragma once
-// MPI start-up with the thread support hybrid3d needs, asked for and checked (the command's
-// main and the unit tests' main).
-//
-// Only the main thread calls MPI. Kokkos's host threads (OpenMP) run kernels, which make no MPI
-// call; the data loader's prefetch thread (io/Prefetcher.hpp) reads samples with HDF5's POSIX
-// driver and makes none either (the loader initialises HDF5, whose parallel build registers an
-// MPI attribute, on the main thread first). So MPI_THREAD_FUNNELED is the level needed.
-// Collective (MPI-IO) reads on the prefetch thread would need MPI_THREAD_MULTIPLE; the loader
-// refuses that combination with its own message unless MPI happens to provide it.
+/// \file
+/// MPI start-up with the thread support hybrid3d needs, asked for and checked (the command's
+/// main and the unit tests' main).
+///
+/// Only the main thread calls MPI. Kokkos's host threads (OpenMP) run kernels, which make no MPI
+/// call; the data loader's prefetch thread (io/Prefetcher.hpp) reads samples with HDF5's POSIX
+/// driver and makes none either (the loader initialises HDF5, whose parallel build registers an
+/// MPI attribute, on the main thread first). So MPI_THREAD_FUNNELED is the level needed.
+/// Collective (MPI-IO) reads on the prefetch thread would need MPI_THREAD_MULTIPLE; the loader
+/// refuses that combination with its own message unless MPI happens to provide it.
 
 #include <cstdio>
 
@@ -25,9 +26,9 @@ inline const char* mpiThreadLevelName(int level) {
   return "an unknown MPI thread level";
 }
 
-// MPI_Init_thread asking for requiredMpiThreadLevel. Returns 0 when every rank was given at
-// least that level. Otherwise rank 0 prints one line naming both levels, every rank finalises
-// MPI, and the exit status for main to return (1) comes back.
+/// MPI_Init_thread asking for requiredMpiThreadLevel. Returns 0 when every rank was given at
+/// least that level. Otherwise rank 0 prints one line naming both levels, every rank finalises
+/// MPI, and the exit status for main to return (1) comes back.
 inline int initMpiWithThreads(int* argc, char*** argv, const char* program) {
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(argc, argv, requiredMpiThreadLevel, &provided);

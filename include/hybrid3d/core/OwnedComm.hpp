@@ -1,8 +1,9 @@
 #pragma once
-// The one owning communicator type: an MPI_Comm_dup'ed (or split, or created) communicator
-// freed by its owner when it goes, unless MPI is already finalized (a static or a leaked
-// object outliving MPI_Finalize must not call MPI). Layers, halos and grids keep their own
-// communicators this way and no reference to whoever gave them theirs.
+/// \file
+/// The one owning communicator type: an MPI_Comm_dup'ed (or split, or created) communicator
+/// freed by its owner when it goes, unless MPI is already finalized (a static or a leaked
+/// object outliving MPI_Finalize must not call MPI). Layers, halos and grids keep their own
+/// communicators this way and no reference to whoever gave them theirs.
 
 #include <utility>
 
@@ -13,9 +14,9 @@ namespace hybrid3d {
 class OwnedComm {
 public:
   OwnedComm() = default;
-  // A duplicate of `comm` (which stays its owner's).
+  /// A duplicate of `comm` (which stays its owner's).
   explicit OwnedComm(MPI_Comm comm) { MPI_Comm_dup(comm, &comm_); }
-  // Takes ownership of a communicator this code created (split, Cartesian, graph).
+  /// Takes ownership of a communicator this code created (split, Cartesian, graph).
   static OwnedComm adopt(MPI_Comm comm) {
     OwnedComm o;
     o.comm_ = comm;

@@ -1,9 +1,10 @@
 #pragma once
-// Wall-clock seconds spent in the communication phases of a step, accumulated by the halo
-// engine, the redistributions between layer grids and the gradient reducer, read and reset by the
-// trainer for its time split (compute / halo / allreduce / I/O wait), and the bytes this rank
-// handed to them: what the performance model (plan/StepCost.hpp) predicts exactly. Main thread
-// only.
+/// \file
+/// Wall-clock seconds spent in the communication phases of a step, accumulated by the halo
+/// engine, the redistributions between layer grids and the gradient reducer, read and reset by the
+/// trainer for its time split (compute / halo / allreduce / I/O wait), and the bytes this rank
+/// handed to them: what the performance model (plan/StepCost.hpp) predicts exactly. Main thread
+/// only.
 
 #include <cstdint>
 
@@ -28,8 +29,8 @@ struct PhaseTimers {
   void reset() { *this = PhaseTimers{}; }
 };
 
-// Adds the lifetime of the object to an accumulator, and marks it as a wait of the main thread
-// for the collective watchdog (CollectiveWait.hpp), named by the phase.
+/// Adds the lifetime of the object to an accumulator, and marks it as a wait of the main thread
+/// for the collective watchdog (CollectiveWait.hpp), named by the phase.
 class ScopedPhase {
 public:
   explicit ScopedPhase(double& accumulator)

@@ -1,6 +1,7 @@
 #pragma once
-// The deck's Model/precision as a type, parsed once: which scalar a run's activations are
-// stored in (core/Scalar16.hpp for the 16-bit ones, whose parameters stay float).
+/// \file
+/// The deck's Model/precision as a type, parsed once: which scalar a run's activations are
+/// stored in (core/Scalar16.hpp for the 16-bit ones, whose parameters stay float).
 
 #include <cstddef>
 #include <string>
@@ -27,7 +28,7 @@ inline const char* toString(Precision p) {
   return "float";
 }
 
-// The deck's spelling; anything else is refused naming the choices.
+/// The deck's spelling; anything else is refused naming the choices.
 inline Precision parsePrecision(const std::string& name) {
   for (Precision p : {Precision::Float, Precision::Double, Precision::BFloat16, Precision::Half})
     if (name == toString(p)) return p;
@@ -43,7 +44,7 @@ constexpr Precision precisionOf() {
   return Precision::Float;
 }
 
-// Bytes of one activation value, and of one parameter value (float for the 16-bit types).
+/// Bytes of one activation value, and of one parameter value (float for the 16-bit types).
 inline std::size_t activationBytes(Precision p) {
   return p == Precision::Double ? 8 : p == Precision::Float ? 4 : 2;
 }
@@ -54,8 +55,8 @@ struct ScalarTag {
   using type = T;
 };
 
-// f(ScalarTag<T>{}) with T the activation type of p: the one place a run turns the deck's
-// precision into a template argument.
+/// f(ScalarTag<T>{}) with T the activation type of p: the one place a run turns the deck's
+/// precision into a template argument.
 template <class F>
 decltype(auto) withPrecision(Precision p, F&& f) {
   switch (p) {

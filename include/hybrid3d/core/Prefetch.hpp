@@ -1,8 +1,10 @@
 #pragma once
-// A software prefetch for host kernels that walk several rows at once. The hardware prefetchers
-// follow one or two sequential streams well but fell behind where a work item reads rows of
-// several planes (a pooling window, a halo's H face): asking for the rows of a later work item
-// made MaxPool3d's forward at 16x128^3 run 1.7x faster (perf_tests/layers/memory_bound.cpp).
+/// \file
+/// A software prefetch for host kernels that walk several rows at once. The hardware prefetchers
+/// follow one or two sequential streams well but fell behind where a work item reads rows of
+/// several planes (a pooling window, a halo's H face): asking for the rows of a later work item
+/// made MaxPool3d's forward at 16x128^3 run markedly faster (bench_memory_bound; the figures are
+/// in docs/performance-notes.md, "Pooling").
 
 #include <Kokkos_Core.hpp>
 
@@ -10,8 +12,8 @@
 
 namespace hybrid3d::Impl {
 
-// Asks the host's caches for the `count` elements from `p` (a no-op in device code and for
-// compilers without __builtin_prefetch). A prefetch never faults.
+/// Asks the host's caches for the `count` elements from `p` (a no-op in device code and for
+/// compilers without __builtin_prefetch). A prefetch never faults.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION void prefetchOnHost(const T* p, Index count) {
 #if defined(__GNUC__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && \

@@ -1,18 +1,19 @@
 #pragma once
-// Time per Kokkos profiling region (wall clock, and the CPU time of the calling thread, which
-// other processes on a busy machine distort far less; MPI waits poll, so they count as CPU
-// time too), measured in-process through the Kokkos Tools region callbacks: where a training
-// step spends its time, node by node (model/Graph pushes "hybrid3d::node::forward NAME" and
-// "...backward NAME" around every node) and inside a node (Conv3d passes, halo gathers and
-// scatters push their own). Times are inclusive (a node's time contains its halo).
-// bench_train_step --regions prints them; `hybrid3d calibrate` turns them into layer timings.
-//
-// While recording, every push and pop fences (Kokkos::fence()): kernels run asynchronously on a
-// GPU, and without the fence a region's time would be its launches', its kernels landing in
-// whichever region fences next. The fences cost little on a host backend and serialise a GPU
-// step, which is what timing it layer by layer needs. Recording allocates (a map keyed by
-// name), so it stays off while allocations are being counted; turn it on for the steps to be
-// timed only. Regions pushed by the main thread only (the callbacks keep one stack).
+/// \file
+/// Time per Kokkos profiling region (wall clock, and the CPU time of the calling thread, which
+/// other processes on a busy machine distort far less; MPI waits poll, so they count as CPU
+/// time too), measured in-process through the Kokkos Tools region callbacks: where a training
+/// step spends its time, node by node (model/Graph pushes "hybrid3d::node::forward NAME" and
+/// "...backward NAME" around every node) and inside a node (Conv3d passes, halo gathers and
+/// scatters push their own). Times are inclusive (a node's time contains its halo).
+/// bench_train_step --regions prints them; `hybrid3d calibrate` turns them into layer timings.
+///
+/// While recording, every push and pop fences (Kokkos::fence()): kernels run asynchronously on a
+/// GPU, and without the fence a region's time would be its launches', its kernels landing in
+/// whichever region fences next. The fences cost little on a host backend and serialise a GPU
+/// step, which is what timing it layer by layer needs. Recording allocates (a map keyed by
+/// name), so it stays off while allocations are being counted; turn it on for the steps to be
+/// timed only. Regions pushed by the main thread only (the callbacks keep one stack).
 
 #include <time.h>
 
@@ -31,7 +32,7 @@ public:
     double wall = 0, cpu = 0;  // seconds, summed over the region's passes
   };
 
-  // Registers the callbacks (once per process; they do nothing while recording is off).
+  /// Registers the callbacks (once per process; they do nothing while recording is off).
   static void install() {
     Kokkos::Tools::Experimental::set_push_region_callback(onPush);
     Kokkos::Tools::Experimental::set_pop_region_callback(onPop);
@@ -41,7 +42,7 @@ public:
     state().stack.clear();
   }
   static void clear() { state().seconds.clear(); }
-  // The regions recorded since the last clear(), by name.
+  /// The regions recorded since the last clear(), by name.
   static const std::map<std::string, Times>& seconds() { return state().seconds; }
 
 private:

@@ -1,21 +1,22 @@
 #pragma once
-// The 16-bit storage types of mixed precision (Model/precision bfloat16 and half). Activations,
-// their gradients and halo buffers are stored in them; every operation reads them into float,
-// computes in float and rounds its result back once, as tensor cores, AVX512-BF16 and oneDNN's
-// bf16 primitives do. Parameters stay float (ScalarTraits below).
-//
-//   bfloat16  float's sign and 8-bit exponent with 7 mantissa bits: float's range, ~3 digits.
-//   float16   IEEE 754 binary16 (the deck's "half"): 5-bit exponent, 10 mantissa bits, largest
-//             finite 65504, subnormals down to 2^-24; needs loss scaling (train/LossScale.hpp).
-//
-// Both round to nearest, ties to even, keep NaN a NaN and overflow to infinity, like the
-// hardware conversions (F16C's vcvtps2ph, AVX512-BF16's vcvtneps2bf16, CUDA's __float2half_rn)
-// and oneDNN's reorders; unit_tests/core/Scalar16Test.cpp checks them against those.
-//
-// Our own types because Kokkos 3.4 has no bhalf_t and its half_t is plain float on host
-// backends: a 16-bit pattern with conversions that compile in any kernel of any backend (no
-// intrinsics, no arithmetic operators: code that adds two of them does not compile, so no sum is
-// ever accumulated in 16 bits by accident). Vendor libraries (oneDNN, cuDNN) read the same bits.
+/// \file
+/// The 16-bit storage types of mixed precision (Model/precision bfloat16 and half). Activations,
+/// their gradients and halo buffers are stored in them; every operation reads them into float,
+/// computes in float and rounds its result back once, as tensor cores, AVX512-BF16 and oneDNN's
+/// bf16 primitives do. Parameters stay float (ScalarTraits below).
+///
+///   bfloat16  float's sign and 8-bit exponent with 7 mantissa bits: float's range, ~3 digits.
+///   float16   IEEE 754 binary16 (the deck's "half"): 5-bit exponent, 10 mantissa bits, largest
+///             finite 65504, subnormals down to 2^-24; needs loss scaling (train/LossScale.hpp).
+///
+/// Both round to nearest, ties to even, keep NaN a NaN and overflow to infinity, like the
+/// hardware conversions (F16C's vcvtps2ph, AVX512-BF16's vcvtneps2bf16, CUDA's __float2half_rn)
+/// and oneDNN's reorders; unit_tests/core/Scalar16Test.cpp checks them against those.
+///
+/// Our own types because Kokkos 3.4 has no bhalf_t and its half_t is plain float on host
+/// backends: a 16-bit pattern with conversions that compile in any kernel of any backend (no
+/// intrinsics, no arithmetic operators: code that adds two of them does not compile, so no sum is
+/// ever accumulated in 16 bits by accident). Vendor libraries (oneDNN, cuDNN) read the same bits.
 
 #include <cstdint>
 #include <type_traits>
@@ -61,10 +62,10 @@ KOKKOS_INLINE_FUNCTION float floatFromBfloat16(std::uint16_t b) {
   return floatFromBits(std::uint32_t(b) << 16);
 }
 
-// Round to nearest even in three cases computed alike and selected (after F. Giesen's
-// float_to_half_fast3_rtne): overflow and NaN; subnormal results, where adding 0.5 (2^-1) as a
-// float aligns the value's bits to half's subnormal unit 2^-24 and the FPU's own rounding (to
-// nearest even) does the rest; normal results, rebiased with the round-to-even increment.
+/// Round to nearest even in three cases computed alike and selected (after F. Giesen's
+/// float_to_half_fast3_rtne): overflow and NaN; subnormal results, where adding 0.5 (2^-1) as a
+/// float aligns the value's bits to half's subnormal unit 2^-24 and the FPU's own rounding (to
+/// nearest even) does the rest; normal results, rebiased with the round-to-even increment.
 KOKKOS_INLINE_FUNCTION std::uint16_t float16Bits(float f) {
   const std::uint32_t u = floatBits(f);
   const std::uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
@@ -108,8 +109,8 @@ struct float16 {
 static_assert(sizeof(bfloat16) == 2 && std::is_trivially_copyable_v<bfloat16>);
 static_assert(sizeof(float16) == 2 && std::is_trivially_copyable_v<float16>);
 
-// What a layer of activation type T keeps its parameters in and computes with: T itself for
-// float and double; float for the 16-bit types (master weights, float accumulation).
+/// What a layer of activation type T keeps its parameters in and computes with: T itself for
+/// float and double; float for the 16-bit types (master weights, float accumulation).
 template <class T>
 struct ScalarTraits {
   using param_type = T;

@@ -1,11 +1,12 @@
 #pragma once
-// Where MPI sees data of a memory space it cannot read. Without GPU-aware MPI, device buffers
-// travel through host copies; those copies live in pinned (page-locked) host memory, so that
-// the device-host copies are true DMA transfers, asynchronous on an execution space instance,
-// rather than staged again by the driver through its own bounce buffer as pageable memory is.
-// Every user (halo, allreduce, gradient reduction) allocates its staging buffers once, with
-// stagingBuffer below, and asks mpiStagesThroughHost whether to use them. The host batches
-// the data loader fills for the device live in StagingSpace too (io/HostBatch.hpp).
+/// \file
+/// Where MPI sees data of a memory space it cannot read. Without GPU-aware MPI, device buffers
+/// travel through host copies; those copies live in pinned (page-locked) host memory, so that
+/// the device-host copies are true DMA transfers, asynchronous on an execution space instance,
+/// rather than staged again by the driver through its own bounce buffer as pageable memory is.
+/// Every user (halo, allreduce, gradient reduction) allocates its staging buffers once, with
+/// stagingBuffer below, and asks mpiStagesThroughHost whether to use them. The host batches
+/// the data loader fills for the device live in StagingSpace too (io/HostBatch.hpp).
 
 #include <cstddef>
 #include <string>
@@ -36,14 +37,14 @@ inline constexpr bool hostAccessible =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename MemorySpace::memory_space>::accessible;
 }  // namespace Impl
 
-// True when MPI must be handed host copies of buffers in MemorySpace: the host cannot read
-// that space and hybrid3d was not built with HYBRID3D_ENABLE_GPU_AWARE_MPI.
+/// True when MPI must be handed host copies of buffers in MemorySpace: the host cannot read
+/// that space and hybrid3d was not built with HYBRID3D_ENABLE_GPU_AWARE_MPI.
 template <class MemorySpace>
 inline constexpr bool mpiStagesThroughHost =
     !HYBRID3D_ENABLE_GPU_AWARE_MPI && !Impl::hostAccessible<MemorySpace>;
 
-// The host space of staging copies of MemorySpace's data: HostSpace when the host reads
-// MemorySpace itself, else the backend's pinned host space.
+/// The host space of staging copies of MemorySpace's data: HostSpace when the host reads
+/// MemorySpace itself, else the backend's pinned host space.
 template <class MemorySpace>
 using StagingSpace =
     std::conditional_t<Impl::hostAccessible<MemorySpace>, Kokkos::HostSpace, Impl::PinnedHostSpace>;
@@ -51,8 +52,8 @@ using StagingSpace =
 template <class T, class MemorySpace>
 using StagingBuffer = Kokkos::View<T*, StagingSpace<MemorySpace>>;
 
-// A staging buffer of `size` elements when Stage (by default: when MPI needs one for
-// MemorySpace), else an empty view: nothing is allocated for host memory or GPU-aware MPI.
+/// A staging buffer of `size` elements when Stage (by default: when MPI needs one for
+/// MemorySpace), else an empty view: nothing is allocated for host memory or GPU-aware MPI.
 template <class T, class MemorySpace, bool Stage = mpiStagesThroughHost<MemorySpace>>
 StagingBuffer<T, MemorySpace> stagingBuffer(const std::string& label, std::size_t size) {
   if constexpr (!Stage)

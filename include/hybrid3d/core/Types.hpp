@@ -1,7 +1,8 @@
 #pragma once
-// Small value types shared by every part: 3-vectors of extents and process counts, and
-// half-open boxes of global voxel indices. Index arithmetic is 64-bit throughout: a 512^3 x 16
-// activation has more than 2^31 elements.
+/// \file
+/// Small value types shared by every part: 3-vectors of extents and process counts, and
+/// half-open boxes of global voxel indices. Index arithmetic is 64-bit throughout: a 512^3 x 16
+/// activation has more than 2^31 elements.
 
 #include <array>
 #include <cstdint>
@@ -18,11 +19,11 @@ using Index = std::int64_t;
 using Index3 = std::array<Index, 3>;  // (d, h, w) voxel counts or coordinates
 using Int3 = std::array<int, 3>;      // (d, h, w) process counts or coordinates
 
-// The memory and execution spaces the library runs in unless told otherwise.
+/// The memory and execution spaces the library runs in unless told otherwise.
 using DefaultExecutionSpace = Kokkos::DefaultExecutionSpace;
 using DefaultMemorySpace = DefaultExecutionSpace::memory_space;
 
-// A half-open box [lo, hi) of global voxel indices. Empty when hi <= lo in any dimension.
+/// A half-open box [lo, hi) of global voxel indices. Empty when hi <= lo in any dimension.
 struct Box3 {
   Index3 lo{0, 0, 0};
   Index3 hi{0, 0, 0};
@@ -39,7 +40,7 @@ struct Box3 {
   friend bool operator==(const Box3& a, const Box3& b) { return a.lo == b.lo && a.hi == b.hi; }
 };
 
-// The intersection of two boxes (possibly empty).
+/// The intersection of two boxes (possibly empty).
 inline Box3 intersect(const Box3& a, const Box3& b) {
   Box3 r;
   for (int i = 0; i < 3; ++i) {
@@ -50,7 +51,7 @@ inline Box3 intersect(const Box3& a, const Box3& b) {
   return r;
 }
 
-// "2x1x3" for grids and extents, as users write them in decks.
+/// "2x1x3" for grids and extents, as users write them in decks.
 template <class T>
 std::string toString(const std::array<T, 3>& v) {
   return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);

@@ -1,25 +1,26 @@
 #pragma once
-// The training input pipeline of one rank: the mini-batches of its group (BatchPlan), each
-// sample's subvolume read by SampleReader into a host staging batch, optionally one mini-batch
-// ahead on a background thread, optionally served from an in-memory cache.
-//
-// Prefetch. Two HostBatch buffers, allocated once: next() hands out one while the Prefetcher
-// thread fills the other with the following mini-batch (Independent reads: no MPI call on that
-// thread). Without prefetch the same buffers are filled synchronously in next(). The data are
-// identical either way, byte for byte; only the time next() blocks differs, and that time (the
-// I/O wait the step cannot hide) is measured in LoaderStats::exposedSeconds. A read-ahead nobody
-// will use (after seek(), at the end, or while an error unwinds through the loader) stops after
-// the sample it is reading.
-//
-// Cache. With a byte budget, every subvolume this rank reads is kept (input, labels and targets
-// as stored) until the budget is full, first come first kept; later epochs take those samples
-// from memory. Which samples a rank sees changes with the epoch's shuffle, so the hit rate grows
-// over epochs and is 1 once the rank has seen every sample that fits.
-//
-// Errors. A failed read on any rank makes next() throw the same one-line message on every rank
-// of the world (agreeOnError), so no rank is left waiting in the gradient allreduce. Before a
-// rank reads a file it compares the file's size with the size recorded when the dataset was
-// listed (Dataset::checkUnchanged), so a file this rank sees differently is such an error too.
+/// \file
+/// The training input pipeline of one rank: the mini-batches of its group (BatchPlan), each
+/// sample's subvolume read by SampleReader into a host staging batch, optionally one mini-batch
+/// ahead on a background thread, optionally served from an in-memory cache.
+///
+/// Prefetch. Two HostBatch buffers, allocated once: next() hands out one while the Prefetcher
+/// thread fills the other with the following mini-batch (Independent reads: no MPI call on that
+/// thread). Without prefetch the same buffers are filled synchronously in next(). The data are
+/// identical either way, byte for byte; only the time next() blocks differs, and that time (the
+/// I/O wait the step cannot hide) is measured in LoaderStats::exposedSeconds. A read-ahead nobody
+/// will use (after seek(), at the end, or while an error unwinds through the loader) stops after
+/// the sample it is reading.
+///
+/// Cache. With a byte budget, every subvolume this rank reads is kept (input, labels and targets
+/// as stored) until the budget is full, first come first kept; later epochs take those samples
+/// from memory. Which samples a rank sees changes with the epoch's shuffle, so the hit rate grows
+/// over epochs and is 1 once the rank has seen every sample that fits.
+///
+/// Errors. A failed read on any rank makes next() throw the same one-line message on every rank
+/// of the world (agreeOnError), so no rank is left waiting in the gradient allreduce. Before a
+/// rank reads a file it compares the file's size with the size recorded when the dataset was
+/// listed (Dataset::checkUnchanged), so a file this rank sees differently is such an error too.
 
 #include <cstdint>
 #include <memory>
@@ -38,9 +39,9 @@ struct LoaderOptions {
   int globalBatch = 1;
   std::uint64_t seed = 0;
   bool shuffle = true;
-  // An evaluation pass: every sample once, in order, the last mini-batch partial
-  // (BatchPlan::evaluation; seed and shuffle unused). HostBatch::filled says how many slots hold
-  // a sample.
+  /// An evaluation pass: every sample once, in order, the last mini-batch partial
+  /// (BatchPlan::evaluation; seed and shuffle unused). HostBatch::filled says how many slots hold
+  /// a sample.
   bool evaluation = false;
   ReadMode mode = ReadMode::Independent;
   bool prefetch = true;        // needs Independent reads (or MPI_THREAD_MULTIPLE)
@@ -57,9 +58,9 @@ struct LoaderStats {
 
 class BatchLoader {
 public:
-  // Throws, on every rank alike (the checks use only data every rank has), for an inconsistent
-  // plan, or for prefetch with Collective reads when MPI does not provide MPI_THREAD_MULTIPLE.
-  // Allocates both staging batches here; next() allocates nothing.
+  /// Throws, on every rank alike (the checks use only data every rank has), for an inconsistent
+  /// plan, or for prefetch with Collective reads when MPI does not provide MPI_THREAD_MULTIPLE.
+  /// Allocates both staging batches here; next() allocates nothing.
   BatchLoader(const ProcessGrid& grid, const Dataset& dataset, const SampleSpec& spec,
               const Subvolume& subvolume, const LoaderOptions& options);
   ~BatchLoader();
@@ -70,14 +71,14 @@ public:
   const SampleReader& reader() const { return reader_; }
   const Dataset& dataset() const { return dataset_; }
 
-  // Makes (epoch, batch) the mini-batch the next call of next() returns (a restart). Discards a
-  // prefetched batch (a read-ahead in progress stops after its current sample).
+  /// Makes (epoch, batch) the mini-batch the next call of next() returns (a restart). Discards a
+  /// prefetched batch (a read-ahead in progress stops after its current sample).
   void seek(int epoch, Index batch);
-  // This group's next mini-batch, valid until the following call; batches run on across epochs
-  // (epoch e, batch 0..batchesPerEpoch()-1, then epoch e+1). Collective over the world.
+  /// This group's next mini-batch, valid until the following call; batches run on across epochs
+  /// (epoch e, batch 0..batchesPerEpoch()-1, then epoch e+1). Collective over the world.
   const HostBatch& next();
 
-  // A snapshot taken in the last next() (never races with the prefetch thread).
+  /// A snapshot taken in the last next() (never races with the prefetch thread).
   const LoaderStats& stats() const { return stats_; }
 
 private:

@@ -1,8 +1,9 @@
 #pragma once
-// A thin RAII layer over the HDF5 C API: handles that close themselves and reads that fail
-// with one line naming the file and the object. Used by the sample reader, checkpoints, the
-// reference checker and the tests; it hides no HDF5 concept (hyperslabs, property lists stay
-// visible where they matter).
+/// \file
+/// A thin RAII layer over the HDF5 C API: handles that close themselves and reads that fail
+/// with one line naming the file and the object. Used by the sample reader, checkpoints, the
+/// reference checker and the tests; it hides no HDF5 concept (hyperslabs, property lists stay
+/// visible where they matter).
 
 #include <string>
 #include <vector>
@@ -14,7 +15,7 @@
 
 namespace hybrid3d::data {
 
-// Owns one hid_t and closes it with the matching H5*close.
+/// Owns one hid_t and closes it with the matching H5*close.
 class Handle {
 public:
   using Closer = herr_t (*)(hid_t);
@@ -46,9 +47,9 @@ private:
   Closer close_ = nullptr;
 };
 
-// An HDF5 file opened for reading, by one rank (comm == MPI_COMM_SELF, the default) or
-// collectively through MPI-IO by every rank of `comm`. Throws hybrid3d::Error naming the path
-// when the file is missing or not HDF5.
+/// An HDF5 file opened for reading, by one rank (comm == MPI_COMM_SELF, the default) or
+/// collectively through MPI-IO by every rank of `comm`. Throws hybrid3d::Error naming the path
+/// when the file is missing or not HDF5.
 class File {
 public:
   explicit File(const std::string& path, MPI_Comm comm = MPI_COMM_SELF);
@@ -57,20 +58,20 @@ public:
 
   bool hasDataset(const std::string& name) const;
   bool hasAttribute(const std::string& name) const;  // on the root group
-  // Dimensions of dataset `name`; throws naming file and dataset when missing.
+  /// Dimensions of dataset `name`; throws naming file and dataset when missing.
   std::vector<Index> shape(const std::string& name) const;
-  // Whole dataset converted to T (HDF5 converts the stored type), row-major.
+  /// Whole dataset converted to T (HDF5 converts the stored type), row-major.
   template <class T>
   std::vector<T> read(const std::string& name) const;
-  // Root-group attributes.
+  /// Root-group attributes.
   double attributeNumber(const std::string& name) const;
   std::string attributeString(const std::string& name) const;
-  // Names of the root-group attributes, in creation order, and whether one holds a string (else
-  // a number or an array); for copying a file's attributes.
+  /// Names of the root-group attributes, in creation order, and whether one holds a string (else
+  /// a number or an array); for copying a file's attributes.
   std::vector<std::string> attributeNames() const;
   bool attributeIsString(const std::string& name) const;
 
-  // Open a dataset; throws naming file and dataset when missing.
+  /// Open a dataset; throws naming file and dataset when missing.
   Handle openDataset(const std::string& name) const;
 
 private:
@@ -78,8 +79,8 @@ private:
   Handle file_;
 };
 
-// Silences HDF5's automatic error-stack printing for the lifetime of the object (our own
-// messages name the file and object instead).
+/// Silences HDF5's automatic error-stack printing for the lifetime of the object (our own
+/// messages name the file and object instead).
 class QuietErrors {
 public:
   QuietErrors();
@@ -90,7 +91,7 @@ private:
   void* data_ = nullptr;
 };
 
-// The HDF5 memory type of a C++ scalar.
+/// The HDF5 memory type of a C++ scalar.
 template <class T>
 hid_t nativeType();
 

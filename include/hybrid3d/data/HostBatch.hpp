@@ -1,9 +1,10 @@
 #pragma once
-// One mini-batch of this rank's subvolumes as stored in the files, in host memory: the staging
-// area between the reader (possibly on the prefetch thread) and Preprocess (on the device).
-// Allocated once, at its largest (4-byte values), and refilled every step. Input and labels
-// live in pinned host memory when the device's is not host-accessible (core/StagingSpace.hpp),
-// so that their copies to the device are single DMA transfers.
+/// \file
+/// One mini-batch of this rank's subvolumes as stored in the files, in host memory: the staging
+/// area between the reader (possibly on the prefetch thread) and Preprocess (on the device).
+/// Allocated once, at its largest (4-byte values), and refilled every step. Input and labels
+/// live in pinned host memory when the device's is not host-accessible (core/StagingSpace.hpp),
+/// so that their copies to the device are single DMA transfers.
 
 #include <vector>
 
@@ -39,7 +40,7 @@ struct HostBatch {
         targets("hybrid3d::HostBatch::targets", slots, reader.targetCount()) {}
 
   int slots() const { return int(samples.size()); }
-  // Raw pointers of one slot (valid for zero-sized buffers too).
+  /// Raw pointers of one slot (valid for zero-sized buffers too).
   unsigned char* inputOf(int s) const { return input.data() + std::size_t(s) * input.extent(1); }
   int* labelsOf(int s) const {
     return labels.data() + std::size_t(s) * labels.extent(1) * labels.extent(2) * labels.extent(3);

@@ -1,9 +1,10 @@
 #pragma once
-// On-the-fly preprocessing of one sample's subvolume, as SampleReader delivered it (stored type
-// and channel order, host memory), into its slot of the input tensor: int16 -> float, optional
-// log1p, per-channel offset and scale, channels-last -> NCDHW, and zero padding of the ghost cells
-// outside the domain. One Kokkos kernel over the local box, so the device does the conversion and
-// the file bytes cross the host-device link at their stored size.
+/// \file
+/// On-the-fly preprocessing of one sample's subvolume, as SampleReader delivered it (stored type
+/// and channel order, host memory), into its slot of the input tensor: int16 -> float, optional
+/// log1p, per-channel offset and scale, channels-last -> NCDHW, and zero padding of the ghost cells
+/// outside the domain. One Kokkos kernel over the local box, so the device does the conversion and
+/// the file bytes cross the host-device link at their stored size.
 
 #include <cstdint>
 #include <string>
@@ -25,15 +26,15 @@ namespace hybrid3d::data {
 struct PreprocessOptions {
   bool log1p = false;                // y = log(1 + x), as MLPerf's CosmoFlow does to counts
   std::vector<double> channelScale;  // empty: 1 for every channel; else one factor per channel
-  // Subtracted before scaling: y = (f(x) - offset_c) * scale_c, so inputs can be centred (a
-  // large constant level, like log1p of counts, otherwise dominates the first layers and the
-  // zero padding at the domain boundary).
+  /// Subtracted before scaling: y = (f(x) - offset_c) * scale_c, so inputs can be centred (a
+  /// large constant level, like log1p of counts, otherwise dominates the first layers and the
+  /// zero padding at the domain boundary).
   std::vector<double> channelOffset;  // empty: 0 for every channel
 };
 
 namespace Impl {
-// The kernel of Preprocess::apply (a free function: CUDA forbids device lambdas in private
-// members).
+/// The kernel of Preprocess::apply (a free function: CUDA forbids device lambdas in private
+/// members).
 template <class T, class M>
 void convertSubvolume(const typename M::execution_space& exec, const SampleFormat& format,
                       const unsigned char* raw, bool log1p,
@@ -91,8 +92,8 @@ public:
   using memory_space = MemorySpace;
   using execution_space = typename MemorySpace::execution_space;
 
-  // For tensors laid out as `subvolume` with `channels` channels. Allocates its device buffers
-  // here, never in apply().
+  /// For tensors laid out as `subvolume` with `channels` channels. Allocates its device buffers
+  /// here, never in apply().
   Preprocess(const PreprocessOptions& options, int channels, const Subvolume& subvolume)
       : options_(options), channels_(channels), sub_(subvolume) {
     if (!options.channelScale.empty() && int(options.channelScale.size()) != channels)
@@ -119,18 +120,18 @@ public:
 
   const PreprocessOptions& options() const { return options_; }
 
-  // Writes slot n of x from `hostInput` (the read box of every channel, in `format`). On return
-  // hostInput may be reused (the host-to-device copy has completed).
+  /// Writes slot n of x from `hostInput` (the read box of every channel, in `format`). On return
+  /// hostInput may be reused (the host-to-device copy has completed).
   void apply(const execution_space& exec, const SampleFormat& format, const void* hostInput,
              const DistTensor<T, MemorySpace>& x, int n) const {
     issue(exec, format, hostInput, x, n);
     if constexpr (!hostAccessible) exec.fence();  // the caller may refill hostInput now
   }
 
-  // Every slot of `batch` into the same slot of x; on return `batch` may be refilled. The
-  // slots' copies and kernels queue on `exec` with one fence at the end: the device staging
-  // buffer is reused slot after slot in the order of the queue. The batch's input is in pinned
-  // memory (io/HostBatch.hpp), so each copy is a single DMA transfer.
+  /// Every slot of `batch` into the same slot of x; on return `batch` may be refilled. The
+  /// slots' copies and kernels queue on `exec` with one fence at the end: the device staging
+  /// buffer is reused slot after slot in the order of the queue. The batch's input is in pinned
+  /// memory (io/HostBatch.hpp), so each copy is a single DMA transfer.
   void apply(const execution_space& exec, const HostBatch& batch,
              const DistTensor<T, MemorySpace>& x) const {
     if (x.batch() != batch.slots())

@@ -1,7 +1,8 @@
 #pragma once
-// The part of every sample one rank reads: its owned box of the sample's (D,H,W) plus the ghost
-// cells of the input tensor, clipped to the domain. Ghosts outside the domain are never read;
-// they are zero padding, written by Preprocess.
+/// \file
+/// The part of every sample one rank reads: its owned box of the sample's (D,H,W) plus the ghost
+/// cells of the input tensor, clipped to the domain. Ghosts outside the domain are never read;
+/// they are zero padding, written by Preprocess.
 
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
@@ -17,15 +18,15 @@ struct Subvolume {
   Box3 read;                // local clipped to the domain: what is read from the file
 
   Subvolume() = default;
-  // The box rule of DistTensor (grid/BoxRule.hpp): the owned box grown by this rank's ghosts,
-  // an empty owned box too (it may read its consumer's ghosts from the file).
+  /// The box rule of DistTensor (grid/BoxRule.hpp): the owned box grown by this rank's ghosts,
+  /// an empty owned box too (it may read its consumer's ghosts from the file).
   Subvolume(const BlockDecomposition& decomposition, const Int3& coords, const GhostWidths& ghosts)
       : extents(decomposition.globalExtents()),
         owned(decomposition.ownedBox(coords)),
         local(localBox(decomposition, coords, ghosts)),
         read(local.empty() ? local : intersect(local, decomposition.globalBox())) {}
 
-  // The subvolume that fills tensor t (its decomposition, coordinates and ghosts).
+  /// The subvolume that fills tensor t (its decomposition, coordinates and ghosts).
   template <class T, class M>
   static Subvolume of(const DistTensor<T, M>& t) {
     return Subvolume(t.decomposition(), t.coords(), t.ghosts());

@@ -1,6 +1,7 @@
 #pragma once
-// The keys of a training deck (inputs/*.xml) and their translation into a TrainConfig.
-// `hybrid3d deck-help` prints this schema.
+/// \file
+/// The keys of a training deck (inputs/*.xml) and their translation into a TrainConfig.
+/// `hybrid3d deck-help` prints this schema.
 
 #include <string>
 #include <vector>
@@ -23,9 +24,9 @@ struct DeckRun {
   Precision precision = Precision::Float;
 };
 
-// Reads and validates DECK, resolves the grid for `worldSize` ranks ("auto" or DxHxW).
-// `needTrainData`: refuse a deck without 'Data/train' or 'Data/Generate' (false where the
-// samples come from elsewhere, as `hybrid3d gradients`'s command line).
+/// Reads and validates DECK, resolves the grid for `worldSize` ranks ("auto" or DxHxW).
+/// `needTrainData`: refuse a deck without 'Data/train' or 'Data/Generate' (false where the
+/// samples come from elsewhere, as `hybrid3d gradients`'s command line).
 DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData = true);
 
 }  // namespace hybrid3d::deck

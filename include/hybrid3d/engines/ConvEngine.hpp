@@ -1,20 +1,21 @@
 #pragma once
-// Which code computes a convolution on this rank's local box. The distributed part (ghost
-// widths, halo gather before forward, the adjoint scatterAdd after backward-data, gradient
-// sums) is the layer's own and the same for every engine; an engine only turns a ghosted local
-// input box into the owned output box and back.
-//
-//   kokkos  im2col + KokkosBlas::gemm: every backend, float and double, and the 16-bit
-//           activation types (bfloat16, half) with float workspaces and gemms; the reference.
-//   onednn  oneDNN's direct convolution (the library PyTorch's CPU convolutions use): float,
-//           bfloat16 and half on host memory, built when oneDNN is found
-//           (HYBRID3D_ENABLE_ONEDNN). For the 16-bit types it runs oneDNN's bf16 (f16)
-//           primitive with float accumulation where oneDNN has an optimised one for this CPU,
-//           otherwise its f32 primitive, whose layout reorders convert at the boundary.
-//   cudnn   cuDNN's convolutions (what LBANN and DiHydrogen use on NVIDIA GPUs): float and
-//           double on CUDA device memory, built when Kokkos has CUDA and cuDNN is found
-//           (HYBRID3D_ENABLE_CUDNN).
-//   auto    the fastest engine available for the layer's scalar, memory space and box size.
+/// \file
+/// Which code computes a convolution on this rank's local box. The distributed part (ghost
+/// widths, halo gather before forward, the adjoint scatterAdd after backward-data, gradient
+/// sums) is the layer's own and the same for every engine; an engine only turns a ghosted local
+/// input box into the owned output box and back.
+///
+///   kokkos  im2col + KokkosBlas::gemm: every backend, float and double, and the 16-bit
+///           activation types (bfloat16, half) with float workspaces and gemms; the reference.
+///   onednn  oneDNN's direct convolution (the library PyTorch's CPU convolutions use): float,
+///           bfloat16 and half on host memory, built when oneDNN is found
+///           (HYBRID3D_ENABLE_ONEDNN). For the 16-bit types it runs oneDNN's bf16 (f16)
+///           primitive with float accumulation where oneDNN has an optimised one for this CPU,
+///           otherwise its f32 primitive, whose layout reorders convert at the boundary.
+///   cudnn   cuDNN's convolutions (what LBANN and DiHydrogen use on NVIDIA GPUs): float and
+///           double on CUDA device memory, built when Kokkos has CUDA and cuDNN is found
+///           (HYBRID3D_ENABLE_CUDNN).
+///   auto    the fastest engine available for the layer's scalar, memory space and box size.
 
 #include <string>
 #include <type_traits>
@@ -45,26 +46,26 @@ inline const char* toString(ConvEngine e) {
   return "auto";
 }
 
-// The deck's spelling ("auto", "kokkos", "onednn", "cudnn"), whatever this build holds (a
-// layer refuses an engine that is not built); anything else is refused naming the choices.
+/// The deck's spelling ("auto", "kokkos", "onednn", "cudnn"), whatever this build holds (a
+/// layer refuses an engine that is not built); anything else is refused naming the choices.
 inline ConvEngine parseConvEngine(const std::string& name) {
   for (ConvEngine e : {ConvEngine::Auto, ConvEngine::Kokkos, ConvEngine::OneDnn, ConvEngine::Cudnn})
     if (name == toString(e)) return e;
   fail("convolution engine '", name, "' is not one of auto, kokkos, onednn, cudnn");
 }
 
-// The oneDNN engine computes float activations, and bfloat16 and half ones (float weights and
-// accumulation), on memory the host can address (HostSpace: the Serial and OpenMP backends).
+/// The oneDNN engine computes float activations, and bfloat16 and half ones (float weights and
+/// accumulation), on memory the host can address (HostSpace: the Serial and OpenMP backends).
 template <class T, class MemorySpace>
 constexpr bool oneDnnCanRun() {
   return HYBRID3D_ENABLE_ONEDNN && (std::is_same_v<T, float> ||
                                     isScalar16<T>)&&std::is_same_v<MemorySpace, Kokkos::HostSpace>;
 }
 
-// The cudnn engine computes float and double (cuDNN's FLOAT_CONFIG and DOUBLE_CONFIG, both
-// supported for 3-D convolutions) on CUDA device memory. Kokkos::CudaSpace exists only in
-// CUDA builds, hence the guard. (Not the 16-bit types yet: their layers run the kokkos engine
-// on CUDA memory.)
+/// The cudnn engine computes float and double (cuDNN's FLOAT_CONFIG and DOUBLE_CONFIG, both
+/// supported for 3-D convolutions) on CUDA device memory. Kokkos::CudaSpace exists only in
+/// CUDA builds, hence the guard. (Not the 16-bit types yet: their layers run the kokkos engine
+/// on CUDA memory.)
 template <class T, class MemorySpace>
 constexpr bool cudnnCanRun() {
 #if HYBRID3D_ENABLE_CUDNN
@@ -75,27 +76,27 @@ constexpr bool cudnnCanRun() {
 #endif
 }
 
-// Whether a Conv3d overlaps its halo exchanges with computation unless told otherwise
-// (deck key Model/halo overlap, ModelOptions::convOverlap, Conv3d::Options::overlap). Off: on
-// 2 cores with shared-memory MPI it did not pay (README, "Halo/compute overlap"): the
-// one-plane shell slabs cost more per voxel than the interior (oneDNN 4-7x per output plane in
-// thread CPU time; the kokkos engine's W slabs are rows of one voxel), so the convolutions'
-// CPU time per step rose (2x2x2, S = 64, rank 0: 74 -> 132 ms onednn, 78 -> 100 ms kokkos) by
-// more than the exposed halo time fell. Worth measuring again where messages cross a network
-// or a GPU computes.
+/// Whether a Conv3d overlaps its halo exchanges with computation unless told otherwise
+/// (deck key Model/halo overlap, ModelOptions::convOverlap, Conv3d::Options::overlap). Off: on
+/// a small CPU node with shared-memory MPI it did not pay: the one-plane shell slabs cost more
+/// per voxel than the interior (oneDNN's fixed costs per call; the kokkos engine's W slabs are
+/// rows of one voxel), so the convolutions' CPU time per step rose by more than the exposed halo
+/// time fell (docs/performance-notes.md, "Halo/compute overlap"). Worth measuring again where
+/// messages cross a network or a GPU computes.
 constexpr bool convOverlapByDefault = false;
 
-// Below this many output voxels per sample on a rank, oneDNN's fixed costs per pass (layout
-// reorders, dispatch) outweigh its faster arithmetic: bench_conv_layers measured it 2-3x
-// slower than the kokkos engine on 2^3 boxes, even with 4^3 and faster from 4^3 up.
+/// Below this many output voxels per sample on a rank, oneDNN's fixed costs per pass (layout
+/// reorders, dispatch) outweigh its faster arithmetic: bench_conv_layers measured it slower
+/// than the kokkos engine on 2^3 boxes, even at 4^3 and faster above (docs/performance-notes.md,
+/// "oneDNN engine").
 constexpr Index oneDnnMinOutputVoxels = 64;
 
-// The engine a layer of scalar T in MemorySpace, with `outputVoxels` owned output voxels per
-// sample on this rank, uses when `requested` is asked for; refuses, naming the layer, an
-// engine that cannot run it.
-//
-// On CUDA memory auto takes cudnn whatever the box: it has no per-pass layout reorders (it reads
-// the ghosted arrays in place), so nothing argues for a size threshold before one is measured.
+/// The engine a layer of scalar T in MemorySpace, with `outputVoxels` owned output voxels per
+/// sample on this rank, uses when `requested` is asked for; refuses, naming the layer, an
+/// engine that cannot run it.
+///
+/// On CUDA memory auto takes cudnn whatever the box: it has no per-pass layout reorders (it reads
+/// the ghosted arrays in place), so nothing argues for a size threshold before one is measured.
 template <class T, class MemorySpace>
 ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Index outputVoxels) {
   constexpr bool onednn = oneDnnCanRun<T, MemorySpace>();

@@ -1,7 +1,8 @@
 #pragma once
-// A volume of any extent made a cube of width S, centred on every axis: an axis longer than S
-// is cropped to its middle S voxels, a shorter one lies in the middle of the S, the rest
-// filled. Where the difference is odd, the extra voxel is cut (or padded) at the high end.
+/// \file
+/// A volume of any extent made a cube of width S, centred on every axis: an axis longer than S
+/// is cropped to its middle S voxels, a shorter one lies in the middle of the S, the rest
+/// filled. Where the difference is odd, the extra voxel is cut (or padded) at the high end.
 
 #include <array>
 #include <vector>
@@ -10,11 +11,11 @@
 
 namespace hybrid3d::generate {
 
-// Where an axis of `extent` source voxels lands in `width` output voxels: source voxels
-// [source, source + count) go to output voxels [target, target + count).
+/// Where an axis of `extent` source voxels lands in `width` output voxels: source voxels
+/// [source, source + count) go to output voxels [target, target + count).
 struct AxisPlacement {
   Index source = 0, target = 0, count = 0;
-  // The source index of output voxel 0 (negative when padded).
+  /// The source index of output voxel 0 (negative when padded).
   Index offset() const { return source - target; }
 };
 
@@ -23,8 +24,8 @@ inline AxisPlacement centredPlacement(Index extent, Index width) {
   return {0, (width - extent) / 2, extent};
 }
 
-// The width^3 cube, row-major [D, H, W], of a source volume of `extent` (D, H, W) whose voxel
-// (d, h, w) is value(d, h, w); `fill` where no source voxel lands.
+/// The width^3 cube, row-major [D, H, W], of a source volume of `extent` (D, H, W) whose voxel
+/// (d, h, w) is value(d, h, w); `fill` where no source voxel lands.
 template <class Out, class Value>
 std::vector<Out> centredCube(const std::array<Index, 3>& extent, Index width, Out fill,
                              Value value) {

@@ -1,10 +1,11 @@
 #pragma once
-// A dataset written by hybrid3d generate, written again file by file under another directory:
-// what `downsample` and `split` share. The source manifest is checked on rank 0 (present, the
-// transform's own check, output directory not the input and writable), every rank reads it, the
-// source files are shared out one rank per file (data/FilesOverRanks.hpp), and rank 0 writes the
-// new manifest last: each sample file is renamed into place when complete (SampleWriter), and a
-// dataset without its manifest is one that was not finished.
+/// \file
+/// A dataset written by hybrid3d generate, written again file by file under another directory:
+/// what `downsample` and `split` share. The source manifest is checked on rank 0 (present, the
+/// transform's own check, output directory not the input and writable), every rank reads it, the
+/// source files are shared out one rank per file (data/FilesOverRanks.hpp), and rank 0 writes the
+/// new manifest last: each sample file is renamed into place when complete (SampleWriter), and a
+/// dataset without its manifest is one that was not finished.
 
 #include <functional>
 #include <string>
@@ -22,34 +23,34 @@ namespace hybrid3d::generate {
 struct DatasetTransform {
   std::string command;  // "downsample": names the command in messages
   std::string inDir, outDir;
-  // On rank 0, before anything is written: throws naming the flag when the transform does not
-  // apply to the source dataset (a generator it cannot handle, a size it does not divide).
+  /// On rank 0, before anything is written: throws naming the flag when the transform does not
+  /// apply to the source dataset (a generator it cannot handle, a size it does not divide).
   std::function<void(const Manifest& source)> check;
-  // The samples one source sample becomes (files relative to outDir), the same on every rank;
-  // a split's counts in the new manifest follow from them.
+  /// The samples one source sample becomes (files relative to outDir), the same on every rank;
+  /// a split's counts in the new manifest follow from them.
   std::function<std::vector<ManifestSample>(const Manifest& source, const ManifestSample&)>
       outputsOf;
-  // Writes the outputs of one source file (full paths, in the order outputsOf gave them), on the
-  // rank that owns it.
+  /// Writes the outputs of one source file (full paths, in the order outputsOf gave them), on the
+  /// rank that owns it.
   std::function<void(const Manifest& source, const std::string& inPath,
                      const std::vector<std::string>& outPaths)>
       write;
-  // The new manifest's size and added settings, from the source's (its samples and splits are
-  // the outputs').
+  /// The new manifest's size and added settings, from the source's (its samples and splits are
+  /// the outputs').
   std::function<void(const Manifest& source, Manifest& result)> describe;
 };
 
-// Runs the transform collectively over `comm` and returns the new manifest on every rank.
-// Throws on every rank alike, naming the file or flag.
+/// Runs the transform collectively over `comm` and returns the new manifest on every rank.
+/// Throws on every rank alike, naming the file or flag.
 Manifest transformDataset(MPI_Comm comm, const DatasetTransform& transform);
 
-// The source file's targets (/unitPar, when present) and root attributes, copied into `file`:
-// every transform keeps them, but for the attributes in `rewritten`, which it writes itself
-// (a downsampled dataset split again gets its own source_size).
+/// The source file's targets (/unitPar, when present) and root attributes, copied into `file`:
+/// every transform keeps them, but for the attributes in `rewritten`, which it writes itself
+/// (a downsampled dataset split again gets its own source_size).
 void copyTargetsAndAttributes(const data::File& source, SampleWriter& file,
                               const std::vector<std::string>& rewritten);
 
-// A whole-number option in [lo, hi]: "--factor: 'x' is not a whole number in [2, 1024]".
+/// A whole-number option in [lo, hi]: "--factor: 'x' is not a whole number in [2, 1024]".
 Index parseWholeOption(const std::string& flag, const std::string& text, Index lo, Index hi);
 
 }  // namespace hybrid3d::generate

@@ -1,21 +1,22 @@
 #pragma once
-// The manifest of a generated dataset: which generator, box size, seed, splits, and for every
-// sample its file, sample number (which keys its random streams) and physical parameters (and
-// /unitPar targets for cosmology), so a dataset can be audited or regenerated sample by sample.
-//
-// Format: DIR/manifest.txt, plain text, one record per line, words separated by spaces,
-// '#' starts a comment line:
-//   generator cosmology
-//   size 128
-//   seed 42
-//   split train 64                        (one line per split, in generation order)
-//   setting mean_count 8                  (generator settings, name value)
-//   parameter amplitude 0.6 1.2           (name lo hi, in the order of the sample values)
-//   targets unitPar                       (present when samples list unitPar after parameters)
-//   statistics log1p|plain N C M1..MC S1..SC  (hybrid3d stats: per-channel mean and standard
-//                                         deviation of the N train samples, after log1p or not)
-//   sample train train/cosmo_000000.h5 0 P1..Pn [U1..Un]
-// Numbers are written with enough digits to read back exactly.
+/// \file
+/// The manifest of a generated dataset: which generator, box size, seed, splits, and for every
+/// sample its file, sample number (which keys its random streams) and physical parameters (and
+/// /unitPar targets for cosmology), so a dataset can be audited or regenerated sample by sample.
+///
+/// Format: DIR/manifest.txt, plain text, one record per line, words separated by spaces,
+/// '#' starts a comment line:
+///   generator cosmology
+///   size 128
+///   seed 42
+///   split train 64                        (one line per split, in generation order)
+///   setting mean_count 8                  (generator settings, name value)
+///   parameter amplitude 0.6 1.2           (name lo hi, in the order of the sample values)
+///   targets unitPar                       (present when samples list unitPar after parameters)
+///   statistics log1p|plain N C M1..MC S1..SC  (hybrid3d stats: per-channel mean and standard
+///                                         deviation of the N train samples, after log1p or not)
+///   sample train train/cosmo_000000.h5 0 P1..Pn [U1..Un]
+/// Numbers are written with enough digits to read back exactly.
 
 #include <cstdint>
 #include <string>
@@ -40,7 +41,7 @@ struct ManifestSample {
   std::vector<float> unitPar;      // training targets; empty when the generator has none
 };
 
-// The channel statistics `hybrid3d stats` recorded for the train split.
+/// The channel statistics `hybrid3d stats` recorded for the train split.
 struct ManifestStatistics {
   bool log1p = false;
   Index samples = 0;
@@ -59,10 +60,10 @@ struct Manifest {
   std::vector<ManifestSample> samples;
 };
 
-// Writes `path` atomically (temporary file, then rename). Throws naming the path on failure.
+/// Writes `path` atomically (temporary file, then rename). Throws naming the path on failure.
 void writeManifest(const Manifest& m, const std::string& path);
 
-// Reads a manifest; throws naming the path and line when it is malformed.
+/// Reads a manifest; throws naming the path and line when it is malformed.
 Manifest readManifest(const std::string& path);
 
 }  // namespace hybrid3d::generate

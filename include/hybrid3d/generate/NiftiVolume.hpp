@@ -1,15 +1,16 @@
 #pragma once
-// One NIfTI-1 or NIfTI-2 volume (`.nii` or `.nii.gz`) read whole by the calling rank, through
-// the NIfTI clib's nifti2_io (Debian: libnifti2-dev), which reads both versions and either byte
-// order.
-//
-// Axis order: NIfTI stores voxel (i, j, k, t) with i fastest. The values here keep that order,
-// row-major as [t][k][j][i], so they are [C, D, H, W] with D = k, H = j, W = i and the channels
-// along t: nothing is transposed, and no orientation matrix (qform/sform) is applied.
-//
-// Values: every real voxel type (int8 .. uint64, float32, float64) as double, with the header's
-// scaling applied where scl_slope is not 0 (value = scl_slope * stored + scl_inter, as the
-// NIfTI standard says). The library reads NaN and Inf floats as 0.
+/// \file
+/// One NIfTI-1 or NIfTI-2 volume (`.nii` or `.nii.gz`) read whole by the calling rank, through
+/// the NIfTI clib's nifti2_io (Debian: libnifti2-dev), which reads both versions and either byte
+/// order.
+///
+/// Axis order: NIfTI stores voxel (i, j, k, t) with i fastest. The values here keep that order,
+/// row-major as [t][k][j][i], so they are [C, D, H, W] with D = k, H = j, W = i and the channels
+/// along t: nothing is transposed, and no orientation matrix (qform/sform) is applied.
+///
+/// Values: every real voxel type (int8 .. uint64, float32, float64) as double, with the header's
+/// scaling applied where scl_slope is not 0 (value = scl_slope * stored + scl_inter, as the
+/// NIfTI standard says). The library reads NaN and Inf floats as 0.
 
 #include <array>
 #include <string>
@@ -32,12 +33,12 @@ struct NiftiVolume {
   Index voxels() const { return extent[0] * extent[1] * extent[2]; }
 };
 
-// Reads `path`. Throws hybrid3d::Error with one line naming the file: not a NIfTI-1/2 file or a
-// damaged header, fewer than 3 or more than 4 dimensions (a 4th past 1 is the channels), a
-// voxel type that is not a real number (complex, RGB, ...), a header that promises more voxel
-// bytes than the file holds (truncated, or a header that lies about its size; for `.nii.gz`
-// checked against the size gzip records, before anything is allocated), voxels that cannot be
-// read. The library prints nothing.
+/// Reads `path`. Throws hybrid3d::Error with one line naming the file: not a NIfTI-1/2 file or a
+/// damaged header, fewer than 3 or more than 4 dimensions (a 4th past 1 is the channels), a
+/// voxel type that is not a real number (complex, RGB, ...), a header that promises more voxel
+/// bytes than the file holds (truncated, or a header that lies about its size; for `.nii.gz`
+/// checked against the size gzip records, before anything is allocated), voxels that cannot be
+/// read. The library prints nothing.
 NiftiVolume readNiftiVolume(const std::string& path);
 
 }  // namespace hybrid3d::generate

@@ -1,11 +1,12 @@
 #pragma once
-// The box rule, written once: a rank's local box is its owned box grown by its ghost widths,
-// in global indices (it may reach outside the domain: zero padding). An empty owned box grows
-// too: it sits at blockBegin (the end of the last non-empty block below it), so an upsampling
-// layer's rank that owns output voxels but no input voxels holds the input it needs as ghosts;
-// where no consumer asks an empty box for ghosts it has none (uniformGhosts), and its local box
-// has no volume. DistTensor, TensorLayout, the halo plan and the reader's data::Subvolume all
-// place their boxes by these functions.
+/// \file
+/// The box rule, written once: a rank's local box is its owned box grown by its ghost widths,
+/// in global indices (it may reach outside the domain: zero padding). An empty owned box grows
+/// too: it sits at blockBegin (the end of the last non-empty block below it), so an upsampling
+/// layer's rank that owns output voxels but no input voxels holds the input it needs as ghosts;
+/// where no consumer asks an empty box for ghosts it has none (uniformGhosts), and its local box
+/// has no volume. DistTensor, TensorLayout, the halo plan and the reader's data::Subvolume all
+/// place their boxes by these functions.
 
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
@@ -13,7 +14,7 @@
 
 namespace hybrid3d {
 
-// `owned` grown by `ghosts` on each side: [b, b) with one low ghost is [b - 1, b).
+/// `owned` grown by `ghosts` on each side: [b, b) with one low ghost is [b - 1, b).
 inline Box3 growByGhosts(Box3 owned, const GhostWidths& ghosts) {
   for (int i = 0; i < 3; ++i) {
     owned.lo[i] -= ghosts.lo[i];
@@ -22,14 +23,14 @@ inline Box3 growByGhosts(Box3 owned, const GhostWidths& ghosts) {
   return owned;
 }
 
-// The local box of the rank at `coords`: its owned box grown by its ghost widths.
+/// The local box of the rank at `coords`: its owned box grown by its ghost widths.
 inline Box3 localBox(const BlockDecomposition& d, const Int3& coords, const GhostWidths& ghosts) {
   return growByGhosts(d.ownedBox(coords), ghosts);
 }
 
-// `every` on each rank that owns voxels, none on a rank whose box is empty along a dimension
-// (along that dimension): what "the same widths on every rank" means for a halo test or a
-// reader, where no consumer asks an empty box for ghosts. Fails on a negative width.
+/// `every` on each rank that owns voxels, none on a rank whose box is empty along a dimension
+/// (along that dimension): what "the same widths on every rank" means for a halo test or a
+/// reader, where no consumer asks an empty box for ghosts. Fails on a negative width.
 inline GhostMap uniformGhosts(const BlockDecomposition& d, const GhostWidths& every) {
   GhostMap g(d.dims(), every);
   for (int i = 0; i < 3; ++i)

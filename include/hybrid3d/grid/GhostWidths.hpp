@@ -1,14 +1,15 @@
 #pragma once
-// Ghost widths: one rank's (GhostWidths) and every rank's of a process grid (GhostMap).
-//
-// A strided window over an uneven block split overhangs by different amounts on different
-// ranks (average pool k3 s2 p1 over D = 9 on 6 ranks: rank 4 needs 2 high ghosts, rank 3 only
-// 1), so ghost widths are per rank: giving every rank the largest would make rank 3 reach two
-// ranks away and refuse a grid whose real needs all lie on immediate neighbours. Windows are
-// separable, so a rank's widths along dimension i depend only on its grid coordinate along i:
-// a GhostMap is three short tables, filled from global data (the decomposition and the layer's
-// window). Every rank holds the whole map, so a halo plans what each neighbour expects from it
-// without a message.
+/// \file
+/// Ghost widths: one rank's (GhostWidths) and every rank's of a process grid (GhostMap).
+///
+/// A strided window over an uneven block split overhangs by different amounts on different
+/// ranks (average pool k3 s2 p1 over D = 9 on 6 ranks: rank 4 needs 2 high ghosts, rank 3 only
+/// 1), so ghost widths are per rank: giving every rank the largest would make rank 3 reach two
+/// ranks away and refuse a grid whose real needs all lie on immediate neighbours. Windows are
+/// separable, so a rank's widths along dimension i depend only on its grid coordinate along i:
+/// a GhostMap is three short tables, filled from global data (the decomposition and the layer's
+/// window). Every rank holds the whole map, so a halo plans what each neighbour expects from it
+/// without a message.
 
 #include <array>
 #include <memory>
@@ -19,7 +20,7 @@
 
 namespace hybrid3d {
 
-// Ghost cells per side along (d, h, w).
+/// Ghost cells per side along (d, h, w).
 struct GhostWidths {
   Int3 lo{0, 0, 0};
   Int3 hi{0, 0, 0};
@@ -32,15 +33,15 @@ struct GhostWidths {
   friend bool operator!=(const GhostWidths& a, const GhostWidths& b) { return !(a == b); }
 };
 
-// The ghost widths of every rank of a grid: lo(i, k) and hi(i, k) for grid coordinate k along
-// dimension i. The default map has no ghosts on any grid. The tables are shared between copies
-// (tensors are copied by value in the step; copying a map allocates nothing).
+/// The ghost widths of every rank of a grid: lo(i, k) and hi(i, k) for grid coordinate k along
+/// dimension i. The default map has no ghosts on any grid. The tables are shared between copies
+/// (tensors are copied by value in the step; copying a map allocates nothing).
 class GhostMap {
 public:
   GhostMap() = default;
-  // No ghosts yet on a grid of `dims` (fill with set).
+  /// No ghosts yet on a grid of `dims` (fill with set).
   explicit GhostMap(const Int3& dims) : GhostMap(dims, GhostWidths{}) {}
-  // The same widths on every rank of a grid of `dims`.
+  /// The same widths on every rank of a grid of `dims`.
   GhostMap(const Int3& dims, const GhostWidths& every)
       : dims_(dims), tables_(std::make_shared<Tables>()) {
     for (int i = 0; i < 3; ++i) {
@@ -51,7 +52,7 @@ public:
     }
   }
 
-  // Set-up only: the widths of grid coordinate `coord` along `dim`.
+  /// Set-up only: the widths of grid coordinate `coord` along `dim`.
   void set(int dim, int coord, int lo, int hi) {
     if (!tables_) fail("ghost map: set() on a map without a grid");
     if (lo < 0 || hi < 0) fail("ghost map: negative ghost width");
@@ -59,11 +60,11 @@ public:
     tables_->lo[dim].at(coord) = lo;
     tables_->hi[dim].at(coord) = hi;
   }
-  // {0, 0, 0} for the default map (any grid).
+  /// {0, 0, 0} for the default map (any grid).
   const Int3& dims() const { return dims_; }
   int lo(int dim, int coord) const { return tables_ ? tables_->lo[dim].at(coord) : 0; }
   int hi(int dim, int coord) const { return tables_ ? tables_->hi[dim].at(coord) : 0; }
-  // The widths of the rank at `coords` (an empty owned box included: DistTensor.hpp).
+  /// The widths of the rank at `coords` (an empty owned box included: DistTensor.hpp).
   GhostWidths at(const Int3& coords) const {
     GhostWidths g;
     for (int i = 0; i < 3; ++i) {
@@ -72,7 +73,7 @@ public:
     }
     return g;
   }
-  // True when no rank has ghosts (then a layer needs no halo at all).
+  /// True when no rank has ghosts (then a layer needs no halo at all).
   bool none() const {
     if (!tables_) return true;
     for (int i = 0; i < 3; ++i)
@@ -80,7 +81,7 @@ public:
         if (tables_->lo[i][k] != 0 || tables_->hi[i][k] != 0) return false;
     return true;
   }
-  // Fails naming `what` unless the map can describe ghosts on a grid of `dims`.
+  /// Fails naming `what` unless the map can describe ghosts on a grid of `dims`.
   void checkGrid(const Int3& grid, const char* what) const {
     if (!none() && dims_ != grid)
       fail(what, ": ghost widths for grid ", toString(dims_), " used on grid ", toString(grid));

@@ -1,11 +1,12 @@
 #pragma once
-// The hybrid process grid: world = G data-parallel groups x P = pd*ph*pw spatial ranks.
-//
-// World rank r belongs to group g = r / P at spatial rank s = r % P, so the P ranks that share
-// one sample are consecutive (on the same node when ranks are packed by node). Each group gets
-// a non-periodic Cartesian communicator (the halo neighbours); each spatial position gets a
-// data-parallel communicator over the G ranks holding the same box of different samples
-// (weight-gradient reduction). All communicators are owned (OwnedComm) and freed with the grid.
+/// \file
+/// The hybrid process grid: world = G data-parallel groups x P = pd*ph*pw spatial ranks.
+///
+/// World rank r belongs to group g = r / P at spatial rank s = r % P, so the P ranks that share
+/// one sample are consecutive (on the same node when ranks are packed by node). Each group gets
+/// a non-periodic Cartesian communicator (the halo neighbours); each spatial position gets a
+/// data-parallel communicator over the G ranks holding the same box of different samples
+/// (weight-gradient reduction). All communicators are owned (OwnedComm) and freed with the grid.
 
 #include <string>
 
@@ -18,8 +19,8 @@ namespace hybrid3d {
 
 class ProcessGrid {
 public:
-  // Collective over `world`. Throws hybrid3d::Error on every rank (before any communicator is
-  // made) when a dimension is < 1 or the world size is not a multiple of pd*ph*pw.
+  /// Collective over `world`. Throws hybrid3d::Error on every rank (before any communicator is
+  /// made) when a dimension is < 1 or the world size is not a multiple of pd*ph*pw.
   ProcessGrid(MPI_Comm world, const Int3& spatialDims);
   ProcessGrid(const ProcessGrid&) = delete;
   ProcessGrid& operator=(const ProcessGrid&) = delete;
@@ -38,7 +39,7 @@ public:
   const Int3& dims() const { return dims_; }
   const Int3& coords() const { return coords_; }
   Int3 coordsOf(int spatialRank) const;
-  // Spatial rank at `coords`, or MPI_PROC_NULL outside the (non-periodic) grid.
+  /// Spatial rank at `coords`, or MPI_PROC_NULL outside the (non-periodic) grid.
   int rankAt(const Int3& coords) const;
 
 private:
@@ -48,11 +49,11 @@ private:
   OwnedComm world_, spatial_, data_;
 };
 
-// Parses "DxHxW" (three integers >= 1, e.g. "2x1x1"). Throws naming the text otherwise.
+/// Parses "DxHxW" (three integers >= 1, e.g. "2x1x1"). Throws naming the text otherwise.
 Int3 parseGridSpec(const std::string& text);
 
-// Chooses pd*ph*pw = P so that the subdomains of `extents` are closest to cubes (least halo
-// surface per rank); ties prefer cutting D first, which keeps HDF5 hyperslab reads contiguous.
+/// Chooses pd*ph*pw = P so that the subdomains of `extents` are closest to cubes (least halo
+/// surface per rank); ties prefer cutting D first, which keeps HDF5 hyperslab reads contiguous.
 Int3 autoSpatialGrid(int P, const Index3& extents);
 
 }  // namespace hybrid3d

@@ -1,13 +1,14 @@
 #pragma once
-// The shape of a distributed activation as a model sees it: the per-group batch, the channels
-// and the GLOBAL spatial extents. How the extents are cut over the spatial grid is the
-// decomposition's business (BlockDecomposition.hpp, DistTensor.hpp).
+/// \file
+/// The shape of a distributed activation as a model sees it: the per-group batch, the channels
+/// and the GLOBAL spatial extents. How the extents are cut over the spatial grid is the
+/// decomposition's business (BlockDecomposition.hpp, DistTensor.hpp).
 
 #include <hybrid3d/core/Types.hpp>
 
 namespace hybrid3d {
 
-// Shape of a distributed activation: per-group batch, channels and global spatial extents.
+/// Shape of a distributed activation: per-group batch, channels and global spatial extents.
 struct TensorShape {
   int batch = 0;
   int channels = 0;

@@ -1,24 +1,25 @@
 #pragma once
-// AvgPool3d's backward-data on host memory for a compile-time window (K, S > 0): one pass that
-// computes every cell of the ghosted dx straight from dy, with the same bits as the two device
-// passes (avgPoolScaleGradient, then avgPoolSumWindows).
-//
-// Why a host path: the device form first writes z = dy / divisor to a buffer and then walks
-// dx's rows through Kokkos' team and vector ranges, which on a host backend are plain loops
-// around each row. A row of dx at 32x64^3 is 65 cells, and its set-up (the decode, the
-// OutputRange look-ups, the choice among the nd x nh sums, the edge cells, the vectoriser's
-// alias checks between dx, the row buffer and z) cost about as much as its cells: the kernel
-// ran at 0.36-0.40 of the copy bandwidth there, 0.49 at 16x128^3. Here a plane of dx (fixed n,
-// c and D index) is one work item: its D outputs are found once, each row's H outputs once,
-// the row buffer and the rows of dx and dy are restrict pointers, and the scaling is folded
-// into the row buffer's sums (no z buffer written and read back).
-//
-// The bits: each term is z = dy * (T(wd * wh) * ww), as avgPoolScaleGradient rounds it; a row's
-// buffer entry q is 0 + the terms of its nd x nh outputs in the order (od, oh), as
-// avgPoolSumWindows' byOutput; interior cells add their outputs' entries along W from 0 in
-// increasing ow; edge cells take the entry of their one output, or the generic (od, oh, ow)
-// sum of the terms when they have two or more, or 0 with none. The same operations in the same
-// order, so the same bits.
+/// \file
+/// AvgPool3d's backward-data on host memory for a compile-time window (K, S > 0): one pass that
+/// computes every cell of the ghosted dx straight from dy, with the same bits as the two device
+/// passes (avgPoolScaleGradient, then avgPoolSumWindows).
+///
+/// Why a host path: the device form first writes z = dy / divisor to a buffer and then walks
+/// dx's rows through Kokkos' team and vector ranges, which on a host backend are plain loops
+/// around each row. A row of dx at 32x64^3 is 65 cells, and its set-up (the decode, the
+/// OutputRange look-ups, the choice among the nd x nh sums, the edge cells, the vectoriser's
+/// alias checks between dx, the row buffer and z) cost about as much as its cells, and the kernel
+/// ran well below the copy bandwidth (docs/performance-notes.md, "Pooling"). Here a plane of dx
+/// (fixed n, c and D index) is one work item: its D outputs are found once, each row's H outputs
+/// once, the row buffer and the rows of dx and dy are restrict pointers, and the scaling is
+/// folded into the row buffer's sums (no z buffer written and read back).
+///
+/// The bits: each term is z = dy * (T(wd * wh) * ww), as avgPoolScaleGradient rounds it; a row's
+/// buffer entry q is 0 + the terms of its nd x nh outputs in the order (od, oh), as
+/// avgPoolSumWindows' byOutput; interior cells add their outputs' entries along W from 0 in
+/// increasing ow; edge cells take the entry of their one output, or the generic (od, oh, ow)
+/// sum of the terms when they have two or more, or 0 with none. The same operations in the same
+/// order, so the same bits.
 
 #include <Kokkos_Core.hpp>
 
@@ -29,9 +30,9 @@
 
 namespace hybrid3d::Impl {
 
-// What the host backward reads: dy on the owned outputs (ody: its ghost offset), the per-
-// dimension reciprocal divisors of the owned outputs, and the inverse window map of dx's local
-// indices (Pool3dPlan::outputsOf).
+/// What the host backward reads: dy on the owned outputs (ody: its ghost offset), the per-
+/// dimension reciprocal divisors of the owned outputs, and the inverse window map of dx's local
+/// indices (Pool3dPlan::outputsOf).
 template <class DyView, class WView, class RangeView>
 struct AvgPoolBackwardInputs {
   DyView dy;
@@ -42,8 +43,8 @@ struct AvgPoolBackwardInputs {
   Index outW;  // owned outputs along W
 };
 
-// One row's buffer: entry q = 0 + sum over the row's ND x NH outputs (od0 + a, oh0 + e) in the
-// order (a, e) of dy * (wd * wh * ww) at owned output q along W.
+/// One row's buffer: entry q = 0 + sum over the row's ND x NH outputs (od0 + a, oh0 + e) in the
+/// order (a, e) of dy * (wd * wh * ww) at owned output q along W.
 template <int ND, int NH, class T, class In>
 HYBRID3D_HOST_FORCEINLINE void avgPoolRowBuffer(const In& in, Index n, Index c, Index zd, Index zh,
                                                 T* __restrict byOutput) {
@@ -63,8 +64,8 @@ HYBRID3D_HOST_FORCEINLINE void avgPoolRowBuffer(const In& in, Index n, Index c, 
   }
 }
 
-// The generic sum at dx's local cell (i, j, k): the terms of every owned output whose window
-// holds it, in the order (od, oh, ow) (AvgPoolInputSum on z).
+/// The generic sum at dx's local cell (i, j, k): the terms of every owned output whose window
+/// holds it, in the order (od, oh, ow) (AvgPoolInputSum on z).
 template <class T, class In>
 inline T avgPoolCellSum(const In& in, Index n, Index c, Index i, Index j, Index k) {
   T sum = 0;
@@ -78,8 +79,8 @@ inline T avgPoolCellSum(const In& in, Index n, Index c, Index i, Index j, Index 
   return sum;
 }
 
-// The rows of dx's plane (n, c, i) with that plane's nd outputs along D from zd (ND == nd,
-// 1 <= ND <= ceil(K / S)): each row's buffer, then its interior (PhaseRun) and edge cells.
+/// The rows of dx's plane (n, c, i) with that plane's nd outputs along D from zd (ND == nd,
+/// 1 <= ND <= ceil(K / S)): each row's buffer, then its interior (PhaseRun) and edge cells.
 template <int K, int S, int ND, class DxView, class In>
 HYBRID3D_HOST_FORCEINLINE void avgPoolBackwardPlane(
     const DxView& dxv, const In& in, const PhaseRun& run, Index n, Index c, Index i, Index zd,
@@ -124,9 +125,9 @@ HYBRID3D_HOST_FORCEINLINE void avgPoolBackwardPlane(
   }
 }
 
-// The plane function built for the baseline and for AVX2 (HostIsa.hpp; the plane and row-buffer
-// functions are force-inlined, so each copy is compiled for its target). Multiplies and adds
-// only, in the same order: the same bits on both (GCC neither contracts nor reorders them).
+/// The plane function built for the baseline and for AVX2 (HostIsa.hpp; the plane and row-buffer
+/// functions are force-inlined, so each copy is compiled for its target). Multiplies and adds
+/// only, in the same order: the same bits on both (GCC neither contracts nor reorders them).
 template <int K, int S, int ND, class DxView, class In>
 void avgPoolBackwardPlaneBaseline(const DxView& dxv, const In& in, const PhaseRun& run, Index n,
                                   Index c, Index i, Index zd, Index rowsH, Index width,
@@ -143,10 +144,10 @@ HYBRID3D_TARGET_AVX2 void avgPoolBackwardPlaneAvx2(
 }
 #endif
 
-// dx (every local cell, N x C x dx's local box as `rows`) := the backward of the average pool,
-// on a host execution space: one work item per plane of dx, a row buffer of the owned outputs
-// along W in per-thread scratch; the plane function of `isa` (Baseline where the build or the
-// CPU lacks AVX2).
+/// dx (every local cell, N x C x dx's local box as `rows`) := the backward of the average pool,
+/// on a host execution space: one work item per plane of dx, a row buffer of the owned outputs
+/// along W in per-thread scratch; the plane function of `isa` (Baseline where the build or the
+/// CPU lacks AVX2).
 template <int K, int S, class ExecSpace, class DxView, class In>
 void avgPoolBackwardHost(const ExecSpace& exec, const OwnedRows& rows, const PhaseRun& run,
                          const DxView& dxv, const In& in, HostIsa isa) {

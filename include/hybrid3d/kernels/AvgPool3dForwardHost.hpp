@@ -1,15 +1,17 @@
 #pragma once
-// AvgPool3d's forward on host memory for a compile-time window: avgPoolForwardRowSums' two
-// passes per row of outputs (the column sums over the window's K x K rows of x, then each
-// output's K columns of those sums) as a row function on restrict pointers, built for the
-// baseline and for AVX2 (HostIsa.hpp), one work item per plane of outputs.
-//
-// Why: the forward re-reads each input row about 2.25 times from the caches (K = 3 rows of
-// each of K planes per output row, stride 2) and was bound by those loads and adds, not by
-// memory: software prefetch changed nothing, and it ran at 0.53-0.63 of the copy at 16x128^3.
-// AVX2 does the same adds 8 lanes at a time. The operations and their order are
-// avgPoolForwardRowSums' (adds from 0 in (d, h) order, then in w order, times a * ww), lane by
-// lane, and "avx2" enables no FMA: the same bits on both instruction sets.
+/// \file
+/// AvgPool3d's forward on host memory for a compile-time window: avgPoolForwardRowSums' two
+/// passes per row of outputs (the column sums over the window's K x K rows of x, then each
+/// output's K columns of those sums) as a row function on restrict pointers, built for the
+/// baseline and for AVX2 (HostIsa.hpp), one work item per plane of outputs.
+///
+/// Why: the forward re-reads each input row about 2.25 times from the caches (K = 3 rows of
+/// each of K planes per output row, stride 2) and was bound by those loads and adds, not by
+/// memory: software prefetch changed nothing, and it ran well below the copy bandwidth
+/// (docs/performance-notes.md, "Pooling").
+/// AVX2 does the same adds 8 lanes at a time. The operations and their order are
+/// avgPoolForwardRowSums' (adds from 0 in (d, h) order, then in w order, times a * ww), lane by
+/// lane, and "avx2" enables no FMA: the same bits on both instruction sets.
 
 #include <limits>
 
@@ -23,9 +25,9 @@
 
 namespace hybrid3d::Impl {
 
-// One row of `width` outputs: x points at the first output's window start (rowStride and
-// planeStride: x's strides along H and D), `sums` holds S * (width - 1) + K columns, a is the
-// row's (wd * wh) and ww the reciprocal divisors along W.
+/// One row of `width` outputs: x points at the first output's window start (rowStride and
+/// planeStride: x's strides along H and D), `sums` holds S * (width - 1) + K columns, a is the
+/// row's (wd * wh) and ww the reciprocal divisors along W.
 template <int K, int S, class T>
 KOKKOS_FORCEINLINE_FUNCTION void avgPoolRowHost(const T* __restrict x, Index rowStride,
                                                 Index planeStride, T* __restrict sums,
@@ -59,8 +61,8 @@ HYBRID3D_TARGET_AVX2 void avgPoolRowAvx2(const T* x, Index rowStride, Index plan
 }
 #endif
 
-// The forward over `rows` (N x C x the owned output box) with the row function of `isa`; the
-// arguments are avgPoolForwardRowSums'.
+/// The forward over `rows` (N x C x the owned output box) with the row function of `isa`; the
+/// arguments are avgPoolForwardRowSums'.
 template <int K, int S, class ExecSpace, class XView, class YView, class WView>
 void avgPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const PoolGeometry& g,
                         const Origin3& xo, const GhostOffset& oy, const XView& xv, const YView& yv,

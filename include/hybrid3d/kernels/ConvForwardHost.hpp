@@ -1,23 +1,25 @@
 #pragma once
-// Forward of a 3^3 stride-1 float convolution on host memory as a direct AVX2 + FMA kernel, for
-// layers with very few input channels (CosmoFlow's conv1: 4):
-//
-//   y(n, co, d, h, w) = bias[co] + sum over ci, a, b, c of
-//                       w[co][ci][a][b][c] * x(n, ci, d + a + o0, h + b + o1, w + c + o2)
-//
-// Why: with 4 input channels each output voxel is a 108-term sum, too short for a blocked
-// gemm or oneDNN's channel-blocked kernels to keep the FMA units busy: im2col + gemm ran conv1
-// at 43 % of a Zen 3 core's FMA peak, oneDNN 2.6 (jit:avx2) at 57-64 %.
-//
-// How: one work item per output row (n, d, h). Vectors run along W: 4 output channels x 2
-// vectors (16 voxels) are 8 accumulators in registers; each of the Cin x 27 taps loads 2
-// vectors of x (shifted by the tap's c) and broadcasts 4 weights for 8 FMAs. The row's
-// Cin x 9 input rows stay in L1 while the channel blocks pass over them. The bias starts the
-// sums; each output is written once. Sums run in a fixed order (ci, a, b, c): the same bits on
-// every run and every grid.
-//
-// AVX2 + FMA only (HostIsa.hpp): the caller checks hostHasAvx2Fma() and keeps its engine's own
-// pass otherwise (and on device memory, and in double).
+/// \file
+/// Forward of a 3^3 stride-1 float convolution on host memory as a direct AVX2 + FMA kernel, for
+/// layers with very few input channels (CosmoFlow's conv1: 4):
+///
+///   y(n, co, d, h, w) = bias[co] + sum over ci, a, b, c of
+///                       w[co][ci][a][b][c] * x(n, ci, d + a + o0, h + b + o1, w + c + o2)
+///
+/// Why: with 4 input channels each output voxel is a 108-term sum, too short for a blocked
+/// gemm or oneDNN's channel-blocked kernels to keep the FMA units busy: im2col + gemm and
+/// oneDNN 2.6 (jit:avx2) ran conv1 well below the FMA peak (docs/performance-notes.md, "Direct
+/// convolution kernels").
+///
+/// How: one work item per output row (n, d, h). Vectors run along W: 4 output channels x 2
+/// vectors (16 voxels) are 8 accumulators in registers; each of the Cin x 27 taps loads 2
+/// vectors of x (shifted by the tap's c) and broadcasts 4 weights for 8 FMAs. The row's
+/// Cin x 9 input rows stay in L1 while the channel blocks pass over them. The bias starts the
+/// sums; each output is written once. Sums run in a fixed order (ci, a, b, c): the same bits on
+/// every run and every grid.
+///
+/// AVX2 + FMA only (HostIsa.hpp): the caller checks hostHasAvx2Fma() and keeps its engine's own
+/// pass otherwise (and on device memory, and in double).
 
 #include <algorithm>
 #include <type_traits>
@@ -32,9 +34,9 @@
 
 namespace hybrid3d::Impl {
 
-// The most input channels the kernel takes. Measured on a Zen 3 core (rank boxes of the 2-rank
-// CosmoFlow step): 4 -> 16 on 64x128^2 80 GFLOP/s against oneDNN's 66; 16 -> 32 on 32x64^2 77
-// against oneDNN's 92 (whose channel-blocked kernel has enough channels there).
+/// The most input channels the kernel takes: on the rank boxes of the 2-rank CosmoFlow step it
+/// beat oneDNN on conv1 (4 -> 16), not on conv2 (16 -> 32), where oneDNN's channel-blocked
+/// kernel has enough channels (docs/performance-notes.md, "Direct convolution kernels").
 constexpr Index convForwardHostMaxCin = 4;
 
 template <class T, class M>
@@ -42,15 +44,15 @@ bool convForwardHostCanRun(Index kernel, Index stride, Index cin) {  // DirectCo
   return directConvHostCanRun<T, M>(kernel, stride, cin, convForwardHostMaxCin);
 }
 
-// One rank's (or one overlap part's) problem: the operands, y the output box.
+/// One rank's (or one overlap part's) problem: the operands, y the output box.
 struct ConvForwardHostProblem : DirectConvOperands {
   const float* w = nullptr;     // [cout][cin][27], PyTorch's order
   const float* bias = nullptr;  // [cout] or null
 };
 
 #if HYBRID3D_HOST_AVX2
-// Output channels co0 .. co0 + B - 1 of one row, voxels w0 .. w0 + 8V - 1 (the last vector
-// masked to `mask` when Masked).
+/// Output channels co0 .. co0 + B - 1 of one row, voxels w0 .. w0 + 8V - 1 (the last vector
+/// masked to `mask` when Masked).
 template <int B, int V, bool Masked>
 HYBRID3D_TARGET_AVX2_FMA inline void convForwardHostBlock(const ConvForwardHostProblem& p,
                                                           const float* xRow, float* yRow, Index co0,
@@ -89,9 +91,10 @@ HYBRID3D_TARGET_AVX2_FMA inline void convForwardHostBlock(const ConvForwardHostP
     }
 }
 
-// One output row, output channels co0 .. co0 + B - 1: blocks of 16 voxels, then of 8, then the
-// masked tail. (4 channels x 2 vectors: 8 accumulators, 2 loads of x and 4 broadcasts per 8
-// FMAs; 4 x 3 vectors needs all 16 registers, and GCC then spilled: 56 against 80 GFLOP/s.)
+/// One output row, output channels co0 .. co0 + B - 1: blocks of 16 voxels, then of 8, then the
+/// masked tail. (4 channels x 2 vectors: 8 accumulators, 2 loads of x and 4 broadcasts per 8
+/// FMAs; 4 x 3 vectors needs all 16 registers, and GCC then spilled, which ran slower:
+/// docs/performance-notes.md, "Direct convolution kernels".)
 template <int B>
 HYBRID3D_TARGET_AVX2_FMA void convForwardHostRow(const ConvForwardHostProblem& p, const float* xRow,
                                                  float* yRow, Index co0) {
@@ -104,8 +107,8 @@ HYBRID3D_TARGET_AVX2_FMA void convForwardHostRow(const ConvForwardHostProblem& p
 }
 #endif
 
-// y's box := the convolution, one work item per output row over the host execution space's
-// threads. Requires convForwardHostCanRun.
+/// y's box := the convolution, one work item per output row over the host execution space's
+/// threads. Requires convForwardHostCanRun.
 template <class HostExec>
 void convForwardHost(const HostExec& exec, const ConvForwardHostProblem& p) {
   static_assert(

@@ -1,27 +1,29 @@
 #pragma once
-// Backward-weights of a 3^3 stride-1 float convolution on host memory as a direct AVX2 + FMA
-// kernel, for layers with few input channels (CosmoFlow's conv1: 4):
-//
-//   dw[co][ci][a][b][c] += sum over owned output voxels (n, d, h, w) of
-//                          dy(n, co, d, h, w) * x(n, ci, d + a + o0, h + b + o1, w + c + o2)
-//   db[co]              += sum of dy(n, co, ...)
-//
-// Why: with 4 input channels the product is [Cout = 16] x [Cin * 27 = 108] summed over every
-// voxel. im2col + gemm (the kokkos engine) writes and reads 27 copies of x and hands OpenBLAS a
-// shape it packs badly (39 % of the FMA peak on a Zen 3 core at 128^3, the plain gemm alone
-// 54 %); oneDNN 2.6's jit:avx2 reaches 34 %. This kernel reads x and dy where they lie.
-//
-// How: vectors run along W, so every load is contiguous: for 8 voxels of a row, 4 output
-// channels x the 3 W-taps c are 12 accumulators in registers, fed by 4 loads of dy and 3 of x
-// (x shifted by c) per 12 FMAs. Rows (n, d, h) go in tiles small enough that their dy and x
-// rows stay in cache while every (ci, a, b) passes over them; between tiles the accumulators
-// rest as per-lane partial sums in a small array on the stack, summed across lanes once at the
-// end. The order of every sum is fixed: the same bits on every run of one machine and grid (the
-// vector lanes split the sum by w mod 8, so another box cut sums in another order: float
-// rounding, as any engine).
-//
-// AVX2 + FMA only (HostIsa.hpp): the caller checks hostHasAvx2Fma() and keeps its engine's own
-// pass otherwise (and on device memory, and in double).
+/// \file
+/// Backward-weights of a 3^3 stride-1 float convolution on host memory as a direct AVX2 + FMA
+/// kernel, for layers with few input channels (CosmoFlow's conv1: 4):
+///
+///   dw[co][ci][a][b][c] += sum over owned output voxels (n, d, h, w) of
+///                          dy(n, co, d, h, w) * x(n, ci, d + a + o0, h + b + o1, w + c + o2)
+///   db[co]              += sum of dy(n, co, ...)
+///
+/// Why: with 4 input channels the product is [Cout = 16] x [Cin * 27 = 108] summed over every
+/// voxel. im2col + gemm (the kokkos engine) writes and reads 27 copies of x and hands OpenBLAS a
+/// shape it packs badly, and oneDNN 2.6's jit:avx2 kernel reaches less still (both far from the
+/// FMA peak: docs/performance-notes.md, "Direct convolution kernels"). This kernel reads x and
+/// dy where they lie.
+///
+/// How: vectors run along W, so every load is contiguous: for 8 voxels of a row, 4 output
+/// channels x the 3 W-taps c are 12 accumulators in registers, fed by 4 loads of dy and 3 of x
+/// (x shifted by c) per 12 FMAs. Rows (n, d, h) go in tiles small enough that their dy and x
+/// rows stay in cache while every (ci, a, b) passes over them; between tiles the accumulators
+/// rest as per-lane partial sums in a small array on the stack, summed across lanes once at the
+/// end. The order of every sum is fixed: the same bits on every run of one machine and grid (the
+/// vector lanes split the sum by w mod 8, so another box cut sums in another order: float
+/// rounding, as any engine).
+///
+/// AVX2 + FMA only (HostIsa.hpp): the caller checks hostHasAvx2Fma() and keeps its engine's own
+/// pass otherwise (and on device memory, and in double).
 
 #include <algorithm>
 #include <cstring>
@@ -38,11 +40,11 @@
 
 namespace hybrid3d::Impl {
 
-// The most input channels the kernel takes (its partial sums live on the stack: 110 KiB at
-// 32). Measured on a Zen 3 core against the best other engine, rank boxes of the 2-rank step:
-// 4 -> 16 on 64x128^2 79 against 40 GFLOP/s, 16 -> 32 on 32x64^2 85 against 72, 32 -> 64 on
-// 32^3 76 against 73. Wider layers keep their engine's pass: at 64 and 128 input channels a
-// first try ran at 35-60 GFLOP/s (the tile's x rows grow with the channels and leave L2).
+/// The most input channels the kernel takes (its partial sums live on the stack: 110 KiB at
+/// 32). Up to 32 it beat the best other engine on the rank boxes of the 2-rank CosmoFlow step;
+/// wider layers keep their engine's pass: at 64 and 128 input channels a first try was slower
+/// (the tile's x rows grow with the channels and leave L2). Figures: docs/performance-notes.md,
+/// "Direct convolution kernels".
 constexpr Index convWeightsHostMaxCin = 32;
 
 template <class T, class M>
@@ -50,18 +52,18 @@ bool convWeightsHostCanRun(Index kernel, Index stride, Index cin) {  // DirectCo
   return directConvHostCanRun<T, M>(kernel, stride, cin, convWeightsHostMaxCin);
 }
 
-// One rank's problem: the operands (y is dy on the owned output box), the gradients added into.
+/// One rank's problem: the operands (y is dy on the owned output box), the gradients added into.
 struct ConvWeightsHostProblem : DirectConvOperands {
   float* dw = nullptr;  // [cout][cin][27], added into
   float* db = nullptr;  // [cout], added into; null without a bias
 };
 
-// Rows of a tile: about this many bytes of dy and x rows per tile (a core's L2 holds them with
-// room for the next tile's prefetch).
+/// Rows of a tile: about this many bytes of dy and x rows per tile (a core's L2 holds them with
+/// room for the next tile's prefetch).
 constexpr Index convWeightsHostTileBytes = Index(96) << 10;
 
 #if HYBRID3D_HOST_AVX2
-// The output channels co0 .. co0 + B - 1 (B <= 4): their dw rows and bias.
+/// The output channels co0 .. co0 + B - 1 (B <= 4): their dw rows and bias.
 template <int B>
 HYBRID3D_TARGET_AVX2_FMA void convWeightsHostBlock(const ConvWeightsHostProblem& p, Index co0) {
   constexpr int lanes = 8;
@@ -146,9 +148,9 @@ HYBRID3D_TARGET_AVX2_FMA void convWeightsHostBlock(const ConvWeightsHostProblem&
 }
 #endif
 
-// dw (and db) += this rank's contribution, blocks of 4 output channels in parallel over the
-// host execution space's threads (each block owns its rows of dw: no two threads add into the
-// same value). Requires hostHasAvx2Fma() and cin <= convWeightsHostMaxCin.
+/// dw (and db) += this rank's contribution, blocks of 4 output channels in parallel over the
+/// host execution space's threads (each block owns its rows of dw: no two threads add into the
+/// same value). Requires hostHasAvx2Fma() and cin <= convWeightsHostMaxCin.
 template <class HostExec>
 void convWeightsHost(const HostExec& exec, const ConvWeightsHostProblem& p) {
   static_assert(

@@ -1,7 +1,8 @@
 #pragma once
-// What the direct host convolution kernels (ConvForwardHost.hpp, ConvWeightsHost.hpp) read of a
-// float 3^3 stride-1 layer's tensors: raw pointers and strides (elements; W is unit-stride in
-// NCDHW LayoutRight), the output box computed and where its taps start in the ghosted input.
+/// \file
+/// What the direct host convolution kernels (ConvForwardHost.hpp, ConvWeightsHost.hpp) read of a
+/// float 3^3 stride-1 layer's tensors: raw pointers and strides (elements; W is unit-stride in
+/// NCDHW LayoutRight), the output box computed and where its taps start in the ghosted input.
 
 #include <type_traits>
 
@@ -13,16 +14,16 @@
 
 namespace hybrid3d::Impl {
 
-// Whether scalar T in memory space M (a memory space or a Kokkos::Device) is what the direct
-// kernels compute: float the host can address. A layer calls them only under `if constexpr` on
-// this, so other instantiations (double, device memory) hold no call.
+/// Whether scalar T in memory space M (a memory space or a Kokkos::Device) is what the direct
+/// kernels compute: float the host can address. A layer calls them only under `if constexpr` on
+/// this, so other instantiations (double, device memory) hold no call.
 template <class T, class M>
 constexpr bool directConvHostTypes = std::is_same_v<T, float>&&
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible;
 
-// Whether the direct kernels can run a layer of scalar T in memory space M with this kernel,
-// stride and input channels, on this CPU: those types, 3^3 stride 1, at most maxCin input
-// channels (each kernel's own bound), AVX2 and FMA.
+/// Whether the direct kernels can run a layer of scalar T in memory space M with this kernel,
+/// stride and input channels, on this CPU: those types, 3^3 stride 1, at most maxCin input
+/// channels (each kernel's own bound), AVX2 and FMA.
 template <class T, class M>
 bool directConvHostCanRun(Index kernel, Index stride, Index cin, Index maxCin) {
   return directConvHostTypes<T, M> && kernel == 3 && stride == 1 && cin <= maxCin &&
@@ -39,8 +40,8 @@ struct DirectConvOperands {
   Index yN = 0, yC = 0, yD = 0, yH = 0;  // y(n, co, d, h, w) at y + n*yN + co*yC + d*yD + h*yH + w
 };
 
-// The operands of a float layer's box: x and y (or dy) as NCDHW LayoutRight views, y's first
-// voxel of the box at local index yFirst, the box's geometry.
+/// The operands of a float layer's box: x and y (or dy) as NCDHW LayoutRight views, y's first
+/// voxel of the box at local index yFirst, the box's geometry.
 template <class XView, class YView>
 DirectConvOperands directConvOperands(const XView& x, const YView& y, const Index3& yFirst,
                                       const ConvGeometry& g) {

@@ -1,8 +1,9 @@
 #pragma once
-// Building blocks of the element-wise layers (activations, dropout, concat, losses): walking the
-// owned cells of DistTensors that may carry different ghost widths, and the rows of the
-// replicated [N, F] feature views of the dense part (kernels/FeatureView.hpp). Kernels take their
-// math functions from hybrid3d/core/Math.hpp.
+/// \file
+/// Building blocks of the element-wise layers (activations, dropout, concat, losses): walking the
+/// owned cells of DistTensors that may carry different ghost widths, and the rows of the
+/// replicated [N, F] feature views of the dense part (kernels/FeatureView.hpp). Kernels take their
+/// math functions from hybrid3d/core/Math.hpp.
 
 #include <limits>
 
@@ -19,12 +20,12 @@ namespace hybrid3d {
 
 namespace Impl {
 
-// The owned cells of N x C x (owned box) as rows along W: plane p is (n, c, z) and holds rows
-// y = 0 .. e1-1, each of `width` cells x = 0 .. width-1, with (z, y, x) offsets inside the owned
-// box. A row is contiguous in every tensor of the same decomposition, whatever its ghosts, so
-// one kernel can read x and write y although their ghost widths differ: each tensor adds its own
-// ghost offset. Decoding a plane costs a few divisions, once per e1 * width cells. The box may
-// be any box of offsets (pooling walks its owned outputs, or the whole local array of dx).
+/// The owned cells of N x C x (owned box) as rows along W: plane p is (n, c, z) and holds rows
+/// y = 0 .. e1-1, each of `width` cells x = 0 .. width-1, with (z, y, x) offsets inside the owned
+/// box. A row is contiguous in every tensor of the same decomposition, whatever its ghosts, so
+/// one kernel can read x and write y although their ghost widths differ: each tensor adds its own
+/// ghost offset. Decoding a plane costs a few divisions, once per e1 * width cells. The box may
+/// be any box of offsets (pooling walks its owned outputs, or the whole local array of dx).
 struct OwnedRows {
   Index channels = 0, e0 = 0, e1 = 0, width = 0;
   Index planes = 0;  // N * C * e0
@@ -35,7 +36,7 @@ struct OwnedRows {
   template <class T, class M>
   explicit OwnedRows(const DistTensor<T, M>& t)
       : OwnedRows(t.batch(), t.channels(), t.owned().extents()) {}
-  // An [N, F] feature view: N rows of F (channel, z and y are 0).
+  /// An [N, F] feature view: N rows of F (channel, z and y are 0).
   template <class T, class M>
   explicit OwnedRows(const FeatureView<T, M>& v)
       : OwnedRows(Index(v.extent(0)), 1, Index3{1, 1, Index(v.extent(1))}) {}
@@ -49,7 +50,7 @@ struct OwnedRows {
   }
 };
 
-// Where the owned box starts in a tensor's local array (its low ghost widths).
+/// Where the owned box starts in a tensor's local array (its low ghost widths).
 struct GhostOffset {
   Index d = 0, h = 0, w = 0;
 };
@@ -62,11 +63,11 @@ GhostOffset ghostOffset(const DistTensor<T, M>& t) {
 template <class ExecSpace>
 using RowPolicy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<Index>>;
 
-// One team per plane of `rows`, with vector lanes for a row: the smallest power of two that
-// covers it, capped at the backend's maximum (a warp on CUDA; host backends run the row as one
-// loop), and the team size Kokkos recommends for `kernel` with that vector length.
-// `threadScratch`: bytes of level-0 scratch per team thread (a row buffer its lanes share),
-// set before asking for the team size so that the recommendation fits it.
+/// One team per plane of `rows`, with vector lanes for a row: the smallest power of two that
+/// covers it, capped at the backend's maximum (a warp on CUDA; host backends run the row as one
+/// loop), and the team size Kokkos recommends for `kernel` with that vector length.
+/// `threadScratch`: bytes of level-0 scratch per team thread (a row buffer its lanes share),
+/// set before asking for the team size so that the recommendation fits it.
 template <class ExecSpace, class Kernel, class Tag>
 RowPolicy<ExecSpace> rowPolicy(const ExecSpace& exec, const OwnedRows& rows, const Kernel& kernel,
                                const Tag& tag, std::size_t threadScratch = 0) {
@@ -83,10 +84,10 @@ RowPolicy<ExecSpace> rowPolicy(const ExecSpace& exec, const OwnedRows& rows, con
   return policy;
 }
 
-// body(n, c, z, y, x) for every cell of `rows`: one team per plane, its rows over the team's
-// threads, a row's cells over the vector lanes. The innermost index is unit-stride, so a GPU
-// coalesces and a CPU compiler vectorises the row loop (body must be branch-free for that).
-// Cells are independent.
+/// body(n, c, z, y, x) for every cell of `rows`: one team per plane, its rows over the team's
+/// threads, a row's cells over the vector lanes. The innermost index is unit-stride, so a GPU
+/// coalesces and a CPU compiler vectorises the row loop (body must be branch-free for that).
+/// Cells are independent.
 template <class ExecSpace, class Body>
 void forEachRowCell(const char* label, const ExecSpace& exec, const OwnedRows& rows,
                     const Body& body) {
@@ -104,13 +105,13 @@ void forEachRowCell(const char* label, const ExecSpace& exec, const OwnedRows& r
                        rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
 }
 
-// The same with a per-row value: rowValue(n, c, z, y) is computed once per row (on every vector
-// lane of the row's thread on a GPU, so it must give the same on all of them) and passed on as
-// body(n, c, z, y, x, value). Row-invariant work (a sample's hash key, a pooling row's weights)
-// then happens once per row: the compiler cannot hoist a load out of the cell loop past its
-// stores, and every such load adds a run-time alias check to the vectorised loop (GCC gives up
-// past 10). The value is a plain value, not a function: nvcc's device compiler exhausted the
-// memory on a row function returning the cell lambda.
+/// The same with a per-row value: rowValue(n, c, z, y) is computed once per row (on every vector
+/// lane of the row's thread on a GPU, so it must give the same on all of them) and passed on as
+/// body(n, c, z, y, x, value). Row-invariant work (a sample's hash key, a pooling row's weights)
+/// then happens once per row: the compiler cannot hoist a load out of the cell loop past its
+/// stores, and every such load adds a run-time alias check to the vectorised loop (GCC gives up
+/// past 10). The value is a plain value, not a function: nvcc's device compiler exhausted the
+/// memory on a row function returning the cell lambda.
 template <class ExecSpace, class RowValue, class Body>
 void forEachRowCell(const char* label, const ExecSpace& exec, const OwnedRows& rows,
                     const RowValue& rowValue, const Body& body) {
@@ -129,9 +130,9 @@ void forEachRowCell(const char* label, const ExecSpace& exec, const OwnedRows& r
                        rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
 }
 
-// The sum over every cell of body(n, c, z, y, x, sum), which adds the cell's term to sum. Rows
-// are summed first, then the rows of a plane, then the planes: the order (and so the last bits)
-// differs from a flat sum over the cells.
+/// The sum over every cell of body(n, c, z, y, x, sum), which adds the cell's term to sum. Rows
+/// are summed first, then the rows of a plane, then the planes: the order (and so the last bits)
+/// differs from a flat sum over the cells.
 template <class ExecSpace, class Body>
 double sumOverRowCells(const char* label, const ExecSpace& exec, const OwnedRows& rows,
                        const Body& body) {
@@ -160,10 +161,10 @@ double sumOverRowCells(const char* label, const ExecSpace& exec, const OwnedRows
   return result;
 }
 
-// v := 0 over its whole span (ghosts included), on `exec`. Kokkos::deep_copy(exec, v, 0) does
-// the same but allocates in the step loop: it builds its kernel label ("Kokkos::ViewFill-5D")
-// as a heap string at every call, and on Kokkos 4 its RangePolicy has no chunk size, which
-// default-constructs an execution space instance (core/RangePolicy.hpp).
+/// v := 0 over its whole span (ghosts included), on `exec`. Kokkos::deep_copy(exec, v, 0) does
+/// the same but allocates in the step loop: it builds its kernel label ("Kokkos::ViewFill-5D")
+/// as a heap string at every call, and on Kokkos 4 its RangePolicy has no chunk size, which
+/// default-constructs an execution space instance (core/RangePolicy.hpp).
 template <class ExecSpace, class View>
 void zeroFill(const ExecSpace& exec, const View& v) {
   using T = typename View::non_const_value_type;
@@ -174,7 +175,7 @@ void zeroFill(const ExecSpace& exec, const View& v) {
       KOKKOS_LAMBDA(const Index i) { p[i] = T(0); });
 }
 
-// True when both tensors hold the same owned cells (same N, C, decomposition and coordinates).
+/// True when both tensors hold the same owned cells (same N, C, decomposition and coordinates).
 template <class T, class U, class M>
 bool sameOwnedLayout(const DistTensor<T, M>& a, const DistTensor<U, M>& b) {
   return a.batch() == b.batch() && a.channels() == b.channels() &&

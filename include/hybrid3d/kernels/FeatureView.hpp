@@ -1,6 +1,7 @@
 #pragma once
-// Activations of the dense layers: [N, F], LayoutRight, the same on every rank of a spatial
-// group (replicated once the first dense layer has summed its partial products).
+/// \file
+/// Activations of the dense layers: [N, F], LayoutRight, the same on every rank of a spatial
+/// group (replicated once the first dense layer has summed its partial products).
 
 #include <Kokkos_Core.hpp>
 

@@ -1,13 +1,14 @@
 #pragma once
-// Host kernels built twice, for the build's target (Debian's GCC: baseline x86-64, SSE2) and for
-// AVX2, the copy chosen at run time from the CPU's features, so that one binary runs on any
-// x86-64 and uses the wider vectors where they exist. A kernel's row function is a force-inlined
-// template; a thin wrapper with HYBRID3D_TARGET_AVX2 instantiates it for AVX2 (GCC and Clang
-// compile an inlined callee with the caller's target). Only kernels whose bits cannot depend on
-// the instruction set use it: compares and selects (AVX2 has no FMA; "avx2" does not enable
-// "fma", so no multiply-add is contracted either).
-//
-// Off for the device compilers (nvcc, hipcc): their host passes keep the baseline path.
+/// \file
+/// Host kernels built twice, for the build's target (Debian's GCC: baseline x86-64, SSE2) and for
+/// AVX2, the copy chosen at run time from the CPU's features, so that one binary runs on any
+/// x86-64 and uses the wider vectors where they exist. A kernel's row function is a force-inlined
+/// template; a thin wrapper with HYBRID3D_TARGET_AVX2 instantiates it for AVX2 (GCC and Clang
+/// compile an inlined callee with the caller's target). Only kernels whose bits cannot depend on
+/// the instruction set use it: compares and selects (AVX2 has no FMA; "avx2" does not enable
+/// "fma", so no multiply-add is contracted either).
+///
+/// Off for the device compilers (nvcc, hipcc): their host passes keep the baseline path.
 
 #include <Kokkos_Core.hpp>
 
@@ -40,7 +41,7 @@ namespace hybrid3d::Impl {
 
 enum class HostIsa { Baseline, Avx2 };
 
-// Avx2 where this CPU has it and the build can target it, else Baseline (asked once).
+/// Avx2 where this CPU has it and the build can target it, else Baseline (asked once).
 inline HostIsa bestHostIsa() {
 #if HYBRID3D_HOST_AVX2
   static const HostIsa isa = __builtin_cpu_supports("avx2") ? HostIsa::Avx2 : HostIsa::Baseline;
@@ -50,7 +51,7 @@ inline HostIsa bestHostIsa() {
 #endif
 }
 
-// Whether this CPU (and build) has AVX2 and FMA, for the intrinsic kernels (asked once).
+/// Whether this CPU (and build) has AVX2 and FMA, for the intrinsic kernels (asked once).
 inline bool hostHasAvx2Fma() {
 #if HYBRID3D_HOST_AVX2
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -61,7 +62,7 @@ inline bool hostHasAvx2Fma() {
 }
 
 #if HYBRID3D_HOST_AVX2
-// The first `rest` lanes (0 to 8) as a maskload / maskstore mask.
+/// The first `rest` lanes (0 to 8) as a maskload / maskstore mask.
 HYBRID3D_TARGET_AVX2_FMA inline __m256i firstLanesMask(Index rest) {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(rest)), lane);

@@ -1,14 +1,15 @@
 #pragma once
-// The data-movement kernels of the gemm-based convolution (Conv3d): im2col for one chunk of
-// output rows, its adjoint col2im in gather form, and the copies between a chunk's [C, columns]
-// matrix and the owned cells of an NCDHW tensor.
-//
-// A chunk is a run of consecutive output ROWS, a row being the OW voxels of one (n, od, oh) of
-// this rank's owned output box; rows are numbered n*OD*OH + od*OH + oh, so one chunk may hold
-// several samples (late layers with tiny boxes then still get long gemm columns). Column j of a
-// chunk is (row - firstRow) * OW + ow. Every kernel walks whole rows with an inner loop over ow:
-// the index arithmetic is paid once per row, and the inner loop reads and writes contiguous
-// memory (stride s on the input side).
+/// \file
+/// The data-movement kernels of the gemm-based convolution (Conv3d): im2col for one chunk of
+/// output rows, its adjoint col2im in gather form, and the copies between a chunk's [C, columns]
+/// matrix and the owned cells of an NCDHW tensor.
+///
+/// A chunk is a run of consecutive output ROWS, a row being the OW voxels of one (n, od, oh) of
+/// this rank's owned output box; rows are numbered n*OD*OH + od*OH + oh, so one chunk may hold
+/// several samples (late layers with tiny boxes then still get long gemm columns). Column j of a
+/// chunk is (row - firstRow) * OW + ow. Every kernel walks whole rows with an inner loop over ow:
+/// the index arithmetic is paid once per row, and the inner loop reads and writes contiguous
+/// memory (stride s on the input side).
 
 #include <algorithm>
 #include <cstddef>
@@ -23,15 +24,15 @@
 
 namespace hybrid3d::Impl {
 
-// Local index of a tensor's first owned voxel: its low ghost widths.
+/// Local index of a tensor's first owned voxel: its low ghost widths.
 inline Index3 lowGhosts(const GhostWidths& g) { return {g.lo[0], g.lo[1], g.lo[2]}; }
 
-// Bytes of one chunk's operands the layers aim for on host memory spaces: small enough that
-// what im2col (or a pack kernel) writes is still in cache when gemm reads it. Measured with
-// bench_conv_layers (CosmoFlow conv1..7 at 64^3, all passes): 840 ms with 64 MiB chunks, where
-// the thin early gemms (Cout 16-64) stream their operands from memory, 415 ms with 4 MiB; 1 and
-// 2 MiB were slower again (more chunk boundaries in col2im). Devices, which want parallelism
-// rather than cache reuse, use the whole workspace.
+/// Bytes of one chunk's operands the layers aim for on host memory spaces: small enough that
+/// what im2col (or a pack kernel) writes is still in cache when gemm reads it: with 64 MiB
+/// chunks the thin early gemms (Cout 16-64) stream their operands from memory, and 1 and 2 MiB
+/// were slower again (more chunk boundaries in col2im); bench_conv_layers' figures are in
+/// docs/performance-notes.md, "im2col chunk size". Devices, which want parallelism
+/// rather than cache reuse, use the whole workspace.
 constexpr std::size_t hostChunkBytes = std::size_t(4) << 20;
 
 template <class MemorySpace>
@@ -41,8 +42,8 @@ std::size_t chunkBytes(std::size_t workspaceBytes) {
   return host ? std::min(workspaceBytes, hostChunkBytes) : workspaceBytes;
 }
 
-// Number of rows per gemm chunk: as many as `bytes` holds at `perColumn` elements per column
-// (the chunk's gemm operands), at least one, at most all.
+/// Number of rows per gemm chunk: as many as `bytes` holds at `perColumn` elements per column
+/// (the chunk's gemm operands), at least one, at most all.
 inline Index rowsPerChunk(std::size_t bytes, std::size_t scalarSize, Index perColumn,
                           Index rowLength, Index rows) {
   const Index perRow = std::max<Index>(1, perColumn * rowLength) * Index(scalarSize);
@@ -50,32 +51,32 @@ inline Index rowsPerChunk(std::size_t bytes, std::size_t scalarSize, Index perCo
   return std::max<Index>(1, std::min(fit, rows));
 }
 
-// Everything a convolution kernel needs to map output voxels to input taps, as plain numbers
-// captured by value into kernels.
+/// Everything a convolution kernel needs to map output voxels to input taps, as plain numbers
+/// captured by value into kernels.
 struct ConvGeometry {
   Index k = 1, s = 1;            // cubic kernel and stride
   Index cin = 0, cout = 0;       // channels
   Index od = 0, oh = 0, ow = 0;  // this rank's owned output box
-  // Local (ghosted) input index of tap 0 of output-box voxel 0, per dimension: output voxel o
-  // (box-relative) reads input local index o*s + tap + inOffset. Never negative: the input
-  // ghosts cover every tap.
+  /// Local (ghosted) input index of tap 0 of output-box voxel 0, per dimension: output voxel o
+  /// (box-relative) reads input local index o*s + tap + inOffset. Never negative: the input
+  /// ghosts cover every tap.
   Index inOffset[3] = {0, 0, 0};
 
   Index taps() const { return k * k * k; }
   Index rowsPerSample() const { return od * oh; }
 };
 
-// A [rows, cols] LayoutRight matrix over raw memory: how chunks of workspaces and tensors are
-// handed to KokkosBlas::gemm (contiguous, so the BLAS library gets plain leading dimensions).
+/// A [rows, cols] LayoutRight matrix over raw memory: how chunks of workspaces and tensors are
+/// handed to KokkosBlas::gemm (contiguous, so the BLAS library gets plain leading dimensions).
 template <class T, class M>
 using Matrix = Kokkos::View<T**, Kokkos::LayoutRight, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 template <class T, class M>
 using Vector = Kokkos::View<T*, Kokkos::LayoutRight, M, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-// col(r, j) = x(n, ci, od*s + a + off0, oh*s + b + off1, ow*s + c + off2) for the chunk's rows,
-// r = ((ci*k + a)*k + b)*k + c (the PyTorch weight order, so W[Cout, Cin*k^3] multiplies it).
-// One thread per (ci, row) copies all k^3 taps of that row: the index arithmetic is amortised
-// over k^3 * OW elements, which matters for the 4^3 boxes of late layers.
+/// col(r, j) = x(n, ci, od*s + a + off0, oh*s + b + off1, ow*s + c + off2) for the chunk's rows,
+/// r = ((ci*k + a)*k + b)*k + c (the PyTorch weight order, so W[Cout, Cin*k^3] multiplies it).
+/// One thread per (ci, row) copies all k^3 taps of that row: the index arithmetic is amortised
+/// over k^3 * OW elements, which matters for the 4^3 boxes of late layers.
 template <class Exec, class XView, class ColView>
 void im2col(const Exec& exec, const XView& x, const ColView& col, const ConvGeometry& g,
             Index firstRow, Index nrows) {
@@ -103,10 +104,10 @@ void im2col(const Exec& exec, const XView& x, const ColView& col, const ConvGeom
       });
 }
 
-// The adjoint of im2col for one chunk, in gather form: each thread owns one input row
-// (n, ci, zd, zh) of the ghosted dx and adds into it every col entry of the chunk that im2col
-// read from it. No two threads write the same cell, so there are no atomics and the sum order
-// is fixed (bitwise reproducible). Only the input rows the chunk can reach are visited.
+/// The adjoint of im2col for one chunk, in gather form: each thread owns one input row
+/// (n, ci, zd, zh) of the ghosted dx and adds into it every col entry of the chunk that im2col
+/// read from it. No two threads write the same cell, so there are no atomics and the sum order
+/// is fixed (bitwise reproducible). Only the input rows the chunk can reach are visited.
 template <class Exec, class ColView, class DxView>
 void col2imAdd(const Exec& exec, const ColView& col, const DxView& dx, const ConvGeometry& g,
                Index firstRow, Index nrows) {
@@ -155,9 +156,9 @@ void col2imAdd(const Exec& exec, const ColView& col, const DxView& dx, const Con
       });
 }
 
-// y(n, co, owned voxel) = m(co, j) (+ bias(co)): a chunk's gemm result into the owned cells of
-// a tensor whose owned box starts at local index `off` (its low ghost widths). m and the bias
-// are in the compute type (float for 16-bit y): the sum is taken there and rounded once.
+/// y(n, co, owned voxel) = m(co, j) (+ bias(co)): a chunk's gemm result into the owned cells of
+/// a tensor whose owned box starts at local index `off` (its low ghost widths). m and the bias
+/// are in the compute type (float for 16-bit y): the sum is taken there and rounded once.
 template <class Exec, class MView, class YView, class BiasView>
 void chunkToTensor(std::string_view label, const Exec& exec, const MView& m, const YView& y,
                    const Index3& off, const ConvGeometry& g, Index firstRow, Index nrows,
@@ -178,8 +179,8 @@ void chunkToTensor(std::string_view label, const Exec& exec, const MView& m, con
       });
 }
 
-// m(co, j) = dy(n, co, owned voxel): the reverse copy, packing a chunk of an output gradient
-// (converting 16-bit values to m's compute type).
+/// m(co, j) = dy(n, co, owned voxel): the reverse copy, packing a chunk of an output gradient
+/// (converting 16-bit values to m's compute type).
 template <class Exec, class DyView, class MView>
 void tensorToChunk(std::string_view label, const Exec& exec, const DyView& dy, const Index3& off,
                    const MView& m, const ConvGeometry& g, Index firstRow, Index nrows) {
@@ -196,8 +197,8 @@ void tensorToChunk(std::string_view label, const Exec& exec, const DyView& dy, c
       });
 }
 
-// to[i] = from[i] over the whole span of `to` (a contiguous view, ghosts included): a float
-// sum rounded once into 16-bit storage.
+/// to[i] = from[i] over the whole span of `to` (a contiguous view, ghosts included): a float
+/// sum rounded once into 16-bit storage.
 template <class Exec, class FromView, class ToView>
 void roundInto(std::string_view label, const Exec& exec, const FromView& from, const ToView& to) {
   using T = typename ToView::non_const_value_type;

@@ -1,16 +1,17 @@
 #pragma once
-// MaxPool3d's forward on host memory for a compile-time window without padding: one work item
-// per row of outputs, the window's rows as restrict pointers, built for the baseline and for
-// AVX2 (HostIsa.hpp).
-//
-// Why: the forward is compute-bound on a host, not memory-bound. PyTorch's rule (a cell wins if
-// it is larger or NaN, so that the first of equal cells wins and NaN propagates) is a compare,
-// an unordered compare, an or and two selects (value and argmax) per window cell; without SSE4.1
-// a select is three instructions (and, andnot, or), and the stride-2 loads need shuffles: about
-// 115 SSE2 instructions per 4 outputs, ~12 GB/s at both sizes of bench_memory_bound (0.37 of
-// the copy at 32x64^3 on a loaded machine). AVX2 has 8 lanes, vblendvps (one-instruction
-// select) and vpermd for the strided loads. Only compares and selects: the same bits on every
-// instruction set and as the device form (maxPoolForwardUnpadded).
+/// \file
+/// MaxPool3d's forward on host memory for a compile-time window without padding: one work item
+/// per row of outputs, the window's rows as restrict pointers, built for the baseline and for
+/// AVX2 (HostIsa.hpp).
+///
+/// Why: the forward is compute-bound on a host, not memory-bound. PyTorch's rule (a cell wins if
+/// it is larger or NaN, so that the first of equal cells wins and NaN propagates) is a compare,
+/// an unordered compare, an or and two selects (value and argmax) per window cell; without SSE4.1
+/// a select is three instructions (and, andnot, or), and the stride-2 loads need shuffles: about
+/// 115 SSE2 instructions per 4 outputs, well below the copy bandwidth at both sizes of
+/// bench_memory_bound (docs/performance-notes.md, "Pooling"). AVX2 has 8 lanes, vblendvps
+/// (one-instruction select) and vpermd for the strided loads. Only compares and selects: the same
+/// bits on every instruction set and as the device form (maxPoolForwardUnpadded).
 
 #include <Kokkos_Core.hpp>
 
@@ -23,10 +24,10 @@
 
 namespace hybrid3d::Impl {
 
-// One row of `width` outputs: x points at the first output's window start, rowStride and
-// planeStride are x's strides along H and D; y and arg the row's outputs. `ahead`: the window
-// start of a later row of the same plane (kPoolPrefetchRows on), or null: its K x K rows are asked
-// for first.
+/// One row of `width` outputs: x points at the first output's window start, rowStride and
+/// planeStride are x's strides along H and D; y and arg the row's outputs. `ahead`: the window
+/// start of a later row of the same plane (kPoolPrefetchRows on), or null: its K x K rows are asked
+/// for first.
 template <int K, int S, class T>
 KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, const T* ahead,
                                                 Index rowStride, Index planeStride, T* __restrict y,
@@ -66,8 +67,8 @@ HYBRID3D_TARGET_AVX2 void maxPoolRowAvx2(const T* x, const T* ahead, Index rowSt
 }
 #endif
 
-// The forward over `rows` (N x C x the owned output box) with the row function of `isa`
-// (Baseline where the build or the CPU lacks AVX2). The arguments are maxPoolForwardUnpadded's.
+/// The forward over `rows` (N x C x the owned output box) with the row function of `isa`
+/// (Baseline where the build or the CPU lacks AVX2). The arguments are maxPoolForwardUnpadded's.
 template <int K, int S, class ExecSpace, class XView, class YView, class ArgView>
 void maxPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const PoolGeometry& g,
                         const Origin3& xo, const GhostOffset& oy, const XView& xv, const YView& yv,

@@ -1,14 +1,15 @@
 #pragma once
-// Point-wise activations: LeakyReLU (ReLU is slope 0), ScaledTanh (a * tanh, MLPerf CosmoFlow's
-// output), Log1p (MLPerf CosmoFlow's input transform).
-//
-// One design for all: an op is a small functor with value(x) and derivative(x), and the layer
-// Pointwise<Op, T, M> applies it to the owned cells of a DistTensor (x and y may carry different
-// ghost widths; no halo is needed) or to a replicated [N, F] FeatureView of the dense part.
-// For the 16-bit activation types (core/Scalar16.hpp) the op runs in float on the value read and
-// the result is rounded once. Forward may run in place (y the same tensor or view as x). Backward
-// needs the layer INPUT x, so after an in-place forward only inference is possible (the input is
-// gone).
+/// \file
+/// Point-wise activations: LeakyReLU (ReLU is slope 0), ScaledTanh (a * tanh, MLPerf CosmoFlow's
+/// output), Log1p (MLPerf CosmoFlow's input transform).
+///
+/// One design for all: an op is a small functor with value(x) and derivative(x), and the layer
+/// Pointwise<Op, T, M> applies it to the owned cells of a DistTensor (x and y may carry different
+/// ghost widths; no halo is needed) or to a replicated [N, F] FeatureView of the dense part.
+/// For the 16-bit activation types (core/Scalar16.hpp) the op runs in float on the value read and
+/// the result is rounded once. Forward may run in place (y the same tensor or view as x). Backward
+/// needs the layer INPUT x, so after an in-place forward only inference is possible (the input is
+/// gone).
 
 #include <string>
 #include <vector>
@@ -27,7 +28,7 @@
 
 namespace hybrid3d {
 
-// max(x, 0) + slope * min(x, 0). The derivative at 0 is `slope`, as PyTorch's.
+/// max(x, 0) + slope * min(x, 0). The derivative at 0 is `slope`, as PyTorch's.
 struct LeakyReLUOp {
   double slope = 0.01;  // PyTorch's default; 0 gives ReLU
   static const char* kind() { return "LeakyReLU"; }
@@ -41,7 +42,7 @@ struct LeakyReLUOp {
   }
 };
 
-// scale * tanh(x).
+/// scale * tanh(x).
 struct ScaledTanhOp {
   double scale = 1.2;  // MLPerf CosmoFlow's output layer
   static const char* kind() { return "ScaledTanh"; }
@@ -56,7 +57,7 @@ struct ScaledTanhOp {
   }
 };
 
-// log(1 + x), accurate for small x. Defined for x > -1 (CosmoFlow counts are >= 0).
+/// log(1 + x), accurate for small x. Defined for x > -1 (CosmoFlow counts are >= 0).
 struct Log1pOp {
   static const char* kind() { return "Log1p"; }
   template <class T>
@@ -79,8 +80,8 @@ public:
   using execution_space = typename MemorySpace::execution_space;
   using Options = Op;
 
-  // `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}. Throws naming
-  // the layer for a negative batch or channel count.
+  /// `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}. Throws naming
+  /// the layer for a negative batch or channel count.
   Pointwise(const LayerGrid& grid, const std::string& name, const TensorShape& input,
             const Options& options = {})
       : SpatialLayer(makeGeometry(grid, name, input)), op_(options) {}
@@ -90,21 +91,21 @@ public:
   const Options& options() const { return op_; }
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
 
-  // y := op(x) on the owned cells. y may be x.
+  /// y := op(x) on the owned cells. y may be x.
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y) const;
-  // dx := dy * op'(x) on the owned cells. dx may be dy.
+  /// dx := dy * op'(x) on the owned cells. dx may be dy.
   void backwardData(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
                     const tensor_type& dx) const;
 
   void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) const {}
 
-  // dx may be empty (no data gradient wanted).
+  /// dx may be empty (no data gradient wanted).
   void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
                 const tensor_type& dx) const {
     if (dx.view().data() != nullptr) backwardData(exec, x, dy, dx);
   }
 
-  // The same on replicated [N, F] views (every rank of the group computes it).
+  /// The same on replicated [N, F] views (every rank of the group computes it).
   void forward(const execution_space& exec, const feature_type& x, const feature_type& y) const;
   void backwardData(const execution_space& exec, const feature_type& x, const feature_type& dy,
                     const feature_type& dx) const;
@@ -211,7 +212,7 @@ using ScaledTanh = Pointwise<ScaledTanhOp, T, M>;
 template <class T, class M = DefaultMemorySpace>
 using Log1p = Pointwise<Log1pOp, T, M>;
 
-// ReLU is LeakyReLU with slope 0: LeakyReLU<T>(grid, name, shape, reluOp()).
+/// ReLU is LeakyReLU with slope 0: LeakyReLU<T>(grid, name, shape, reluOp()).
 inline LeakyReLUOp reluOp() { return LeakyReLUOp{0.0}; }
 
 #define HYBRID3D_EXTERN(T, D)                          \

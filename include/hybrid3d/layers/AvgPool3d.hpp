@@ -1,19 +1,20 @@
 #pragma once
-// 3-D average pooling (PyTorch's AvgPool3d without ceil mode or divisor override) on a
-// block-decomposed NCDHW activation: any cubic window, stride and padding <= kernel/2 the halo
-// rules allow. The defaults are CosmoFlow's pool: window 3, stride 2, padding 1, padded zeros
-// counted in the divisor.
-//
-// Forward: gather x's halo, then one kernel over the owned outputs: the sum over the window
-// clipped to the domain (padding adds zero) divided by the window's volume (countIncludePad;
-// the window never reaches past the padding without ceil mode) or by the number of cells
-// inside the domain; both divisors are products of per-dimension counts, kept as reciprocals.
-// Backward-data, in gather form (deterministic, no atomics): first dy / divisor once per owned
-// output (the same products forward's divisor uses), then every cell of the ghosted dx sums
-// those over the owned outputs whose window contains it; then the halo's scatterAdd adds ghost
-// cells into their owners, exact for overlapping windows and uneven grids. On host memory the
-// models' windows (3/2, 2/2) take both steps in one pass with the same bits
-// (impl/AvgPool3dBackwardHost.hpp).
+/// \file
+/// 3-D average pooling (PyTorch's AvgPool3d without ceil mode or divisor override) on a
+/// block-decomposed NCDHW activation: any cubic window, stride and padding <= kernel/2 the halo
+/// rules allow. The defaults are CosmoFlow's pool: window 3, stride 2, padding 1, padded zeros
+/// counted in the divisor.
+///
+/// Forward: gather x's halo, then one kernel over the owned outputs: the sum over the window
+/// clipped to the domain (padding adds zero) divided by the window's volume (countIncludePad;
+/// the window never reaches past the padding without ceil mode) or by the number of cells
+/// inside the domain; both divisors are products of per-dimension counts, kept as reciprocals.
+/// Backward-data, in gather form (deterministic, no atomics): first dy / divisor once per owned
+/// output (the same products forward's divisor uses), then every cell of the ghosted dx sums
+/// those over the owned outputs whose window contains it; then the halo's scatterAdd adds ghost
+/// cells into their owners, exact for overlapping windows and uneven grids. On host memory the
+/// models' windows (3/2, 2/2) take both steps in one pass with the same bits
+/// (impl/AvgPool3dBackwardHost.hpp).
 
 #include <string>
 #include <vector>
@@ -42,17 +43,17 @@ public:
     bool countIncludePad = true;
   };
 
-  // Collective over grid.spatialComm() (the halo). Throws hybrid3d::Error naming the layer for
-  // a bad window, a kernel larger than the padded input, or a grid too fine for the halo.
+  /// Collective over grid.spatialComm() (the halo). Throws hybrid3d::Error naming the layer for
+  /// a bad window, a kernel larger than the padded input, or a grid too fine for the halo.
   AvgPool3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
             const Options& options);
 
   // name(), shapes, decompositions and inputGhosts(): SpatialLayer (layers/SpatialGeometry.hpp).
   const Options& options() const { return options_; }
 
-  // y's owned cells := avgpool(x). Gathers x's halo first (x's ghosts are overwritten).
+  /// y's owned cells := avgpool(x). Gathers x's halo first (x's ghosts are overwritten).
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
-  // dx's owned cells := dL/dx (dx's ghosts are scratch).
+  /// dx's owned cells := dL/dx (dx's ghosts are scratch).
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
   void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) {}
   void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,

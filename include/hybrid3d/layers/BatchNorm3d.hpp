@@ -1,18 +1,19 @@
 #pragma once
-// 3-D batch normalisation (PyTorch's BatchNorm3d) on a block-decomposed NCDHW activation.
-//
-// Training: per-channel statistics over every cell of the mini-batch. By default (global
-// statistics) that is every sample of every data-parallel group and every spatial box, reduced
-// over grid.worldComm(): the result equals single-process PyTorch on the whole mini-batch.
-// Option: statistics per spatial group (grid.spatialComm()), as data-parallel PyTorch without
-// SyncBatchNorm, where each group normalises its own samples. One allreduce of the per-channel
-// sums forward and one of the gradient sums backward; the layer is pointwise otherwise, so it
-// needs no halo and accepts tensors with any ghosts.
-// Running statistics as PyTorch: r = (1 - momentum) r + momentum s, with the unbiased variance
-// n/(n-1) var (normalisation uses the biased one). Inference mode normalises with them.
-// Mixed precision: for the 16-bit activation types (core/Scalar16.hpp) gamma, beta and the
-// running statistics are float, the sums double as for float, every cell is computed in float
-// and rounded once.
+/// \file
+/// 3-D batch normalisation (PyTorch's BatchNorm3d) on a block-decomposed NCDHW activation.
+///
+/// Training: per-channel statistics over every cell of the mini-batch. By default (global
+/// statistics) that is every sample of every data-parallel group and every spatial box, reduced
+/// over grid.worldComm(): the result equals single-process PyTorch on the whole mini-batch.
+/// Option: statistics per spatial group (grid.spatialComm()), as data-parallel PyTorch without
+/// SyncBatchNorm, where each group normalises its own samples. One allreduce of the per-channel
+/// sums forward and one of the gradient sums backward; the layer is pointwise otherwise, so it
+/// needs no halo and accepts tensors with any ghosts.
+/// Running statistics as PyTorch: r = (1 - momentum) r + momentum s, with the unbiased variance
+/// n/(n-1) var (normalisation uses the biased one). Inference mode normalises with them.
+/// Mixed precision: for the 16-bit activation types (core/Scalar16.hpp) gamma, beta and the
+/// running statistics are float, the sums double as for float, every cell is computed in float
+/// and rounded once.
 
 #include <string>
 #include <vector>
@@ -41,7 +42,7 @@ public:
   using execution_space = typename MemorySpace::execution_space;
   using memory_space = MemorySpace;
 
-  // Which ranks' cells enter the batch statistics.
+  /// Which ranks' cells enter the batch statistics.
   enum class Statistics {
     Global,          // every rank of the mini-batch (grid.worldComm()): equals 1-process PyTorch
     PerSpatialGroup  // the ranks of one sample group (grid.spatialComm())
@@ -54,8 +55,8 @@ public:
     Statistics statistics = Statistics::Global;
   };
 
-  // Collective over grid.worldComm() (duplicates the statistics communicator). Throws
-  // hybrid3d::Error naming the layer for bad channels, momentum or eps. Starts in training mode.
+  /// Collective over grid.worldComm() (duplicates the statistics communicator). Throws
+  /// hybrid3d::Error naming the layer for bad channels, momentum or eps. Starts in training mode.
   BatchNorm3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
               const Options& options);
   BatchNorm3d(const BatchNorm3d&) = delete;
@@ -65,25 +66,25 @@ public:
   // (layers/SpatialGeometry.hpp).
   const Options& options() const { return options_; }
 
-  // Training mode uses (and updates) batch statistics; inference mode uses the running ones.
+  /// Training mode uses (and updates) batch statistics; inference mode uses the running ones.
   void setTraining(bool training) { training_ = training; }
   bool training() const { return training_; }
 
-  // y's owned cells := batchnorm(x). In training mode also updates the running statistics.
-  // x must stay unchanged until backwardData, which reads it again (it has no x argument).
+  /// y's owned cells := batchnorm(x). In training mode also updates the running statistics.
+  /// x must stay unchanged until backwardData, which reads it again (it has no x argument).
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
-  // dx's owned cells := dL/dx, with the statistics and the x of the last forward.
+  /// dx's owned cells := dL/dx, with the statistics and the x of the last forward.
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
-  // weight.grad += sum(dy * xhat), bias.grad += sum(dy) over this rank's cells.
+  /// weight.grad += sum(dy * xhat), bias.grad += sum(dy) over this rank's cells.
   void backwardWeights(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
-  // Both, sharing one pass over (x, dy) for the sums that each needs.
+  /// Both, sharing one pass over (x, dy) for the sums that each needs.
   void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
                 const tensor_type& dx);
 
-  // "weight" [C] (starts at 1) and "bias" [C] (starts at 0); none without Options::affine.
+  /// "weight" [C] (starts at 1) and "bias" [C] (starts at 0); none without Options::affine.
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
-  // "running_mean" [C] (starts at 0) and "running_var" [C] (starts at 1), with empty grads,
-  // for checkpoints. Every rank of the statistics communicator holds the same values.
+  /// "running_mean" [C] (starts at 0) and "running_var" [C] (starts at 1), with empty grads,
+  /// for checkpoints. Every rank of the statistics communicator holds the same values.
   std::vector<Parameter<ParamOf<T>, MemorySpace>> buffers() const {
     return {runningMean_, runningVar_};
   }

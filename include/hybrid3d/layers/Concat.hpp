@@ -1,7 +1,8 @@
 #pragma once
-// Concatenation on channels, y = [a, b] (the U-Net skip connections). a, b and y share one
-// decomposition (same global extents on the same grid), so every rank copies its own owned
-// cells: no communication. Each tensor may carry any ghost widths.
+/// \file
+/// Concatenation on channels, y = [a, b] (the U-Net skip connections). a, b and y share one
+/// decomposition (same global extents on the same grid), so every rank copies its own owned
+/// cells: no communication. Each tensor may carry any ghost widths.
 
 #include <string>
 #include <vector>
@@ -27,7 +28,7 @@ public:
   using tensor_type = DistTensor<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
 
-  // Throws naming the layer when the batches or spatial extents of a and b differ.
+  /// Throws naming the layer when the batches or spatial extents of a and b differ.
   Concat(const LayerGrid& grid, const std::string& name, const TensorShape& a,
          const TensorShape& b);
 
@@ -39,10 +40,10 @@ public:
   const SpatialGeometry& geometryB() const { return geometryB_; }
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
 
-  // y owned cells := a on channels [0, Ca), b on [Ca, Ca + Cb).
+  /// y owned cells := a on channels [0, Ca), b on [Ca, Ca + Cb).
   void forward(const execution_space& exec, const tensor_type& a, const tensor_type& b,
                const tensor_type& y) const;
-  // da, db owned cells := the matching channels of dy. Either may be empty (skipped).
+  /// da, db owned cells := the matching channels of dy. Either may be empty (skipped).
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& da,
                     const tensor_type& db) const;
   void backward(const execution_space& exec, const tensor_type& dy, const tensor_type& da,
@@ -50,9 +51,9 @@ public:
     backwardData(exec, dy, da, db);
   }
 
-  // Copies channels [0, src.channels()) of src to channels [offset, ...) of dst (dir > 0), or
-  // channels [offset, offset + dst.channels()) of src to dst (dir < 0). Public only because CUDA
-  // forbids device lambdas in private member functions.
+  /// Copies channels [0, src.channels()) of src to channels [offset, ...) of dst (dir > 0), or
+  /// channels [offset, offset + dst.channels()) of src to dst (dir < 0). Public only because CUDA
+  /// forbids device lambdas in private member functions.
   static void copyChannels(const char* label, const execution_space& exec, const tensor_type& src,
                            const tensor_type& dst, int offset, bool intoWider);
 

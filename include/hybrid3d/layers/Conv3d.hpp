@@ -1,39 +1,40 @@
 #pragma once
-// 3-D convolution (PyTorch's Conv3d: cubic odd kernel, stride, symmetric zero padding, optional
-// bias) on a block-decomposed NCDHW activation.
-//
-// Forward: gather x's halo (its ghosts are the receptive-field overhang, zero padding at the
-// domain boundary), then for bounded chunks of output rows im2col -> one KokkosBlas::gemm
-// Y[Cout, cols] = W[Cout, Cin*k^3] * col[Cin*k^3, cols] -> copy into y's owned cells (+ bias).
-// Chunks hold whole output rows and may span samples, so the gemm's column dimension stays long
-// even for 4^3 boxes; their size is bounded by Options::workspaceBytes (on host memory a
-// cache-sized 4 MiB, Impl::hostChunkBytes, when that is smaller), never k^3 x the activation.
-// A 1^3 kernel with stride 1 and no padding skips im2col: the gemm reads x and writes y
-// directly, one sample at a time.
-//
-// Backward-data: dcol = W^T dY per chunk, then col2im in gather form (each ghosted input cell
-// sums what it fed, no atomics) into the ghosted dx, then the halo's scatterAdd (the adjoint of
-// the forward gather) sends ghost contributions to their owners. Backward-weights:
-// dW += dY col^T and db += dY 1 per chunk; x must still hold the ghosts forward gathered.
-//
-// With Options::overlap, forward computes the interior of the output box between the halo's
-// gatherBegin and gatherEnd and the shell around it afterwards, and backward-data the shell,
-// then the interior while the adjoint exchange travels (layers/impl/ConvSplit.hpp).
-//
-// That im2col path is the `kokkos` engine. Options::engine may hand the local box to a vendor
-// library instead (engines/ConvEngine.hpp: `onednn` on host memory); the halo gather, the
-// adjoint scatterAdd and the gradient contract stay the layer's, whatever the engine.
-//
-// Mixed precision (T = bfloat16 or float16, core/Scalar16.hpp): activations and their
-// gradients are T, the parameters float master weights (ParamOf<T>), and every sum runs in
-// float (ComputeOf<T>). The kokkos engine's workspaces are float: im2col converts as it gathers,
-// the gemm runs in float against the float weights, and the copy into y (+ bias) rounds each
-// output once. Backward-data sums col2im in a float copy of the ghosted dx and rounds it into
-// dx once, before the halo's scatterAdd (so a ghost contribution is rounded before it is added
-// to its owner's value, in float, and rounded again). Backward-weights accumulates dW and db in
-// float. The 1^3 path runs through im2col (a converting copy) rather than a gemm on x itself,
-// the direct host kernels (float only) do not run, and the halo is not overlapped (each part's
-// adds into dx would round).
+/// \file
+/// 3-D convolution (PyTorch's Conv3d: cubic odd kernel, stride, symmetric zero padding, optional
+/// bias) on a block-decomposed NCDHW activation.
+///
+/// Forward: gather x's halo (its ghosts are the receptive-field overhang, zero padding at the
+/// domain boundary), then for bounded chunks of output rows im2col -> one KokkosBlas::gemm
+/// Y[Cout, cols] = W[Cout, Cin*k^3] * col[Cin*k^3, cols] -> copy into y's owned cells (+ bias).
+/// Chunks hold whole output rows and may span samples, so the gemm's column dimension stays long
+/// even for 4^3 boxes; their size is bounded by Options::workspaceBytes (on host memory a
+/// cache-sized 4 MiB, Impl::hostChunkBytes, when that is smaller), never k^3 x the activation.
+/// A 1^3 kernel with stride 1 and no padding skips im2col: the gemm reads x and writes y
+/// directly, one sample at a time.
+///
+/// Backward-data: dcol = W^T dY per chunk, then col2im in gather form (each ghosted input cell
+/// sums what it fed, no atomics) into the ghosted dx, then the halo's scatterAdd (the adjoint of
+/// the forward gather) sends ghost contributions to their owners. Backward-weights:
+/// dW += dY col^T and db += dY 1 per chunk; x must still hold the ghosts forward gathered.
+///
+/// With Options::overlap, forward computes the interior of the output box between the halo's
+/// gatherBegin and gatherEnd and the shell around it afterwards, and backward-data the shell,
+/// then the interior while the adjoint exchange travels (layers/impl/ConvSplit.hpp).
+///
+/// That im2col path is the `kokkos` engine. Options::engine may hand the local box to a vendor
+/// library instead (engines/ConvEngine.hpp: `onednn` on host memory); the halo gather, the
+/// adjoint scatterAdd and the gradient contract stay the layer's, whatever the engine.
+///
+/// Mixed precision (T = bfloat16 or float16, core/Scalar16.hpp): activations and their
+/// gradients are T, the parameters float master weights (ParamOf<T>), and every sum runs in
+/// float (ComputeOf<T>). The kokkos engine's workspaces are float: im2col converts as it gathers,
+/// the gemm runs in float against the float weights, and the copy into y (+ bias) rounds each
+/// output once. Backward-data sums col2im in a float copy of the ghosted dx and rounds it into
+/// dx once, before the halo's scatterAdd (so a ghost contribution is rounded before it is added
+/// to its owner's value, in float, and rounded again). Backward-weights accumulates dW and db in
+/// float. The 1^3 path runs through im2col (a converting copy) rather than a gemm on x itself,
+/// the direct host kernels (float only) do not run, and the halo is not overlapped (each part's
+/// adds into dx would round).
 
 #include <cstddef>
 #include <memory>
@@ -76,36 +77,36 @@ public:
     int stride = 1;
     int padding = 1;  // zeros on every side
     bool bias = false;
-    // Bound on the im2col workspace (columns and the gemm result of one chunk); host memory
-    // spaces use at most Impl::hostChunkBytes of it, so chunks stay in cache. A chunk is at
-    // least one output row, so a tiny value means many small gemms, never a failure.
+    /// Bound on the im2col workspace (columns and the gemm result of one chunk); host memory
+    /// spaces use at most Impl::hostChunkBytes of it, so chunks stay in cache. A chunk is at
+    /// least one output row, so a tiny value means many small gemms, never a failure.
     std::size_t workspaceBytes = std::size_t(64) << 20;
-    // Who computes the local box; Auto takes the fastest engine built for T and MemorySpace.
+    /// Who computes the local box; Auto takes the fastest engine built for T and MemorySpace.
     ConvEngine engine = ConvEngine::Auto;
-    // Overlap the halo exchanges with computation (layers/impl/ConvSplit.hpp): forward
-    // computes the interior of the output box while x's halo travels, then the shell;
-    // backward-data computes the shell, starts the adjoint exchange, then the interior. Off:
-    // exchange, then the whole box at once (one engine call per pass). Ignored for 16-bit T
-    // (see the top of this file).
+    /// Overlap the halo exchanges with computation (layers/impl/ConvSplit.hpp): forward
+    /// computes the interior of the output box while x's halo travels, then the shell;
+    /// backward-data computes the shell, starts the adjoint exchange, then the interior. Off:
+    /// exchange, then the whole box at once (one engine call per pass). Ignored for 16-bit T
+    /// (see the top of this file).
     bool overlap = convOverlapByDefault;
   };
 
-  // Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for an even or
-  // non-positive kernel, a kernel larger than the padded extent, bad channels/stride/padding,
-  // or a grid too fine for the receptive field's halo.
+  /// Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for an even or
+  /// non-positive kernel, a kernel larger than the padded extent, bad channels/stride/padding,
+  /// or a grid too fine for the receptive field's halo.
   Conv3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
          const Options& options);
 
   // name(), shapes, decompositions and inputGhosts(): SpatialLayer (layers/SpatialGeometry.hpp).
   const Options& options() const { return options_; }
 
-  // y's owned cells := conv(x). Gathers x's halo first (x's ghosts are overwritten), unless
-  // the caller fills them (setInputGhostsFilled).
+  /// y's owned cells := conv(x). Gathers x's halo first (x's ghosts are overwritten), unless
+  /// the caller fills them (setInputGhostsFilled).
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
-  // dx's owned cells := dL/dx (dx's ghosts are used as scratch).
+  /// dx's owned cells := dL/dx (dx's ghosts are used as scratch).
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
-  // weight.grad (and bias.grad) += this rank's contribution. x is the tensor forward ran on,
-  // with the ghosts forward gathered still in place.
+  /// weight.grad (and bias.grad) += this rank's contribution. x is the tensor forward ran on,
+  /// with the ghosts forward gathered still in place.
   void backwardWeights(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
   void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
                 const tensor_type& dx) {
@@ -113,16 +114,16 @@ public:
     if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
   }
 
-  // filled = true: whoever writes x also writes its ghost cells, with the neighbours' values
-  // and zero padding outside the domain (data::Preprocess does, from ghosts read from the file),
-  // so forward exchanges no halo: the model input's ghosts are read or exchanged, not both.
+  /// filled = true: whoever writes x also writes its ghost cells, with the neighbours' values
+  /// and zero padding outside the domain (data::Preprocess does, from ghosts read from the file),
+  /// so forward exchanges no halo: the model input's ghosts are read or exchanged, not both.
   void setInputGhostsFilled(bool filled) { inputGhostsFilled_ = filled; }
 
-  // "weight" [Cout, Cin, k, k, k] and, with Options::bias, "bias" [Cout]. Values start at zero;
-  // whoever builds the model initialises them.
-  // For 16-bit T they are float (ParamOf<T>), as are their gradients.
+  /// "weight" [Cout, Cin, k, k, k] and, with Options::bias, "bias" [Cout]. Values start at zero;
+  /// whoever builds the model initialises them.
+  /// For 16-bit T they are float (ParamOf<T>), as are their gradients.
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
-  // This rank's arithmetic per pass: Cin * k^3 multiply-adds per owned output value.
+  /// This rank's arithmetic per pass: Cin * k^3 multiply-adds per owned output value.
   LayerFlops flops() const {
     const auto& g = geometry_;
     const double outputs =
@@ -131,12 +132,12 @@ public:
     return convolutionFlops(outputs * g.inputShape().channels * k3, options_.bias ? outputs : 0.0);
   }
 
-  // Output rows (n, od, oh) per gemm chunk of the kokkos engine, for tests and benchmarks.
+  /// Output rows (n, od, oh) per gemm chunk of the kokkos engine, for tests and benchmarks.
   Index rowsPerChunk() const { return whole_.rowsPerChunk; }
-  // Whether this rank's passes overlap the halo exchange: asked for, and the output box has
-  // both an interior and a shell (not on 1 rank, nor on boxes too thin for an interior).
+  /// Whether this rank's passes overlap the halo exchange: asked for, and the output box has
+  /// both an interior and a shell (not on 1 rank, nor on boxes too thin for an interior).
   bool overlaps() const { return !shell_.empty(); }
-  // The engine this layer runs (never Auto), and which implementation runs each pass.
+  /// The engine this layer runs (never Auto), and which implementation runs each pass.
   ConvEngine engine() const { return engine_; }
   std::string engineDescription() const;
 

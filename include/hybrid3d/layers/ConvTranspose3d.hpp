@@ -1,23 +1,24 @@
 #pragma once
-// 3-D transposed convolution with kernel == stride and no padding (the U-Net up-sampling: PyTorch
-// ConvTranspose3d(k=2, s=2)), optional bias, weight [Cin, Cout, k, k, k], output extent n*k.
-//
-// Each input voxel writes a disjoint k^3 block of outputs, so the layer is one gemm per chunk:
-// Blocks[Cout*k^3, voxels] = W^T[Cout*k^3, Cin] * X[Cin, voxels]. Input and output are each
-// block-decomposed on the same grid, so a rank's owned output box need not be the image of its
-// owned input box: the input ghosts come from requiredGhosts with transposedInputRange, forward
-// gathers them and computes the blocks of the input range R its owned outputs read.
-//
-// Backward is the adjoint of exactly that: every rank computes dX for all voxels of R from the
-// output gradient it OWNS (block entries of other ranks' outputs count as zero), writes them
-// into the ghosted dx, and the halo's scatterAdd sums the ghost parts into their owners. Each
-// (input, output) pair is thus counted once, by the owner of the output voxel, on any grid.
-//
-// Mixed precision (T = bfloat16 or float16): float master weights (ParamOf<T>), float
-// workspaces; the packing copies convert to float, the gemm runs in float, and each output
-// (forward: + bias) and each input-gradient cell (one gemm column, not a sum over chunks) is
-// rounded to T once; the halo's scatterAdd then sums ghost contributions in float. dW and db
-// accumulate in float.
+/// \file
+/// 3-D transposed convolution with kernel == stride and no padding (the U-Net up-sampling: PyTorch
+/// ConvTranspose3d(k=2, s=2)), optional bias, weight [Cin, Cout, k, k, k], output extent n*k.
+///
+/// Each input voxel writes a disjoint k^3 block of outputs, so the layer is one gemm per chunk:
+/// Blocks[Cout*k^3, voxels] = W^T[Cout*k^3, Cin] * X[Cin, voxels]. Input and output are each
+/// block-decomposed on the same grid, so a rank's owned output box need not be the image of its
+/// owned input box: the input ghosts come from requiredGhosts with transposedInputRange, forward
+/// gathers them and computes the blocks of the input range R its owned outputs read.
+///
+/// Backward is the adjoint of exactly that: every rank computes dX for all voxels of R from the
+/// output gradient it OWNS (block entries of other ranks' outputs count as zero), writes them
+/// into the ghosted dx, and the halo's scatterAdd sums the ghost parts into their owners. Each
+/// (input, output) pair is thus counted once, by the owner of the output voxel, on any grid.
+///
+/// Mixed precision (T = bfloat16 or float16): float master weights (ParamOf<T>), float
+/// workspaces; the packing copies convert to float, the gemm runs in float, and each output
+/// (forward: + bias) and each input-gradient cell (one gemm column, not a sum over chunks) is
+/// rounded to T once; the halo's scatterAdd then sums ghost contributions in float. dW and db
+/// accumulate in float.
 
 #include <cstddef>
 #include <memory>
@@ -59,13 +60,13 @@ public:
     int stride = 2;
     int padding = 0;  // must be 0
     bool bias = false;
-    // Bound on the gemm workspace (input columns and output blocks of one chunk; host memory
-    // spaces use at most Impl::hostChunkBytes of it); a chunk is at least one row of inputs.
+    /// Bound on the gemm workspace (input columns and output blocks of one chunk; host memory
+    /// spaces use at most Impl::hostChunkBytes of it); a chunk is at least one row of inputs.
     std::size_t workspaceBytes = std::size_t(64) << 20;
   };
 
-  // Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for kernel !=
-  // stride, padding != 0, bad channels, or a grid too fine for the input halo.
+  /// Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for kernel !=
+  /// stride, padding != 0, bad channels, or a grid too fine for the input halo.
   ConvTranspose3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
                   const Options& options);
 
@@ -74,7 +75,7 @@ public:
 
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
-  // x is the tensor forward ran on, with the ghosts forward gathered still in place.
+  /// x is the tensor forward ran on, with the ghosts forward gathered still in place.
   void backwardWeights(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
   void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
                 const tensor_type& dx) {
@@ -82,11 +83,11 @@ public:
     if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
   }
 
-  // "weight" [Cin, Cout, k, k, k] and, with Options::bias, "bias" [Cout]; values start at zero.
-  // For 16-bit T they are float (ParamOf<T>), as are their gradients.
+  /// "weight" [Cin, Cout, k, k, k] and, with Options::bias, "bias" [Cout]; values start at zero.
+  /// For 16-bit T they are float (ParamOf<T>), as are their gradients.
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
-  // This rank's arithmetic per pass: with kernel = stride every output value is Cin
-  // multiply-adds (one input voxel per output voxel).
+  /// This rank's arithmetic per pass: with kernel = stride every output value is Cin
+  /// multiply-adds (one input voxel per output voxel).
   LayerFlops flops() const {
     const auto& g = geometry_;
     const double outputs =
@@ -95,7 +96,7 @@ public:
   }
 
   Index rowsPerChunk() const { return rowsPerChunk_; }
-  // Which implementation runs the passes (for the start-up report).
+  /// Which implementation runs the passes (for the start-up report).
   std::string engineDescription() const {
     return isScalar16<T> ? gemmDescription<MemorySpace>() + " in float on " +
                                toString(precisionOf<T>()) + " storage"

@@ -1,12 +1,13 @@
 #pragma once
-// A dense (fully connected) layer on replicated activations: y = x W^T + b with x [N, in],
-// W [out, in] (PyTorch), b [out]. Every rank of a spatial group holds the same x and computes
-// the same y and dx (cheaper than communicating them). Because that work is replicated, the
-// parameter gradients are added on spatial rank 0 only (gradient contract, Parameter.hpp), so
-// the sum over the world counts them once per group.
-// Mixed precision: for the 16-bit activation types (core/Scalar16.hpp) the weights and their
-// gradients are float, the products are summed in float and y and dx rounded once
-// (impl/DenseKernels.hpp's mixed kernels instead of the gemm).
+/// \file
+/// A dense (fully connected) layer on replicated activations: y = x W^T + b with x [N, in],
+/// W [out, in] (PyTorch), b [out]. Every rank of a spatial group holds the same x and computes
+/// the same y and dx (cheaper than communicating them). Because that work is replicated, the
+/// parameter gradients are added on spatial rank 0 only (gradient contract, Parameter.hpp), so
+/// the sum over the world counts them once per group.
+/// Mixed precision: for the 16-bit activation types (core/Scalar16.hpp) the weights and their
+/// gradients are float, the products are summed in float and y and dx rounded once
+/// (impl/DenseKernels.hpp's mixed kernels instead of the gemm).
 
 #include <string>
 #include <vector>
@@ -36,7 +37,7 @@ public:
     bool bias = true;
   };
 
-  // in = input.channels * D * H * W (pass {N, F, {1, 1, 1}} for a plain [N, F] input).
+  /// in = input.channels * D * H * W (pass {N, F, {1, 1, 1}} for a plain [N, F] input).
   Dense(const LayerGrid& grid, const std::string& name, const TensorShape& input,
         const Options& options);
 
@@ -46,19 +47,19 @@ public:
   Index inFeatures() const { return in_; }
   Index outFeatures() const { return out_; }
   GhostMap inputGhosts() const { return {}; }
-  // weight [out, in], bias [out]: float for the 16-bit activation types (ParamOf)
+  /// weight [out, in], bias [out]: float for the 16-bit activation types (ParamOf)
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
   const Parameter<ParamOf<T>, MemorySpace>& weight() const { return weight_; }
-  // Which implementation runs the passes (for the start-up report).
+  /// Which implementation runs the passes (for the start-up report).
   std::string engineDescription() const { return gemmDescription<MemorySpace>(); }
   const Parameter<ParamOf<T>, MemorySpace>& bias() const { return bias_; }  // empty without bias
 
-  // y [N, out] := x W^T + b.
+  /// y [N, out] := x W^T + b.
   void forward(const execution_space& exec, const feature_type& x, const feature_type& y) const;
-  // dx [N, in] := dy W (every rank).
+  /// dx [N, in] := dy W (every rank).
   void backwardData(const execution_space& exec, const feature_type& dy,
                     const feature_type& dx) const;
-  // weight.grad += dy^T x, bias.grad += sum_n dy (spatial rank 0 only).
+  /// weight.grad += dy^T x, bias.grad += sum_n dy (spatial rank 0 only).
   void backwardWeights(const execution_space& exec, const feature_type& x,
                        const feature_type& dy) const;
   void backward(const execution_space& exec, const feature_type& x, const feature_type& dy,

@@ -1,13 +1,14 @@
 #pragma once
-// A parameter's GLOBAL tensor from the parts the ranks hold, and back (Parameter.hpp says how a
-// parameter is distributed). Checkpoints, initialisers, tools and tests that compare with the
-// 1-rank run or PyTorch use these, so none of them needs to know which layer shards what.
-//
-// `local` is any per-rank array laid out as p.value: the value itself, the gradient, or an
-// optimizer state of p. For a replicated parameter these are plain copies; for a column shard
-// gatherGlobal is collective over `comm`, which must hold every column at least once (the
-// world, or one spatial group), and ranks holding the same columns must hold the same values
-// (replicas: values, optimizer state, reduced gradients).
+/// \file
+/// A parameter's GLOBAL tensor from the parts the ranks hold, and back (Parameter.hpp says how a
+/// parameter is distributed). Checkpoints, initialisers, tools and tests that compare with the
+/// 1-rank run or PyTorch use these, so none of them needs to know which layer shards what.
+///
+/// `local` is any per-rank array laid out as p.value: the value itself, the gradient, or an
+/// optimizer state of p. For a replicated parameter these are plain copies; for a column shard
+/// gatherGlobal is collective over `comm`, which must hold every column at least once (the
+/// world, or one spatial group), and ranks holding the same columns must hold the same values
+/// (replicas: values, optimizer state, reduced gradients).
 
 #include <climits>
 #include <vector>
@@ -23,7 +24,7 @@
 
 namespace hybrid3d {
 
-// The global tensor (p.shape, row-major) of `local`, on every rank of `comm`.
+/// The global tensor (p.shape, row-major) of `local`, on every rank of `comm`.
 template <class T, class M, class View>
 std::vector<T> gatherGlobal(const Parameter<T, M>& p, const View& local, MPI_Comm comm) {
   const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), local);
@@ -72,7 +73,7 @@ std::vector<T> gatherGlobal(const Parameter<T, M>& p, const View& local, MPI_Com
   return global;
 }
 
-// local := this rank's part of the global tensor `global` (p.shape, row-major).
+/// local := this rank's part of the global tensor `global` (p.shape, row-major).
 template <class T, class M, class View>
 void scatterGlobal(const Parameter<T, M>& p, const std::vector<T>& global, const View& local) {
   if (Index(global.size()) != globalSize(p.shape))
@@ -95,22 +96,22 @@ void scatterGlobal(const Parameter<T, M>& p, const std::vector<T>& global, const
   Kokkos::deep_copy(local, h);
 }
 
-// The communicator of `grid` over which p's gradient is summed (Parameter.hpp's contract).
+/// The communicator of `grid` over which p's gradient is summed (Parameter.hpp's contract).
 inline MPI_Comm gradientComm(const ParameterLayout& layout, const LayerGrid& grid) {
   if (layout.gradientScope == GradientScope::World) return grid.worldComm();
   return layout.replicaComm != MPI_COMM_NULL ? layout.replicaComm : grid.dataComm();
 }
 
-// p.grad := its sum over gradientComm: what the trainer's reduction does, for tools and tests
-// (allocates a staging buffer per call).
+/// p.grad := its sum over gradientComm: what the trainer's reduction does, for tools and tests
+/// (allocates a staging buffer per call).
 template <class T, class M>
 void reduceGradient(const Parameter<T, M>& p, const LayerGrid& grid) {
   allreduceSum(p.grad, gradientComm(p.layout, grid));
 }
 
-// The gradient of the global loss as the global tensor, on every rank of the grid: p.grad is
-// reduced in place (reduceGradient), then gathered. What tools and tests compare with the
-// 1-rank run or PyTorch.
+/// The gradient of the global loss as the global tensor, on every rank of the grid: p.grad is
+/// reduced in place (reduceGradient), then gathered. What tools and tests compare with the
+/// 1-rank run or PyTorch.
 template <class T, class M>
 std::vector<T> globalGradient(const Parameter<T, M>& p, const LayerGrid& grid) {
   reduceGradient(p, grid);

@@ -1,27 +1,28 @@
 #pragma once
-// Dropout with a mask that is the same on every process grid.
-//
-// Element (c, d, h, w) of sample s is kept iff u < keep, where u in [0, 1) comes from a
-// counter-based hash of (seed, step, layer id, GLOBAL sample index, GLOBAL row r = (c*D + d)*H
-// + h, GLOBAL column w). An [N, F] view is a volume of F rows of width 1: feature f is row f,
-// column 0 (the same element as channel f of a 1x1x1 volume). No random state is stored and no
-// mask is kept: backward recomputes it from the hash, and a rank computes exactly the bits of its
-// own cells, whatever the grid.
-//
-// The hash is split so that the per-element part vectorises: a 64-bit key per (sample, row)
-// (splitmix64, once per row of cells), and per element a 16-bit xor-shift-multiply hash of the
-// column (a bijection on 16 bits, constants from C. Wellons' hash-prospector) between the two
-// halves of the key: 16-bit multiplies, which SSE2 does eight to a register (it has no 32-bit
-// lane multiply, and no 64-bit one at all). So the global width W is at most 2^16 (the
-// constructor refuses more) and keep is resolved to 2^-16. (One chained 64-bit splitmix64 per
-// element ran at 0.07 of the copy bandwidth here, a 32-bit lowbias32 per element at 0.3, this
-// one at 0.4-0.58 with the column derived from the cell index, 0.54-0.76 with the host rows'
-// own 16-bit column counter: impl/Dropout_impl.hpp.)
-//
-// Training scales kept elements by 1/keep (inverted dropout, as PyTorch); inference and keep = 1
-// are the identity. Before each training step call setStep(step, firstGlobalSample), where
-// firstGlobalSample is the global index of the group's sample 0 (group * group batch). On a
-// layer grid (grid/LayerGrid.hpp) sub-grid k's local sample n is the group's sample k + n S.
+/// \file
+/// Dropout with a mask that is the same on every process grid.
+///
+/// Element (c, d, h, w) of sample s is kept iff u < keep, where u in [0, 1) comes from a
+/// counter-based hash of (seed, step, layer id, GLOBAL sample index, GLOBAL row r = (c*D + d)*H
+/// + h, GLOBAL column w). An [N, F] view is a volume of F rows of width 1: feature f is row f,
+/// column 0 (the same element as channel f of a 1x1x1 volume). No random state is stored and no
+/// mask is kept: backward recomputes it from the hash, and a rank computes exactly the bits of its
+/// own cells, whatever the grid.
+///
+/// The hash is split so that the per-element part vectorises: a 64-bit key per (sample, row)
+/// (splitmix64, once per row of cells), and per element a 16-bit xor-shift-multiply hash of the
+/// column (a bijection on 16 bits, constants from C. Wellons' hash-prospector) between the two
+/// halves of the key: 16-bit multiplies, which SSE2 does eight to a register (it has no 32-bit
+/// lane multiply, and no 64-bit one at all). So the global width W is at most 2^16 (the
+/// constructor refuses more) and keep is resolved to 2^-16. (One chained 64-bit splitmix64 per
+/// element, or a 32-bit lowbias32 per element, ran far slower than this hash, and the host rows'
+/// own 16-bit column counter, impl/Dropout_impl.hpp, sped it up again: docs/performance-notes.md,
+/// "Dropout".)
+///
+/// Training scales kept elements by 1/keep (inverted dropout, as PyTorch); inference and keep = 1
+/// are the identity. Before each training step call setStep(step, firstGlobalSample), where
+/// firstGlobalSample is the global index of the group's sample 0 (group * group batch). On a
+/// layer grid (grid/LayerGrid.hpp) sub-grid k's local sample n is the group's sample k + n S.
 
 #include <cmath>
 #include <cstdint>
@@ -50,15 +51,15 @@ KOKKOS_INLINE_FUNCTION std::uint64_t splitmix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-// The two 32-bit halves of a row's 64-bit key.
+/// The two 32-bit halves of a row's 64-bit key.
 struct DropoutRowKey {
   std::uint32_t low, high;
 };
 
-// The dropout decision for one element: a pure function of its keys, so any rank can compute
-// any element's bit. `prefix` already mixes (seed, layer, step). The element is kept iff
-// u = h * 2^-16 < keep (16 random bits -> [0, 1)), tested in integers as
-// h < threshold = ceil(keep * 2^16): the same decision, without a conversion per element.
+/// The dropout decision for one element: a pure function of its keys, so any rank can compute
+/// any element's bit. `prefix` already mixes (seed, layer, step). The element is kept iff
+/// u = h * 2^-16 < keep (16 random bits -> [0, 1)), tested in integers as
+/// h < threshold = ceil(keep * 2^16): the same decision, without a conversion per element.
 struct DropoutMask {
   static constexpr std::int64_t kMaxWidth = std::int64_t(1) << 16;  // columns of a 16-bit hash
 
@@ -68,13 +69,13 @@ struct DropoutMask {
   static std::int32_t thresholdOf(double keep) {
     return static_cast<std::int32_t>(std::ceil(std::ldexp(keep, 16)));
   }
-  // The key of a global row of `sample`; once per row of cells.
+  /// The key of a global row of `sample`; once per row of cells.
   KOKKOS_INLINE_FUNCTION DropoutRowKey rowKey(std::int64_t sample, std::int64_t row) const {
     const std::uint64_t k =
         splitmix64(splitmix64(prefix ^ std::uint64_t(sample)) ^ std::uint64_t(row));
     return {std::uint32_t(k), std::uint32_t(k >> 32)};
   }
-  // The decision for the element in global column w (< kMaxWidth) of the row with key `key`.
+  /// The decision for the element in global column w (< kMaxWidth) of the row with key `key`.
   KOKKOS_INLINE_FUNCTION bool kept(const DropoutRowKey& key, std::uint32_t w) const {
     std::uint16_t h = std::uint16_t(w) ^ std::uint16_t(key.low);
     h ^= h >> 8;
@@ -103,8 +104,8 @@ public:
     std::uint64_t seed = 0;  // the run's seed, the same on every rank
   };
 
-  // The layer id in the hash is a hash of `name`, so layers differ and every grid agrees.
-  // `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}.
+  /// The layer id in the hash is a hash of `name`, so layers differ and every grid agrees.
+  /// `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}.
   Dropout(const LayerGrid& grid, const std::string& name, const TensorShape& input,
           const Options& options);
 
@@ -115,15 +116,15 @@ public:
 
   void setTraining(bool training) { training_ = training; }
   bool training() const { return training_; }
-  // Selects the mask of one training step; firstGlobalSample = global index of the group's
-  // sample 0.
+  /// Selects the mask of one training step; firstGlobalSample = global index of the group's
+  /// sample 0.
   void setStep(std::int64_t step, std::int64_t firstGlobalSample);
-  // True when forward and backward are the identity (inference or keep = 1).
+  /// True when forward and backward are the identity (inference or keep = 1).
   bool identity() const { return !training_ || options_.keep >= 1.0; }
 
-  // y := mask * x / keep on the owned cells (y may be x).
+  /// y := mask * x / keep on the owned cells (y may be x).
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y) const;
-  // dx := mask * dy / keep (dx may be dy).
+  /// dx := mask * dy / keep (dx may be dy).
   void backwardData(const execution_space& exec, const tensor_type& dy,
                     const tensor_type& dx) const;
   void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) const {}
@@ -132,7 +133,7 @@ public:
     if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
   }
 
-  // The same on replicated [N, F] views.
+  /// The same on replicated [N, F] views.
   void forward(const execution_space& exec, const feature_type& x, const feature_type& y) const;
   void backwardData(const execution_space& exec, const feature_type& dy,
                     const feature_type& dx) const;
@@ -141,8 +142,8 @@ public:
     if (dx.data() != nullptr) backwardData(exec, dy, dx);
   }
 
-  // y := mask * x / keep, or a copy when identity(). Public only because CUDA forbids device
-  // lambdas in private member functions.
+  /// y := mask * x / keep, or a copy when identity(). Public only because CUDA forbids device
+  /// lambdas in private member functions.
   void apply(const char* label, const execution_space& exec, const tensor_type& x,
              const tensor_type& y) const;
   void apply(const char* label, const execution_space& exec, const feature_type& x,

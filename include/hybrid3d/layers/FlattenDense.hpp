@@ -1,20 +1,21 @@
 #pragma once
-// The first dense layer after the convolutional trunk, without gathering the volume (LBANN
-// style). The input x [N, C, D, H, W] is flattened in GLOBAL (C, D, H, W) order, so the weight
-// W [out, C*D*H*W] and bias [out] are exactly PyTorch's Linear after torch.flatten.
-//
-// Column j of W multiplies one voxel of one channel, and that voxel is owned by exactly one rank
-// of the spatial group. So each rank holds only those columns of the weight, W_own [out, C*V]
-// (V = owned voxels; a column shard, Parameter.hpp), packs its own voxels in the same order,
-// x_own [N, C*V], multiplies them with one gemm, and the partial products are summed over the
-// spatial communicator: y [N, out] is then replicated on the group. Backward needs no
-// communication: dx_own = dy W_own, and dW_own += dy^T x_own; the weight gradient is summed
-// over the data-parallel communicator only (no other rank of the group holds those columns),
-// so the weight costs a spatial group the memory and the reduction of ONE copy. The bias is
-// replicated work and its gradient is added on spatial rank 0 only (Parameter.hpp).
-// Mixed precision: for the 16-bit activation types (core/Scalar16.hpp) the weight and bias are
-// float, the packed activations stay 16-bit, the products are summed in float (the partial
-// products and their allreduce too) and y and dx rounded once (impl/DenseKernels.hpp).
+/// \file
+/// The first dense layer after the convolutional trunk, without gathering the volume (LBANN
+/// style). The input x [N, C, D, H, W] is flattened in GLOBAL (C, D, H, W) order, so the weight
+/// W [out, C*D*H*W] and bias [out] are exactly PyTorch's Linear after torch.flatten.
+///
+/// Column j of W multiplies one voxel of one channel, and that voxel is owned by exactly one rank
+/// of the spatial group. So each rank holds only those columns of the weight, W_own [out, C*V]
+/// (V = owned voxels; a column shard, Parameter.hpp), packs its own voxels in the same order,
+/// x_own [N, C*V], multiplies them with one gemm, and the partial products are summed over the
+/// spatial communicator: y [N, out] is then replicated on the group. Backward needs no
+/// communication: dx_own = dy W_own, and dW_own += dy^T x_own; the weight gradient is summed
+/// over the data-parallel communicator only (no other rank of the group holds those columns),
+/// so the weight costs a spatial group the memory and the reduction of ONE copy. The bias is
+/// replicated work and its gradient is added on spatial rank 0 only (Parameter.hpp).
+/// Mixed precision: for the 16-bit activation types (core/Scalar16.hpp) the weight and bias are
+/// float, the packed activations stay 16-bit, the products are summed in float (the partial
+/// products and their allreduce too) and y and dx rounded once (impl/DenseKernels.hpp).
 
 #include <string>
 #include <vector>
@@ -47,13 +48,13 @@ public:
   struct Options {  // {out, bias} as Dense's
     int outFeatures = 0;
     bool bias = true;
-    // When > 0, C*D*H*W must equal it (the model's declared fc1 width): a clear error
-    // instead of a silently different network.
+    /// When > 0, C*D*H*W must equal it (the model's declared fc1 width): a clear error
+    /// instead of a silently different network.
     Index expectedInFeatures = 0;
   };
 
-  // Collective over grid.worldComm() (dups the spatial communicator). Allocates this rank's
-  // weight columns and the packed workspaces x and dx [N, C*V].
+  /// Collective over grid.worldComm() (dups the spatial communicator). Allocates this rank's
+  /// weight columns and the packed workspaces x and dx [N, C*V].
   FlattenDense(const LayerGrid& grid, const std::string& name, const TensorShape& input,
                const Options& options);
 
@@ -62,20 +63,20 @@ public:
   // (layers/SpatialGeometry.hpp).
   Index inFeatures() const { return in_; }
   Index outFeatures() const { return out_; }
-  // weight [out, in] (this rank's columns, in packed order), bias [out]
+  /// weight [out, in] (this rank's columns, in packed order), bias [out]
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
   const Parameter<ParamOf<T>, MemorySpace>& weight() const { return weight_; }
-  // Which implementation runs the passes (for the start-up report).
+  /// Which implementation runs the passes (for the start-up report).
   std::string engineDescription() const { return gemmDescription<MemorySpace>(); }
   const Parameter<ParamOf<T>, MemorySpace>& bias() const { return bias_; }
 
-  // y [N, out] := flatten(x) W^T + b, the same on every rank of the spatial group
-  // (collective over the spatial communicator). x may carry any ghosts.
+  /// y [N, out] := flatten(x) W^T + b, the same on every rank of the spatial group
+  /// (collective over the spatial communicator). x may carry any ghosts.
   void forward(const execution_space& exec, const tensor_type& x, const feature_type& y);
-  // dx owned cells := dy W restricted to this rank's voxels. dy must be the same on every rank
-  // of the group.
+  /// dx owned cells := dy W restricted to this rank's voxels. dy must be the same on every rank
+  /// of the group.
   void backwardData(const execution_space& exec, const feature_type& dy, const tensor_type& dx);
-  // weight.grad (own columns) += dy^T x_own; bias.grad += sum_n dy on spatial rank 0.
+  /// weight.grad (own columns) += dy^T x_own; bias.grad += sum_n dy on spatial rank 0.
   void backwardWeights(const execution_space& exec, const tensor_type& x, const feature_type& dy);
   void backward(const execution_space& exec, const tensor_type& x, const feature_type& dy,
                 const tensor_type& dx) {
@@ -83,8 +84,8 @@ public:
     if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
   }
 
-  // Kernels between a tensor's owned cells and a packed [N, C*V] matrix. Public only because
-  // CUDA forbids device lambdas in private member functions.
+  /// Kernels between a tensor's owned cells and a packed [N, C*V] matrix. Public only because
+  /// CUDA forbids device lambdas in private member functions.
   void packInput(const execution_space& exec, const tensor_type& x);
   void unpackInputGradient(const execution_space& exec, const tensor_type& dx);
 

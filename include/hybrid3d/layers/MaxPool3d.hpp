@@ -1,17 +1,18 @@
 #pragma once
-// 3-D max pooling (PyTorch's MaxPool3d without dilation or ceil mode) on a block-decomposed
-// NCDHW activation: any cubic window, stride and padding <= kernel/2 the halo rules allow.
-//
-// Forward: gather x's halo (the receptive-field overhang of the owned outputs), then one kernel
-// over the owned outputs. Padding acts as -infinity (windows are clipped to the domain), ties go
-// to the first maximum in (d, h, w) window order and a NaN wins, exactly as PyTorch's CPU kernel;
-// the winner's position in the window is kept for backward.
-// Backward-data, in gather form (deterministic, no atomics): every cell of the ghosted dx sums
-// dy of the owned outputs whose window it won; then the halo's scatterAdd (the adjoint of the
-// forward gather) adds ghost cells into their owners. This is exact whatever the overlap
-// (kernel > stride) or the misalignment of input and output boxes on uneven grids. Windows
-// that do not overlap (kernel <= stride, as 2/2) take a cheaper race-free path: each owned
-// output writes its dy to its winner in the zeroed ghosted dx, then the same scatterAdd.
+/// \file
+/// 3-D max pooling (PyTorch's MaxPool3d without dilation or ceil mode) on a block-decomposed
+/// NCDHW activation: any cubic window, stride and padding <= kernel/2 the halo rules allow.
+///
+/// Forward: gather x's halo (the receptive-field overhang of the owned outputs), then one kernel
+/// over the owned outputs. Padding acts as -infinity (windows are clipped to the domain), ties go
+/// to the first maximum in (d, h, w) window order and a NaN wins, exactly as PyTorch's CPU kernel;
+/// the winner's position in the window is kept for backward.
+/// Backward-data, in gather form (deterministic, no atomics): every cell of the ghosted dx sums
+/// dy of the owned outputs whose window it won; then the halo's scatterAdd (the adjoint of the
+/// forward gather) adds ghost cells into their owners. This is exact whatever the overlap
+/// (kernel > stride) or the misalignment of input and output boxes on uneven grids. Windows
+/// that do not overlap (kernel <= stride, as 2/2) take a cheaper race-free path: each owned
+/// output writes its dy to its winner in the zeroed ghosted dx, then the same scatterAdd.
 
 #include <string>
 #include <vector>
@@ -39,17 +40,17 @@ public:
     int padding = 0;  // at most kernel / 2, as PyTorch
   };
 
-  // Collective over grid.spatialComm() (the halo). Throws hybrid3d::Error naming the layer for
-  // a bad window, a kernel larger than the padded input, or a grid too fine for the halo.
+  /// Collective over grid.spatialComm() (the halo). Throws hybrid3d::Error naming the layer for
+  /// a bad window, a kernel larger than the padded input, or a grid too fine for the halo.
   MaxPool3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
             const Options& options);
 
   // name(), shapes, decompositions and inputGhosts(): SpatialLayer (layers/SpatialGeometry.hpp).
   const Options& options() const { return options_; }
 
-  // y's owned cells := maxpool(x). Gathers x's halo first (x's ghosts are overwritten).
+  /// y's owned cells := maxpool(x). Gathers x's halo first (x's ghosts are overwritten).
   void forward(const execution_space& exec, const tensor_type& x, const tensor_type& y);
-  // dx's owned cells := dL/dx for the x of the last forward (dx's ghosts are scratch).
+  /// dx's owned cells := dL/dx for the x of the last forward (dx's ghosts are scratch).
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
   void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) {}
   void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,

@@ -1,16 +1,17 @@
 #pragma once
-// Mean squared error on replicated predictions [N, F] (the output of the dense part): the mean
-// over the GLOBAL mini-batch and the features, PyTorch's default reduction. Each of the G
-// data-parallel groups holds N different samples, so the loss is
-//   L = sum over all N*G samples and F features of (p - t)^2 / (N * G * F),
-// summed over grid.dataComm(); its gradient 2 (p - t) / (N * G * F) needs no communication.
-// Every rank of a spatial group computes the same values (replicated work). On a layer grid
-// (grid/LayerGrid.hpp) each sub-grid holds its own samples (`batch` of them, maybe none) and
-// dataComm() holds one rank of each: N * G is counted over it, so any layout gives the same L.
-//
-// NaN: forward returns the global loss, the same on every rank of the world; a NaN or Inf
-// anywhere in the mini-batch makes it NaN/Inf on every rank (the sum propagates it), so
-// `!std::isfinite(loss)` is a test every rank answers alike (no hang when acting on it).
+/// \file
+/// Mean squared error on replicated predictions [N, F] (the output of the dense part): the mean
+/// over the GLOBAL mini-batch and the features, PyTorch's default reduction. Each of the G
+/// data-parallel groups holds N different samples, so the loss is
+///   L = sum over all N*G samples and F features of (p - t)^2 / (N * G * F),
+/// summed over grid.dataComm(); its gradient 2 (p - t) / (N * G * F) needs no communication.
+/// Every rank of a spatial group computes the same values (replicated work). On a layer grid
+/// (grid/LayerGrid.hpp) each sub-grid holds its own samples (`batch` of them, maybe none) and
+/// dataComm() holds one rank of each: N * G is counted over it, so any layout gives the same L.
+///
+/// NaN: forward returns the global loss, the same on every rank of the world; a NaN or Inf
+/// anywhere in the mini-batch makes it NaN/Inf on every rank (the sum propagates it), so
+/// `std::isfinite(loss)` is a test every rank answers alike (no hang when acting on it).
 
 #include <string>
 
@@ -37,17 +38,17 @@ public:
   using feature_type = FeatureView<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
 
-  // `batch` is this rank's samples (the per-group mini-batch N on the spatial grid).
-  // Collective over grid.worldComm().
+  /// `batch` is this rank's samples (the per-group mini-batch N on the spatial grid).
+  /// Collective over grid.worldComm().
   MseLoss(const LayerGrid& grid, const std::string& name, int batch, int features);
 
   const std::string& name() const { return name_; }
 
-  // The global loss (collective over the data-parallel communicator).
+  /// The global loss (collective over the data-parallel communicator).
   double forward(const execution_space& exec, const feature_type& prediction,
                  const feature_type& target) const;
-  // dprediction := gradientScale * dL/dprediction (may be the prediction view itself); the
-  // scale is half's loss scaling (train/LossScale.hpp).
+  /// dprediction := gradientScale * dL/dprediction (may be the prediction view itself); the
+  /// scale is half's loss scaling (train/LossScale.hpp).
   void backward(const execution_space& exec, const feature_type& prediction,
                 const feature_type& target, const feature_type& dprediction,
                 double gradientScale = 1.0) const;

@@ -1,14 +1,15 @@
 #pragma once
-// Softmax cross-entropy over voxels (segmentation): logits [N, C, D, H, W] as a DistTensor,
-// integer class labels as a DistTensor<int> [N, 1, D, H, W] on the same decomposition (any
-// ghosts on either; the sample reader's segmentation volume). The loss is the mean over all
-// N*G*D*H*W voxels of the global mini-batch, as PyTorch's CrossEntropyLoss; each rank sums its
-// owned voxels and the sum is reduced over grid.worldComm(). Per voxel it uses the log-sum-exp
-// with the channel maximum subtracted, so large logits do not overflow.
-//
-// NaN: the returned loss is the same on every rank of the world and NaN/Inf if any voxel's
-// term is, so `!std::isfinite(loss)` is a test every rank answers alike. A label outside
-// [0, C) throws hybrid3d::Error on every rank (the count of bad labels is reduced too).
+/// \file
+/// Softmax cross-entropy over voxels (segmentation): logits [N, C, D, H, W] as a DistTensor,
+/// integer class labels as a DistTensor<int> [N, 1, D, H, W] on the same decomposition (any
+/// ghosts on either; the sample reader's segmentation volume). The loss is the mean over all
+/// N*G*D*H*W voxels of the global mini-batch, as PyTorch's CrossEntropyLoss; each rank sums its
+/// owned voxels and the sum is reduced over grid.worldComm(). Per voxel it uses the log-sum-exp
+/// with the channel maximum subtracted, so large logits do not overflow.
+///
+/// NaN: the returned loss is the same on every rank of the world and NaN/Inf if any voxel's
+/// term is, so `std::isfinite(loss)` is a test every rank answers alike. A label outside
+/// [0, C) throws hybrid3d::Error on every rank (the count of bad labels is reduced too).
 
 #include <string>
 
@@ -39,7 +40,7 @@ public:
   using label_type = DistTensor<int, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
 
-  // `logits` is the per-group shape. Collective over grid.worldComm().
+  /// `logits` is the per-group shape. Collective over grid.worldComm().
   SoftmaxCrossEntropy(const LayerGrid& grid, const std::string& name, const TensorShape& logits);
 
   const std::string& name() const { return name_; }
@@ -47,21 +48,21 @@ public:
   const BlockDecomposition& inputDecomposition() const { return decomposition_; }
   GhostMap inputGhosts() const { return {}; }
 
-  // The global mean loss (collective over the world).
+  /// The global mean loss (collective over the world).
   double forward(const execution_space& exec, const tensor_type& logits,
                  const label_type& labels) const {
     return evaluate(exec, logits, labels, nullptr);
   }
-  // The global mean loss, and dlogits owned cells := dL/dlogits = (softmax - onehot) / count,
-  // in one pass (collective over the world). dlogits may be logits itself.
-  // gradientScale multiplies dlogits, not the loss (half's loss scaling, train/LossScale.hpp).
+  /// The global mean loss, and dlogits owned cells := dL/dlogits = (softmax - onehot) / count,
+  /// in one pass (collective over the world). dlogits may be logits itself.
+  /// gradientScale multiplies dlogits, not the loss (half's loss scaling, train/LossScale.hpp).
   double forwardBackward(const execution_space& exec, const tensor_type& logits,
                          const label_type& labels, const tensor_type& dlogits,
                          double gradientScale = 1.0) const {
     return evaluate(exec, logits, labels, &dlogits, gradientScale);
   }
 
-  // The kernel behind both. Public only because CUDA forbids device lambdas in private members.
+  /// The kernel behind both. Public only because CUDA forbids device lambdas in private members.
   double evaluate(const execution_space& exec, const tensor_type& logits, const label_type& labels,
                   const tensor_type* dlogits, double gradientScale = 1.0) const;
 

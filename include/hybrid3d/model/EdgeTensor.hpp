@@ -1,7 +1,8 @@
 #pragma once
-// What flows along an edge of a model graph: a distributed volume (the convolutional part) or
-// a replicated feature matrix [N, F] (the dense part, identical on every rank of a spatial
-// group once the first dense layer has summed its partial products).
+/// \file
+/// What flows along an edge of a model graph: a distributed volume (the convolutional part) or
+/// a replicated feature matrix [N, F] (the dense part, identical on every rank of a spatial
+/// group once the first dense layer has summed its partial products).
 
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/kernels/FeatureView.hpp>

@@ -1,13 +1,14 @@
 #pragma once
-// A model as a directed acyclic graph of layers, built in topological order (each node's
-// inputs are earlier nodes or the model input), with skip connections (a node's output may
-// feed several nodes, as U-Net's encoder blocks feed both the pool and the decoder's concat).
-//
-// finalize() allocates every activation and gradient once, each with the ghost widths its
-// consumers need, so the per-step forward() and backward() allocate nothing. In backward,
-// an output that feeds several nodes receives one gradient per consumer; they are summed
-// before the producing node's own backward runs. Each node's parameter gradients can be
-// handed to a GradientReducer as soon as that node is done.
+/// \file
+/// A model as a directed acyclic graph of layers, built in topological order (each node's
+/// inputs are earlier nodes or the model input), with skip connections (a node's output may
+/// feed several nodes, as U-Net's encoder blocks feed both the pool and the decoder's concat).
+///
+/// finalize() allocates every activation and gradient once, each with the ghost widths its
+/// consumers need, so the per-step forward() and backward() allocate nothing. In backward,
+/// an output that feeds several nodes receives one gradient per consumer; they are summed
+/// before the producing node's own backward runs. Each node's parameter gradients can be
+/// handed to a GradientReducer as soon as that node is done.
 
 #include <memory>
 #include <string>
@@ -31,64 +32,64 @@ public:
   using node_type = Node<T, MemorySpace>;
   using value_type = EdgeTensor<T, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
-  // Parameters, their gradients and buffers: float master copies for the 16-bit activations.
+  /// Parameters, their gradients and buffers: float master copies for the 16-bit activations.
   using param_type = ParamOf<T>;
   static constexpr int Input = -1;  // the model input, as a node id
 
-  // The model input lives on `grid` (the spatial grid), with every sample of the group.
+  /// The model input lives on `grid` (the spatial grid), with every sample of the group.
   Graph(const LayerGrid& grid, const TensorShape& input);
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
 
-  // Adds a node reading the outputs of `inputs` (earlier ids or Input); returns its id. The node
-  // runs on `grid` (its inputs must be there: model/RedistributeNode.hpp moves them), by
-  // default the model input's.
+  /// Adds a node reading the outputs of `inputs` (earlier ids or Input); returns its id. The node
+  /// runs on `grid` (its inputs must be there: model/RedistributeNode.hpp moves them), by
+  /// default the model input's.
   int add(std::unique_ptr<node_type> node, const std::vector<int>& inputs);
   int add(std::unique_ptr<node_type> node, const std::vector<int>& inputs, const LayerGrid& grid);
-  // Output shape of node `id` (Input: the model input): this rank's samples on its grid.
+  /// Output shape of node `id` (Input: the model input): this rank's samples on its grid.
   TensorShape shape(int id) const;
-  // The grid node `id` (Input: the model input) runs on.
+  /// The grid node `id` (Input: the model input) runs on.
   const LayerGrid& grid(int id) const;
   std::size_t size() const { return nodes_.size(); }
   node_type& node(std::size_t id) { return *nodes_.at(id).node; }
-  // Node `id`'s output as the last forward() left it (what a diagnosis inspects).
+  /// Node `id`'s output as the last forward() left it (what a diagnosis inspects).
   const value_type& outputOf(std::size_t id) const { return nodes_.at(id).output; }
-  // The nodes node `id` reads (Input: the model input).
+  /// The nodes node `id` reads (Input: the model input).
   const std::vector<int>& inputsOf(std::size_t id) const { return nodes_.at(id).inputs; }
 
-  // Allocates activations and gradients; the last node added is the model output.
+  /// Allocates activations and gradients; the last node added is the model output.
   void finalize();
 
   const TensorShape& inputShape() const { return inputShape_; }
-  // The model input volume; a data reader fills its owned cells (and may fill its ghosts).
+  /// The model input volume; a data reader fills its owned cells (and may fill its ghosts).
   const value_type& input() const { return input_; }
-  // filled = true: whoever writes input() writes its ghost cells too (neighbours' values, zero
-  // padding outside the domain), so the layers reading it exchange no halo for it.
+  /// filled = true: whoever writes input() writes its ghost cells too (neighbours' values, zero
+  /// padding outside the domain), so the layers reading it exchange no halo for it.
   void setInputGhostsFilled(bool filled);
   const value_type& output() const;
-  // The loss writes dL/d(output) here before backward().
+  /// The loss writes dL/d(output) here before backward().
   const value_type& outputGradient() const { return outputGradient_; }
 
   void forward(const execution_space& exec);
-  // Backpropagates outputGradient(). Parameter gradients are ADDED to (see zeroGradients);
-  // with a reducer, node i's reduction starts as soon as node i is done.
+  /// Backpropagates outputGradient(). Parameter gradients are ADDED to (see zeroGradients);
+  /// with a reducer, node i's reduction starts as soon as node i is done.
   void backward(const execution_space& exec,
                 GradientReducer<param_type, MemorySpace>* reducer = nullptr);
   void zeroGradients(const execution_space& exec);
 
-  // This rank's floating-point operations in one training step (forward and backward): what
-  // the convolutions must compute, backward-data skipped where a node reads the model input.
+  /// This rank's floating-point operations in one training step (forward and backward): what
+  /// the convolutions must compute, backward-data skipped where a node reads the model input.
   double stepFlops() const;
 
-  // What this rank's graph holds (after finalize()); the workspace as reserved so far.
+  /// What this rank's graph holds (after finalize()); the workspace as reserved so far.
   GraphMemory memory() const;
 
   std::vector<NamedParameter<param_type, MemorySpace>> parameters() const;
   std::vector<NamedParameter<param_type, MemorySpace>> buffers() const;
-  // Gradients of node i's parameters at index i, each with the ranks it is summed over: what
-  // GradientReducer takes.
+  /// Gradients of node i's parameters at index i, each with the ranks it is summed over: what
+  /// GradientReducer takes.
   std::vector<std::vector<ScopedGradient<param_type, MemorySpace>>> gradientsByNode() const;
-  // Every parameter's gradient, listed once at finalize().
+  /// Every parameter's gradient, listed once at finalize().
   const std::vector<Kokkos::View<param_type*, MemorySpace>>& gradients() const {
     return gradients_;
   }
@@ -107,8 +108,8 @@ private:
     std::vector<Edge> consumers;
     value_type output;
     std::vector<value_type> edgeGradients;  // one per consumer, in consumers order
-    // Kokkos profiling region names ("hybrid3d::node::forward NAME"), made once so that a
-    // step allocates nothing; profiling tools and bench_train_step --regions time nodes by them.
+    /// Kokkos profiling region names ("hybrid3d::node::forward NAME"), made once so that a
+    /// step allocates nothing; profiling tools and bench_train_step --regions time nodes by them.
     std::string forwardRegion, backwardRegion;
   };
 

@@ -1,9 +1,10 @@
 #pragma once
-// What one rank's model holds, by kind, as the graph predicts it from the sizes it allocates:
-// bench_train_step prints it beside the allocator's count and the peak RSS, so that where the
-// memory of a rank goes is a figure, not a guess. Activations and their gradients carry their
-// ghost cells; parameters count what this rank holds (values and gradients): the whole of a
-// replicated one, this rank's columns of a column shard (layers/Parameter.hpp).
+/// \file
+/// What one rank's model holds, by kind, as the graph predicts it from the sizes it allocates:
+/// bench_train_step prints it beside the allocator's count and the peak RSS, so that where the
+/// memory of a rank goes is a figure, not a guess. Activations and their gradients carry their
+/// ghost cells; parameters count what this rank holds (values and gradients): the whole of a
+/// replicated one, this rank's columns of a column shard (layers/Parameter.hpp).
 
 #include <cstddef>
 

@@ -1,6 +1,7 @@
 #pragma once
-// What a model is built from: the architecture's name (Architecture.hpp lists the registered
-// ones), the input width and batch, and the options every architecture's layers share.
+/// \file
+/// What a model is built from: the architecture's name (Architecture.hpp lists the registered
+/// ones), the input width and batch, and the options every architecture's layers share.
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,8 @@
 #pragma once
-// One vertex of a model graph: a layer behind a uniform, host-side interface (virtual calls
-// happen here, on the host, never inside kernels). Adapters in model/Nodes.hpp wrap each
-// layer kind; the graph allocates every activation and gradient once and calls these.
+/// \file
+/// One vertex of a model graph: a layer behind a uniform, host-side interface (virtual calls
+/// happen here, on the host, never inside kernels). Adapters in model/Nodes.hpp wrap each
+/// layer kind; the graph allocates every activation and gradient once and calls these.
 
 #include <cstdint>
 #include <string>
@@ -27,39 +28,39 @@ public:
   virtual ~Node() = default;
   virtual const std::string& name() const = 0;
 
-  // The output: a volume of this shape, or (isVolume false) features [batch, channels].
+  /// The output: a volume of this shape, or (isVolume false) features [batch, channels].
   virtual bool producesVolume() const = 0;
   virtual TensorShape outputShape() const = 0;
-  // Ghost widths this node needs on input i (and on the gradient it writes for input i), on
-  // every rank: they may differ from rank to rank (grid/GhostWidths.hpp).
+  /// Ghost widths this node needs on input i (and on the gradient it writes for input i), on
+  /// every rank: they may differ from rank to rank (grid/GhostWidths.hpp).
   virtual GhostMap inputGhosts(std::size_t /*input*/) const { return {}; }
 
   virtual void forward(const execution_space& exec, const inputs_type& in,
                        const value_type& out) = 0;
-  // Adds parameter-gradient contributions (contract in layers/Parameter.hpp) and writes the
-  // owned cells of every non-empty dIn[i] (overwrite). `in` and `out` are as forward left them.
+  /// Adds parameter-gradient contributions (contract in layers/Parameter.hpp) and writes the
+  /// owned cells of every non-empty dIn[i] (overwrite). `in` and `out` are as forward left them.
   virtual void backward(const execution_space& exec, const inputs_type& in, const value_type& out,
                         const value_type& dOut, const inputs_type& dIn) = 0;
 
-  // Which code computes this node when a layer has a choice (the convolution engines), for
-  // the start-up report; empty for the portable Kokkos kernels.
+  /// Which code computes this node when a layer has a choice (the convolution engines), for
+  /// the start-up report; empty for the portable Kokkos kernels.
   virtual std::string implementation() const { return {}; }
-  // This rank's arithmetic per pass (layers/LayerFlops.hpp); zero for memory-bound layers.
+  /// This rank's arithmetic per pass (layers/LayerFlops.hpp); zero for memory-bound layers.
   virtual LayerFlops flops() const { return {}; }
-  // True for the one node kind that reads its input on another grid than it writes its output
-  // (model/RedistributeNode.hpp); every other node's inputs are on its own grid.
+  /// True for the one node kind that reads its input on another grid than it writes its output
+  /// (model/RedistributeNode.hpp); every other node's inputs are on its own grid.
   virtual bool movesBetweenGrids() const { return false; }
-  // Bytes of communication buffers the node holds (a redistribution's), for Graph::memory().
+  /// Bytes of communication buffers the node holds (a redistribution's), for Graph::memory().
   virtual std::size_t bufferBytes() const { return 0; }
 
-  // Float master copies for the 16-bit activation types (core/Scalar16.hpp: ParamOf).
+  /// Float master copies for the 16-bit activation types (core/Scalar16.hpp: ParamOf).
   virtual std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
   virtual std::vector<Parameter<ParamOf<T>, MemorySpace>> buffers() const { return {}; }
-  // The input's ghost cells are written by whoever writes the input (a data reader that reads
-  // them from the file): a node that would exchange them need not (layers/Conv3d.hpp).
+  /// The input's ghost cells are written by whoever writes the input (a data reader that reads
+  /// them from the file): a node that would exchange them need not (layers/Conv3d.hpp).
   virtual void setInputGhostsFilled(bool /*filled*/) {}
   virtual void setTraining(bool /*training*/) {}
-  // Dropout masks are keyed by step and global sample index (same on every grid).
+  /// Dropout masks are keyed by step and global sample index (same on every grid).
   virtual void setStep(std::int64_t /*step*/, std::int64_t /*firstGlobalSample*/) {}
 };
 

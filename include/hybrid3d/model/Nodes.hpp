@@ -1,8 +1,9 @@
 #pragma once
-// Adapters that put each layer kind behind the Node interface. Every layer follows the same
-// convention (forward(exec, x, y), backward(exec, x, dy, dx), parameters(), inputGhosts(),
-// outputShape()), so one template covers single-input layers on volumes or feature matrices;
-// Concat, with two inputs, has its own.
+/// \file
+/// Adapters that put each layer kind behind the Node interface. Every layer follows the same
+/// convention (forward(exec, x, y), backward(exec, x, dy, dx), parameters(), inputGhosts(),
+/// outputShape()), so one template covers single-input layers on volumes or feature matrices;
+/// Concat, with two inputs, has its own.
 
 #include <memory>
 #include <type_traits>
@@ -26,7 +27,7 @@ const auto& part(const EdgeTensor<T, M>& a) {
     return a.features;
 }
 
-// Optional members of a layer, detected at compile time.
+/// Optional members of a layer, detected at compile time.
 template <class L, class = void>
 struct HasBuffers : std::false_type {};
 template <class L>
@@ -60,7 +61,7 @@ struct HasEngine<L, std::void_t<decltype(std::declval<const L&>().engineDescript
 
 }  // namespace Impl
 
-// A single-input layer; In and Out say whether it reads/writes volumes or feature matrices.
+/// A single-input layer; In and Out say whether it reads/writes volumes or feature matrices.
 template <class Layer, EdgeKind In, EdgeKind Out, class T, class M = DefaultMemorySpace>
 class LayerNode final : public Node<T, M> {
 public:
@@ -125,7 +126,7 @@ private:
   Layer layer_;
 };
 
-// Channel concatenation of two volumes (U-Net skip connections).
+/// Channel concatenation of two volumes (U-Net skip connections).
 template <class T, class M = DefaultMemorySpace>
 class ConcatNode final : public Node<T, M> {
 public:
@@ -154,8 +155,8 @@ private:
   std::string name_;
 };
 
-// Wraps a layer constructed in place: makeNode<Conv3d<T, M>, EdgeKind::Volume,
-// EdgeKind::Volume>(grid, "conv1", shape, options).
+/// Wraps a layer constructed in place: makeNode<Conv3d<T, M>, EdgeKind::Volume,
+/// EdgeKind::Volume>(grid, "conv1", shape, options).
 template <class Layer, EdgeKind In, EdgeKind Out, class T, class M, class... Args>
 std::unique_ptr<Node<T, M>> makeNode(Args&&... args) {
   return std::make_unique<LayerNode<Layer, In, Out, T, M>>(std::forward<Args>(args)...);

@@ -1,8 +1,9 @@
 #pragma once
-// The node the model builder puts on an edge whose two ends run on different grids (DESIGN.md
-// section 11): forward moves the producer's output to the consumer's layout, backward moves the
-// gradient back with the exact adjoint (comm/Redistribute.hpp). It reads owned cells only and
-// writes owned cells only: the consumer's halo fills its ghosts, as for any input.
+/// \file
+/// The node the model builder puts on an edge whose two ends run on different grids (DESIGN.md
+/// section 11): forward moves the producer's output to the consumer's layout, backward moves the
+/// gradient back with the exact adjoint (comm/Redistribute.hpp). It reads owned cells only and
+/// writes owned cells only: the consumer's halo fills its ghosts, as for any input.
 
 #include <memory>
 #include <string>
@@ -20,8 +21,8 @@ public:
   using typename Node<T, M>::inputs_type;
   using side_type = typename Redistribute<T, M>::Side;
 
-  // `shape`: the group's batch, channels and global extents ({1, 1, 1} for features).
-  // Collective over the group.
+  /// `shape`: the group's batch, channels and global extents ({1, 1, 1} for features).
+  /// Collective over the group.
   RedistributeNode(const LayerGrid& from, const LayerGrid& to, const std::string& name,
                    const TensorShape& shape, bool volume)
       : name_(name),

@@ -1,8 +1,9 @@
 #pragma once
-// Adam as torch.optim.Adam (L2 weight decay added to the gradient) or, with `decoupled`, as
-// torch.optim.AdamW (p *= 1 - lr * wd before the update):
-//   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
-//   p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+/// \file
+/// Adam as torch.optim.Adam (L2 weight decay added to the gradient) or, with `decoupled`, as
+/// torch.optim.AdamW (p *= 1 - lr * wd before the update):
+///   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+///   p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
 
 #include <hybrid3d/optim/Optimizer.hpp>
 

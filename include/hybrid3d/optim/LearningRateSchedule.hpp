@@ -1,6 +1,7 @@
 #pragma once
-// Learning rate as a function of the step: an optional linear warm-up, then constant, step
-// decay at given epochs, or cosine annealing. Pure host arithmetic, identical on every rank.
+/// \file
+/// Learning rate as a function of the step: an optional linear warm-up, then constant, step
+/// decay at given epochs, or cosine annealing. Pure host arithmetic, identical on every rank.
 
 #include <string>
 #include <vector>
@@ -18,9 +19,9 @@ struct LearningRateSchedule {
   double totalEpochs = 1;  // Cosine: length of the annealing (after warm-up)
   double minRate = 0;      // Cosine: rate at totalEpochs
 
-  // Rate for step `step` (0-based) of a run with `stepsPerEpoch` steps per epoch.
+  /// Rate for step `step` (0-based) of a run with `stepsPerEpoch` steps per epoch.
   double rate(long long step, long long stepsPerEpoch) const;
-  // Throws naming the bad field (negative rate, decay epochs not increasing, ...).
+  /// Throws naming the bad field (negative rate, decay epochs not increasing, ...).
   void validate() const;
   static Kind parseKind(const std::string& name);  // "constant", "step", "cosine"
 };

@@ -1,7 +1,8 @@
 #pragma once
-// Stochastic gradient descent with momentum, dampening, Nesterov and L2 weight decay, as
-// torch.optim.SGD:  g = grad + wd * p;  b = mu * b + (1 - dampening) * g (b = g on the first
-//   step);  g = nesterov ? g + mu * b : b;  p -= lr * g.
+/// \file
+/// Stochastic gradient descent with momentum, dampening, Nesterov and L2 weight decay, as
+/// torch.optim.SGD:  g = grad + wd * p;  b = mu * b + (1 - dampening) * g (b = g on the first
+///   step);  g = nesterov ? g + mu * b : b;  p -= lr * g.
 
 #include <hybrid3d/optim/Optimizer.hpp>
 
@@ -22,7 +23,7 @@ public:
   using typename Optimizer<T, MemorySpace>::execution_space;
   using typename Optimizer<T, MemorySpace>::state_view;
 
-  // Throws when an option is out of range (negative momentum, Nesterov without momentum...).
+  /// Throws when an option is out of range (negative momentum, Nesterov without momentum...).
   Sgd(const std::vector<NamedParameter<T, MemorySpace>>& params, const SgdOptions& options);
   void step(const execution_space& exec, double lr) override;
   std::vector<std::pair<std::string, state_view>> state() const override;

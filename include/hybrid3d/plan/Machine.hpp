@@ -1,10 +1,11 @@
 #pragma once
-// What a performance model needs to know of a machine, per rank (one GPU, or one core of a
-// CPU-only machine): arithmetic and memory rates, the network between ranks as latency and
-// bandwidth (alpha-beta), the file system's read bandwidth, and optionally layer timings
-// measured on the machine itself (`hybrid3d calibrate`), which replace the peak-rate estimate
-// of every layer they match. Read from a small deck (deck/MachineDeck.hpp; the files in
-// inputs/machines/ say where each number comes from).
+/// \file
+/// What a performance model needs to know of a machine, per rank (one GPU, or one core of a
+/// CPU-only machine): arithmetic and memory rates, the network between ranks as latency and
+/// bandwidth (alpha-beta), the file system's read bandwidth, and optionally layer timings
+/// measured on the machine itself (`hybrid3d calibrate`), which replace the peak-rate estimate
+/// of every layer they match. Read from a small deck (deck/MachineDeck.hpp; the files in
+/// inputs/machines/ say where each number comes from).
 
 #include <string>
 #include <vector>
@@ -21,15 +22,15 @@ struct RankRates {
   double memoryEfficiency = 0;       // share of it memory-bound layers reach
   double layerOverheadUs = 0;        // fixed cost of one layer pass (kernel launches)
   double memoryGiB = 0;              // memory per rank
-  // What convolutions with 16-bit operands can do per rank (tensor cores, AVX512-BF16); 0: the
-  // machine file has no such key, the float rate holds (peakGflops).
+  /// What convolutions with 16-bit operands can do per rank (tensor cores, AVX512-BF16); 0: the
+  /// machine file has no such key, the float rate holds (peakGflops).
   double bfloat16Gflops = 0;
   double halfGflops = 0;
 };
 
-// The peak a rank's convolutions compute at in precision `p`, GFLOP/s: the 16-bit rates where
-// the machine gives them, else the float rate (a machine without 16-bit arithmetic converts to
-// float and computes in float).
+/// The peak a rank's convolutions compute at in precision `p`, GFLOP/s: the 16-bit rates where
+/// the machine gives them, else the float rate (a machine without 16-bit arithmetic converts to
+/// float and computes in float).
 inline double peakGflops(const RankRates& r, Precision p) {
   switch (p) {
     case Precision::Double:
@@ -51,9 +52,9 @@ struct Network {
   double intraLatencyUs = 0, intraGBs = 0;  // between two ranks of a node, one direction
   double interLatencyUs = 0, interGBs = 0;  // between nodes: per node, one direction, all rails
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::Ring;
-  // Gradient reductions progress beside the backward pass (NCCL, a NIC that moves the data);
-  // false where the rank's own core moves and sums them inside its MPI calls (host MPI
-  // without a progress thread): then they add to the step.
+  /// Gradient reductions progress beside the backward pass (NCCL, a NIC that moves the data);
+  /// false where the rank's own core moves and sums them inside its MPI calls (host MPI
+  /// without a progress thread): then they add to the step.
   bool reductionsOverlap = true;
 };
 
@@ -62,9 +63,9 @@ struct FileSystem {
   double aggregateReadGBs = 0;  // what all ranks' reads together reach
 };
 
-// One layer shape's measured time for one training step (forward and backward) at a few
-// sizes: `voxels` = mini-batch per group x owned output voxels of the rank (LayerCost::work).
-// Between two sizes the time per voxel is interpolated in log(voxels); outside, the nearest.
+/// One layer shape's measured time for one training step (forward and backward) at a few
+/// sizes: `voxels` = mini-batch per group x owned output voxels of the rank (LayerCost::work).
+/// Between two sizes the time per voxel is interpolated in log(voxels); outside, the nearest.
 struct LayerTiming {
   std::string layer;  // layerKey(): kind, channels, window, engine, precision
   std::vector<double> voxels, seconds;
@@ -77,7 +78,7 @@ struct Machine {
   FileSystem fileSystem;
   std::vector<LayerTiming> timings;
 
-  // The timing of `key`, or nullptr.
+  /// The timing of `key`, or nullptr.
   const LayerTiming* timing(const std::string& key) const {
     for (const LayerTiming& t : timings)
       if (t.layer == key) return &t;

@@ -1,22 +1,25 @@
 #pragma once
-// Checkpoints and weight files (DESIGN.md section 7, fixed layout):
-//   /model/<layer>/<param>            parameters and batch-norm buffers, PyTorch shapes
-//   /optimizer/<layer>/<param>/<state> optimizer buffers (momentum_buffer, exp_avg, ...)
-//   /optimizer/steps                  steps the optimizer has taken
-//   /state/step, /state/epoch, /state/seed
-//   root attribute "deck"             the input deck the run was started from
-//   root attribute "identity"         the run's identity, "key=value" lines (RunState::identity)
-//   root attribute "history"          the changes restarts made (RunState::history)
-//   attribute "fnv1a64" of each array  FNV-1a 64 of its stored bytes, verified on reading
-// The file holds GLOBAL tensors whatever the grid: a column-sharded parameter
-// (layers/Parameter.hpp) and its optimizer state are gathered before world rank 0 writes the
-// file alone, and on reading rank 0 broadcasts each tensor and every rank keeps its own part,
-// so a checkpoint written on one grid restarts on another. Other parameters are replicated and
-// written from rank 0's copy. Batch-norm running statistics are replicated too, except with
-// statistics per spatial group: then the trainer hands in their mean over the data-parallel groups
-// (see meanOverGroups in Trainer.cpp), which a restart with any number of groups continues exactly.
-// A write goes to "<path>.tmp", is flushed to disk and then renamed over <path>: a crash at any
-// moment leaves the previous checkpoint whole.
+/// \file
+/// Checkpoints and weight files (DESIGN.md section 7, fixed layout):
+/// ~~~
+///   /model/<layer>/<param>            parameters and batch-norm buffers, PyTorch shapes
+///   /optimizer/<layer>/<param>/<state> optimizer buffers (momentum_buffer, exp_avg, ...)
+///   /optimizer/steps                  steps the optimizer has taken
+///   /state/step, /state/epoch, /state/seed
+///   root attribute "deck"             the input deck the run was started from
+///   root attribute "identity"         the run's identity, "key=value" lines (RunState::identity)
+///   root attribute "history"          the changes restarts made (RunState::history)
+///   attribute "fnv1a64" of each array  FNV-1a 64 of its stored bytes, verified on reading
+/// ~~~
+/// The file holds GLOBAL tensors whatever the grid: a column-sharded parameter
+/// (layers/Parameter.hpp) and its optimizer state are gathered before world rank 0 writes the
+/// file alone, and on reading rank 0 broadcasts each tensor and every rank keeps its own part,
+/// so a checkpoint written on one grid restarts on another. Other parameters are replicated and
+/// written from rank 0's copy. Batch-norm running statistics are replicated too, except with
+/// statistics per spatial group: then the trainer hands in their mean over the data-parallel groups
+/// (see meanOverGroups in Trainer.cpp), which a restart with any number of groups continues
+/// exactly. A write goes to `"<path>.tmp"`, is flushed to disk and then renamed over `<path>`: a
+/// crash at any moment leaves the previous checkpoint whole.
 
 #include <map>
 #include <string>
@@ -33,11 +36,11 @@ struct RunState {
   long long epoch = 0;  // epochs completed
   unsigned long long seed = 0;
   std::string deck;  // the deck text, for provenance
-  // What the run was (architecture, mini-batch, seed, ...: train/RunIdentity.hpp), checked on
-  // restart. Keys and values are single lines without '='. Empty in files from before it.
+  /// What the run was (architecture, mini-batch, seed, ...: train/RunIdentity.hpp), checked on
+  /// restart. Keys and values are single lines without '='. Empty in files from before it.
   std::map<std::string, std::string> identity;
-  // One line per change a restart made to the deck ("restart at step 12: 'Training/momentum'
-  // 0.9 -> 0.5 (--allow-change)"), oldest first; empty in files from before it.
+  /// One line per change a restart made to the deck ("restart at step 12: 'Training/momentum'
+  /// 0.9 -> 0.5 (--allow-change)"), oldest first; empty in files from before it.
   std::string history;
 };
 
@@ -49,25 +52,25 @@ struct CheckpointContents {
   Optimizer<T, M>* optimizer = nullptr;          // may be null (weights-only files)
 };
 
-// Collective over `comm` (the world: every column of a sharded parameter must be on some rank of
-// it). Throws on every rank (with the path) if rank 0 could not write; a full disk is named
-// ("no space left on device", the bytes needed) and the temporary file removed.
+/// Collective over `comm` (the world: every column of a sharded parameter must be on some rank of
+/// it). Throws on every rank (with the path) if rank 0 could not write; a full disk is named
+/// ("no space left on device", the bytes needed) and the temporary file removed.
 template <class T, class M>
 void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c,
                      const RunState& state);
 
-// Collective over `comm`: fills every parameter, buffer and (if given) optimizer state from
-// the file; a missing dataset, a shape that differs from the model's or an array that does not
-// match its checksum is an error naming the file and the dataset. Returns the run state (zeros for
-// a weights-only file).
+/// Collective over `comm`: fills every parameter, buffer and (if given) optimizer state from
+/// the file; a missing dataset, a shape that differs from the model's or an array that does not
+/// match its checksum is an error naming the file and the dataset. Returns the run state (zeros for
+/// a weights-only file).
 template <class T, class M>
 RunState readCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c);
 
-// Collective over `comm`: the run state alone (no tensors), to check a restart before loading.
+/// Collective over `comm`: the run state alone (no tensors), to check a restart before loading.
 RunState readRunState(const std::string& path, MPI_Comm comm);
 
-// Plain float64 arrays for tools (`hybrid3d gradients`): world rank 0 writes them to `path`
-// through the same temporary-file-and-rename path; an error is thrown on every rank.
+/// Plain float64 arrays for tools (`hybrid3d gradients`): world rank 0 writes them to `path`
+/// through the same temporary-file-and-rename path; an error is thrown on every rank.
 struct NamedArray {
   std::string name;  // absolute dataset path, e.g. "/grads/conv1/weight"
   std::vector<Index> shape;

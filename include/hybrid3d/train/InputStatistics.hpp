@@ -1,9 +1,10 @@
 #pragma once
-// The preprocessing a run applies to its inputs: the deck's channel offsets and scales, or for
-// `auto` the training set's per-channel mean and 1 / standard deviation (after log1p where the
-// deck asks), computed once before step 1 over every rank and cached beside the training data
-// (data/ChannelStatisticsCache.hpp). World rank 0 says in the log which values it uses and where
-// they came from.
+/// \file
+/// The preprocessing a run applies to its inputs: the deck's channel offsets and scales, or for
+/// `auto` the training set's per-channel mean and 1 / standard deviation (after log1p where the
+/// deck asks), computed once before step 1 over every rank and cached beside the training data
+/// (data/ChannelStatisticsCache.hpp). World rank 0 says in the log which values it uses and where
+/// they came from.
 
 #include <mpi.h>
 
@@ -14,8 +15,8 @@
 
 namespace hybrid3d {
 
-// Collective over `world` when an entry is auto (else local). `train` is the training set as
-// listed for the run, `spec` what the model reads of each file.
+/// Collective over `world` when an entry is auto (else local). `train` is the training set as
+/// listed for the run, `spec` what the model reads of each file.
 data::PreprocessOptions preprocessOptions(MPI_Comm world, const DataConfig& config,
                                           const data::Dataset& train, const data::SampleSpec& spec);
 

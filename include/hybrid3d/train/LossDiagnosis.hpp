@@ -1,11 +1,12 @@
 #pragma once
-// Why a training loss went non-finite, found after the fact: the forward pass that produced it
-// left the model input, the parameters and every layer's output in place, so a pass over them
-// (run only once the loss is found non-finite, never in a normal step) names the first thing
-// that is not finite, in the order the step computes them: the input after preprocessing (and
-// which sample), the targets (which sample), a weight (which), a layer's output (which layer),
-// else the loss itself overflowed. The message also names the step and the batch's files, and
-// the previous step's loss and files (whose update made this step's weights).
+/// \file
+/// Why a training loss went non-finite, found after the fact: the forward pass that produced it
+/// left the model input, the parameters and every layer's output in place, so a pass over them
+/// (run only once the loss is found non-finite, never in a normal step) names the first thing
+/// that is not finite, in the order the step computes them: the input after preprocessing (and
+/// which sample), the targets (which sample), a weight (which), a layer's output (which layer),
+/// else the loss itself overflowed. The message also names the step and the batch's files, and
+/// the previous step's loss and files (whose update made this step's weights).
 
 #include <string>
 
@@ -22,7 +23,7 @@ struct LossDiagnosisInputs {
   const Graph<T, M>* graph = nullptr;
   const data::HostBatch* batch = nullptr;  // this rank's part of the step's mini-batch
   const data::Dataset* dataset = nullptr;  // the training set (file names of batch.samples)
-  // The previous step's slots (HostBatch::samples) and loss; null or empty: none this run.
+  /// The previous step's slots (HostBatch::samples) and loss; null or empty: none this run.
   const std::vector<Index>* previousSamples = nullptr;
   double previousLoss = 0;
   double loss = 0;
@@ -32,7 +33,7 @@ struct LossDiagnosisInputs {
   long long restartStep = -1;  // its step
 };
 
-// Collective over the world: the same one-line message on every rank.
+/// Collective over the world: the same one-line message on every rank.
 template <class T, class M>
 std::string diagnoseNonFiniteLoss(const LossDiagnosisInputs<T, M>& in);
 

@@ -1,12 +1,13 @@
 #pragma once
-// Dynamic loss scaling for runs in half (IEEE binary16) activations, as PyTorch's GradScaler
-// and NVIDIA's mixed-precision recipe do it. Half's smallest normal is 2^-14: the gradients of
-// a loss averaged over many voxels fall below it and flush to zero. So the loss gradient is
-// multiplied by S before backward (the loss layers do it in float, before rounding), and the
-// parameter gradients, float sums, are divided by S before the optimizer sees them. A step whose
-// gradients hold an Inf or NaN on any rank is skipped (no update) and S halves; after
-// `growthInterval` clean steps in a row S doubles. bfloat16 has float's exponent range and
-// needs none of this (S stays 1, nothing is checked).
+/// \file
+/// Dynamic loss scaling for runs in half (IEEE binary16) activations, as PyTorch's GradScaler
+/// and NVIDIA's mixed-precision recipe do it. Half's smallest normal is 2^-14: the gradients of
+/// a loss averaged over many voxels fall below it and flush to zero. So the loss gradient is
+/// multiplied by S before backward (the loss layers do it in float, before rounding), and the
+/// parameter gradients, float sums, are divided by S before the optimizer sees them. A step whose
+/// gradients hold an Inf or NaN on any rank is skipped (no update) and S halves; after
+/// `growthInterval` clean steps in a row S doubles. bfloat16 has float's exponent range and
+/// needs none of this (S stays 1, nothing is checked).
 
 #include <vector>
 
@@ -29,8 +30,8 @@ public:
   bool enabled() const { return options_.enabled; }
   double scale() const { return scale_; }
   long long skippedSteps() const { return skipped_; }
-  // After a step whose gradients were `finite` on every rank (the same verdict everywhere):
-  // returns whether the optimizer may step, and adjusts S.
+  /// After a step whose gradients were `finite` on every rank (the same verdict everywhere):
+  /// returns whether the optimizer may step, and adjusts S.
   bool update(bool finite) {
     if (!options_.enabled) return true;
     if (!finite) {
@@ -45,7 +46,7 @@ public:
     }
     return true;
   }
-  // A checkpoint's values, so a restart goes on with the same scale.
+  /// A checkpoint's values, so a restart goes on with the same scale.
   long long cleanSteps() const { return clean_; }
   void restore(double scale, long long cleanSteps) {
     if (!options_.enabled) return;
@@ -59,8 +60,8 @@ private:
   long long clean_ = 0, skipped_ = 0;
 };
 
-// Collective over `world`: multiplies every gradient by `factor` and says whether all of them,
-// on every rank, are finite.
+/// Collective over `world`: multiplies every gradient by `factor` and says whether all of them,
+/// on every rank, are finite.
 template <class P, class M>
 bool scaleGradientsAndCheck(const typename M::execution_space& exec,
                             const std::vector<Kokkos::View<P*, M>>& gradients, P factor,

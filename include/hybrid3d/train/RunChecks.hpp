@@ -1,7 +1,8 @@
 #pragma once
-// What a training run checks and lists before it builds anything, shared by the Trainer and
-// the dry run (RunPlan.hpp), so that `hybrid3d check` refuses a deck with the very line a real
-// run would print.
+/// \file
+/// What a training run checks and lists before it builds anything, shared by the Trainer and
+/// the dry run (RunPlan.hpp), so that `hybrid3d check` refuses a deck with the very line a real
+/// run would print.
 
 #include <mpi.h>
 
@@ -11,21 +12,21 @@
 
 namespace hybrid3d {
 
-// The configuration's values a run refuses on `groups` data-parallel groups before any layer is
-// built: the mini-batch split, epochs, schedule, architecture and input width (modelTraits),
-// log1p applied twice, the optimizer's name, the validation mini-batch. Throws one line naming
-// the value.
+/// The configuration's values a run refuses on `groups` data-parallel groups before any layer is
+/// built: the mini-batch split, epochs, schedule, architecture and input width (modelTraits),
+/// log1p applied twice, the optimizer's name, the validation mini-batch. Throws one line naming
+/// the value.
 void checkTrainConfig(const TrainConfig& config, int groups);
 
-// The training (`training`) or validation set as a run lists it: the command line's files or
-// the configured directory or list file, listed on one rank of `world` and broadcast.
+/// The training (`training`) or validation set as a run lists it: the command line's files or
+/// the configured directory or list file, listed on one rank of `world` and broadcast.
 data::Dataset listDataset(MPI_Comm world, const TrainConfig& config, bool training);
 
-// What every sample file must hold for this architecture at this input width: its input
-// channels and the fields its task reads.
+/// What every sample file must hold for this architecture at this input width: its input
+/// channels and the fields its task reads.
 data::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents);
-// The same, as the deck's data keys adjust it: the files' layout ('Data/layout') and where the
-// targets are ('Data/targets dataset'; refused naming the key for a model that reads none).
+/// The same, as the deck's data keys adjust it: the files' layout ('Data/layout') and where the
+/// targets are ('Data/targets dataset'; refused naming the key for a model that reads none).
 data::SampleSpec sampleSpec(const ModelTraits& traits, const Index3& extents,
                             const DataConfig& data);
 

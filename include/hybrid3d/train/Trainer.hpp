@@ -1,11 +1,12 @@
 #pragma once
-// The training loop of DESIGN.md section 2: read this rank's subvolumes of the group's samples
-// -> forward with halos -> loss -> backward with adjoint halos, gradient reductions started
-// per layer -> optimizer step -> metrics and checkpoints. Validation each epoch.
-//
-// Every rank runs the same loop; the global mini-batch is split over the G data-parallel
-// groups (DESIGN.md section 5) and every reduction makes the result independent of the grid.
-// A failure on any rank (bad file, NaN loss) throws the same message on every rank.
+/// \file
+/// The training loop of DESIGN.md section 2: read this rank's subvolumes of the group's samples
+/// -> forward with halos -> loss -> backward with adjoint halos, gradient reductions started
+/// per layer -> optimizer step -> metrics and checkpoints. Validation each epoch.
+///
+/// Every rank runs the same loop; the global mini-batch is split over the G data-parallel
+/// groups (DESIGN.md section 5) and every reduction makes the result independent of the grid.
+/// A failure on any rank (bad file, NaN loss) throws the same message on every rank.
 
 #include <map>
 #include <memory>
@@ -30,36 +31,36 @@ class Trainer {
 public:
   using execution_space = typename MemorySpace::execution_space;
 
-  // Collective over grid.worldComm(): builds the model, the optimizer and the data loaders,
-  // and restores config.restartFrom if given.
+  /// Collective over grid.worldComm(): builds the model, the optimizer and the data loaders,
+  /// and restores config.restartFrom if given.
   Trainer(const ProcessGrid& grid, const TrainConfig& config);
   ~Trainer();
 
-  // Trains to config.epochs (or config.maxSteps); writes checkpoints, the metrics CSV and a
-  // summary. Returns the summary of the last epoch. A SIGTERM or SIGUSR1 while it runs stops
-  // every rank after the same step with a checkpoint (Preemption.hpp): then the summary's
-  // stoppedBySignal names the signal.
+  /// Trains to config.epochs (or config.maxSteps); writes checkpoints, the metrics CSV and a
+  /// summary. Returns the summary of the last epoch. A SIGTERM or SIGUSR1 while it runs stops
+  /// every rank after the same step with a checkpoint (Preemption.hpp): then the summary's
+  /// stoppedBySignal names the signal.
   EpochSummary run();
 
-  // One optimizer step on the loader's next mini-batch; returns the (global) mean loss.
+  /// One optimizer step on the loader's next mini-batch; returns the (global) mean loss.
   double step();
-  // Forward and backward on the loader's next mini-batch, gradients summed over the world, no
-  // update (what `hybrid3d gradients` reports). Returns the loss.
+  /// Forward and backward on the loader's next mini-batch, gradients summed over the world, no
+  /// update (what `hybrid3d gradients` reports). Returns the loss.
   double forwardBackward();
-  // Parameters and buffers from a checkpoint or weights file (optimizer state untouched).
+  /// Parameters and buffers from a checkpoint or weights file (optimizer state untouched).
   void loadWeights(const std::string& path);
-  // Validation pass over the whole validation set, every sample exactly once whatever its size
-  // and the validation mini-batch (no update); empty summary without one.
+  /// Validation pass over the whole validation set, every sample exactly once whatever its size
+  /// and the validation mini-batch (no update); empty summary without one.
   EvalSummary evaluate();
 
   void saveCheckpoint(const std::string& path) const;
   std::string checkpointPath() const { return config_.outputDir + "/checkpoint.h5"; }
   Model<T, MemorySpace>& model() { return model_; }
   long long steps() const { return step_; }
-  // Steps skipped for an overflow under half's loss scaling (train/LossScale.hpp), and S.
+  /// Steps skipped for an overflow under half's loss scaling (train/LossScale.hpp), and S.
   long long skippedSteps() const { return lossScale_.skippedSteps(); }
   double lossScale() const { return lossScale_.scale(); }
-  // What the restart changed that is safe (one line each, RunIdentity.hpp); empty otherwise.
+  /// What the restart changed that is safe (one line each, RunIdentity.hpp); empty otherwise.
   const std::vector<std::string>& restartNotes() const { return restartNotes_; }
 
 private:

@@ -89,9 +89,9 @@ std::string withWarning(const std::string& note, const std::string& warning) {
 
 // Timed runs of the FMA loops per rank, about 50 ms each: a second in all, so that a busy moment
 // of the node (another process on a core, or on its hardware sibling, which thread CPU time does
-// not see) leaves some runs clean. With 7 runs (a third of a second) on this project's 2-core
-// machine while others compiled, both ranks' bests once came out at 70 and 77 GFLOP/s where
-// the core reaches 92.
+// not see) leaves some runs clean. With 7 runs (a third of a second) on a small machine busy
+// compiling, both ranks' bests once came out well below the core's peak
+// (docs/performance-notes.md, "Calibration").
 constexpr int peakRuns = 20;
 
 // The convolutions' median FLOP rate over the calibrated points, as a share of the peak of

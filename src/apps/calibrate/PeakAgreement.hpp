@@ -7,8 +7,9 @@
 // their bests (MPI_MAX over the world; MPI_MIN gives the lowest, to show the spread). The ranks
 // measure at once, as they train: a rank whose best stays far below the others' shares its core
 // (hyper-threads, an oversubscribed node), which the spread shows and a warning names. Two
-// calibrations a minute apart on one quiet machine once measured 235.8 and 122.1 GFLOP/s (one
-// short run per rank, the median of the ranks), and the second file's convolution efficiency
+// calibrations a minute apart on one quiet machine once measured peaks a factor of two apart
+// (one short run per rank, the median of the ranks; docs/performance-notes.md, "Calibration"),
+// and the second file's convolution efficiency
 // came out above 1 and was clamped without a word: a clamp is reported now, and so is a peak
 // more than 20 % from the --base file's.
 

@@ -43,12 +43,13 @@ KOKKOS_FORCEINLINE_FUNCTION void applyCell(T& cell, const Buffer& buf, Index i) 
 inline constexpr Index kHostRowItem = 16;
 // Host: a plane of short rows is walked along H this many rows at a time, unrolled into that
 // many load (or store) instructions: each is its own strided stream for the hardware
-// prefetcher. Measured on a W face against a copy of the same bytes: 0.5 -> 0.7 in a
-// stand-alone loop (8 and 16 alike, 32 no better), 0.2-0.35 -> 0.45-0.55 in bench_memory_bound.
+// prefetcher (on a W face 8 and 16 alike, 32 no better; figures: docs/performance-notes.md,
+// "Halo packing").
 inline constexpr Index kHostRowsAtOnce = 16;
 // Host: a box at most this many rows high along H (an H face) goes from one row to the next a
 // whole D plane apart, a jump the hardware prefetcher does not follow: each row item asks for
-// the next plane's row itself (measured on an H face: 0.35 -> 0.6 of copy).
+// the next plane's row itself (measured on an H face: docs/performance-notes.md, "Halo
+// packing").
 inline constexpr Index kHostThinH = 4;
 
 // One kernel over the N x C x box cells of a 5-D view: copy to/from (or add from) a flat buffer

@@ -44,9 +44,10 @@ void avgPoolForward(const ExecSpace& exec, const OwnedRows& rows, const PoolGeom
 // The same with a compile-time window (K, S > 0), in two passes per row of outputs over a row
 // buffer in per-thread scratch: first the sums over the window's K x K rows of x for every input
 // column the row's windows read (unit-stride loads of K^2 rows), then each output's K columns
-// of those sums. The per-output form loads K^3 cells at stride S along W, and ran at 0.2-0.3 of
-// the copy bandwidth. The order of the sum is now (w, then d and h): the last bits differ from
-// PyTorch's (d, h, w), as any reordering; it is the same on every grid.
+// of those sums. The per-output form loads K^3 cells at stride S along W, and ran far below
+// the copy bandwidth (docs/performance-notes.md, "Pooling"). The order of the sum is now (w, then d
+// and h): the last bits differ from PyTorch's (d, h, w), as any reordering; it is the same on every
+// grid.
 template <int K, int S, class ExecSpace, class XView, class YView, class WView>
 void avgPoolForwardRowSums(const ExecSpace& exec, const OwnedRows& rows, const PoolGeometry& g,
                            const Origin3& xo, const GhostOffset& oy, const XView& xv,
@@ -145,9 +146,9 @@ void avgPoolSumWindows(std::integral_constant<int, 0>, std::integral_constant<in
 // owned output along W, into a row buffer in per-thread scratch (unit-stride loads of z); then
 // a vector lane takes a group of S consecutive inputs of the row's interior (PhaseRun) and adds
 // the buffer's entries of each input's outputs along W (summing the NO x NO x taps terms of
-// every input directly ran at 0.11-0.18 of the copy bandwidth). A row with nd x nh outputs
-// along D and H sums only those (a vector loop per (nd, nh), chosen once per row): the terms
-// it skips are the +0 that an earlier version read from a zero plane of z for the outputs a
+// every input directly ran far slower: docs/performance-notes.md, "Pooling"). A row with nd x nh
+// outputs along D and H sums only those (a vector loop per (nd, nh), chosen once per row): the
+// terms it skips are the +0 that an earlier version read from a zero plane of z for the outputs a
 // row lacks, which change no bit of a sum that starts at +0 (such a sum is never -0).
 // The cells outside the interior (a few per row) with at most one output along W take that
 // output's buffer entry: the generic order (od, oh, ow) is then the buffer's (od, oh), so the

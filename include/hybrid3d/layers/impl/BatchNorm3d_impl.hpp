@@ -44,8 +44,8 @@ struct SumPair {
 
 // L pairs of running sums: a row's cells w = L*q + l go to lane l, so that the L sums are
 // independent chains. A single pair of double sums is one chain of dependent additions (the
-// compiler may not reorder them), about 4 cycles per cell: BatchNorm3d's statistics ran at
-// 0.3-0.5 of the copy bandwidth for it.
+// compiler may not reorder them), about 4 cycles per cell, which held BatchNorm3d's statistics
+// well below the copy bandwidth (docs/performance-notes.md, "Batch norm").
 template <int L>
 struct SumLanes {
   double a[L], b[L];
@@ -109,8 +109,8 @@ KOKKOS_INLINE_FUNCTION double rsqrt(double v) {
 
 // A channel's coefficients, read once per row of cells (Impl::forEachRowCell): a load inside
 // the vectorised cell loop would be repeated per cell (the compiler cannot hoist it past the
-// stores) and cost a run-time alias check. The 5-D MDRange over cells these kernels used ran at
-// 0.3-0.5 of the copy bandwidth.
+// stores) and cost a run-time alias check. The 5-D MDRange over cells these kernels used ran
+// well below the copy bandwidth (docs/performance-notes.md, "Batch norm").
 template <class T>
 struct ChannelCoefficients {
   T mean, invstd, a, b;
