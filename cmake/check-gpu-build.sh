@@ -11,7 +11,7 @@
 # cuda: the prefix's nvcc_wrapper compiles, with nvcc from $CUDA_HOME (default /usr/local/cuda).
 # hip: $HIPCC (default: hipcc from PATH) compiles.
 # $JOBS (default: number of cores) and $CMAKE_ARGS (extra configure arguments) may be set. Uses
-# ccache when it is installed. Known to work: README.md, "Checking a CUDA or HIP build".
+# ccache when it is installed. Known to work: docs/building.md, "CUDA" and "HIP".
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 backend="${1:-}"
@@ -42,8 +42,8 @@ EOF
   else
     cat >&2 <<EOF
 Build Kokkos 4 with hipcc (-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_AMD_GFX90A=ON or your GPU's
-architecture) and Kokkos-Kernels with the same hipcc into one prefix: README.md, "Checking a
-CUDA or HIP build", has the configure lines that worked here. Then
+architecture) and Kokkos-Kernels with the same hipcc into one prefix: docs/building.md, "HIP",
+has the configure lines. Then
   cmake/$me.sh PREFIX
 EOF
   fi

@@ -5,7 +5,7 @@ and the spread over seeds, beside the MSE of predicting the training targets' me
 
   summarize.py --runs OUT/runs.csv --manifest FULL/manifest.txt --out OUT [--check-loss-falls]
 
-Writes OUT/resolution.csv (one row per run) and OUT/resolution.md (the README's table), and
+Writes OUT/resolution.csv (one row per run) and OUT/resolution.md (the table of docs/resolution.md), and
 prints the table. --check-loss-falls (the CI smoke test) exits non-zero unless every run's mean
 training loss over its last epoch is below that over its first.
 """

@@ -147,7 +147,7 @@ TEST(Deck, HaloOverlapReachesTheModelOptionsOffByDefault) {
     return r.config.model.convOverlap;
   };
   EXPECT_EQ(read(""), convOverlapByDefault);
-  EXPECT_FALSE(convOverlapByDefault);  // the README and the key's help say so
+  EXPECT_FALSE(convOverlapByDefault);  // docs/layouts.md and the key's help say so
   EXPECT_TRUE(read(R"x(<Parameter name="halo overlap" type="bool" value="true"/>)x"));
   EXPECT_FALSE(read(R"x(<Parameter name="halo overlap" type="bool" value="false"/>)x"));
 }

@@ -1,6 +1,6 @@
 # Preemption end to end on 2 ranks: a SIGTERM (to one rank only, or to the mpirun launcher) or a
 # SIGUSR1 (to the launcher) during training makes every rank stop after the same step, write the
-# checkpoint and exit with status 75 (README, "Preemption"); the printed resume command then
+# checkpoint and exit with status 75 (docs/checkpoints.md, "Preemption"); the printed resume command then
 # finishes the run with parameters, optimizer state and per-step losses bit-identical to a run
 # that was never interrupted.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)

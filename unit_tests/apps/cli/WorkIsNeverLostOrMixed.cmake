@@ -1,5 +1,5 @@
-# A user's work is never lost or mixed (README, "Output directories and restarts"), end to end
-# on RANKS ranks:
+# A user's work is never lost or mixed (docs/checkpoints.md, "The output directory", "Restarts"),
+# end to end on RANKS ranks:
 #  - a second run into a directory another run is writing is refused naming the first, whose
 #    metrics stay its own (no foreign header, no NUL bytes);
 #  - a run without --restart into a directory holding a run is refused, saying how to resume;
