@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # study.sh: does full resolution beat downsampled input for CosmoFlow? (docs/resolution.md)
-# One synthetic cosmology dataset at S^3; the same samples downsampled by each factor (mean over f^3 blocks, `hybrid3d downsample`); CosmoFlow trained on every resolution with every
+# One synthetic cosmology dataset at S^3; the same samples downsampled by each factor (mean over
+# f^3 blocks, `hybrid3d downsample`); CosmoFlow trained on every resolution with every
 # seed -- same samples, epochs and optimiser settings, each input standardised per channel (after
 # log1p) on its own training set -- and the validation MSE per parameter on held-out samples.
 #
