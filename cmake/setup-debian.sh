@@ -16,6 +16,7 @@ packages=(
   libdnnl-dev                # the onednn convolution engine
   libgtest-dev libbenchmark-dev
   clang-format               # the test `format` checks the tree against .clang-format
+  clang                      # the tests clang_syntax.* parse every source with clang++ too
   python3-numpy python3-h5py python3-matplotlib  # tooling and plots (the resolution study's smoke test)
 )
 missing=()

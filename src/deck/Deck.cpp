@@ -181,13 +181,9 @@ void collect(const Teuchos::ParameterList& list, const std::string& prefix,
         break;
       }
       case DeckKey::Type::Double: {
-        double v;
-        if (e.isType<double>())
-          v = Teuchos::getValue<double>(e);
-        else if (e.isType<int>())
-          v = Teuchos::getValue<int>(e);  // "1" for 1.0 is fine
-        else
-          wrongType();
+        if (!e.isType<double>() && !e.isType<int>()) wrongType();
+        const double v = e.isType<double>() ? Teuchos::getValue<double>(e)
+                                            : Teuchos::getValue<int>(e);  // "1" for 1.0 is fine
         checkRange(file, k, v);
         values[path] = number(v);
         break;

@@ -119,8 +119,12 @@ TEST(Downsample, BadRequestsFailOnEveryRankNamingTheCulprit) {
       {{"--in", "a", "--out", "b", "--factor"}, "--factor: missing value"},
       {{"--in", "a", "--out", "b", "--factor", "2", "--size", "4"}, "unknown argument '--size'"},
   };
-  for (const auto& [args, want] : flags)
+  // Not a structured binding: a lambda capturing one is C++20 (clang 14 rejects it).
+  for (const auto& flag : flags) {
+    const std::vector<std::string>& args = flag.first;
+    const std::string& want = flag.second;
     EXPECT_NE(errorOf([&] { parseDownsampleOptions(args); }).find(want), std::string::npos) << want;
+  }
 }
 
 }  // namespace

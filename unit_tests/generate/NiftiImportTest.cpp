@@ -300,9 +300,13 @@ TEST(NiftiImport, BadOptionsNameTheFlag) {
       {{"nifti", "--images", "i", "--labels", "l", "--out", "o", "--factor", "2"},
        "unknown argument '--factor'"},
   };
-  for (const auto& [args, want] : cases)
+  // Not a structured binding: a lambda capturing one is C++20 (clang 14 rejects it).
+  for (const auto& c : cases) {
+    const std::vector<std::string>& args = c.first;
+    const std::string& want = c.second;
     EXPECT_NE(errorOf([&] { parseNiftiImportOptions(args); }).find(want), std::string::npos)
         << want;
+  }
   const NiftiImportOptions o =
       parseNiftiImportOptions({"nifti", "--images", "i", "--labels", "l", "--out", "o"});
   EXPECT_EQ(o.size, 128);

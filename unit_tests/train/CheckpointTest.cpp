@@ -58,7 +58,7 @@ TEST(Checkpoint, RoundTripRestoresParametersOptimizerAndState) {
   const std::string path = scratch("roundtrip");
   const std::map<std::string, std::string> identity = {{"mini-batch", "4"},
                                                        {"spatial grid", "2x1x1"}};
-  write(path, MPI_COMM_WORLD, {a, buffers, &adam}, {7, 2, 1234, "<ParameterList/>", identity});
+  write(path, MPI_COMM_WORLD, {a, buffers, &adam}, {7, 2, 1234, "<ParameterList/>", identity, ""});
 
   Params b = makeParams(2);
   Params buffersB{{"bn1", createParameter<double>("bn1", "running_var", {3}, false)}};
