@@ -51,6 +51,7 @@
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/engines/ConvEngine.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
@@ -62,13 +63,10 @@
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class Conv3d : public SpatialLayer {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
+class Conv3d : public SpatialLayer,
+               public LayerBackward<Conv3d<T, MemorySpace>, DistTensor<T, MemorySpace>> {
 public:
-  using tensor_type = DistTensor<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
-  using memory_space = MemorySpace;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
 
   struct Options {
     int outChannels = 0;
@@ -107,11 +105,7 @@ public:
   // weight.grad (and bias.grad) += this rank's contribution. x is the tensor forward ran on,
   // with the ghosts forward gathered still in place.
   void backwardWeights(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
-  void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
-                const tensor_type& dx) {
-    backwardWeights(exec, x, dy);
-    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
-  }
+  // backward(exec, x, dy, dx): both passes, dx's only where wanted (LayerBackward).
 
   // filled = true: whoever writes x also writes its ghost cells, with the neighbours' values
   // and zero padding outside the domain (data::Preprocess does, from ghosts read from the file),
