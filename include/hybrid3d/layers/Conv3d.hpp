@@ -142,6 +142,24 @@ private:
   using Matrix = Impl::Matrix<Compute, MemorySpace>;
   using Vector = Impl::Vector<Compute, MemorySpace>;
 
+  // The constructor's steps, in the order it takes them (Conv3d_impl.hpp).
+  // Throws naming the layer, its input and grid for a window, channels or batch it cannot take.
+  static void validate(const std::string& name, const TensorShape& input, const Options& options,
+                       const Int3& dims);
+  // geometry_ (shapes, decompositions, the window's input ghosts) and the overlap's regions.
+  void placeGeometry(const LayerGrid& grid, const std::string& name, const TensorShape& input);
+  // window_ over the whole owned output box, where its input starts in x's local array, and
+  // pointwise_.
+  void placeWindow(const TensorShape& input);
+  // engine_ (Auto resolved for T and MemorySpace) and the passes the direct host kernels take.
+  void chooseEngine(const std::string& name);
+  // The engines' description of this rank's whole problem, from window_.
+  Impl::LocalConvProblem ownedBoxProblem(const std::string& name, const TensorShape& input) const;
+  // With overlap asked for and possible, interior_ and shell_; else they stay empty.
+  void splitForOverlap(const Impl::LocalConvProblem& problem, const TensorShape& input);
+  // The kokkos engine's col_, out_, ones_ (and dxSum_ for 16-bit T), sized for every part.
+  void allocateKokkosWorkspaces(const TensorShape& input);
+
   // One box of output voxels computed as a unit: the whole owned box, or with overlap the
   // interior or one shell slab. Built once at set-up.
   struct Part {
