@@ -133,16 +133,25 @@ double File::attributeNumber(const std::string& name) const {
 
 std::string File::attributeString(const std::string& name) const {
   if (!hasAttribute(name)) fail(path_, ": no attribute '", name, "'");
+  const std::optional<std::string> value = stringAttribute(file_, name, path_);
+  if (!value) fail(path_, ": attribute '", name, "' is not a string");
+  return *value;
+}
+
+std::optional<std::string> stringAttribute(hid_t object, const std::string& name,
+                                           const std::string& where) {
   QuietErrors quiet;
-  Handle a(H5Aopen(file_, name.c_str(), H5P_DEFAULT), H5Aclose);
+  if (H5Aexists(object, name.c_str()) <= 0) return std::nullopt;
+  Handle a(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose);
+  if (!a.valid()) fail(where, ": cannot open attribute '", name, "'");
   Handle type(H5Aget_type(a), H5Tclose);
-  if (H5Tget_class(type) != H5T_STRING) fail(path_, ": attribute '", name, "' is not a string");
+  if (H5Tget_class(type) != H5T_STRING) return std::nullopt;
+  Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_cset(mem, H5Tget_cset(type));
   if (H5Tis_variable_str(type) > 0) {
-    Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem, H5T_VARIABLE);
-    H5Tset_cset(mem, H5Tget_cset(type));  // h5py writes UTF-8; HDF5 will not convert charsets
     char* s = nullptr;
-    if (H5Aread(a, mem, &s) < 0) fail(path_, ": cannot read attribute '", name, "'");
+    if (H5Aread(a, mem, &s) < 0) fail(where, ": cannot read attribute '", name, "'");
     std::string out = s ? s : "";
     Handle space(H5Aget_space(a), H5Sclose);
     H5Dvlen_reclaim(mem, space, H5P_DEFAULT, &s);
@@ -150,12 +159,9 @@ std::string File::attributeString(const std::string& name) const {
   }
   const std::size_t size = H5Tget_size(type);
   std::string out(size, '\0');
-  Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(mem, size);
-  H5Tset_cset(mem, H5Tget_cset(type));
-  if (H5Aread(a, mem, out.data()) < 0) fail(path_, ": cannot read attribute '", name, "'");
-  out.resize(out.find('\0') == std::string::npos ? size : out.find('\0'));
-  return out;
+  if (H5Aread(a, mem, out.data()) < 0) fail(where, ": cannot read attribute '", name, "'");
+  return out.substr(0, out.find('\0'));  // fixed-length strings are padded with NULs
 }
 
 }  // namespace hybrid3d::data

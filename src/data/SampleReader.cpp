@@ -25,29 +25,6 @@ std::string typeText(hid_t type) {
   return "an unsupported class";
 }
 
-// The string attribute `name` of object `obj`, or "" when it has none.
-std::string stringAttribute(hid_t obj, const char* name) {
-  if (H5Aexists(obj, name) <= 0) return "";
-  Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
-  Handle type(H5Aget_type(a), H5Tclose);
-  if (!a.valid() || H5Tget_class(type) != H5T_STRING) return "";
-  Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
-  if (H5Tis_variable_str(type) > 0) {
-    H5Tset_size(mem, H5T_VARIABLE);
-    char* s = nullptr;
-    if (H5Aread(a, mem, &s) < 0) return "";
-    std::string out = s ? s : "";
-    Handle space(H5Aget_space(a), H5Sclose);
-    H5Dvlen_reclaim(mem, space, H5P_DEFAULT, &s);
-    return out;
-  }
-  const std::size_t size = H5Tget_size(type);
-  std::string out(size, '\0');
-  H5Tset_size(mem, size);
-  if (H5Aread(a, mem, out.data()) < 0) return "";
-  return out.substr(0, out.find('\0'));
-}
-
 // Opens dataset `name`, checks its type class and shape; returns it.
 Handle checkedDataset(const File& f, const std::string& name, const std::string& role,
                       const std::vector<Index>& expected, const std::string& expectedText) {
@@ -121,11 +98,11 @@ SampleFormat SampleReader::inspectHdf5(const std::string& path) const {
   {
     // The layout attribute may sit on the dataset or on the root group (the converted
     // CosmoFlow files); the published ones carry none, and their shape tells.
-    std::string attribute = stringAttribute(in, "layout");
-    if (attribute.empty()) attribute = stringAttribute(f.id(), "layout");
+    const std::string where = path + ": dataset '" + spec_.input + "'";
+    std::string attribute = stringAttribute(in, "layout", where).value_or("");
+    if (attribute.empty()) attribute = stringAttribute(f.id(), "layout", path).value_or("");
     format.channelsLast =
-        isChannelsLast(path + ": dataset '" + spec_.input + "'", f.shape(spec_.input),
-                       spec_.channels, e, spec_.layout, attribute);
+        isChannelsLast(where, f.shape(spec_.input), spec_.channels, e, spec_.layout, attribute);
   }
   {
     Handle type(H5Dget_type(in), H5Tclose);

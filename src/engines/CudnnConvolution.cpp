@@ -14,6 +14,7 @@
 #include <cudnn.h>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Precision.hpp>
 
 namespace hybrid3d::Impl {
 namespace {
@@ -262,11 +263,10 @@ struct CudnnConvolution<T>::State {
   void take(Pass& p, const char* pass, const std::optional<Choice>& c,
             const std::array<const char*, N>& names) {
     if (!c)
-      fail(q.layer, ": cuDNN offers no ", pass, " algorithm for this ",
-           std::is_same_v<T, float> ? "float" : "double", " layer (", q.cin, " -> ", q.cout,
-           " channels, kernel ", q.kernel, ", stride ", q.stride, ", output ",
-           toString(q.outExtents), ") with FMA math and at most ", maxWorkspaceBytes >> 20,
-           " MiB of workspace");
+      fail(q.layer, ": cuDNN offers no ", pass, " algorithm for this ", toString(precisionOf<T>()),
+           " layer (", q.cin, " -> ", q.cout, " channels, kernel ", q.kernel, ", stride ", q.stride,
+           ", output ", toString(q.outExtents), ") with FMA math and at most ",
+           maxWorkspaceBytes >> 20, " MiB of workspace");
     p.algorithm = c->algorithm;
     p.workspace = c->workspace;
     p.name = nameOf(names, c->algorithm);

@@ -50,8 +50,9 @@ inline SampleData makeSample(int channels, const Index3& e, unsigned seed, int l
 }
 
 // DHWC: the attribute layout = "DHWC" on the root group; DHWCOnDataset: on the dataset;
-// DHWCBare: none (the published CosmoFlow files, recognised by their shape).
-enum class TestLayout { CDHW, DHWC, DHWCOnDataset, DHWCBare };
+// DHWCh5py: on the dataset as h5py writes a Python str (variable-length, UTF-8); DHWCBare: none
+// (the published CosmoFlow files, recognised by their shape).
+enum class TestLayout { CDHW, DHWC, DHWCOnDataset, DHWCh5py, DHWCBare };
 
 // `chunked`: stored in chunks of about half each extent, deflate-compressed (as h5py's
 // compression="gzip" writes), so a rank's box crosses chunk boundaries.
@@ -76,6 +77,17 @@ inline void writeStringAttribute(hid_t obj, const char* name, const std::string&
   data::Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   data::Handle a(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   H5Awrite(a, type, value.data());
+}
+
+// As h5py stores a Python str: a variable-length string in the UTF-8 character set.
+inline void writeUtf8StringAttribute(hid_t obj, const char* name, const std::string& value) {
+  data::Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  data::Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  data::Handle a(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  const char* text = value.c_str();
+  H5Awrite(a, type, &text);
 }
 
 // The HDF5 types the tests store, named by an enum rather than held as hid_t: HDF5's H5T_*
@@ -154,6 +166,9 @@ inline void writeSample(const std::string& path, const SampleData& s, const Writ
     } else if (o.layout == TestLayout::DHWCOnDataset) {
       data::Handle d(H5Dopen2(f, o.input.c_str(), H5P_DEFAULT), H5Dclose);
       writeStringAttribute(d, "layout", "DHWC");
+    } else if (o.layout == TestLayout::DHWCh5py) {
+      data::Handle d(H5Dopen2(f, o.input.c_str(), H5P_DEFAULT), H5Dclose);
+      writeUtf8StringAttribute(d, "layout", "DHWC");
     }
   }
   if (o.labels)

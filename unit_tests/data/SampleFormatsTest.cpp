@@ -166,6 +166,10 @@ std::vector<BadCase> writeBadFormatFiles() {
       {"attribute_conflict.h5",
        "has the attribute layout = \"DHWC\" but the deck's 'Data/layout' is CDHW",
        LayoutChoice::CDHW},
+      // The attribute is read as h5py wrote it (UTF-8), not skipped as unreadable.
+      {"attribute_conflict_h5py.h5",
+       "has the attribute layout = \"DHWC\" but the deck's 'Data/layout' is CDHW",
+       LayoutChoice::CDHW},
       {"deck_layout_wrong.hdf5",
        "has shape [7,6,5,3]; expected [C,D,H,W] = [3,7,6,5] (layout CDHW from the deck's "
        "'Data/layout')",
@@ -204,6 +208,8 @@ std::vector<BadCase> writeBadFormatFiles() {
                 {"/full", FileType::Int16LE, TestLayout::DHWCBare});
     writeSample(path("attribute_conflict.h5"), good,
                 {"/full", FileType::Int16LE, TestLayout::DHWC});
+    writeSample(path("attribute_conflict_h5py.h5"), good,
+                {"/full", FileType::Int16LE, TestLayout::DHWCh5py});
     writeSample(path("deck_layout_wrong.hdf5"), good,
                 {"/full", FileType::Int16LE, TestLayout::DHWCBare});
   });

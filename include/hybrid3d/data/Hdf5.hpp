@@ -5,6 +5,7 @@
 /// reference checker and the tests; it hides no HDF5 concept (hyperslabs, property lists stay
 /// visible where they matter).
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,14 @@ private:
   H5E_auto2_t func_ = nullptr;
   void* data_ = nullptr;
 };
+
+/// The string attribute `name` of `object` (a file, group or dataset), fixed-length or
+/// variable-length, read in the character set it was written in: h5py writes UTF-8 and HDF5
+/// converts no character sets, so a read as plain ASCII fails. Empty when `object` has no such
+/// attribute or it holds no string; throws naming `where` when it holds one that cannot be read.
+/// The one string-attribute reader: File::attributeString and the sample reader's layout use it.
+std::optional<std::string> stringAttribute(hid_t object, const std::string& name,
+                                           const std::string& where);
 
 /// The HDF5 memory type of a C++ scalar.
 template <class T>

@@ -63,75 +63,80 @@ struct ConvWeightsHostProblem : DirectConvOperands {
 constexpr Index convWeightsHostTileBytes = Index(96) << 10;
 
 #if HYBRID3D_HOST_AVX2
-/// The output channels co0 .. co0 + B - 1 (B <= 4): their dw rows and bias.
+/// How a row of p.ow outputs is swept: `full` voxels in whole vectors, then `rest` (< 8) in a
+/// masked one.
+struct ConvWeightsHostRow {
+  static constexpr int lanes = 8;
+  Index full, rest;
+  __m256i mask;
+};
+
+/// convWeightsHostBlock's partial sums: [j][ci][a][b][c][lane] for output channel co0 + j.
 template <int B>
-HYBRID3D_TARGET_AVX2_FMA void convWeightsHostBlock(const ConvWeightsHostProblem& p, Index co0) {
-  constexpr int lanes = 8;
-  // partial[j][ci][a][b][c][lane]
-  alignas(32) float partial[B][convWeightsHostMaxCin][27][lanes];
-  std::memset(partial, 0, sizeof(partial));
-  __m256 biasAcc[B];
-  for (int j = 0; j < B; ++j) biasAcc[j] = _mm256_setzero_ps();
+using ConvWeightsHostPartial = float[B][convWeightsHostMaxCin][27][ConvWeightsHostRow::lanes];
 
-  const Index OW = p.ow, full = OW / lanes * lanes, rest = OW - full;
-  const __m256i mask = firstLanesMask(rest);
-  const Index rowBytes = Index(sizeof(float)) * (B * OW + p.cin * 3 * (OW + 2));
-  const Index tileRows = std::max<Index>(1, std::min(p.oh, convWeightsHostTileBytes / rowBytes));
+/// bias[j] += dy of output channel co0 + j over rows [h0, h1) of the (n, d) plane at dyPlane.
+template <int B>
+HYBRID3D_TARGET_AVX2_FMA HYBRID3D_HOST_FORCEINLINE void convWeightsHostBiasRows(
+    const ConvWeightsHostProblem& p, const ConvWeightsHostRow& row, const float* dyPlane, Index h0,
+    Index h1, __m256 (&bias)[B]) {
+  for (Index h = h0; h < h1; ++h)
+    for (int j = 0; j < B; ++j) {
+      const float* r = dyPlane + j * p.yC + h * p.yH;
+      for (Index w = 0; w < row.full; w += ConvWeightsHostRow::lanes)
+        bias[j] = _mm256_add_ps(bias[j], _mm256_loadu_ps(r + w));
+      if (row.rest) bias[j] = _mm256_add_ps(bias[j], _mm256_maskload_ps(r + row.full, row.mask));
+    }
+}
 
-  for (Index n = 0; n < p.batch; ++n)
-    for (Index d = 0; d < p.od; ++d)
-      for (Index h0 = 0; h0 < p.oh; h0 += tileRows) {
-        const Index h1 = std::min(p.oh, h0 + tileRows);
-        const float* dyPlane = p.y + n * p.yN + co0 * p.yC + d * p.yD;
-        if (p.db)  // the bias: sum of dy over the tile's rows
-          for (Index h = h0; h < h1; ++h)
-            for (int j = 0; j < B; ++j) {
-              const float* r = dyPlane + j * p.yC + h * p.yH;
-              for (Index w = 0; w < full; w += lanes)
-                biasAcc[j] = _mm256_add_ps(biasAcc[j], _mm256_loadu_ps(r + w));
-              if (rest) biasAcc[j] = _mm256_add_ps(biasAcc[j], _mm256_maskload_ps(r + full, mask));
-            }
-        for (Index ci = 0; ci < p.cin; ++ci)
-          for (int a = 0; a < 3; ++a)
-            for (int b = 0; b < 3; ++b) {
-              __m256 acc[B][3];
-              float(*part)[lanes] = partial[0][ci] + (a * 3 + b) * 3;
-              for (int j = 0; j < B; ++j)
-                for (int c = 0; c < 3; ++c)
-                  acc[j][c] = _mm256_load_ps(part[j * convWeightsHostMaxCin * 27 + c]);
-              const float* xPlane = p.x + n * p.xN + ci * p.xC + (d + a + p.o0) * p.xD + p.o2;
-              for (Index h = h0; h < h1; ++h) {
-                const float* xr = xPlane + (h + b + p.o1) * p.xH;
-                const float* yr = dyPlane + h * p.yH;
-                for (Index w = 0; w < full; w += lanes) {
-                  const __m256 x0 = _mm256_loadu_ps(xr + w), x1 = _mm256_loadu_ps(xr + w + 1),
-                               x2 = _mm256_loadu_ps(xr + w + 2);
-                  for (int j = 0; j < B; ++j) {
-                    const __m256 g = _mm256_loadu_ps(yr + j * p.yC + w);
-                    acc[j][0] = _mm256_fmadd_ps(g, x0, acc[j][0]);
-                    acc[j][1] = _mm256_fmadd_ps(g, x1, acc[j][1]);
-                    acc[j][2] = _mm256_fmadd_ps(g, x2, acc[j][2]);
-                  }
-                }
-                if (rest) {  // masked lanes load zeros (and touch no memory)
-                  const __m256 x0 = _mm256_maskload_ps(xr + full, mask),
-                               x1 = _mm256_maskload_ps(xr + full + 1, mask),
-                               x2 = _mm256_maskload_ps(xr + full + 2, mask);
-                  for (int j = 0; j < B; ++j) {
-                    const __m256 g = _mm256_maskload_ps(yr + j * p.yC + full, mask);
-                    acc[j][0] = _mm256_fmadd_ps(g, x0, acc[j][0]);
-                    acc[j][1] = _mm256_fmadd_ps(g, x1, acc[j][1]);
-                    acc[j][2] = _mm256_fmadd_ps(g, x2, acc[j][2]);
-                  }
-                }
-              }
-              for (int j = 0; j < B; ++j)
-                for (int c = 0; c < 3; ++c)
-                  _mm256_store_ps(part[j * convWeightsHostMaxCin * 27 + c], acc[j][c]);
-            }
+/// The partial sums of taps (ci, a, b, c = 0..2) of every block channel += dy * x over rows
+/// [h0, h1), x's rows shifted by b and c: 12 accumulators for 8 voxels, fed by B loads of dy and
+/// 3 of x.
+template <int B>
+HYBRID3D_TARGET_AVX2_FMA HYBRID3D_HOST_FORCEINLINE void convWeightsHostTapRows(
+    const ConvWeightsHostProblem& p, const ConvWeightsHostRow& row, const float* dyPlane,
+    const float* xPlane, int b, Index h0, Index h1, float (*part)[ConvWeightsHostRow::lanes]) {
+  const Index full = row.full;
+  const __m256i mask = row.mask;
+  __m256 acc[B][3];
+  for (int j = 0; j < B; ++j)
+    for (int c = 0; c < 3; ++c)
+      acc[j][c] = _mm256_load_ps(part[j * convWeightsHostMaxCin * 27 + c]);
+  for (Index h = h0; h < h1; ++h) {
+    const float* xr = xPlane + (h + b + p.o1) * p.xH;
+    const float* yr = dyPlane + h * p.yH;
+    for (Index w = 0; w < full; w += ConvWeightsHostRow::lanes) {
+      const __m256 x0 = _mm256_loadu_ps(xr + w), x1 = _mm256_loadu_ps(xr + w + 1),
+                   x2 = _mm256_loadu_ps(xr + w + 2);
+      for (int j = 0; j < B; ++j) {
+        const __m256 g = _mm256_loadu_ps(yr + j * p.yC + w);
+        acc[j][0] = _mm256_fmadd_ps(g, x0, acc[j][0]);
+        acc[j][1] = _mm256_fmadd_ps(g, x1, acc[j][1]);
+        acc[j][2] = _mm256_fmadd_ps(g, x2, acc[j][2]);
       }
+    }
+    if (row.rest) {  // masked lanes load zeros (and touch no memory)
+      const __m256 x0 = _mm256_maskload_ps(xr + full, mask),
+                   x1 = _mm256_maskload_ps(xr + full + 1, mask),
+                   x2 = _mm256_maskload_ps(xr + full + 2, mask);
+      for (int j = 0; j < B; ++j) {
+        const __m256 g = _mm256_maskload_ps(yr + j * p.yC + full, mask);
+        acc[j][0] = _mm256_fmadd_ps(g, x0, acc[j][0]);
+        acc[j][1] = _mm256_fmadd_ps(g, x1, acc[j][1]);
+        acc[j][2] = _mm256_fmadd_ps(g, x2, acc[j][2]);
+      }
+    }
+  }
+  for (int j = 0; j < B; ++j)
+    for (int c = 0; c < 3; ++c)
+      _mm256_store_ps(part[j * convWeightsHostMaxCin * 27 + c], acc[j][c]);
+}
 
-  // Lanes summed in a fixed order, then added into the caller's gradients.
+/// Lanes summed in a fixed order, then added into the caller's gradients.
+template <int B>
+HYBRID3D_TARGET_AVX2_FMA HYBRID3D_HOST_FORCEINLINE void convWeightsHostAddLanes(
+    const ConvWeightsHostProblem& p, Index co0, const ConvWeightsHostPartial<B>& partial,
+    const __m256 (&bias)[B]) {
   for (int j = 0; j < B; ++j) {
     float* dwRow = p.dw + (co0 + j) * p.cin * 27;
     for (Index ci = 0; ci < p.cin; ++ci)
@@ -140,11 +145,42 @@ HYBRID3D_TARGET_AVX2_FMA void convWeightsHostBlock(const ConvWeightsHostProblem&
         dwRow[ci * 27 + t] += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
       }
     if (p.db) {
-      alignas(32) float l[lanes];
-      _mm256_store_ps(l, biasAcc[j]);
+      alignas(32) float l[ConvWeightsHostRow::lanes];
+      _mm256_store_ps(l, bias[j]);
       p.db[co0 + j] += ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
     }
   }
+}
+
+/// The output channels co0 .. co0 + B - 1 (B <= 4): their dw rows and bias.
+template <int B>
+HYBRID3D_TARGET_AVX2_FMA void convWeightsHostBlock(const ConvWeightsHostProblem& p, Index co0) {
+  alignas(32) ConvWeightsHostPartial<B> partial;
+  std::memset(partial, 0, sizeof(partial));
+  __m256 bias[B];
+  for (int j = 0; j < B; ++j) bias[j] = _mm256_setzero_ps();
+
+  constexpr int lanes = ConvWeightsHostRow::lanes;
+  const Index full = p.ow / lanes * lanes;
+  const ConvWeightsHostRow row{full, p.ow - full, firstLanesMask(p.ow - full)};
+  const Index rowBytes = Index(sizeof(float)) * (B * p.ow + p.cin * 3 * (p.ow + 2));
+  const Index tileRows = std::max<Index>(1, std::min(p.oh, convWeightsHostTileBytes / rowBytes));
+
+  for (Index n = 0; n < p.batch; ++n)
+    for (Index d = 0; d < p.od; ++d)
+      for (Index h0 = 0; h0 < p.oh; h0 += tileRows) {
+        const Index h1 = std::min(p.oh, h0 + tileRows);
+        const float* dyPlane = p.y + n * p.yN + co0 * p.yC + d * p.yD;
+        if (p.db) convWeightsHostBiasRows<B>(p, row, dyPlane, h0, h1, bias);
+        for (Index ci = 0; ci < p.cin; ++ci)
+          for (int a = 0; a < 3; ++a) {
+            const float* xPlane = p.x + n * p.xN + ci * p.xC + (d + a + p.o0) * p.xD + p.o2;
+            for (int b = 0; b < 3; ++b)
+              convWeightsHostTapRows<B>(p, row, dyPlane, xPlane, b, h0, h1,
+                                        partial[0][ci] + (a * 3 + b) * 3);
+          }
+      }
+  convWeightsHostAddLanes<B>(p, co0, partial, bias);
 }
 #endif
 

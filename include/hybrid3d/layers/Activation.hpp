@@ -22,6 +22,7 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
@@ -72,12 +73,8 @@ struct Log1pOp {
 
 template <class Op, class T, class MemorySpace = DefaultMemorySpace>
 class Pointwise : public SpatialLayer {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
 public:
-  using tensor_type = DistTensor<T, MemorySpace>;
-  using feature_type = FeatureView<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
   using Options = Op;
 
   /// `input` is the per-group shape; for the dense part pass {N, F, {1, 1, 1}}. Throws naming
@@ -102,7 +99,7 @@ public:
   /// dx may be empty (no data gradient wanted).
   void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
                 const tensor_type& dx) const {
-    if (dx.view().data() != nullptr) backwardData(exec, x, dy, dx);
+    if (Impl::wanted(dx)) backwardData(exec, x, dy, dx);
   }
 
   /// The same on replicated [N, F] views (every rank of the group computes it).
@@ -112,7 +109,7 @@ public:
 
   void backward(const execution_space& exec, const feature_type& x, const feature_type& dy,
                 const feature_type& dx) const {
-    if (dx.data() != nullptr) backwardData(exec, x, dy, dx);
+    if (Impl::wanted(dx)) backwardData(exec, x, dy, dx);
   }
 
 private:

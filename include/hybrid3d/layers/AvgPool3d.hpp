@@ -23,18 +23,16 @@
 
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/impl/Pool3d_impl.hpp>
 
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class AvgPool3d : public SpatialLayer {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
+class AvgPool3d : public SpatialLayer,
+                  public LayerBackward<AvgPool3d<T, MemorySpace>, DistTensor<T, MemorySpace>> {
 public:
-  using tensor_type = DistTensor<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
-  using memory_space = MemorySpace;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
 
   struct Options {
     int kernel = 3;  // cubic window
@@ -56,12 +54,8 @@ public:
   /// dx's owned cells := dL/dx (dx's ghosts are scratch).
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
   void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) {}
-  void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
-                const tensor_type& dx) {
-    backwardWeights(exec, x, dy);
-    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
-  }
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
+  // backward(exec, x, dy, dx): both passes, dx's only where wanted (LayerBackward).
 
 private:
   Options options_;

@@ -28,6 +28,7 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 
@@ -35,12 +36,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class BatchNorm3d : public SpatialLayer {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
 public:
-  using tensor_type = DistTensor<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
-  using memory_space = MemorySpace;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
 
   /// Which ranks' cells enter the batch statistics.
   enum class Statistics {

@@ -14,6 +14,7 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
@@ -22,11 +23,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Concat : public SpatialLayer {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
 public:
-  using tensor_type = DistTensor<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
 
   /// Throws naming the layer when the batches or spatial extents of a and b differ.
   Concat(const LayerGrid& grid, const std::string& name, const TensorShape& a,
@@ -109,11 +107,11 @@ template <class T, class M>
 void Concat<T, M>::backwardData(const execution_space& exec, const tensor_type& dy,
                                 const tensor_type& da, const tensor_type& db) const {
   geometry_.checkOutput(dy, "output gradient");
-  if (da.view().data() != nullptr) {
+  if (Impl::wanted(da)) {
     geometry_.checkInput(da, "first input gradient");
     copyChannels("hybrid3d::Concat::backwardData", exec, dy, da, 0, false);
   }
-  if (db.view().data() != nullptr) {
+  if (Impl::wanted(db)) {
     geometryB_.checkInput(db, "second input gradient");
     copyChannels("hybrid3d::Concat::backwardData", exec, dy, db, geometry_.inputShape().channels,
                  false);

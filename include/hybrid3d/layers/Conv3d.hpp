@@ -52,6 +52,7 @@
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/engines/ConvEngine.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
@@ -63,13 +64,10 @@
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class Conv3d : public SpatialLayer {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
+class Conv3d : public SpatialLayer,
+               public LayerBackward<Conv3d<T, MemorySpace>, DistTensor<T, MemorySpace>> {
 public:
-  using tensor_type = DistTensor<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
-  using memory_space = MemorySpace;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
 
   struct Options {
     int outChannels = 0;
@@ -108,11 +106,7 @@ public:
   /// weight.grad (and bias.grad) += this rank's contribution. x is the tensor forward ran on,
   /// with the ghosts forward gathered still in place.
   void backwardWeights(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
-  void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
-                const tensor_type& dx) {
-    backwardWeights(exec, x, dy);
-    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
-  }
+  // backward(exec, x, dy, dx): both passes, dx's only where wanted (LayerBackward).
 
   /// filled = true: whoever writes x also writes its ghost cells, with the neighbours' values
   /// and zero padding outside the domain (data::Preprocess does, from ghosts read from the file),
@@ -148,6 +142,24 @@ private:
   static_assert(std::is_same_v<Compute, ParamOf<T>>);
   using Matrix = Impl::Matrix<Compute, MemorySpace>;
   using Vector = Impl::Vector<Compute, MemorySpace>;
+
+  // The constructor's steps, in the order it takes them (Conv3d_impl.hpp).
+  // Throws naming the layer, its input and grid for a window, channels or batch it cannot take.
+  static void validate(const std::string& name, const TensorShape& input, const Options& options,
+                       const Int3& dims);
+  // geometry_ (shapes, decompositions, the window's input ghosts) and the overlap's regions.
+  void placeGeometry(const LayerGrid& grid, const std::string& name, const TensorShape& input);
+  // window_ over the whole owned output box, where its input starts in x's local array, and
+  // pointwise_.
+  void placeWindow(const TensorShape& input);
+  // engine_ (Auto resolved for T and MemorySpace) and the passes the direct host kernels take.
+  void chooseEngine(const std::string& name);
+  // The engines' description of this rank's whole problem, from window_.
+  Impl::LocalConvProblem ownedBoxProblem(const std::string& name, const TensorShape& input) const;
+  // With overlap asked for and possible, interior_ and shell_; else they stay empty.
+  void splitForOverlap(const Impl::LocalConvProblem& problem, const TensorShape& input);
+  // The kokkos engine's col_, out_, ones_ (and dxSum_ for 16-bit T), sized for every part.
+  void allocateKokkosWorkspaces(const TensorShape& input);
 
   // One box of output voxels computed as a unit: the whole owned box, or with overlap the
   // interior or one shell slab. Built once at set-up.

@@ -36,6 +36,7 @@
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/engines/HostBlas.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
@@ -46,13 +47,11 @@
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class ConvTranspose3d : public SpatialLayer {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
+class ConvTranspose3d
+    : public SpatialLayer,
+      public LayerBackward<ConvTranspose3d<T, MemorySpace>, DistTensor<T, MemorySpace>> {
 public:
-  using tensor_type = DistTensor<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
-  using memory_space = MemorySpace;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
 
   struct Options {
     int outChannels = 0;
@@ -77,11 +76,7 @@ public:
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
   /// x is the tensor forward ran on, with the ghosts forward gathered still in place.
   void backwardWeights(const execution_space& exec, const tensor_type& x, const tensor_type& dy);
-  void backward(const execution_space& exec, const tensor_type& x, const tensor_type& dy,
-                const tensor_type& dx) {
-    backwardWeights(exec, x, dy);
-    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
-  }
+  // backward(exec, x, dy, dx): both passes, dx's only where wanted (LayerBackward).
 
   /// "weight" [Cin, Cout, k, k, k] and, with Options::bias, "bias" [Cout]; values start at zero.
   /// For 16-bit T they are float (ParamOf<T>), as are their gradients.

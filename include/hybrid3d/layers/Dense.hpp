@@ -18,6 +18,7 @@
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/engines/HostBlas.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
@@ -25,12 +26,9 @@
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class Dense {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
+class Dense : public LayerBackward<Dense<T, MemorySpace>, FeatureView<T, MemorySpace>> {
 public:
-  using feature_type = FeatureView<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
 
   struct Options {
     int outFeatures = 0;
@@ -62,11 +60,7 @@ public:
   /// weight.grad += dy^T x, bias.grad += sum_n dy (spatial rank 0 only).
   void backwardWeights(const execution_space& exec, const feature_type& x,
                        const feature_type& dy) const;
-  void backward(const execution_space& exec, const feature_type& x, const feature_type& dy,
-                const feature_type& dx) const {
-    backwardWeights(exec, x, dy);
-    if (dx.data() != nullptr) backwardData(exec, dy, dx);
-  }
+  // backward(exec, x, dy, dx): both passes, dx's only where wanted (LayerBackward).
 
 private:
   void check(const feature_type& v, Index cols, const char* what) const;

@@ -36,6 +36,7 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
@@ -92,12 +93,8 @@ struct DropoutMask {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class Dropout : public SpatialLayer {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
 public:
-  using tensor_type = DistTensor<T, MemorySpace>;
-  using feature_type = FeatureView<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
 
   struct Options {
     double keep = 0.5;       // keep probability in (0, 1]; PyTorch's p = 1 - keep
@@ -130,7 +127,7 @@ public:
   void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) const {}
   void backward(const execution_space& exec, const tensor_type&, const tensor_type& dy,
                 const tensor_type& dx) const {
-    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
+    if (Impl::wanted(dx)) backwardData(exec, dy, dx);
   }
 
   /// The same on replicated [N, F] views.
@@ -139,7 +136,7 @@ public:
                     const feature_type& dx) const;
   void backward(const execution_space& exec, const feature_type&, const feature_type& dy,
                 const feature_type& dx) const {
-    if (dx.data() != nullptr) backwardData(exec, dy, dx);
+    if (Impl::wanted(dx)) backwardData(exec, dy, dx);
   }
 
   /// y := mask * x / keep, or a copy when identity(). Public only because CUDA forbids device

@@ -29,6 +29,7 @@
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/engines/HostBlas.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
@@ -37,13 +38,11 @@
 namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
-class FlattenDense : public SpatialLayer {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
+class FlattenDense : public SpatialLayer,
+                     public LayerBackward<FlattenDense<T, MemorySpace>, DistTensor<T, MemorySpace>,
+                                          FeatureView<T, MemorySpace>> {
 public:
-  using tensor_type = DistTensor<T, MemorySpace>;
-  using feature_type = FeatureView<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
 
   struct Options {  // {out, bias} as Dense's
     int outFeatures = 0;
@@ -78,11 +77,7 @@ public:
   void backwardData(const execution_space& exec, const feature_type& dy, const tensor_type& dx);
   /// weight.grad (own columns) += dy^T x_own; bias.grad += sum_n dy on spatial rank 0.
   void backwardWeights(const execution_space& exec, const tensor_type& x, const feature_type& dy);
-  void backward(const execution_space& exec, const tensor_type& x, const feature_type& dy,
-                const tensor_type& dx) {
-    backwardWeights(exec, x, dy);
-    if (dx.view().data() != nullptr) backwardData(exec, dy, dx);
-  }
+  // backward(exec, x, dy, dx): both passes, dx's only where wanted (LayerBackward).
 
   /// Kernels between a tensor's owned cells and a packed [N, C*V] matrix. Public only because
   /// CUDA forbids device lambdas in private member functions.

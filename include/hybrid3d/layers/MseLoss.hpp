@@ -25,6 +25,7 @@
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
 
@@ -32,11 +33,8 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class MseLoss {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
 public:
-  using feature_type = FeatureView<T, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
 
   /// `batch` is this rank's samples (the per-group mini-batch N on the spatial grid).
   /// Collective over grid.worldComm().

@@ -25,6 +25,7 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/impl/DenseKernels.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
@@ -33,12 +34,9 @@ namespace hybrid3d {
 
 template <class T, class MemorySpace = DefaultMemorySpace>
 class SoftmaxCrossEntropy {
-  HYBRID3D_ASSERT_SPACE(MemorySpace);
-
 public:
-  using tensor_type = DistTensor<T, MemorySpace>;
+  HYBRID3D_LAYER_TYPES(T, MemorySpace);
   using label_type = DistTensor<int, MemorySpace>;
-  using execution_space = typename MemorySpace::execution_space;
 
   /// `logits` is the per-group shape. Collective over grid.worldComm().
   SoftmaxCrossEntropy(const LayerGrid& grid, const std::string& name, const TensorShape& logits);

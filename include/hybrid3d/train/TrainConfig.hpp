@@ -80,16 +80,16 @@ struct TrainConfig {
   int testSignal = 15;  // SIGTERM
 };
 
-// Whether the mini-batch splits into `groups` equal positive parts: the data loader gives every
-// data-parallel group as many samples a step (data::BatchPlan), and a group's model is built for
-// that many.
+/// Whether the mini-batch splits into `groups` equal positive parts: the data loader gives every
+/// data-parallel group as many samples a step (data::BatchPlan), and a group's model is built for
+/// that many.
 bool batchSplits(const TrainConfig& config, int groups);
 
-// The samples one of `groups` data-parallel groups takes of each mini-batch (globalBatch /
-// groups). Throws one line naming both when the mini-batch does not split (batchSplits).
+/// The samples one of `groups` data-parallel groups takes of each mini-batch (globalBatch /
+/// groups). Throws one line naming both when the mini-batch does not split (batchSplits).
 int groupBatch(const TrainConfig& config, int groups);
 
-// config.model with its batch set to groupBatch: the model one group builds or plans.
+/// config.model with its batch set to groupBatch: the model one group builds or plans.
 ModelOptions groupModelOptions(const TrainConfig& config, int groups);
 
 }  // namespace hybrid3d

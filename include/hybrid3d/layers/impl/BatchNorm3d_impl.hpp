@@ -484,7 +484,7 @@ void BatchNorm3d<T, M>::backward(const execution_space& exec, const tensor_type&
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(dy, "output gradient");
   if (!haveForward_) fail(geometry_.label(), ": backward called before forward");
-  const bool wantDx = dx.view().data() != nullptr;
+  const bool wantDx = Impl::wanted(dx);
   if (wantDx) geometry_.checkInput(dx, "input gradient");
   if (!options_.affine && !(wantDx && forwardTraining_)) {
     if (wantDx) applyDataGradient(exec, x, dy, dx);

@@ -31,14 +31,38 @@ std::unique_ptr<LocalConvolution<T, M>> createVendorConvolution(ConvEngine engin
 }
 }  // namespace Impl
 
+// The constructor in its steps, each below in this order; each step reads what those before it
+// set.
 template <class T, class M>
 Conv3d<T, M>::Conv3d(const LayerGrid& grid, const std::string& name, const TensorShape& input,
                      const Options& options)
     : options_(options) {
   hostBlasThreadsFollowKokkos();
+  validate(name, input, options, grid.dims());
+  placeGeometry(grid, name, input);
+  placeWindow(input);
+  chooseEngine(name);
+  const Impl::LocalConvProblem problem = ownedBoxProblem(name, input);
+  whole_ = makePart({{0, 0, 0}, problem.outExtents}, problem, false);
+  splitForOverlap(problem, input);
+  if (engine_ == ConvEngine::Kokkos) allocateKokkosWorkspaces(input);
+
+  const Index k = options.kernel;
+  weight_ = createParameter<ParamOf<T>, M>(name, "weight", {window_.cout, window_.cin, k, k, k});
+  if (options.bias) bias_ = createParameter<ParamOf<T>, M>(name, "bias", {window_.cout});
+
+  // Collective: every rank builds the halo when any rank has ghosts (one without sends to one
+  // with).
+  if (!geometry_.inputGhosts().none())
+    halo_ = createHalo<T, M>(grid, geometry_.inputLayout(), name);
+}
+
+template <class T, class M>
+void Conv3d<T, M>::validate(const std::string& name, const TensorShape& input,
+                            const Options& options, const Int3& dims) {
   const int k = options.kernel, s = options.stride, p = options.padding;
   const std::string where = Impl::concat("input ", input.batch, "x", input.channels, "x",
-                                         toString(input.extents), ", grid ", toString(grid.dims()));
+                                         toString(input.extents), ", grid ", toString(dims));
   if (k < 1 || k % 2 == 0)
     fail(name, ": kernel ", k, " must be odd and positive (1, 3, 5, ...); ", where);
   if (s < 1) fail(name, ": stride ", s, " must be positive; ", where);
@@ -50,11 +74,15 @@ Conv3d<T, M>::Conv3d(const LayerGrid& grid, const std::string& name, const Tenso
     if (input.extents[d] < 1 || input.extents[d] + 2 * p < k)
       fail(name, ": kernel ", k, " does not fit input extent ", input.extents[d], " along ",
            "DHW"[d], " with padding ", p, "; ", where);
+}
 
-  const Window window = Window::cubic(k, s, p);
+template <class T, class M>
+void Conv3d<T, M>::placeGeometry(const LayerGrid& grid, const std::string& name,
+                                 const TensorShape& input) {
+  const Window window = Window::cubic(options_.kernel, options_.stride, options_.padding);
   geometry_ = SpatialGeometry::withGhostRule(
       LayerNaming::bare("Conv3d", name), grid.dims(), grid.coords(), input,
-      {input.batch, options.outChannels, windowOutputExtents(input.extents, window)},
+      {input.batch, options_.outChannels, windowOutputExtents(input.extents, window)},
       [&](const BlockDecomposition& in, const BlockDecomposition& out) {
         return windowGhosts(in, out, window, name);
       });
@@ -62,16 +90,19 @@ Conv3d<T, M>::Conv3d(const LayerGrid& grid, const std::string& name, const Tenso
   forwardShellRegion_ = &geometry_.region("forward::shell");
   backwardDataInteriorRegion_ = &geometry_.region("backwardData::interior");
   backwardDataShellRegion_ = &geometry_.region("backwardData::shell");
-  const TensorLayout inLayout = geometry_.inputLayout();
+}
+
+template <class T, class M>
+void Conv3d<T, M>::placeWindow(const TensorShape& input) {
+  const int k = options_.kernel, s = options_.stride, p = options_.padding;
   const GhostWidths& ghosts = geometry_.ghosts();
   const Box3& inOwned = geometry_.inputOwned();
   const Box3& outOwned = geometry_.outputOwned();
-
   auto& g = window_;
   g.k = k;
   g.s = s;
   g.cin = input.channels;
-  g.cout = options.outChannels;
+  g.cout = options_.outChannels;
   g.od = outOwned.extent(0);
   g.oh = outOwned.extent(1);
   g.ow = outOwned.extent(2);
@@ -79,71 +110,82 @@ Conv3d<T, M>::Conv3d(const LayerGrid& grid, const std::string& name, const Tenso
     for (int d = 0; d < 3; ++d)
       g.inOffset[d] = outOwned.lo[d] * s - p - inOwned.lo[d] + ghosts.lo[d];
   pointwise_ = k == 1 && s == 1 && p == 0;
-  engine_ = resolveConvEngine<T, M>(options.engine, name, g.od * g.oh * g.ow);
-  const bool autoEngine = options.engine == ConvEngine::Auto;
-  hostForward_ = autoEngine && Impl::convForwardHostCanRun<T, M>(k, s, g.cin);
-  hostWeights_ = autoEngine && Impl::convWeightsHostCanRun<T, M>(k, s, g.cin);
+}
 
+template <class T, class M>
+void Conv3d<T, M>::chooseEngine(const std::string& name) {
+  const auto& g = window_;
+  engine_ = resolveConvEngine<T, M>(options_.engine, name, g.od * g.oh * g.ow);
+  const bool autoEngine = options_.engine == ConvEngine::Auto;
+  hostForward_ = autoEngine && Impl::convForwardHostCanRun<T, M>(g.k, g.s, g.cin);
+  hostWeights_ = autoEngine && Impl::convWeightsHostCanRun<T, M>(g.k, g.s, g.cin);
+}
+
+template <class T, class M>
+Impl::LocalConvProblem Conv3d<T, M>::ownedBoxProblem(const std::string& name,
+                                                     const TensorShape& input) const {
+  const auto& g = window_;
   Impl::LocalConvProblem problem;
   problem.layer = name;
   problem.batch = input.batch;
   problem.cin = g.cin;
   problem.cout = g.cout;
-  problem.kernel = k;
-  problem.stride = s;
+  problem.kernel = g.k;
+  problem.stride = g.s;
   problem.outExtents = {g.od, g.oh, g.ow};
   problem.inOffset = {g.inOffset[0], g.inOffset[1], g.inOffset[2]};
-  problem.inLocalExtents = inLayout.localBox().extents();
-  problem.bias = options.bias;
+  problem.inLocalExtents = geometry_.inputLayout().localBox().extents();
+  problem.bias = options_.bias;
   problem.activations = precisionOf<T>();
-  whole_ = makePart({{0, 0, 0}, problem.outExtents}, problem, false);
+  return problem;
+}
 
+template <class T, class M>
+void Conv3d<T, M>::splitForOverlap(const Impl::LocalConvProblem& problem,
+                                   const TensorShape& input) {
   // Overlap needs ghosts some neighbour fills (not the 1^3 path, not one rank alone) and an
   // interior: input cells this rank holds before the exchange ends are its owned ones and the
   // padding ghosts of sides at the domain boundary, which gatherBegin zeroes. Not for 16-bit
   // activations: the parts' sums into dx (whose input windows overlap) would each round.
-  if (options.overlap && !isScalar16<T> && !ghosts.none() && !pointwise_ && !inOwned.empty()) {
-    Impl::ReadyInput ready;
-    for (int d = 0; d < 3; ++d) {
-      const Index owned = inOwned.extent(d), lo = ghosts.lo[d], hi = ghosts.hi[d];
-      const bool lowRemote = lo > 0 && inOwned.lo[d] > 0;
-      const bool highRemote = hi > 0 && inOwned.hi[d] < input.extents[d];
-      ready.lo[d] = lowRemote ? lo : 0;
-      ready.hi[d] = highRemote ? lo + owned : lo + owned + hi;
-    }
-    const Impl::OutputSplit split =
-        Impl::splitOutputBox(problem.outExtents, problem.inOffset, k, s, ready);
-    if (!split.interior.empty() && !split.shell.empty()) {
-      interior_.push_back(makePart(split.interior, problem, true));
-      for (const auto& box : split.shell) shell_.push_back(makePart(box, problem, true));
-    }
+  const GhostWidths& ghosts = geometry_.ghosts();
+  const Box3& inOwned = geometry_.inputOwned();
+  if (!options_.overlap || isScalar16<T> || ghosts.none() || pointwise_ || inOwned.empty()) return;
+  Impl::ReadyInput ready;
+  for (int d = 0; d < 3; ++d) {
+    const Index owned = inOwned.extent(d), lo = ghosts.lo[d], hi = ghosts.hi[d];
+    const bool lowRemote = lo > 0 && inOwned.lo[d] > 0;
+    const bool highRemote = hi > 0 && inOwned.hi[d] < input.extents[d];
+    ready.lo[d] = lowRemote ? lo : 0;
+    ready.hi[d] = highRemote ? lo + owned : lo + owned + hi;
   }
-
-  if (engine_ == ConvEngine::Kokkos) {
-    // One workspace for every part's chunks: the widest chunk of any of them.
-    Index columns = whole_.rowsPerChunk * g.ow;
-    for (const auto* parts : {&interior_, &shell_})
-      for (const Part& part : *parts)
-        columns = std::max(columns, part.rowsPerChunk * part.geometry.ow);
-    const Index K = g.cin * g.taps();
-    col_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("im2col"), K * columns);
-    out_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("chunk"), g.cout * columns);
-    // The 1^3 path sums the bias gradient over a whole sample's voxels at once.
-    const Index onesLength =
-        std::max(columns, pointwise_ && !isScalar16<T> ? g.od * g.oh * g.ow : Index(0));
-    ones_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("ones"), onesLength);
-    Kokkos::deep_copy(ones_, Compute(1));
-    if (isScalar16<T>)
-      dxSum_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("dxSum"),
-                                         Index(input.batch) * g.cin * inLayout.localBox().size());
+  const Impl::OutputSplit split =
+      Impl::splitOutputBox(problem.outExtents, problem.inOffset, window_.k, window_.s, ready);
+  if (!split.interior.empty() && !split.shell.empty()) {
+    interior_.push_back(makePart(split.interior, problem, true));
+    for (const auto& box : split.shell) shell_.push_back(makePart(box, problem, true));
   }
+}
 
-  weight_ = createParameter<ParamOf<T>, M>(name, "weight", {g.cout, g.cin, k, k, k});
-  if (options.bias) bias_ = createParameter<ParamOf<T>, M>(name, "bias", {g.cout});
-
-  // Collective: every rank builds the halo when any rank has ghosts (one without sends to one
-  // with).
-  if (!geometry_.inputGhosts().none()) halo_ = createHalo<T, M>(grid, inLayout, name);
+template <class T, class M>
+void Conv3d<T, M>::allocateKokkosWorkspaces(const TensorShape& input) {
+  const auto& g = window_;
+  // One workspace for every part's chunks: the widest chunk of any of them.
+  Index columns = whole_.rowsPerChunk * g.ow;
+  for (const auto* parts : {&interior_, &shell_})
+    for (const Part& part : *parts)
+      columns = std::max(columns, part.rowsPerChunk * part.geometry.ow);
+  const Index K = g.cin * g.taps();
+  col_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("im2col"), K * columns);
+  out_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("chunk"), g.cout * columns);
+  // The 1^3 path sums the bias gradient over a whole sample's voxels at once.
+  const Index onesLength =
+      std::max(columns, pointwise_ && !isScalar16<T> ? g.od * g.oh * g.ow : Index(0));
+  ones_ = Kokkos::View<Compute*, M>(geometry_.viewLabel("ones"), onesLength);
+  Kokkos::deep_copy(ones_, Compute(1));
+  if (isScalar16<T>)
+    dxSum_ = Kokkos::View<Compute*, M>(
+        geometry_.viewLabel("dxSum"),
+        Index(input.batch) * g.cin * geometry_.inputLayout().localBox().size());
 }
 
 template <class T, class M>
