@@ -1,4 +1,4 @@
-# Fails when a part of the code includes a part above it (DESIGN.md section 2): the parts, from
+# Fails when a part of the code includes a part above it (docs/design.md section 2): the parts, from
 # the bottom up, and a file of part P may include its own part and those on lower rows only.
 # model and optim share a row and must not include each other.
 #
@@ -32,7 +32,7 @@ foreach(_base "include/hybrid3d" "src")
     endif()
     string(REGEX REPLACE "/.*" "" _part "${_file}")
     if(NOT DEFINED _row_of_${_part})
-      list(APPEND _violations "${_base}/${_file}: ${_part}/ is no part of DESIGN.md section 2")
+      list(APPEND _violations "${_base}/${_file}: ${_part}/ is no part of docs/design.md section 2")
       continue()
     endif()
     math(EXPR _checked "${_checked} + 1")
@@ -59,8 +59,8 @@ endforeach()
 if(_violations)
   list(LENGTH _violations _n)
   string(REPLACE ";" "\n  " _text "${_violations}")
-  message(FATAL_ERROR "${_n} include(s) against the direction of DESIGN.md section 2 "
-                      "(core -> grid -> comm -> kernels -> engines -> layers -> model | optim -> data -> "
-                      "train -> plan -> generate -> deck -> apps):\n  ${_text}")
+  message(FATAL_ERROR "${_n} include(s) against the direction of docs/design.md section 2 "
+                      "(core -> grid -> comm -> kernels -> engines -> layers -> model | optim -> "
+                      "data -> train -> plan -> generate -> deck -> apps):\n  ${_text}")
 endif()
 message(STATUS "dependency direction: ${_checked} files, every include points down")

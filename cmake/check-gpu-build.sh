@@ -32,7 +32,7 @@ export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 howto() {
   if [ "$backend" = cuda ]; then
     cat >&2 <<EOF
-Make one with the team's build-kokkos4.sh (shared tools folder, next to DESIGN.md), from git
+Make one with the team's build-kokkos4.sh (the team's shared tools folder), from git
 clones or mirrors of github.com/kokkos/kokkos and github.com/kokkos/kokkos-kernels:
   CUDA_HOME=$CUDA_HOME build-kokkos4.sh KOKKOS_GIT KERNELS_GIT PREFIX cuda
 (Kokkos 4.6.01 + Kokkos-Kernels 4.6.02 with cuBLAS, sm_90 unless KOKKOS_ARCH is set; about

@@ -1,6 +1,6 @@
 #pragma once
 // Which BLAS a benchmark really ran with, and the OpenBLAS environment: numbers mean little
-// without them (DESIGN.md section 10: libblas.so.3 is a Debian alternative that may be the
+// without them (docs/design.md section 10: libblas.so.3 is a Debian alternative that may be the
 // reference BLAS or OpenBLAS, and OPENBLAS_CORETYPE may be set by the machine).
 
 #include <cstdio>

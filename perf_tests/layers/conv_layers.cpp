@@ -1,5 +1,5 @@
-// bench_conv_layers: time and GFLOP/s of the CosmoFlow convolution layers (DESIGN.md section 6)
-// at 64^3 and 128^3 input, batch 1, float, 1 rank: forward, backward-data and backward-weights
+// bench_conv_layers: time and GFLOP/s of the CosmoFlow convolution layers (docs/design.md section
+// 6) at 64^3 and 128^3 input, batch 1, float, 1 rank: forward, backward-data and backward-weights
 // separately, for every convolution engine built (kokkos, onednn, cudnn) and for `auto`, the
 // choice a training step makes (an engine, and on AVX2 hosts the direct backward-weights
 // kernel for layers with few input channels), side by side with
@@ -22,7 +22,7 @@
 // Usage: bench_conv_layers [--sizes 64,128] [--reps 5] [--workspace-mib 64]
 //                          [--engines kokkos,onednn,cudnn,auto] [--precisions float,bfloat16,half]
 // The BLAS library actually loaded, the OpenBLAS environment and each engine's implementation
-// per pass are printed first: the numbers mean little without them (DESIGN.md section 10).
+// per pass are printed first: the numbers mean little without them (docs/design.md section 10).
 #include <time.h>
 
 #include <algorithm>

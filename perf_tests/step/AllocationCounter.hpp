@@ -2,7 +2,7 @@
 // Counts the C++ heap allocations of the whole process (operator new and new[], replaced in
 // AllocationCounter.cpp, which a program links in once): bench_train_step and
 // unit_tests/train/StepAllocationTest check with it that a training step after the first
-// allocates nothing (DESIGN.md sections 9 and 10).
+// allocates nothing (docs/design.md sections 9 and 10).
 //
 // Counts are of the calling thread (the one that runs the training step), except two:
 //   - vendor: made on any thread inside a hybrid3d::VendorCallScope that thread opened, i.e.

@@ -1,5 +1,5 @@
 // bench_layer_grids: a whole training step (float, SGD, synthetic data already on the device) on
-// one grid for every layer against the same step with layer grids (DESIGN.md section 11), the
+// one grid for every layer against the same step with layer grids (docs/design.md section 11), the
 // two run in turn step by step in one process (A B A B ...) so that both see the same machine.
 // Per configuration: the step's median, minimum and maximum (slowest rank), the share of the
 // step spent in redistributions, and with --machine the performance model's predicted step

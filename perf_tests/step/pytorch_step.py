@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The training step of bench_train_step in PyTorch, for comparison only (never in the training
-path): the models of DESIGN.md section 6 exactly, batch 1, float32, synthetic inputs, forward,
+path): the models of docs/design.md section 6 exactly, batch 1, float32, synthetic inputs, forward,
 loss, backward and a plain SGD step, timed over warm-up + N steps; prints the median, minimum
 and maximum milliseconds per step per configuration, and one RESULT line each for
 perf_tests/step_vs_pytorch.sh.

@@ -1,5 +1,5 @@
 // bench_train_step: time of one whole training step (forward, loss, backward with the gradient
-// reductions overlapped, SGD update) of the models of DESIGN.md section 6, batch 1, float, on
+// reductions overlapped, SGD update) of the models of docs/design.md section 6, batch 1, float, on
 // synthetic inputs and targets already on the device (no I/O), with everything the trainer
 // does per step and nothing else (see stepOnce and src/train/Trainer.cpp).
 //
@@ -8,7 +8,7 @@
 // times (hybrid3d::PhaseTimers, as the trainer's progress line), and what a step costs beyond time:
 //   - Kokkos allocations (Kokkos Tools allocate-data callback), C++ operator new calls and
 //     minor page faults (getrusage ru_minflt) of every step after the first: the design says
-//     zero allocation and no first touch inside the step loop (DESIGN.md sections 9 and 10).
+//     zero allocation and no first touch inside the step loop (docs/design.md sections 9 and 10).
 //     operator new is split as AllocationCounter.hpp does: kernel-label strings, the rest of
 //     ours, and oneDNN's own inside its calls (not ours to remove);
 //   - the convolutions' FLOPs per step (Graph::stepFlops, all ranks) and the rate they imply,

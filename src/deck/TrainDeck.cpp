@@ -36,7 +36,7 @@ std::vector<DeckKey> parallelKeys() {
 std::vector<DeckKey> modelKeys() {
   return {
       {"Model/architecture", Type::String, "", true, -Big, Big, architectureNames(),
-       "the network (DESIGN.md section 6)"},
+       "the network (docs/design.md section 6)"},
       key("Model/input width", Type::Int, "128", 8, 4096, "S: samples are S^3 voxels"),
       key("Model/dropout keep probability", Type::Double, "", 1e-6, 1,
           "overrides the model's keep probability; 1 disables dropout"),

@@ -16,7 +16,7 @@ struct Rule {
 // Why each rule: the mini-batch and the training samples fix which samples make each step and
 // where epochs end; the seed fixes shuffles and dropout masks; optimizer and batch-norm
 // statistics change the arithmetic; data-parallel groups change it only where batch statistics
-// are taken per group (everything else is summed over the world: DESIGN.md section 5). Epochs,
+// are taken per group (everything else is summed over the world: docs/design.md section 5). Epochs,
 // the spatial grid and the output directory change no step's result. Precision is reported, not
 // refused: checkpoints hold float master weights and optimizer state whatever the activations
 // were stored in, and going on in bfloat16 from a float run (or back) is a user's choice, as

@@ -1,5 +1,5 @@
 // The generated files are what the training pipeline reads: data::SampleReader accepts them
-// (DESIGN.md section 7 layout, types and shapes) and delivers the values that were written.
+// (docs/design.md section 7 layout, types and shapes) and delivers the values that were written.
 #include <cstdint>
 #include <vector>
 

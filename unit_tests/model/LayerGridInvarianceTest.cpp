@@ -1,4 +1,4 @@
-// Decomposition invariance of whole models on layer grids (DESIGN.md section 11): layers on
+// Decomposition invariance of whole models on layer grids (docs/design.md section 11): layers on
 // coarser grids than the input's, the group's samples re-spread over sub-grids (some holding
 // none, ranks in no sub-grid), redistributions between them forward and back. The loss, every
 // parameter gradient (reduced as the trainer reduces it) and the step's arithmetic equal the

@@ -1,4 +1,4 @@
-// Training on layer grids (DESIGN.md section 11) end to end, against the 1-rank run: 20 steps
+// Training on layer grids (docs/design.md section 11) end to end, against the 1-rank run: 20 steps
 // give the same loss curve (float, to the digits the progress line prints); a checkpoint
 // written on a staged layout restarts on one rank, on the spatial grid alone and on another
 // staged layout, continuing to the same losses; validation with a short last mini-batch

@@ -1,4 +1,4 @@
-// No allocation inside the training loop (DESIGN.md sections 9 and 10: first touch of fresh
+// No allocation inside the training loop (docs/design.md sections 9 and 10: first touch of fresh
 // pages costs more than the arithmetic on these machines). Trainer::step() on small CosmoFlow
 // and U-Net runs, read from sample files as in training: every step after the first must make
 // no Kokkos allocation and no C++ heap allocation of ours.

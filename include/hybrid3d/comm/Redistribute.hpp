@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Moves a tensor from one layer layout of a spatial group to another (grid/LayerLayout.hpp,
-/// DESIGN.md section 11): forward puts the owned cells of every sample where the destination
+/// docs/design.md section 11): forward puts the owned cells of every sample where the destination
 /// layout owns them; adjoint moves gradients back (backward pass). Planned once, at set-up, by
 /// every rank for itself from the two layouts (comm/RedistributePlan.hpp); each call is then
 /// one non-blocking neighbourhood collective over the ranks that overlap (a distributed graph

@@ -2,7 +2,7 @@
 /// \file
 /// Kernel labels made once. Kokkos takes a kernel's label as a std::string, so a label given as
 /// a literal (or built with +) becomes a heap string at every launch: an allocation inside the
-/// step loop for every kernel, which the design rules out after the first step (DESIGN.md
+/// step loop for every kernel, which the design rules out after the first step (docs/design.md
 /// section 9; StepAllocationTest counts them). kernelLabel keeps one copy of each label and hands
 /// out that copy: the first launch of a label allocates, later ones only look it up (no
 /// allocation: the lookup compares views).

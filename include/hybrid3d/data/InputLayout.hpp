@@ -3,7 +3,7 @@
 /// Where an input file keeps its channels: first ([C,D,H,W], the project's own layout) or last
 /// ([D,H,W,C], the published CosmoFlow HDF5 files and the MLPerf HPC numpy release, which carry
 /// no attribute saying so). One rule for every format, so HDF5 and numpy samples are recognised
-/// alike (DESIGN.md section 7).
+/// alike (docs/design.md section 7).
 ///
 /// The layout comes from, in this order: the file's own `layout` attribute (HDF5 only), the
 /// deck's 'Data/layout' when it is CDHW or DHWC, else the array's shape: [C,D,H,W] or

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Reads this rank's subvolume of one sample file (DESIGN.md section 7): the box of its owned
+/// Reads this rank's subvolume of one sample file (docs/design.md section 7): the box of its owned
 /// cells plus the in-domain ghosts of the input (`/full` or `/volume`, every channel), the
 /// owned box of the labels (`/segmentation`) and the targets (`/unitPar`). Never the whole volume.
 ///

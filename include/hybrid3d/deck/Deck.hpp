@@ -8,7 +8,7 @@
 /// out of range with one line naming the file and the key, so a 2048-rank job fails at start-up
 /// rather than after hours in the queue. The interface is
 /// Teuchos-free: only the implementation (library hybrid3d_deck) links Teuchos, which keeps
-/// Teuchos, and the Kokkos it was built with, out of the core library (DESIGN.md section 10).
+/// Teuchos, and the Kokkos it was built with, out of the core library (docs/design.md section 10).
 
 #include <map>
 #include <string>

@@ -4,7 +4,7 @@
 /// S^3 box (GaussianField.hpp), scaled by a growth factor for each of four "redshift" channels,
 /// made non-Gaussian by a log-normal transform, and Poisson-sampled into int16 particle counts.
 ///
-/// File (DESIGN.md section 7): /full [4, S, S, S] int16 counts (channels z = 3, 2, 1, 0),
+/// File (docs/design.md section 7): /full [4, S, S, S] int16 counts (channels z = 3, 2, 1, 0),
 /// /unitPar [4] float32 = the parameters of CosmologyParameters.hpp scaled to [-1, 1]; root
 /// attributes record the generator, seed, sample number and the physical parameters.
 ///

@@ -2,7 +2,8 @@
 /// \file
 /// `hybrid3d import nifti`: medical volumes as the Medical Segmentation Decathlon ships them
 /// (imagesTr/NAME.nii.gz beside labelsTr/NAME.nii.gz; NIfTI-1 or -2, .nii or .nii.gz) converted
-/// into the project's segmentation samples (DESIGN.md section 7), one file OUT/NAME.h5 per pair:
+/// into the project's segmentation samples (docs/design.md section 7), one file OUT/NAME.h5 per
+/// pair:
 ///   /volume       float32 [C, S, S, S]: each channel normalised over its whole source volume
 ///                 (zero mean, unit standard deviation; a constant channel becomes 0), then
 ///                 cropped or zero-padded to S, centred (CentredCube.hpp): padding holds the mean

@@ -5,8 +5,8 @@
 /// per class with soft (partial-volume) edges, a smooth multiplicative bias field and Gaussian
 /// noise.
 ///
-/// File (DESIGN.md section 7): /volume [1, S, S, S] float32 intensities; /segmentation [S, S, S]
-/// uint8 labels 0 = background, 1 = organ, 2 = lesion (uint8: a 512^3 label volume is 128 MiB
+/// File (docs/design.md section 7): /volume [1, S, S, S] float32 intensities; /segmentation [S, S,
+/// S] uint8 labels 0 = background, 1 = organ, 2 = lesion (uint8: a 512^3 label volume is 128 MiB
 /// instead of 512 MiB as int32; HDF5 converts on read to whatever integer type the reader asks).
 ///
 /// The scene is analytic: a handful of numbers drawn from (seed, sample) that every rank

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Where a layer's tensors live inside one spatial group (DESIGN.md section 11): the group's P
+/// Where a layer's tensors live inside one spatial group (docs/design.md section 11): the group's P
 /// ranks run the layer as floor(P / P') sub-grids of P' = D x H x W ranks each; sub-grid k holds
 /// the group's samples k, k + S, k + 2S, ... (S = floor(P / P') sub-grids). Group rank r belongs
 /// to sub-grid r / P' at position r % P' (row-major over D x H x W, MPI_Cart's order); the last

@@ -4,8 +4,8 @@
 /// convolution, pooling): output extents, the input range an output range reads, and from that
 /// the ghost widths the layer's input tensor needs on a given process grid.
 ///
-/// Input and output tensors are each block-decomposed over the same grid (DESIGN.md section 3),
-/// so with strides and uneven splits the input a rank needs can start before or end after the
+/// Input and output tensors are each block-decomposed over the same grid (docs/design.md section
+/// 3), so with strides and uneven splits the input a rank needs can start before or end after the
 /// input it owns; each rank's ghost widths are its own overhang, per side (grid/GhostWidths.hpp).
 /// Everything here is computed from global data, so all ranks agree on every answer and know
 /// every other rank's widths.

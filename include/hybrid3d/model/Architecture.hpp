@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The architecture registry (DESIGN.md section 2): each architecture is one file,
+/// The architecture registry (docs/design.md section 2): each architecture is one file,
 /// `src/model/architectures/<Name>.cpp`, defining `Architecture hybrid3d::architectures::<Name>()`:
 /// its name, its options check, its graph (written once against GraphBuilder, so the same
 /// definition builds the layers and plans them), its parameter initialisation and, in its traits,

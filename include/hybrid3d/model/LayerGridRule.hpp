@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// Which grid each layer of a model runs on (DESIGN.md section 11): the spatial grid unless the
-/// rule says otherwise. Two ways, as decks give them (Parallel/layer grids, Parallel/minimum box
-/// width):
+/// Which grid each layer of a model runs on (docs/design.md section 11): the spatial grid unless
+/// the rule says otherwise. Two ways, as decks give them (Parallel/layer grids, Parallel/minimum
+/// box width):
 ///   - entries "FIRST..LAST=DxHxW" (or "NAME=DxHxW"): every layer from FIRST to LAST in the
 ///     architecture's definition order runs on sub-grids of DxHxW ranks (any shape of at most
 ///     the spatial group's ranks, not only divisors);

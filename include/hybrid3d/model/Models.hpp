@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// A model: the graph of a registered architecture (Architecture.hpp; DESIGN.md section 6 for
+/// A model: the graph of a registered architecture (Architecture.hpp; docs/design.md section 6 for
 /// cosmoflow, cosmoflow_mlperf and unet3d) with the layer and parameter names checkpoints use,
 /// and the task it is trained for (Task.hpp).
 

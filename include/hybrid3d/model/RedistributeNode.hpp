@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The node the model builder puts on an edge whose two ends run on different grids (DESIGN.md
+/// The node the model builder puts on an edge whose two ends run on different grids (docs/design.md
 /// section 11): forward moves the producer's output to the consumer's layout, backward moves the
 /// gradient back with the exact adjoint (comm/Redistribute.hpp). It reads owned cells only and
 /// writes owned cells only: the consumer's halo fills its ghosts, as for any input.

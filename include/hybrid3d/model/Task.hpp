@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// What a model is trained for (DESIGN.md section 2). A task owns the loss layer, the device
+/// What a model is trained for (docs/design.md section 2). A task owns the loss layer, the device
 /// buffers of the truth the output is compared with (targets or labels) and the loading of a host
 /// mini-batch's truth into them, the validation metrics computed on the device, and the
 /// description of the sample fields it reads. The trainer calls it through Task and names no

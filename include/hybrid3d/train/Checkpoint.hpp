@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// Checkpoints and weight files (DESIGN.md section 7, fixed layout):
+/// Checkpoints and weight files (docs/design.md section 7, fixed layout):
 /// ~~~
 ///   /model/<layer>/<param>            parameters and batch-norm buffers, PyTorch shapes
 ///   /optimizer/<layer>/<param>/<state> optimizer buffers (momentum_buffer, exp_avg, ...)

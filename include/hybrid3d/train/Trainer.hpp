@@ -1,11 +1,12 @@
 #pragma once
 /// \file
-/// The training loop of DESIGN.md section 2: read this rank's subvolumes of the group's samples
+/// The training loop of docs/design.md section 2: read this rank's subvolumes of the group's
+/// samples
 /// -> forward with halos -> loss -> backward with adjoint halos, gradient reductions started
 /// per layer -> optimizer step -> metrics and checkpoints. Validation each epoch.
 ///
 /// Every rank runs the same loop; the global mini-batch is split over the G data-parallel
-/// groups (DESIGN.md section 5) and every reduction makes the result independent of the grid.
+/// groups (docs/design.md section 5) and every reduction makes the result independent of the grid.
 /// A failure on any rank (bad file, NaN loss) throws the same message on every rank.
 
 #include <map>

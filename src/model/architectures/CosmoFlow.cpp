@@ -1,4 +1,4 @@
-// cosmoflow (LBANN 2020, DESIGN.md section 6): seven 3^3 convolutions with LeakyReLU(0.01),
+// cosmoflow (LBANN 2020, docs/design.md section 6): seven 3^3 convolutions with LeakyReLU(0.01),
 // average pools while the volume is at least 4 wide, three dense layers with dropout; regression
 // of the four cosmological parameters.
 #include <hybrid3d/core/Error.hpp>

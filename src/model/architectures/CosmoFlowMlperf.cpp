@@ -1,4 +1,4 @@
-// cosmoflow_mlperf (MLPerf HPC reference, DESIGN.md section 6): log1p of the input, five 3^3
+// cosmoflow_mlperf (MLPerf HPC reference, docs/design.md section 6): log1p of the input, five 3^3
 // convolutions with bias, LeakyReLU(0.3) and 2^3 max pools, three dense layers, 1.2 tanh;
 // regression of the four cosmological parameters.
 #include <hybrid3d/core/Error.hpp>

@@ -1,4 +1,4 @@
-// unet3d (LBANN 2020, DESIGN.md section 6): three encoder blocks with max pools, a bottom
+// unet3d (LBANN 2020, docs/design.md section 6): three encoder blocks with max pools, a bottom
 // block, three decoder blocks fed by 2^3 transposed convolutions concatenated with the encoder
 // skips, and a 1^3 head with bias producing 3 classes; per-voxel segmentation.
 #include <hybrid3d/core/Error.hpp>

@@ -1,7 +1,7 @@
 #pragma once
 // Private helper of buildModel: the GraphBuilder that adds one named layer at a time to a graph,
 // reading the input shape from the graph, so each architecture reads like its definition in
-// DESIGN.md. Each layer runs on the grid the model's layer-grid rule gives it
+// docs/design.md. Each layer runs on the grid the model's layer-grid rule gives it
 // (model/LayerGridRule.hpp); where an input lives on another grid, a RedistributeNode named
 // "<producer>-><consumer>" moves it first (one per producer and grid, shared by its readers).
 // PlanBuilder.hpp implements the same interface and only records shapes (a dry run allocates

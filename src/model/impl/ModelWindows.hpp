@@ -1,5 +1,5 @@
 #pragma once
-// The fixed windows of the architectures' pools and up-convolutions (DESIGN.md section 6),
+// The fixed windows of the architectures' pools and up-convolutions (docs/design.md section 6),
 // named once for both builders (Builder constructs the layers, PlanBuilder records shapes).
 
 namespace hybrid3d::Impl {

@@ -2,7 +2,7 @@
 // One host buffer for the blocked copies and scratchpads of every vendor convolution of the
 // process (the onednn engine). Convolutions run one at a time, so it holds the largest single
 // pass. It grows only while layers are set up, and its pages are touched then: first touch of
-// fresh pages costs more than the arithmetic on these machines (DESIGN.md section 10), and a
+// fresh pages costs more than the arithmetic on these machines (docs/design.md section 10), and a
 // training step must allocate nothing. Its size is part of what a rank's model holds
 // (model/GraphMemory.hpp).
 
