@@ -263,6 +263,81 @@ void measureForms(const std::string& dir, Index L) {
         "modes)\n");
 }
 
+// A fresh folder under `base` for this run's files, made by rank 0 and known to every rank.
+std::string makeRunDir(const std::string& base) {
+  char dir[512] = {};
+  if (rankOf(MPI_COMM_WORLD) == 0) {
+    std::string t = base + "/hybrid3d_bench_io_XXXXXX";
+    std::vector<char> buf(t.begin(), t.end());
+    buf.push_back('\0');
+    std::snprintf(dir, sizeof(dir), "%s", mkdtemp(buf.data()) ? buf.data() : "");
+  }
+  MPI_Bcast(dir, sizeof(dir), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return dir;
+}
+
+// The reads of `paths`, cold then warm, collective then independent, one line each, and the
+// collective/independent time ratio.
+void printReads(const ProcessGrid& grid, const data::Subvolume& sub, Index S,
+                const std::vector<std::string>& paths) {
+  const int rank = rankOf(MPI_COMM_WORLD);
+  if (rank == 0)
+    std::printf("  %-12s %-5s %14s %16s %14s\n", "read", "cache", "ms/sample", "MB/s per rank",
+                "MB/s total");
+  ReadFigures fig[2][2];
+  for (int cold = 1; cold >= 0; --cold)
+    for (int m = 0; m < 2; ++m) {
+      const data::ReadMode mode = m == 0 ? data::ReadMode::Collective : data::ReadMode::Independent;
+      fig[m][cold] = measureReads(grid, sub, S, paths, mode, cold);
+      if (rank == 0)
+        std::printf("  %-12s %-5s %14.1f %16.0f %14.0f\n", m == 0 ? "collective" : "independent",
+                    cold ? "cold" : "warm", 1e3 * fig[m][cold].secondsPerSample,
+                    fig[m][cold].perRankMBs, fig[m][cold].totalMBs);
+    }
+  if (rank == 0)
+    std::printf("  collective / independent time: cold %.2f, warm %.2f\n",
+                fig[0][1].secondsPerSample / fig[1][1].secondsPerSample,
+                fig[0][0].secondsPerSample / fig[1][0].secondsPerSample);
+}
+
+// The exposed I/O per step of one epoch over `paths`, without and with prefetch.
+void printSteps(const ProcessGrid& grid, const data::Subvolume& sub, Index S,
+                const std::vector<std::string>& paths, double compute) {
+  const StepFigures off = measureSteps(grid, sub, S, paths, false, compute);
+  const StepFigures on = measureSteps(grid, sub, S, paths, true, compute);
+  if (rankOf(MPI_COMM_WORLD) == 0) {
+    std::printf("  steps (cold files, compute %.0f ms, log1p preprocess %.1f ms):\n", 1e3 * compute,
+                1e3 * off.preprocess);
+    std::printf(
+        "    exposed I/O per step (median of steps 2..n)  prefetch off: %.1f ms   on: %.1f ms"
+        "   on/off %.3f   (first step with prefetch: %.1f ms)\n",
+        1e3 * off.steadyExposed, 1e3 * on.steadyExposed, on.steadyExposed / off.steadyExposed,
+        1e3 * on.firstExposed);
+  }
+}
+
+// One sample size S: `samples` files written in the own layout, their reads and their steps
+// with a compute step of `compute` seconds, then the files removed.
+void measureSize(const std::string& dir, Index S, int samples, double compute) {
+  const int rank = rankOf(MPI_COMM_WORLD);
+  int P;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  const Int3 dims = autoSpatialGrid(P, {S, S, S});
+  ProcessGrid grid(MPI_COMM_WORLD, dims);
+  const data::Subvolume sub(BlockDecomposition({S, S, S}, dims), grid.coords(),
+                            GhostWidths::uniform(1));
+  const std::vector<std::string> paths = writeSamples(dir, S, samples);
+  const double sampleMB = 4.0 * S * S * S * 2 / 1e6;
+  if (rank == 0)
+    std::printf("\n%ld^3 x 4 int16 (%.1f MB per sample), grid %s, ghosts 1\n", long(S), sampleMB,
+                toString(dims).c_str());
+  printReads(grid, sub, S, paths);
+  printSteps(grid, sub, S, paths, compute);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0)
+    for (const std::string& p : paths) std::filesystem::remove(p);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -278,67 +353,16 @@ int main(int argc, char** argv) {
     int P;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
 
-    char dir[512] = {};
-    if (rank == 0) {
-      std::string t = base + "/hybrid3d_bench_io_XXXXXX";
-      std::vector<char> buf(t.begin(), t.end());
-      buf.push_back('\0');
-      std::snprintf(dir, sizeof(dir), "%s", mkdtemp(buf.data()) ? buf.data() : "");
-    }
-    MPI_Bcast(dir, sizeof(dir), MPI_CHAR, 0, MPI_COMM_WORLD);
+    const std::string dir = makeRunDir(base);
     if (rank == 0)
       std::printf(
           "bench_io: %d rank(s), %d samples per size, 4-channel int16 /full, files in %s\n"
           "cold = pages dropped with posix_fadvise(DONTNEED) before the pass; warm = "
           "page cache\n",
-          P, samples, dir);
-
+          P, samples, dir.c_str());
     for (const Index S : {Index(128), Index(256)}) {
       if (samples < 1) break;
-      const Int3 dims = autoSpatialGrid(P, {S, S, S});
-      ProcessGrid grid(MPI_COMM_WORLD, dims);
-      const data::Subvolume sub(BlockDecomposition({S, S, S}, dims), grid.coords(),
-                                GhostWidths::uniform(1));
-      const std::vector<std::string> paths = writeSamples(dir, S, samples);
-      const double sampleMB = 4.0 * S * S * S * 2 / 1e6;
-      if (rank == 0)
-        std::printf("\n%ld^3 x 4 int16 (%.1f MB per sample), grid %s, ghosts 1\n", long(S),
-                    sampleMB, toString(dims).c_str());
-      if (rank == 0)
-        std::printf("  %-12s %-5s %14s %16s %14s\n", "read", "cache", "ms/sample", "MB/s per rank",
-                    "MB/s total");
-      ReadFigures fig[2][2];
-      for (int cold = 1; cold >= 0; --cold)
-        for (int m = 0; m < 2; ++m) {
-          const data::ReadMode mode =
-              m == 0 ? data::ReadMode::Collective : data::ReadMode::Independent;
-          fig[m][cold] = measureReads(grid, sub, S, paths, mode, cold);
-          if (rank == 0)
-            std::printf("  %-12s %-5s %14.1f %16.0f %14.0f\n",
-                        m == 0 ? "collective" : "independent", cold ? "cold" : "warm",
-                        1e3 * fig[m][cold].secondsPerSample, fig[m][cold].perRankMBs,
-                        fig[m][cold].totalMBs);
-        }
-      if (rank == 0)
-        std::printf("  collective / independent time: cold %.2f, warm %.2f\n",
-                    fig[0][1].secondsPerSample / fig[1][1].secondsPerSample,
-                    fig[0][0].secondsPerSample / fig[1][0].secondsPerSample);
-
-      const double compute = S == 128 ? compute128 : compute256;
-      const StepFigures off = measureSteps(grid, sub, S, paths, false, compute);
-      const StepFigures on = measureSteps(grid, sub, S, paths, true, compute);
-      if (rank == 0) {
-        std::printf("  steps (cold files, compute %.0f ms, log1p preprocess %.1f ms):\n",
-                    1e3 * compute, 1e3 * off.preprocess);
-        std::printf(
-            "    exposed I/O per step (median of steps 2..n)  prefetch off: %.1f ms   on: %.1f ms"
-            "   on/off %.3f   (first step with prefetch: %.1f ms)\n",
-            1e3 * off.steadyExposed, 1e3 * on.steadyExposed, on.steadyExposed / off.steadyExposed,
-            1e3 * on.firstExposed);
-      }
-      MPI_Barrier(MPI_COMM_WORLD);
-      if (rank == 0)
-        for (const std::string& p : paths) std::filesystem::remove(p);
+      measureSize(dir, S, samples, S == 128 ? compute128 : compute256);
     }
     if (formsSize > 0) measureForms(dir, formsSize);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -221,49 +221,90 @@ void run(Index S, int reps, std::size_t workspace, const std::vector<Column>& co
   }
 }
 
+// The command line: sizes, repetitions, kokkos workspace and the table's columns.
+struct Options {
+  std::vector<Index> sizes{64, 128};
+  int reps = 5;
+  std::size_t workspace = Layer::Options().workspaceBytes;
+  std::vector<Column> columns;
+};
+
+// A comma-separated list, each item read by `parse`.
+template <class Parse>
+auto parseList(const char* text, Parse parse) {
+  std::vector<decltype(parse(std::string()))> items;
+  std::stringstream ss(text);
+  std::string s;
+  while (std::getline(ss, s, ',')) items.push_back(parse(s));
+  return items;
+}
+
+Options parseOptions(int argc, char** argv) {
+  Options o;
+  std::vector<ConvEngine> engines{ConvEngine::Kokkos};
+  if (oneDnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::OneDnn);
+  if (cudnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::Cudnn);
+  engines.push_back(ConvEngine::Auto);  // what a training step runs (per pass, see above)
+  std::vector<Precision> precisions{Precision::Float};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--reps") o.reps = std::max(1, std::atoi(argv[i + 1]));
+    if (a == "--workspace-mib") o.workspace = std::size_t(std::atof(argv[i + 1]) * (1 << 20));
+    if (a == "--engines")
+      engines = parseList(argv[i + 1], [](const std::string& s) { return parseConvEngine(s); });
+    if (a == "--precisions")
+      precisions = parseList(argv[i + 1], [](const std::string& s) { return parsePrecision(s); });
+    if (a == "--sizes")
+      o.sizes =
+          parseList(argv[i + 1], [](const std::string& s) { return Index(std::atoll(s.c_str())); });
+  }
+  for (const ConvEngine e : engines)
+    for (const Precision p : precisions) {
+      if (p == Precision::Double) continue;  // not a training precision of this benchmark
+      o.columns.push_back({e, p});
+    }
+  return o;
+}
+
+// One size's table: a line per layer and pass, each column's time, GFLOP/s and share of the
+// peak, the plain gemm's; then the step's passes together.
+void printTable(const std::vector<Row>& rows, const std::vector<Column>& columns,
+                const FmaPeak& peak) {
+  double stepFlop = 0;
+  for (const Row& r : rows) stepFlop += r.inStep ? r.gflop : 0;
+  std::printf("%-6s %-11s %9s %9s %7s %6s", "layer", "pass", "Cin->Cout", "extent", "GFLOP",
+              "step%");
+  for (const Column& col : columns)
+    std::printf(" %9s %8s %6s", (col.label() + " ms").c_str(), "GFLOP/s", "%peak");
+  std::printf(" %8s %6s\n", "gemm", "%peak");
+  std::vector<double> total(columns.size(), 0.0);  // seconds of the step's passes
+  for (const Row& r : rows) {
+    const std::string ch = std::to_string(r.cin) + "->" + std::to_string(r.cout);
+    const std::string ext = std::to_string(r.in) + "->" + std::to_string(r.out);
+    std::printf("%-6s %-11s %9s %9s %7.3f %6.1f", r.name.c_str(), r.pass.c_str(), ch.c_str(),
+                ext.c_str(), r.gflop, r.inStep ? 100.0 * r.gflop / stepFlop : 0.0);
+    for (std::size_t e = 0; e < columns.size(); ++e) {
+      const double t = r.engines[e].seconds(), rate = r.gflop / t;
+      std::printf(" %9.2f %8.1f %6.1f", t * 1e3, rate, 100.0 * rate / peak.gflops);
+      if (r.inStep) total[e] += t;
+    }
+    const double gemm = r.gflop / r.gemm.seconds();
+    std::printf(" %8.1f %6.1f\n", gemm, 100.0 * gemm / peak.gflops);
+  }
+  std::printf("%-6s %-11s %9s %9s %7.3f %6.1f", "total", "step passes", "", "", stepFlop, 100.0);
+  for (std::size_t e = 0; e < columns.size(); ++e)
+    std::printf(" %9.2f %8.1f %6.1f", total[e] * 1e3, stepFlop / total[e],
+                100.0 * stepFlop / total[e] / peak.gflops);
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (const int rc = hybrid3d::initMpiWithThreads(&argc, &argv, "bench_conv_layers")) return rc;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
-    std::vector<Index> sizes{64, 128};
-    int reps = 5;
-    std::size_t workspace = Layer::Options().workspaceBytes;
-    std::vector<ConvEngine> engines{ConvEngine::Kokkos};
-    if (oneDnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::OneDnn);
-    if (cudnnCanRun<T, DefaultMemorySpace>()) engines.push_back(ConvEngine::Cudnn);
-    engines.push_back(ConvEngine::Auto);  // what a training step runs (per pass, see above)
-    std::vector<Precision> precisions{Precision::Float};
-    for (int i = 1; i + 1 < argc; i += 2) {
-      const std::string a = argv[i];
-      if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
-      if (a == "--workspace-mib") workspace = std::size_t(std::atof(argv[i + 1]) * (1 << 20));
-      if (a == "--engines") {
-        engines.clear();
-        std::stringstream ss(argv[i + 1]);
-        std::string s;
-        while (std::getline(ss, s, ',')) engines.push_back(parseConvEngine(s));
-      }
-      if (a == "--precisions") {
-        precisions.clear();
-        std::stringstream ss(argv[i + 1]);
-        std::string s;
-        while (std::getline(ss, s, ',')) precisions.push_back(parsePrecision(s));
-      }
-      if (a == "--sizes") {
-        sizes.clear();
-        std::stringstream ss(argv[i + 1]);
-        std::string s;
-        while (std::getline(ss, s, ',')) sizes.push_back(std::atoll(s.c_str()));
-      }
-    }
-    std::vector<Column> columns;
-    for (const ConvEngine e : engines)
-      for (const Precision p : precisions) {
-        if (p == Precision::Double) continue;  // not a training precision of this benchmark
-        columns.push_back({e, p});
-      }
+    const Options o = parseOptions(argc, argv);
     bench::printBlasInfo();
     const FmaPeak peak = measureFmaPeak();
     std::printf("FP32 FMA peak of one core, measured: %.1f GFLOP/s (%s)\n", peak.gflops,
@@ -271,39 +312,13 @@ int main(int argc, char** argv) {
     std::printf(
         "Conv3d, kernel 3, padding 1, batch 1, 1 rank, kokkos workspace %.1f "
         "MiB; median of %d after 1 warm-up; %s time\n",
-        double(workspace) / (1 << 20), reps,
+        double(o.workspace) / (1 << 20), o.reps,
         Timing::onHost ? "process CPU" : "wall-clock (device memory space)");
-    for (Index S : sizes) {
+    for (Index S : o.sizes) {
       std::vector<Row> rows;
       std::printf("\nCosmoFlow input %lld^3, implementations:\n", static_cast<long long>(S));
-      run(S, reps, workspace, columns, rows);
-      double stepFlop = 0;
-      for (const Row& r : rows) stepFlop += r.inStep ? r.gflop : 0;
-      std::printf("%-6s %-11s %9s %9s %7s %6s", "layer", "pass", "Cin->Cout", "extent", "GFLOP",
-                  "step%");
-      for (const Column& col : columns)
-        std::printf(" %9s %8s %6s", (col.label() + " ms").c_str(), "GFLOP/s", "%peak");
-      std::printf(" %8s %6s\n", "gemm", "%peak");
-      std::vector<double> total(columns.size(), 0.0);  // seconds of the step's passes
-      for (const Row& r : rows) {
-        const std::string ch = std::to_string(r.cin) + "->" + std::to_string(r.cout);
-        const std::string ext = std::to_string(r.in) + "->" + std::to_string(r.out);
-        std::printf("%-6s %-11s %9s %9s %7.3f %6.1f", r.name.c_str(), r.pass.c_str(), ch.c_str(),
-                    ext.c_str(), r.gflop, r.inStep ? 100.0 * r.gflop / stepFlop : 0.0);
-        for (std::size_t e = 0; e < columns.size(); ++e) {
-          const double t = r.engines[e].seconds(), rate = r.gflop / t;
-          std::printf(" %9.2f %8.1f %6.1f", t * 1e3, rate, 100.0 * rate / peak.gflops);
-          if (r.inStep) total[e] += t;
-        }
-        const double gemm = r.gflop / r.gemm.seconds();
-        std::printf(" %8.1f %6.1f\n", gemm, 100.0 * gemm / peak.gflops);
-      }
-      std::printf("%-6s %-11s %9s %9s %7.3f %6.1f", "total", "step passes", "", "", stepFlop,
-                  100.0);
-      for (std::size_t e = 0; e < columns.size(); ++e)
-        std::printf(" %9.2f %8.1f %6.1f", total[e] * 1e3, stepFlop / total[e],
-                    100.0 * stepFlop / total[e] / peak.gflops);
-      std::printf("\n");
+      run(S, o.reps, o.workspace, o.columns, rows);
+      printTable(rows, o.columns, peak);
     }
   }
   MPI_Finalize();

@@ -226,197 +226,359 @@ struct PoolTensors {
   std::shared_ptr<DistTensor<S>> x, dx, y, dy;
 };
 
+// One of the two activation size classes.
+struct Size {
+  const char* name;
+  int channels;
+  Index extent;
+};
+constexpr Size kSizes[2] = {{"16x128^3", 16, 128}, {"32x64^3", 32, 64}};
+constexpr int N = 1;  // batch
+
+template <class S>
+const char* typeNameOf() {
+  return std::is_same_v<S, float> ? "float" : std::is_same_v<S, bfloat16> ? "bfloat16" : "half";
+}
+
+// What the cases of one size class in activation type S share: the shape, the copy reference
+// of one activation's cells, the activations x, y, dy, dx (ghost width 1, as the graph allocates
+// them). Layers and tensors are shared_ptrs that the cases' lambdas hold (and so keep alive).
+template <class S>
+struct SizeCases {
+  const ProcessGrid& grid;
+  const Size& size;
+  TensorShape shape;
+  BlockDecomposition dec;
+  Int3 at;
+  const CopyKernel* copy;
+  std::shared_ptr<DistTensor<S>> x, y, dy, dx;
+  double cells;  // one activation's owned cells, in bytes
+  DefaultExecutionSpace exec;
+  std::vector<Case>& cases;
+
+  std::shared_ptr<DistTensor<S>> tensor(const char* label, int channels,
+                                        const BlockDecomposition& d, const GhostWidths& g) const {
+    return std::make_shared<DistTensor<S>>(makeTensor<S>(label, N, channels, d, at, g));
+  }
+  // A case of this size class moving `bytes` against its copy reference.
+  void add(const std::string& kernel, double bytes, std::function<void()> run) const {
+    cases.push_back({typeNameOf<S>(), kernel, size.name, bytes, copy, std::move(run)});
+  }
+};
+
+template <class S>
+SizeCases<S> makeSizeCases(const ProcessGrid& grid, const Size& s, std::vector<Case>& cases,
+                           std::vector<std::unique_ptr<CopyKernel>>& copies) {
+  const TensorShape shape{N, s.channels, {s.extent, s.extent, s.extent}};
+  const BlockDecomposition dec(shape.extents, grid.dims());
+  const Int3 at = grid.coords();
+  const GhostWidths g1 = GhostWidths::uniform(1);
+  const CopyKernel* copy = copyOf(
+      copies, 2.0 * double(Index(N) * s.channels * s.extent * s.extent * s.extent) * sizeof(S));
+  SizeCases<S> t{grid, s, shape, dec, at, copy, {}, {}, {}, {}, 0, {}, cases};
+  t.x = t.tensor("x", s.channels, dec, g1);
+  t.y = t.tensor("y", s.channels, dec, g1);
+  t.dy = t.tensor("dy", s.channels, dec, g1);
+  t.dx = t.tensor("dx", s.channels, dec, g1);
+  fillRandom(*t.x, 1);
+  fillRandom(*t.dy, 2);
+  t.cells = bytesOf(*t.x, false);
+  return t;
+}
+
+// Diagnostics, not targets: y := x on the owned cells, row by row (Impl::forEachRowCell, as the
+// element-wise layers), on the tensors x and y (ghost width 1, as the graph allocates them) and
+// on tensors without ghosts: 2 activations each. What the layout itself costs against the flat
+// copy (see the header).
+template <class S>
+void addRowCopyCases(const SizeCases<S>& t) {
+  const GhostWidths g0 = GhostWidths::uniform(0);
+  auto x0 = t.tensor("x no ghosts", t.size.channels, t.dec, g0);
+  auto y0 = t.tensor("y no ghosts", t.size.channels, t.dec, g0);
+  fillRandom(*x0, 1);
+  const DefaultExecutionSpace exec = t.exec;
+  for (const auto& [from, to, name] : {std::make_tuple(t.x, t.y, "row copy, ghost 1"),
+                                       std::make_tuple(x0, y0, "row copy, no ghosts")}) {
+    const auto xv = from->view(), yv = to->view();
+    const auto ox = Impl::ghostOffset(*from), oy = Impl::ghostOffset(*to);
+    const Impl::OwnedRows rows(*from);
+    t.add(name, 2 * t.cells, [=] {
+      Impl::forEachRowCell(
+          "hybrid3d::bench::rowCopy", exec, rows,
+          KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy,
+                        const Index xx) {
+            yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
+          });
+    });
+  }
+}
+
+// LeakyReLU, Dropout and Concat: one pass each way over the owned cells.
+template <class S>
+void addElementwiseCases(const SizeCases<S>& t) {
+  const auto x = t.x, y = t.y, dy = t.dy, dx = t.dx;
+  const DefaultExecutionSpace exec = t.exec;
+  // LeakyReLU forward: reads x, writes y (owned cells): 2 activations.
+  auto relu = std::make_shared<LeakyReLU<S>>(t.grid, "relu", t.shape);
+  t.add("LeakyReLU::forward", 2 * t.cells, [=] { relu->forward(exec, *x, *y); });
+  // LeakyReLU backwardData: reads x and dy, writes dx: 3 activations.
+  t.add("LeakyReLU::backwardData", 3 * t.cells, [=] { relu->backwardData(exec, *x, *dy, *dx); });
+
+  // Dropout (training, keep 0.8; CosmoFlow's rate, though CosmoFlow drops only in the dense
+  // part): reads x, writes y: 2 activations; backward the same on (dy, dx).
+  auto drop =
+      std::make_shared<Dropout<S>>(t.grid, "drop", t.shape, typename Dropout<S>::Options{0.8, 7});
+  drop->setStep(3, 0);
+  t.add("Dropout::forward", 2 * t.cells, [=] { drop->forward(exec, *x, *y); });
+  t.add("Dropout::backwardData", 2 * t.cells, [=] { drop->backwardData(exec, *dy, *dx); });
+
+  // Concat of two halves on channels (U-Net's skip joins): forward reads a and b, writes y
+  // (2 activations of y's size); backward reads dy, writes da and db (the same).
+  const TensorShape half{N, t.size.channels / 2, t.shape.extents};
+  auto cat = std::make_shared<Concat<S>>(t.grid, "cat", half, half);
+  auto a = t.tensor("a", half.channels, t.dec, GhostWidths::uniform(1));
+  auto b = t.tensor("b", half.channels, t.dec, GhostWidths::uniform(1));
+  fillRandom(*a, 3);
+  fillRandom(*b, 4);
+  t.add("Concat::forward", 2 * t.cells, [=] { cat->forward(exec, *a, *b, *y); });
+  t.add("Concat::backwardData", 2 * t.cells, [=] { cat->backwardData(exec, *dy, *a, *b); });
+}
+
+// A pool's x and dx (its input ghosts) and y and dy (ghost 1, as a following conv's), x and dy
+// filled from `seed`.
+template <class S, class Pool>
+PoolTensors<S> makePoolTensors(const SizeCases<S>& t, const Pool& pool, unsigned seed) {
+  const BlockDecomposition odec(pool.outputShape().extents, t.grid.dims());
+  const GhostWidths g1 = GhostWidths::uniform(1);
+  const int C = t.size.channels;
+  PoolTensors<S> p{std::make_shared<DistTensor<S>>(
+                       makeTensor<S>("pool x", N, C, t.dec, t.at, pool.inputGhosts())),
+                   std::make_shared<DistTensor<S>>(
+                       makeTensor<S>("pool dx", N, C, t.dec, t.at, pool.inputGhosts())),
+                   t.tensor("pool y", C, odec, g1), t.tensor("pool dy", C, odec, g1)};
+  fillRandom(*p.x, seed);
+  fillRandom(*p.dy, seed + 1);
+  return p;
+}
+
+template <class S>
+void addPoolCases(const SizeCases<S>& t) {
+  const DefaultExecutionSpace exec = t.exec;
+  // AvgPool3d 3/2/1 (CosmoFlow's): forward reads x's local array (owned + ghosts, filled by
+  // the halo's zero padding here) and writes y's owned cells (1/8 of x); backward reads dy
+  // (1/8) and writes dx's local array (ghosts included: scatterAdd sends them back).
+  {
+    auto pool = std::make_shared<AvgPool3d<S>>(t.grid, "avgpool", t.shape,
+                                               typename AvgPool3d<S>::Options{3, 2, 1, true});
+    const PoolTensors pt = makePoolTensors(t, *pool, 5);
+    const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
+    t.add("AvgPool3d::forward", bytesOf(*px, true) + bytesOf(*py, false),
+          [=] { pool->forward(exec, *px, *py); });
+    t.add("AvgPool3d::backwardData", bytesOf(*pdy, false) + bytesOf(*pdx, true),
+          [=] { pool->backwardData(exec, *pdy, *pdx); });
+  }
+  // MaxPool3d 2/2/0 (MLPerf CosmoFlow's and U-Net's): forward reads x, writes y and the
+  // argmax (int32, one per output); backward writes dx (zeros, then the winners: the same
+  // lines), reads dy and the argmax.
+  {
+    auto pool = std::make_shared<MaxPool3d<S>>(t.grid, "maxpool", t.shape,
+                                               typename MaxPool3d<S>::Options{2, 2, 0});
+    const PoolTensors pt = makePoolTensors(t, *pool, 7);
+    const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
+    const double outCells = bytesOf(*py, false);
+    const double argmax = outCells / sizeof(S) * sizeof(int);  // int32, one per output
+    t.add("MaxPool3d::forward", bytesOf(*px, true) + outCells + argmax,
+          [=] { pool->forward(exec, *px, *py); });
+    t.add("MaxPool3d::backwardData", bytesOf(*pdx, true) + outCells + argmax,
+          [=] { pool->backwardData(exec, *pdy, *pdx); });
+  }
+}
+
+// BatchNorm3d (training, U-Net's): forward makes two passes, the statistics (reads x) and the
+// normalisation (reads x, writes y): 3 activations; backward one pass for the sums (reads x,
+// dy) and one for dx (reads x, dy, writes dx): 5 activations. Measured only.
+template <class S>
+void addBatchNormCases(const SizeCases<S>& t) {
+  const auto x = t.x, y = t.y, dy = t.dy, dx = t.dx;
+  const DefaultExecutionSpace exec = t.exec;
+  auto bn =
+      std::make_shared<BatchNorm3d<S>>(t.grid, "bn", t.shape, typename BatchNorm3d<S>::Options{});
+  t.add("BatchNorm3d::forward", 3 * t.cells, [=] { bn->forward(exec, *x, *y); });
+  t.add("BatchNorm3d::backward", 5 * t.cells, [=] { bn->backward(exec, *x, *dy, *dx); });
+}
+
+// Halo faces: the cells one neighbour receives across a D, H or W cut of the 16 x 128^3
+// activation (ghost width 1). Pack reads the owned face and writes the buffer, unpack reads
+// the buffer and writes the ghost face. The bytes they must move are the 64-byte lines they
+// touch, not 4 bytes a cell: a W face has one cell per line of the tensor (its rows are
+// 130 floats apart), so its 1 MiB of cells costs 16 MiB of lines, which the memory system
+// moves whichever way the kernel is written. Counted exactly (linesTouched), the buffer's
+// lines too; the copy reference of each face moves the same number of bytes, so that both
+// work from the same level of the memory hierarchy (a D face's 2 MB, a W face's 18 MB).
+template <class S>
+void addHaloCases(const ProcessGrid& grid, std::vector<Case>& cases,
+                  std::vector<std::unique_ptr<CopyKernel>>& copies) {
+  const Size& s = kSizes[0];
+  const TensorShape shape{N, s.channels, {s.extent, s.extent, s.extent}};
+  const BlockDecomposition dec(shape.extents, grid.dims());
+  auto t = std::make_shared<DistTensor<S>>(
+      makeTensor<S>("halo t", N, s.channels, dec, grid.coords(), GhostWidths::uniform(1)));
+  fillRandom(*t, 11);
+  const Index e = s.extent;
+  const Index faceCells = Index(N) * s.channels * e * e;
+  auto buf = std::make_shared<Kokkos::View<S*>>("halo buffer", faceCells);
+  const DefaultExecutionSpace exec;
+  struct Face {
+    const char* name;
+    Index3 owned, ghost, ext;  // first owned face cell, first ghost cell, extents
+  };
+  const Face faces[3] = {{"D face", {e, 1, 1}, {e + 1, 1, 1}, {1, e, e}},
+                         {"H face", {1, e, 1}, {1, e + 1, 1}, {e, 1, e}},
+                         {"W face", {1, 1, e}, {1, 1, e + 1}, {e, e, 1}}};
+  for (const Face& f : faces) {
+    const std::string shapeName = std::string(f.name);
+    // Owned and ghost faces of one cut touch the same number of lines up to alignment.
+    const double bytes = double(kLineBytes) * double(linesTouched(t->view(), f.owned, f.ext) +
+                                                     linesTouched(*buf, faceCells));
+    const CopyKernel* copy = copyOf(copies, bytes);
+    cases.push_back({typeNameOf<S>(), "Halo pack", shapeName, bytes, copy, [=] {
+                       Impl::applyBox<Impl::BoxOp::Pack>("hybrid3d::bench::pack", exec, t->view(),
+                                                         *buf, 0, f.owned, f.ext);
+                     }});
+    cases.push_back({typeNameOf<S>(), "Halo unpack", shapeName, bytes, copy, [=] {
+                       Impl::applyBox<Impl::BoxOp::Unpack>("hybrid3d::bench::unpack", exec,
+                                                           t->view(), *buf, 0, f.ghost, f.ext);
+                     }});
+  }
+}
+
 // The activation kernels and the halo's faces in activation type S: float, or a 16-bit type
 // (2 bytes a value: the bytes moved and the copy references are counted in S's bytes).
 template <class S>
 void addActivationCases(const ProcessGrid& grid, std::vector<Case>& cases,
                         std::vector<std::unique_ptr<CopyKernel>>& copies) {
-  const char* typeName = std::is_same_v<S, float>      ? "float"
-                         : std::is_same_v<S, bfloat16> ? "bfloat16"
-                                                       : "half";
-  const Int3 at = grid.coords();
-  const GhostWidths g1 = GhostWidths::uniform(1);
-  const int N = 1;
-  // Two size classes, each with its copy reference of one activation's cells.
-  struct Size {
-    const char* name;
-    int channels;
-    Index extent;
+  for (const Size& s : kSizes) {
+    const SizeCases<S> t = makeSizeCases<S>(grid, s, cases, copies);
+    addRowCopyCases(t);
+    addElementwiseCases(t);
+    addPoolCases(t);
+    addBatchNormCases(t);
+  }
+  addHaloCases<S>(grid, cases, copies);
+}
+
+// Optimisers on CosmoFlow's parameters at S = 128 (conv weights without bias, fc weights and
+// biases). SGD with momentum reads p, g, the momentum and writes p and the momentum: 5 x the
+// parameter bytes; Adam reads p, g, m, v and writes p, m, v: 7 x.
+void addOptimiserCases(std::vector<Case>& cases, std::vector<std::unique_ptr<CopyKernel>>& copies) {
+  using Named = NamedParameter<T>;
+  std::vector<Named> params;
+  const Index convs[7][2] = {{4, 16},    {16, 32},   {32, 64},  {64, 128},
+                             {128, 256}, {256, 256}, {256, 256}};
+  Index count = 0;
+  auto add = [&](const std::string& layer, const std::string& name,
+                 const std::vector<Index>& shape) {
+    params.push_back({layer, createParameter<T>(layer, name, shape)});
+    Kokkos::deep_copy(params.back().param.grad, T(0.01));
+    count += Index(params.back().param.value.size());
   };
-  const Size sizes[2] = {{"16x128^3", 16, 128}, {"32x64^3", 32, 64}};
-  // Layers and tensors are shared_ptrs that the cases' lambdas hold (and so keep alive).
+  for (int l = 0; l < 7; ++l)
+    add("conv" + std::to_string(l + 1), "weight", {convs[l][1], convs[l][0], 3, 3, 3});
+  const Index fcs[3][2] = {{2048, 2048}, {2048, 256}, {256, 4}};
+  for (int l = 0; l < 3; ++l) {
+    add("fc" + std::to_string(l + 1), "weight", {fcs[l][1], fcs[l][0]});
+    add("fc" + std::to_string(l + 1), "bias", {fcs[l][1]});
+  }
+  copies.push_back(std::make_unique<CopyKernel>(count));
+  const CopyKernel* copy = copies.back().get();
+  const DefaultExecutionSpace exec;
+  const double bytes = double(count) * sizeof(T);
+  const std::string shapeName = std::to_string(count / 1000) + "k";
+  SgdOptions so;
+  so.momentum = 0.9;
+  auto sgd = std::make_shared<Sgd<T>>(params, so);
+  sgd->step(exec, 1e-3);  // past the first step: the momentum buffer is read from then on
+  cases.push_back({"float", "Sgd::step (momentum)", shapeName, 5 * bytes, copy,
+                   [=] { sgd->step(exec, 1e-3); }});
+  auto adam = std::make_shared<Adam<T>>(params, AdamOptions{});
+  cases.push_back(
+      {"float", "Adam::step", shapeName, 7 * bytes, copy, [=] { adam->step(exec, 1e-3); }});
+}
 
-  for (const Size& s : sizes) {
-    const TensorShape shape{N, s.channels, {s.extent, s.extent, s.extent}};
-    const BlockDecomposition dec(shape.extents, grid.dims());
-    const CopyKernel* copy = copyOf(
-        copies, 2.0 * double(Index(N) * s.channels * s.extent * s.extent * s.extent) * sizeof(S));
-    auto x = std::make_shared<DistTensor<S>>(makeTensor<S>("x", N, s.channels, dec, at, g1));
-    auto y = std::make_shared<DistTensor<S>>(makeTensor<S>("y", N, s.channels, dec, at, g1));
-    auto dy = std::make_shared<DistTensor<S>>(makeTensor<S>("dy", N, s.channels, dec, at, g1));
-    auto dx = std::make_shared<DistTensor<S>>(makeTensor<S>("dx", N, s.channels, dec, at, g1));
-    fillRandom(*x, 1);
-    fillRandom(*dy, 2);
-    const DefaultExecutionSpace exec;
-    const double cells = bytesOf(*x, false);  // one activation's owned cells, in bytes
+// The command line.
+struct Options {
+  int reps = 20;
+  std::string only;  // matched against "TYPE KERNEL SHAPE"
+  std::vector<std::string> types{"float", "bfloat16", "half"};
+};
 
-    // Diagnostics, not targets: y := x on the owned cells, row by row (Impl::forEachRowCell,
-    // as the element-wise layers), on the tensors above (ghost width 1, as the graph
-    // allocates them) and on tensors without ghosts: 2 activations each. What the layout
-    // itself costs against the flat copy (see the header).
-    auto x0 = std::make_shared<DistTensor<S>>(
-        makeTensor<S>("x no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
-    auto y0 = std::make_shared<DistTensor<S>>(
-        makeTensor<S>("y no ghosts", N, s.channels, dec, at, GhostWidths::uniform(0)));
-    fillRandom(*x0, 1);
-    for (const auto& [from, to, name] : {std::make_tuple(x, y, "row copy, ghost 1"),
-                                         std::make_tuple(x0, y0, "row copy, no ghosts")}) {
-      const auto xv = from->view(), yv = to->view();
-      const auto ox = Impl::ghostOffset(*from), oy = Impl::ghostOffset(*to);
-      const Impl::OwnedRows rows(*from);
-      cases.push_back({typeName, name, s.name, 2 * cells, copy, [=] {
-                         Impl::forEachRowCell(
-                             "hybrid3d::bench::rowCopy", exec, rows,
-                             KOKKOS_LAMBDA(const Index n, const Index c, const Index z,
-                                           const Index yy, const Index xx) {
-                               yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) =
-                                   xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
-                             });
-                       }});
-    }
-
-    // LeakyReLU forward: reads x, writes y (owned cells): 2 activations.
-    auto relu = std::make_shared<LeakyReLU<S>>(grid, "relu", shape);
-    cases.push_back({typeName, "LeakyReLU::forward", s.name, 2 * cells, copy,
-                     [=] { relu->forward(exec, *x, *y); }});
-    // LeakyReLU backwardData: reads x and dy, writes dx: 3 activations.
-    cases.push_back({typeName, "LeakyReLU::backwardData", s.name, 3 * cells, copy,
-                     [=] { relu->backwardData(exec, *x, *dy, *dx); }});
-
-    // Dropout (training, keep 0.8; CosmoFlow's rate, though CosmoFlow drops only in the dense
-    // part): reads x, writes y: 2 activations; backward the same on (dy, dx).
-    auto drop =
-        std::make_shared<Dropout<S>>(grid, "drop", shape, typename Dropout<S>::Options{0.8, 7});
-    drop->setStep(3, 0);
-    cases.push_back({typeName, "Dropout::forward", s.name, 2 * cells, copy,
-                     [=] { drop->forward(exec, *x, *y); }});
-    cases.push_back({typeName, "Dropout::backwardData", s.name, 2 * cells, copy,
-                     [=] { drop->backwardData(exec, *dy, *dx); }});
-
-    // Concat of two halves on channels (U-Net's skip joins): forward reads a and b, writes y
-    // (2 activations of y's size); backward reads dy, writes da and db (the same).
-    const TensorShape half{N, s.channels / 2, shape.extents};
-    auto cat = std::make_shared<Concat<S>>(grid, "cat", half, half);
-    auto a = std::make_shared<DistTensor<S>>(makeTensor<S>("a", N, half.channels, dec, at, g1));
-    auto b = std::make_shared<DistTensor<S>>(makeTensor<S>("b", N, half.channels, dec, at, g1));
-    fillRandom(*a, 3);
-    fillRandom(*b, 4);
-    cases.push_back({typeName, "Concat::forward", s.name, 2 * cells, copy,
-                     [=] { cat->forward(exec, *a, *b, *y); }});
-    cases.push_back({typeName, "Concat::backwardData", s.name, 2 * cells, copy,
-                     [=] { cat->backwardData(exec, *dy, *a, *b); }});
-
-    // A pool's x and dx (its input ghosts) and y and dy (ghost 1, as a following conv's), x
-    // and dy filled from `seed`.
-    auto poolTensors = [&](const auto& pool, unsigned seed) {
-      const BlockDecomposition odec(pool.outputShape().extents, grid.dims());
-      PoolTensors<S> t{
-          std::make_shared<DistTensor<S>>(
-              makeTensor<S>("pool x", N, s.channels, dec, at, pool.inputGhosts())),
-          std::make_shared<DistTensor<S>>(
-              makeTensor<S>("pool dx", N, s.channels, dec, at, pool.inputGhosts())),
-          std::make_shared<DistTensor<S>>(makeTensor<S>("pool y", N, s.channels, odec, at, g1)),
-          std::make_shared<DistTensor<S>>(makeTensor<S>("pool dy", N, s.channels, odec, at, g1))};
-      fillRandom(*t.x, seed);
-      fillRandom(*t.dy, seed + 1);
-      return t;
-    };
-
-    // AvgPool3d 3/2/1 (CosmoFlow's): forward reads x's local array (owned + ghosts, filled by
-    // the halo's zero padding here) and writes y's owned cells (1/8 of x); backward reads dy
-    // (1/8) and writes dx's local array (ghosts included: scatterAdd sends them back).
-    {
-      auto pool = std::make_shared<AvgPool3d<S>>(grid, "avgpool", shape,
-                                                 typename AvgPool3d<S>::Options{3, 2, 1, true});
-      const PoolTensors pt = poolTensors(*pool, 5);
-      const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
-      cases.push_back({typeName, "AvgPool3d::forward", s.name,
-                       bytesOf(*px, true) + bytesOf(*py, false), copy,
-                       [=] { pool->forward(exec, *px, *py); }});
-      cases.push_back({typeName, "AvgPool3d::backwardData", s.name,
-                       bytesOf(*pdy, false) + bytesOf(*pdx, true), copy,
-                       [=] { pool->backwardData(exec, *pdy, *pdx); }});
-    }
-    // MaxPool3d 2/2/0 (MLPerf CosmoFlow's and U-Net's): forward reads x, writes y and the
-    // argmax (int32, one per output); backward writes dx (zeros, then the winners: the same
-    // lines), reads dy and the argmax.
-    {
-      auto pool = std::make_shared<MaxPool3d<S>>(grid, "maxpool", shape,
-                                                 typename MaxPool3d<S>::Options{2, 2, 0});
-      const PoolTensors pt = poolTensors(*pool, 7);
-      const auto px = pt.x, pdx = pt.dx, py = pt.y, pdy = pt.dy;
-      const double outCells = bytesOf(*py, false);
-      const double argmax = outCells / sizeof(S) * sizeof(int);  // int32, one per output
-      cases.push_back({typeName, "MaxPool3d::forward", s.name,
-                       bytesOf(*px, true) + outCells + argmax, copy,
-                       [=] { pool->forward(exec, *px, *py); }});
-      cases.push_back({typeName, "MaxPool3d::backwardData", s.name,
-                       bytesOf(*pdx, true) + outCells + argmax, copy,
-                       [=] { pool->backwardData(exec, *pdy, *pdx); }});
-    }
-    // BatchNorm3d (training, U-Net's): forward makes two passes, the statistics (reads x) and
-    // the normalisation (reads x, writes y): 3 activations; backward one pass for the sums
-    // (reads x, dy) and one for dx (reads x, dy, writes dx): 5 activations. Measured only.
-    {
-      auto bn =
-          std::make_shared<BatchNorm3d<S>>(grid, "bn", shape, typename BatchNorm3d<S>::Options{});
-      cases.push_back({typeName, "BatchNorm3d::forward", s.name, 3 * cells, copy,
-                       [=] { bn->forward(exec, *x, *y); }});
-      cases.push_back({typeName, "BatchNorm3d::backward", s.name, 5 * cells, copy,
-                       [=] { bn->backward(exec, *x, *dy, *dx); }});
+Options parseOptions(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--reps") o.reps = std::max(1, std::atoi(argv[i + 1]));
+    if (a == "--only") o.only = argv[i + 1];
+    if (a == "--types") {
+      o.types.clear();
+      std::string list = argv[i + 1];
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(',', p), list.size());
+        o.types.push_back(list.substr(p, q - p));
+        p = q + 1;
+      }
     }
   }
+  return o;
+}
 
-  // Halo faces: the cells one neighbour receives across a D, H or W cut of the 16 x 128^3
-  // activation (ghost width 1). Pack reads the owned face and writes the buffer, unpack reads
-  // the buffer and writes the ghost face. The bytes they must move are the 64-byte lines they
-  // touch, not 4 bytes a cell: a W face has one cell per line of the tensor (its rows are
-  // 130 floats apart), so its 1 MiB of cells costs 16 MiB of lines, which the memory system
-  // moves whichever way the kernel is written. Counted exactly (linesTouched), the buffer's
-  // lines too; the copy reference of each face moves the same number of bytes, so that both
-  // work from the same level of the memory hierarchy (a D face's 2 MB, a W face's 18 MB).
-  {
-    const Size& s = sizes[0];
-    const TensorShape shape{N, s.channels, {s.extent, s.extent, s.extent}};
-    const BlockDecomposition dec(shape.extents, grid.dims());
-    auto t = std::make_shared<DistTensor<S>>(makeTensor<S>("halo t", N, s.channels, dec, at, g1));
-    fillRandom(*t, 11);
-    const Index e = s.extent;
-    const Index faceCells = Index(N) * s.channels * e * e;
-    auto buf = std::make_shared<Kokkos::View<S*>>("halo buffer", faceCells);
-    const DefaultExecutionSpace exec;
-    struct Face {
-      const char* name;
-      Index3 owned, ghost, ext;  // first owned face cell, first ghost cell, extents
-    };
-    const Face faces[3] = {{"D face", {e, 1, 1}, {e + 1, 1, 1}, {1, e, e}},
-                           {"H face", {1, e, 1}, {1, e + 1, 1}, {e, 1, e}},
-                           {"W face", {1, 1, e}, {1, 1, e + 1}, {e, e, 1}}};
-    for (const Face& f : faces) {
-      const std::string shapeName = std::string(f.name);
-      // Owned and ghost faces of one cut touch the same number of lines up to alignment.
-      const double bytes = double(kLineBytes) * double(linesTouched(t->view(), f.owned, f.ext) +
-                                                       linesTouched(*buf, faceCells));
-      const CopyKernel* copy = copyOf(copies, bytes);
-      cases.push_back({typeName, "Halo pack", shapeName, bytes, copy, [=] {
-                         Impl::applyBox<Impl::BoxOp::Pack>("hybrid3d::bench::pack", exec, t->view(),
-                                                           *buf, 0, f.owned, f.ext);
-                       }});
-      cases.push_back({typeName, "Halo unpack", shapeName, bytes, copy, [=] {
-                         Impl::applyBox<Impl::BoxOp::Unpack>("hybrid3d::bench::unpack", exec,
-                                                             t->view(), *buf, 0, f.ghost, f.ext);
-                       }});
+// The cases of activation type `type`; false for a type this benchmark does not know.
+bool addTypeCases(const std::string& type, const ProcessGrid& grid, std::vector<Case>& cases,
+                  std::vector<std::unique_ptr<CopyKernel>>& copies) {
+  if (type == "float")
+    addActivationCases<float>(grid, cases, copies);
+  else if (type == "bfloat16")
+    addActivationCases<bfloat16>(grid, cases, copies);
+  else if (type == "half")
+    addActivationCases<float16>(grid, cases, copies);
+  else
+    return false;
+  return true;
+}
+
+// The table: one line per case that `only` selects, printed as soon as it is measured.
+void printCases(const std::vector<Case>& cases, const Options& o) {
+  std::printf(
+      "Memory-bound kernels, batch 1, 1 rank, Kokkos %s; median of %d reps "
+      "after 1 warm-up; copy = Kokkos copy kernel of one activation (halo faces: of "
+      "the bytes they move, whole cache lines; optimisers: of their own size), timed "
+      "before each kernel rep; ms, GB/s and ratio from process CPU time, wall = the "
+      "ratio from wall-clock time\n",
+      DefaultExecutionSpace::name(), o.reps);
+  std::printf("%-8s %-26s %-9s %9s %8s %8s %8s %8s %9s %6s %6s\n", "type", "kernel", "shape",
+              "MB moved", "ms med", "ms min", "ms max", "GB/s", "copy GB/s", "ratio", "wall");
+  for (const Case& c : cases) {
+    if (!o.only.empty() &&
+        (c.type + " " + c.kernel + " " + c.shape).find(o.only) == std::string::npos)
+      continue;
+    const Result r = measure(c, o.reps);
+    std::printf("%-8s %-26s %-9s %9.1f %8.2f %8.2f %8.2f %8.2f %9.2f %6.2f %6.2f\n", c.type.c_str(),
+                c.kernel.c_str(), c.shape.c_str(), c.bytes * 1e-6, r.kernelMs, r.minMs, r.maxMs,
+                r.gbs, r.copyGbs, r.ratio, r.wallRatio);
+    std::fflush(stdout);
+  }
+}
+
+// Kokkos::deep_copy of each copy reference's size, for comparison with the copy kernel.
+void printCopies(const std::vector<std::unique_ptr<CopyKernel>>& copies, int reps) {
+  for (const auto& copy : copies) {
+    std::vector<double> t, k;
+    for (int r = 0; r < reps; ++r) {
+      t.push_back(seconds([&] { Kokkos::deep_copy(copy->dst, copy->src); }).cpu);
+      k.push_back(seconds(*copy).cpu);
     }
+    std::printf("copy %.1f MB: Kokkos::deep_copy %.2f GB/s, copy kernel %.2f GB/s (medians)\n",
+                copy->bytes() * 1e-6, copy->bytes() / median(t) * 1e-9,
+                copy->bytes() / median(k) * 1e-9);
   }
 }
 
@@ -426,106 +588,18 @@ int main(int argc, char** argv) {
   if (const int rc = hybrid3d::initMpiWithThreads(&argc, &argv, "bench_memory_bound")) return rc;
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
-    int reps = 20;
-    std::string only;
-    std::vector<std::string> types{"float", "bfloat16", "half"};
-    for (int i = 1; i + 1 < argc; i += 2) {
-      const std::string a = argv[i];
-      if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
-      if (a == "--only") only = argv[i + 1];
-      if (a == "--types") {
-        types.clear();
-        std::string list = argv[i + 1];
-        for (std::size_t p = 0; p <= list.size();) {
-          const std::size_t q = std::min(list.find(',', p), list.size());
-          types.push_back(list.substr(p, q - p));
-          p = q + 1;
-        }
-      }
-    }
+    const Options o = parseOptions(argc, argv);
     ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
     std::vector<Case> cases;
     std::vector<std::unique_ptr<CopyKernel>> copies;
-    for (const std::string& type : types) {
-      if (type == "float")
-        addActivationCases<float>(grid, cases, copies);
-      else if (type == "bfloat16")
-        addActivationCases<bfloat16>(grid, cases, copies);
-      else if (type == "half")
-        addActivationCases<float16>(grid, cases, copies);
-      else {
+    for (const std::string& type : o.types)
+      if (!addTypeCases(type, grid, cases, copies)) {
         std::fprintf(stderr, "bench_memory_bound: --types: unknown type %s\n", type.c_str());
         return 1;
       }
-    }
-    // Optimisers on CosmoFlow's parameters at S = 128 (conv weights without bias, fc weights
-    // and biases). SGD with momentum reads p, g, the momentum and writes p and the momentum:
-    // 5 x the parameter bytes; Adam reads p, g, m, v and writes p, m, v: 7 x.
-    {
-      using Named = NamedParameter<T>;
-      std::vector<Named> params;
-      const Index convs[7][2] = {{4, 16},    {16, 32},   {32, 64},  {64, 128},
-                                 {128, 256}, {256, 256}, {256, 256}};
-      Index count = 0;
-      auto add = [&](const std::string& layer, const std::string& name,
-                     const std::vector<Index>& shape) {
-        params.push_back({layer, createParameter<T>(layer, name, shape)});
-        Kokkos::deep_copy(params.back().param.grad, T(0.01));
-        count += Index(params.back().param.value.size());
-      };
-      for (int l = 0; l < 7; ++l)
-        add("conv" + std::to_string(l + 1), "weight", {convs[l][1], convs[l][0], 3, 3, 3});
-      const Index fcs[3][2] = {{2048, 2048}, {2048, 256}, {256, 4}};
-      for (int l = 0; l < 3; ++l) {
-        add("fc" + std::to_string(l + 1), "weight", {fcs[l][1], fcs[l][0]});
-        add("fc" + std::to_string(l + 1), "bias", {fcs[l][1]});
-      }
-      copies.push_back(std::make_unique<CopyKernel>(count));
-      const CopyKernel* copy = copies.back().get();
-      const DefaultExecutionSpace exec;
-      const double bytes = double(count) * sizeof(T);
-      const std::string shapeName = std::to_string(count / 1000) + "k";
-      SgdOptions so;
-      so.momentum = 0.9;
-      auto sgd = std::make_shared<Sgd<T>>(params, so);
-      sgd->step(exec, 1e-3);  // past the first step: the momentum buffer is read from then on
-      cases.push_back({"float", "Sgd::step (momentum)", shapeName, 5 * bytes, copy,
-                       [=] { sgd->step(exec, 1e-3); }});
-      auto adam = std::make_shared<Adam<T>>(params, AdamOptions{});
-      cases.push_back(
-          {"float", "Adam::step", shapeName, 7 * bytes, copy, [=] { adam->step(exec, 1e-3); }});
-    }
-
-    std::printf(
-        "Memory-bound kernels, batch 1, 1 rank, Kokkos %s; median of %d reps "
-        "after 1 warm-up; copy = Kokkos copy kernel of one activation (halo faces: of "
-        "the bytes they move, whole cache lines; optimisers: of their own size), timed "
-        "before each kernel rep; ms, GB/s and ratio from process CPU time, wall = the "
-        "ratio from wall-clock time\n",
-        DefaultExecutionSpace::name(), reps);
-    std::printf("%-8s %-26s %-9s %9s %8s %8s %8s %8s %9s %6s %6s\n", "type", "kernel", "shape",
-                "MB moved", "ms med", "ms min", "ms max", "GB/s", "copy GB/s", "ratio", "wall");
-    for (const Case& c : cases) {
-      if (!only.empty() &&
-          (c.type + " " + c.kernel + " " + c.shape).find(only) == std::string::npos)
-        continue;
-      const Result r = measure(c, reps);
-      std::printf("%-8s %-26s %-9s %9.1f %8.2f %8.2f %8.2f %8.2f %9.2f %6.2f %6.2f\n",
-                  c.type.c_str(), c.kernel.c_str(), c.shape.c_str(), c.bytes * 1e-6, r.kernelMs,
-                  r.minMs, r.maxMs, r.gbs, r.copyGbs, r.ratio, r.wallRatio);
-      std::fflush(stdout);
-    }
-    // Kokkos::deep_copy of the same size, for comparison with the copy kernel.
-    for (const auto& copy : copies) {
-      std::vector<double> t, k;
-      for (int r = 0; r < reps; ++r) {
-        t.push_back(seconds([&] { Kokkos::deep_copy(copy->dst, copy->src); }).cpu);
-        k.push_back(seconds(*copy).cpu);
-      }
-      std::printf("copy %.1f MB: Kokkos::deep_copy %.2f GB/s, copy kernel %.2f GB/s (medians)\n",
-                  copy->bytes() * 1e-6, copy->bytes() / median(t) * 1e-9,
-                  copy->bytes() / median(k) * 1e-9);
-    }
+    addOptimiserCases(cases, copies);
+    printCases(cases, o);
+    printCopies(copies, o.reps);
   }
   MPI_Finalize();
   return 0;

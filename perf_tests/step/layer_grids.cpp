@@ -148,145 +148,193 @@ TrainConfig configOf(const Options& o, const ModelOptions& mo, int groups) {
   return c;
 }
 
-int run(const Options& o) {
-  int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const ProcessGrid grid(MPI_COMM_WORLD, parseGridSpec(o.grid));
-  ModelOptions plain;
-  plain.architecture = o.model;
-  plain.inputWidth = o.size;
-  plain.batch = o.batch;
-  plain.seed = 7;
-  ModelOptions staged = plain;
-  staged.layerGrids.entries = parseLayerGridEntries(o.layerGrids);
-  staged.layerGrids.minimumBoxWidth = o.minimumBoxWidth;
-  const std::string stagedName =
-      (o.layerGrids.empty() ? std::string() : o.layerGrids) +
-      (o.minimumBoxWidth > 0 ? (o.layerGrids.empty() ? "" : ", ") + std::string("K = ") +
-                                   std::to_string(o.minimumBoxWidth)
-                             : "");
-  if (rank == 0) {
-    std::printf(
-        "bench_layer_grids: %s %d^3, %d ranks = %d group(s) x spatial grid %s, %d samples per "
-        "group, float, SGD; A: every layer on %s; B: layer grids %s; steps A B A B ..., ms per "
-        "step = slowest rank\n",
-        o.model.c_str(), o.size, size, grid.numGroups(), o.grid.c_str(), o.batch, o.grid.c_str(),
-        stagedName.c_str());
-    bench::printBlasInfo();
-    std::fflush(stdout);
-  }
-  const auto a = bench::buildTrainingStep(grid, plain);
-  const auto b = bench::buildTrainingStep(grid, staged);
-  const std::vector<Moving> moving = redistributions(b->model);
-  if (moving.empty()) fail("the layer grids '", stagedName, "' move nothing: not a staged layout");
+using Step = bench::TrainingStepOf<float>;
 
+// The two configurations: A, every layer on the grid of --grid; B, the staged layer grids.
+struct Configurations {
+  ModelOptions plain, staged;
+  std::string stagedName;  // B's layer grids and minimum box width, as given
+};
+
+Configurations configurationsOf(const Options& o) {
+  Configurations c;
+  c.plain.architecture = o.model;
+  c.plain.inputWidth = o.size;
+  c.plain.batch = o.batch;
+  c.plain.seed = 7;
+  c.staged = c.plain;
+  c.staged.layerGrids.entries = parseLayerGridEntries(o.layerGrids);
+  c.staged.layerGrids.minimumBoxWidth = o.minimumBoxWidth;
+  c.stagedName = (o.layerGrids.empty() ? std::string() : o.layerGrids) +
+                 (o.minimumBoxWidth > 0 ? (o.layerGrids.empty() ? "" : ", ") + std::string("K = ") +
+                                              std::to_string(o.minimumBoxWidth)
+                                        : "");
+  return c;
+}
+
+void printHeader(const Options& o, const ProcessGrid& grid, const Configurations& c) {
+  std::printf(
+      "bench_layer_grids: %s %d^3, %d ranks = %d group(s) x spatial grid %s, %d samples per "
+      "group, float, SGD; A: every layer on %s; B: layer grids %s; steps A B A B ..., ms per "
+      "step = slowest rank\n",
+      o.model.c_str(), o.size, grid.worldSize(), grid.numGroups(), o.grid.c_str(), o.batch,
+      o.grid.c_str(), c.stagedName.c_str());
+  bench::printBlasInfo();
+  std::fflush(stdout);
+}
+
+// The steps of A and B in turn, warm-up first; B's timed steps record their regions.
+std::array<Measured, 2> measureSteps(const Options& o, const ProcessGrid& grid, Step& a, Step& b) {
   RegionTimes::install();
-  Measured ma, mb;
+  std::array<Measured, 2> m;
   const double lr = 1e-4;
   for (int i = 0; i < o.warmup + o.steps; ++i)
-    for (auto* c : {a.get(), b.get()}) {
+    for (Step* c : {&a, &b}) {
       const bool timed = i >= o.warmup;
       MPI_Barrier(MPI_COMM_WORLD);
       PhaseTimers::global().reset();
-      RegionTimes::record(timed && c == b.get());
+      RegionTimes::record(timed && c == &b);
       const double t0 = MPI_Wtime();
       bench::stepOnce(grid, *c, i, lr);
       const double ms = 1e3 * maxOver(MPI_Wtime() - t0);
       const double moved = 1e3 * maxOver(PhaseTimers::global().redistribute);
       RegionTimes::record(false);
       if (!timed) continue;
-      Measured& m = c == a.get() ? ma : mb;
-      m.stepMs.push_back(ms);
-      m.redistributeMs.push_back(moved);
+      Measured& into = m[c == &a ? 0 : 1];
+      into.stepMs.push_back(ms);
+      into.redistributeMs.push_back(moved);
     }
+  return m;
+}
 
-  // Predictions, where a machine file is given.
-  double predicted[2] = {0, 0};
-  if (!o.machine.empty()) {
-    const Machine machine = deck::readMachineDeck(o.machine);
-    const SetListing listing{"synthetic", 1000};
-    int k = 0;
-    for (const ModelOptions* mo : {&plain, &staged}) {
-      const RunPlan r = planRun<float>(configOf(o, *mo, grid.numGroups()), grid.dims(),
-                                       grid.numGroups(), listing, {});
-      predicted[k++] = 1e3 * predictSlowestRank(r, machine).phases.step();
-    }
+// The model's predicted steps of A and B (ms), where a machine file is given; else 0.
+std::array<double, 2> predictSteps(const Options& o, const ProcessGrid& grid,
+                                   const Configurations& c) {
+  std::array<double, 2> predicted{0, 0};
+  if (o.machine.empty()) return predicted;
+  const Machine machine = deck::readMachineDeck(o.machine);
+  const SetListing listing{"synthetic", 1000};
+  int k = 0;
+  for (const ModelOptions* mo : {&c.plain, &c.staged}) {
+    const RunPlan r = planRun<float>(configOf(o, *mo, grid.numGroups()), grid.dims(),
+                                     grid.numGroups(), listing, {});
+    predicted[k++] = 1e3 * predictSlowestRank(r, machine).phases.step();
   }
+  return predicted;
+}
 
-  auto row = [&](const char* which, const Measured& m, double predict) {
-    std::vector<double> s = m.stepMs;
-    std::sort(s.begin(), s.end());
-    const double med = median(m.stepMs);
-    std::printf("  %-34s step %8.1f ms (min %.1f, max %.1f)  redistributions %6.1f ms = %4.1f%%",
-                which, med, s.front(), s.back(), median(m.redistributeMs),
-                100.0 * median(m.redistributeMs) / med);
-    if (predict > 0)
-      std::printf("  predicted %8.1f ms (%+.0f%%)", predict, 100 * (predict / med - 1));
-    std::printf("\n");
-  };
-  // Per redistribution: this rank's time per step in its node's forward and backward regions.
+// In the step: each redistribution's time per step (its node's forward and backward regions,
+// this rank's) on its slowest rank.
+std::vector<double> secondsInStep(const std::vector<Moving>& moving, int steps) {
   std::map<std::string, double> seconds;
   for (const auto& [name, t] : RegionTimes::seconds())
     for (const Moving& mv : moving)
       if (name == "hybrid3d::node::forward " + mv.name ||
           name == "hybrid3d::node::backward " + mv.name)
-        seconds[mv.name] += t.wall / o.steps;
-  // Each redistribution alone, forward then adjoint, every rank entering together (a barrier
-  // before each): its own rate, without the waits for other ranks that its share of the step
-  // holds. The best of several calls, slowest rank; then a copy of as many bytes on that rank.
-  // (It overwrites the activations: the steps are done.)
-  std::vector<std::array<double, 3>> alone;  // {seconds, bytes, copy seconds}
-  {
-    auto& g = *b->model.graph;
-    std::size_t k = 0;
-    for (std::size_t i = 0; i < g.size(); ++i) {
-      auto* node = dynamic_cast<RedistributeNode<float>*>(&g.node(i));
-      if (!node) continue;
-      const int p = g.inputsOf(i).at(0);
-      const auto& in = p < 0 ? g.input() : g.outputOf(std::size_t(p));
-      const auto& out = g.outputOf(i);
-      double best = 1e30;
-      for (int r = 0; r < 5; ++r) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double t0 = MPI_Wtime();
-        node->forward(b->exec, {&in}, out);
-        node->backward(b->exec, {&in}, out, out, {&in});
-        b->exec.fence();
-        best = std::min(best, maxOver(MPI_Wtime() - t0));
-      }
-      struct {
-        double bytes;
-        int rank;
-      } mine{moving[k].bytes, rank}, most{};
-      MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
-      double copy = rank == most.rank ? copySeconds(std::size_t(mine.bytes)) : 0;
-      MPI_Bcast(&copy, 1, MPI_DOUBLE, most.rank, MPI_COMM_WORLD);
-      alone.push_back({best, most.bytes, copy});
-      ++k;
-    }
-  }
-  // In the step: each redistribution's time per step (its node's regions) on its slowest rank.
+        seconds[mv.name] += t.wall / steps;
   std::vector<double> inStep;
   for (const Moving& mv : moving) inStep.push_back(maxOver(seconds[mv.name]));
-  if (rank == 0) {
-    row(("A: " + o.grid + " for every layer").c_str(), ma, predicted[0]);
-    row(("B: " + stagedName).c_str(), mb, predicted[1]);
-    std::printf("  B / A step time: %.3f (medians)\n", median(mb.stepMs) / median(ma.stepMs));
-    std::printf(
-        "  redistributions of B: in the step, ms per step (slowest rank, waits for the other "
-        "ranks included) and share of B's step; alone, forward + adjoint with the ranks entering "
-        "together: MB moved by the busiest rank (sent and kept), ms, GB/s, a copy of as many "
-        "bytes on that rank, rate / copy\n");
-    for (std::size_t i = 0; i < moving.size(); ++i) {
-      const auto& [sec, bytes, copy] = alone[i];
-      const double rate = bytes / sec, copyRate = bytes / copy;
-      std::printf(
-          "    %-22s in the step %7.2f ms = %4.1f%% | alone %8.2f MB %7.2f ms %7.2f GB/s  copy "
-          "%7.2f GB/s  %.2f\n",
-          moving[i].name.c_str(), 1e3 * inStep[i], 100.0 * 1e3 * inStep[i] / median(mb.stepMs),
-          1e-6 * bytes, 1e3 * sec, 1e-9 * rate, 1e-9 * copyRate, rate / copyRate);
+  return inStep;
+}
+
+// A redistribution run alone: the best time of forward + adjoint (slowest rank), the bytes the
+// busiest rank moves, and a copy of as many bytes on that rank.
+struct Alone {
+  double seconds, bytes, copySeconds;
+};
+
+// Each redistribution alone, forward then adjoint, every rank entering together (a barrier
+// before each): its own rate, without the waits for other ranks that its share of the step
+// holds. The best of several calls, slowest rank; then a copy of as many bytes on that rank.
+// (It overwrites the activations: the steps are done.)
+std::vector<Alone> measureAlone(Step& b, const std::vector<Moving>& moving) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::vector<Alone> alone;
+  auto& g = *b.model.graph;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    auto* node = dynamic_cast<RedistributeNode<float>*>(&g.node(i));
+    if (!node) continue;
+    const int p = g.inputsOf(i).at(0);
+    const auto& in = p < 0 ? g.input() : g.outputOf(std::size_t(p));
+    const auto& out = g.outputOf(i);
+    double best = 1e30;
+    for (int r = 0; r < 5; ++r) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      node->forward(b.exec, {&in}, out);
+      node->backward(b.exec, {&in}, out, out, {&in});
+      b.exec.fence();
+      best = std::min(best, maxOver(MPI_Wtime() - t0));
     }
+    struct {
+      double bytes;
+      int rank;
+    } mine{moving[k].bytes, rank}, most{};
+    MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    double copy = rank == most.rank ? copySeconds(std::size_t(mine.bytes)) : 0;
+    MPI_Bcast(&copy, 1, MPI_DOUBLE, most.rank, MPI_COMM_WORLD);
+    alone.push_back({best, most.bytes, copy});
+    ++k;
+  }
+  return alone;
+}
+
+// One configuration's line: its step (median, min, max), redistributions, prediction.
+void printRow(const std::string& which, const Measured& m, double predict) {
+  std::vector<double> s = m.stepMs;
+  std::sort(s.begin(), s.end());
+  const double med = median(m.stepMs);
+  std::printf("  %-34s step %8.1f ms (min %.1f, max %.1f)  redistributions %6.1f ms = %4.1f%%",
+              which.c_str(), med, s.front(), s.back(), median(m.redistributeMs),
+              100.0 * median(m.redistributeMs) / med);
+  if (predict > 0)
+    std::printf("  predicted %8.1f ms (%+.0f%%)", predict, 100 * (predict / med - 1));
+  std::printf("\n");
+}
+
+// B's redistributions, one line each: in the step and alone.
+void printRedistributions(const std::vector<Moving>& moving, const std::vector<double>& inStep,
+                          const std::vector<Alone>& alone, const Measured& mb) {
+  std::printf(
+      "  redistributions of B: in the step, ms per step (slowest rank, waits for the other "
+      "ranks included) and share of B's step; alone, forward + adjoint with the ranks entering "
+      "together: MB moved by the busiest rank (sent and kept), ms, GB/s, a copy of as many "
+      "bytes on that rank, rate / copy\n");
+  for (std::size_t i = 0; i < moving.size(); ++i) {
+    const auto& [sec, bytes, copy] = alone[i];
+    const double rate = bytes / sec, copyRate = bytes / copy;
+    std::printf(
+        "    %-22s in the step %7.2f ms = %4.1f%% | alone %8.2f MB %7.2f ms %7.2f GB/s  copy "
+        "%7.2f GB/s  %.2f\n",
+        moving[i].name.c_str(), 1e3 * inStep[i], 100.0 * 1e3 * inStep[i] / median(mb.stepMs),
+        1e-6 * bytes, 1e3 * sec, 1e-9 * rate, 1e-9 * copyRate, rate / copyRate);
+  }
+}
+
+int run(const Options& o) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const ProcessGrid grid(MPI_COMM_WORLD, parseGridSpec(o.grid));
+  const Configurations c = configurationsOf(o);
+  if (rank == 0) printHeader(o, grid, c);
+  const auto a = bench::buildTrainingStep(grid, c.plain);
+  const auto b = bench::buildTrainingStep(grid, c.staged);
+  const std::vector<Moving> moving = redistributions(b->model);
+  if (moving.empty())
+    fail("the layer grids '", c.stagedName, "' move nothing: not a staged layout");
+
+  const auto [ma, mb] = measureSteps(o, grid, *a, *b);
+  const std::array<double, 2> predicted = predictSteps(o, grid, c);
+  // The timed steps' regions, read before the redistributions run alone.
+  const std::vector<double> inStep = secondsInStep(moving, o.steps);
+  const std::vector<Alone> alone = measureAlone(*b, moving);
+  if (rank == 0) {
+    printRow("A: " + o.grid + " for every layer", ma, predicted[0]);
+    printRow("B: " + c.stagedName, mb, predicted[1]);
+    std::printf("  B / A step time: %.3f (medians)\n", median(mb.stepMs) / median(ma.stepMs));
+    printRedistributions(moving, inStep, alone, mb);
     std::printf(
         "RESULT model=%s size=%d grid=%s batch=%d a_ms=%.3f b_ms=%.3f b_redistribute_ms=%.3f "
         "a_predicted_ms=%.3f b_predicted_ms=%.3f\n",

@@ -42,6 +42,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -217,168 +218,239 @@ void printLargestAllocations(const std::map<std::string, std::int64_t>& labels, 
   std::printf("\n");
 }
 
-// Runs one configuration on `world` (grid: opt.grid, or `gridSpec` when given) and returns this
-// rank's memory figures.
-template <class T>
-MemoryRow runAs(MPI_Comm world, const Options& opt, const std::string& arch, int S,
-                const std::string& gridSpec) {
+// One configuration as runAs's steps see it: where it runs, the model and the grid.
+struct Configuration {
+  MPI_Comm world;
   int rank, size;
-  MPI_Comm_rank(world, &rank);
-  MPI_Comm_size(world, &size);
-  const bool root = rank == 0;
-  const std::string spec = gridSpec.empty() ? opt.grid : gridSpec;
-  const Int3 dims = spec == "auto" ? autoSpatialGrid(size, {S, S, S}) : parseGridSpec(spec);
-  const ProcessGrid grid(world, dims);
-  const std::string name = arch + " S=" + std::to_string(S);
+  bool root;
+  std::string arch;
+  int S;
+  Int3 dims;
+  std::string name;  // "cosmoflow S=128"
+};
 
-  // Memory baseline: before anything of this configuration exists. Heap memory a previous
-  // configuration freed goes back to the system first, or this one would reuse it unseen.
+// The memory baseline: taken before anything of the configuration exists.
+struct Baseline {
+  bool hwmReset;  // VmHWM now starts from here (else it holds the process's peak)
+  long long rssKiB;
+  std::int64_t kokkos, allocator;  // bytes
+};
+
+// Heap memory a previous configuration freed goes back to the system first, or this one would
+// reuse it unseen.
+Baseline takeBaseline(MPI_Comm world) {
   Kokkos::fence();
   MPI_Barrier(world);
   malloc_trim(0);
-  const bool hwmReset = resetPeakRss();
-  const long long rssBefore = statusKiB("VmRSS");
-  const std::int64_t kokkosBefore = kokkos.liveBytes, allocatorBefore = allocatorBytes();
+  Baseline b;
+  b.hwmReset = resetPeakRss();
+  b.rssKiB = statusKiB("VmRSS");
+  b.kokkos = kokkos.liveBytes;
+  b.allocator = allocatorBytes();
   kokkos.peakBytes = kokkos.liveBytes;
+  return b;
+}
 
-  std::map<std::string, std::int64_t> labels;
-  if (opt.memory && root) kokkos.byLabel = &labels;
-  double t0 = MPI_Wtime();
-  const auto setUp = build<T>(grid, arch, S, opt);
-  bench::TrainingStepOf<T>& s = *setUp;
+// The training step built, with what its set-up took.
+template <class T>
+struct SetUp {
+  std::unique_ptr<bench::TrainingStepOf<T>> step;
+  double seconds;
+  std::int64_t kokkosBytes, allocatorBytes;    // above the baseline
+  std::map<std::string, std::int64_t> labels;  // --memory, rank 0: Kokkos bytes by label
+};
+
+template <class T>
+SetUp<T> setUp(const Configuration& c, const ProcessGrid& grid, const Options& opt,
+               const Baseline& base) {
+  SetUp<T> u;
+  if (opt.memory && c.root) kokkos.byLabel = &u.labels;
+  const double t0 = MPI_Wtime();
+  u.step = build<T>(grid, c.arch, c.S, opt);
   kokkos.byLabel = nullptr;
-  MPI_Barrier(world);
-  const double setupSeconds = MPI_Wtime() - t0;
-  const std::int64_t kokkosSetup = kokkos.liveBytes - kokkosBefore;
-  const std::int64_t allocatorSetup = allocatorBytes() - allocatorBefore;
-  std::int64_t allocatorSteps = 0;  // the most over the ends of the steps
+  MPI_Barrier(c.world);
+  u.seconds = MPI_Wtime() - t0;
+  u.kokkosBytes = kokkos.liveBytes - base.kokkos;
+  u.allocatorBytes = allocatorBytes() - base.allocator;
+  return u;
+}
 
-  const double lr = 1e-4;
-  const int total = opt.warmup + opt.steps;
-  std::vector<double> ms, computeMs, haloMs, reduceMs;
+// What the steps measured, each step on its slowest rank.
+struct Steps {
+  std::vector<double> ms, computeMs, haloMs, reduceMs;  // the timed steps
   // Per step after the first, max over ranks: Kokkos allocations, label strings, our other
   // operator new calls, oneDNN's, minor page faults.
   std::vector<long long> allocs, labelNews, news, vendorNews, faults;
   double firstStepMs = 0, lastLoss = 0;
-  for (int i = 0; i < total; ++i) {
-    MPI_Barrier(world);
+  std::int64_t allocatorBytes = 0;  // above the baseline, the most over the ends of the steps
+};
+
+// The slowest rank's time of this step and its split: compute (the rest of its time), halo,
+// allreduce.
+std::array<double, 4> slowestRankSplit(const Configuration& c, double dt) {
+  const double mine[4] = {
+      dt, std::max(0.0, dt - PhaseTimers::global().halo - PhaseTimers::global().allreduce),
+      PhaseTimers::global().halo, PhaseTimers::global().allreduce};
+  std::vector<double> all(4 * std::size_t(c.size));
+  MPI_Allgather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, c.world);
+  std::size_t slowest = 0;
+  for (std::size_t r = 1; r < std::size_t(c.size); ++r)
+    if (all[4 * r] > all[4 * slowest]) slowest = r;
+  return {all[4 * slowest], all[4 * slowest + 1], all[4 * slowest + 2], all[4 * slowest + 3]};
+}
+
+template <class T>
+Steps runSteps(const Configuration& c, const ProcessGrid& grid, bench::TrainingStepOf<T>& s,
+               const Options& opt, const Baseline& base) {
+  Steps r;
+  const double lr = 1e-4;
+  for (int i = 0; i < opt.warmup + opt.steps; ++i) {
+    MPI_Barrier(c.world);
     PhaseTimers::global().reset();
     const long long a0 = kokkos.allocations, f0 = minorFaults();
     const bench::AllocationCounts n0 = bench::allocationCounts();
     if (opt.regions) RegionTimes::record(i >= opt.warmup);
     const double start = MPI_Wtime();
-    lastLoss = bench::stepOnce(grid, s, i, lr);
+    r.lastLoss = bench::stepOnce(grid, s, i, lr);
     const double dt = MPI_Wtime() - start;
     const long long a = kokkos.allocations - a0, f = minorFaults() - f0;
     const bench::AllocationCounts n = bench::allocationCounts() - n0;
-    allocatorSteps = std::max(allocatorSteps, allocatorBytes() - allocatorBefore);
-    // The slowest rank's time and split of this step (compute = the rest of its time).
-    const double mine[4] = {
-        dt, std::max(0.0, dt - PhaseTimers::global().halo - PhaseTimers::global().allreduce),
-        PhaseTimers::global().halo, PhaseTimers::global().allreduce};
-    std::vector<double> all(4 * std::size_t(size));
-    MPI_Allgather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, world);
-    std::size_t slowest = 0;
-    for (std::size_t r = 1; r < std::size_t(size); ++r)
-      if (all[4 * r] > all[4 * slowest]) slowest = r;
-    const double* t = &all[4 * slowest];
-    long long c[5] = {a, n.labels, n.unexplained(), n.vendor, f};
-    MPI_Allreduce(MPI_IN_PLACE, c, 5, MPI_LONG_LONG, MPI_MAX, world);
-    if (i == 0) firstStepMs = 1e3 * t[0];
+    r.allocatorBytes = std::max(r.allocatorBytes, allocatorBytes() - base.allocator);
+    const std::array<double, 4> t = slowestRankSplit(c, dt);
+    long long counts[5] = {a, n.labels, n.unexplained(), n.vendor, f};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 5, MPI_LONG_LONG, MPI_MAX, c.world);
+    if (i == 0) r.firstStepMs = 1e3 * t[0];
     if (i > 0) {
-      allocs.push_back(c[0]);
-      labelNews.push_back(c[1]);
-      news.push_back(c[2]);
-      vendorNews.push_back(c[3]);
-      faults.push_back(c[4]);
+      r.allocs.push_back(counts[0]);
+      r.labelNews.push_back(counts[1]);
+      r.news.push_back(counts[2]);
+      r.vendorNews.push_back(counts[3]);
+      r.faults.push_back(counts[4]);
     }
     if (i >= opt.warmup) {
-      ms.push_back(1e3 * t[0]);
-      computeMs.push_back(1e3 * t[1]);
-      haloMs.push_back(1e3 * t[2]);
-      reduceMs.push_back(1e3 * t[3]);
+      r.ms.push_back(1e3 * t[0]);
+      r.computeMs.push_back(1e3 * t[1]);
+      r.haloMs.push_back(1e3 * t[2]);
+      r.reduceMs.push_back(1e3 * t[3]);
     }
   }
-  if (!std::isfinite(lastLoss)) fail(name, ": the loss is ", lastLoss);
-  if (opt.regions) RegionTimes::record(false);
+  return r;
+}
 
-  const long long peakKiB = hwmReset ? statusKiB("VmHWM") : [] {
-    rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return static_cast<long long>(u.ru_maxrss);
+// The configuration's figures over all ranks: arithmetic, and memory as the most any rank used.
+struct Figures {
+  long long peakKiB;  // this rank's peak RSS
+  double stepGflop;   // the arithmetic the step must do, over all ranks
+  long long peakAboveKiB, kokkosSetup, kokkosPeak, allocatorSteps;  // max over ranks
+};
+
+template <class T>
+Figures gatherFigures(const Configuration& c, const SetUp<T>& u, const Steps& r,
+                      const Baseline& base) {
+  Figures f;
+  f.peakKiB = base.hwmReset ? statusKiB("VmHWM") : [] {
+    rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<long long>(ru.ru_maxrss);
   }();
-  // The arithmetic the step must do, over all ranks, against the cores' measured peak.
-  double stepGflop = 1e-9 * s.model.graph->stepFlops();
-  MPI_Allreduce(MPI_IN_PLACE, &stepGflop, 1, MPI_DOUBLE, MPI_SUM, world);
-  const double rate = stepGflop / (1e-3 * median(ms)), peak = opt.peakGflops * size;
-  const long long peakAbove = maxOver(world, peakKiB - rssBefore);
-  const long long kokkosSetupMax = maxOver(world, kokkosSetup);
-  const long long kokkosPeakMax = maxOver(world, kokkos.peakBytes - kokkosBefore);
-  const long long allocatorStepsMax = maxOver(world, allocatorSteps);
-  long long sumAllocs = 0, sumLabelNews = 0, sumNews = 0, sumVendorNews = 0, sumFaults = 0;
-  for (std::size_t i = 0; i < allocs.size(); ++i) {
-    sumAllocs += allocs[i];
-    sumLabelNews += labelNews[i];
-    sumNews += news[i];
-    sumVendorNews += vendorNews[i];
-    sumFaults += faults[i];
-  }
-  std::vector<double> sorted = ms;
+  f.stepGflop = 1e-9 * u.step->model.graph->stepFlops();
+  MPI_Allreduce(MPI_IN_PLACE, &f.stepGflop, 1, MPI_DOUBLE, MPI_SUM, c.world);
+  f.peakAboveKiB = maxOver(c.world, f.peakKiB - base.rssKiB);
+  f.kokkosSetup = maxOver(c.world, u.kokkosBytes);
+  f.kokkosPeak = maxOver(c.world, kokkos.peakBytes - base.kokkos);
+  f.allocatorSteps = maxOver(c.world, r.allocatorBytes);
+  return f;
+}
+
+long long sum(const std::vector<long long>& v) {
+  long long s = 0;
+  for (long long x : v) s += x;
+  return s;
+}
+
+// Rank 0's lines of one configuration: time, set-up, arithmetic, counts, memory, RESULT.
+void printConfiguration(const Configuration& c, int groups, const Options& opt, double setupSeconds,
+                        const Steps& r, const Figures& f, bool hwmReset) {
+  const double mib = 1.0 / (1 << 20);
+  const double rate = f.stepGflop / (1e-3 * median(r.ms)), peak = opt.peakGflops * c.size;
+  std::vector<double> sorted = r.ms;
   std::sort(sorted.begin(), sorted.end());
-  if (root) {
-    const double mib = 1.0 / (1 << 20);
-    std::printf(
-        "%-16s grid %s x %d group(s), overlap %s: median %.1f ms  min %.1f  max %.1f per step (%d "
-        "steps "
-        "after %d warm-up) | compute %.1f  halo %.1f  allreduce %.1f ms (medians, slowest rank)\n",
-        name.c_str(), toString(dims).c_str(), grid.numGroups(), opt.overlap ? "on" : "off",
-        median(ms), sorted.front(), sorted.back(), opt.steps, opt.warmup, median(computeMs),
-        median(haloMs), median(reduceMs));
-    std::printf("  set-up %.2f s, first step %.1f ms, loss after %d steps %.6g\n", setupSeconds,
-                firstStepMs, total, lastLoss);
-    std::printf(
-        "  arithmetic: %.1f GFLOP per step (convolutions, all ranks) at the median: %.1f "
-        "GFLOP/s = %.1f%% of the FP32 FMA peak of %d cores (%.1f GFLOP/s each)\n",
-        stepGflop, rate, 100.0 * rate / peak, size, opt.peakGflops);
-    std::printf(
-        "  per step after the first (max over ranks): Kokkos allocations [%s]  operator "
-        "new: kernel-label strings [%s], other [%s], inside oneDNN's own calls (not ours) "
-        "[%s]  minor page faults [%s]\n",
-        join(allocs).c_str(), join(labelNews).c_str(), join(news).c_str(), join(vendorNews).c_str(),
-        join(faults).c_str());
-    std::printf(
-        "  memory per rank (max over ranks): peak RSS %.1f MiB above the %s baseline, "
-        "Kokkos bytes %.1f MiB after set-up, %.1f MiB at peak, C allocator %.1f MiB "
-        "after the steps\n",
-        double(peakAbove) / 1024.0, hwmReset ? "pre-set-up" : "process-start (VmHWM reset refused)",
-        double(kokkosSetupMax) * mib, double(kokkosPeakMax) * mib, double(allocatorStepsMax) * mib);
-    std::printf(
-        "RESULT model=%s size=%d precision=%s grid=%s groups=%d overlap=%d median_ms=%.3f "
-        "min_ms=%.3f "
-        "max_ms=%.3f compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f "
-        "kokkos_allocs_after_first=%lld label_new_after_first=%lld new_after_first=%lld "
-        "onednn_new_after_first=%lld minflt_after_first=%lld "
-        "peak_rss_mib=%.1f kokkos_mib=%.1f step_gflop=%.3f core_peak_gflops=%.1f\n",
-        arch.c_str(), S, toString(opt.precision), toString(dims).c_str(), grid.numGroups(),
-        int(opt.overlap), median(ms), sorted.front(), sorted.back(), median(computeMs),
-        median(haloMs), median(reduceMs), sumAllocs, sumLabelNews, sumNews, sumVendorNews,
-        sumFaults, double(peakAbove) / 1024.0, double(kokkosSetupMax) * mib, stepGflop,
-        opt.peakGflops);
-    if (opt.regions) printRegions(opt.steps, median(ms));
-    if (opt.memory) printLargestAllocations(labels, 12);
+  std::printf(
+      "%-16s grid %s x %d group(s), overlap %s: median %.1f ms  min %.1f  max %.1f per step (%d "
+      "steps "
+      "after %d warm-up) | compute %.1f  halo %.1f  allreduce %.1f ms (medians, slowest rank)\n",
+      c.name.c_str(), toString(c.dims).c_str(), groups, opt.overlap ? "on" : "off", median(r.ms),
+      sorted.front(), sorted.back(), opt.steps, opt.warmup, median(r.computeMs), median(r.haloMs),
+      median(r.reduceMs));
+  std::printf("  set-up %.2f s, first step %.1f ms, loss after %d steps %.6g\n", setupSeconds,
+              r.firstStepMs, opt.warmup + opt.steps, r.lastLoss);
+  std::printf(
+      "  arithmetic: %.1f GFLOP per step (convolutions, all ranks) at the median: %.1f "
+      "GFLOP/s = %.1f%% of the FP32 FMA peak of %d cores (%.1f GFLOP/s each)\n",
+      f.stepGflop, rate, 100.0 * rate / peak, c.size, opt.peakGflops);
+  std::printf(
+      "  per step after the first (max over ranks): Kokkos allocations [%s]  operator "
+      "new: kernel-label strings [%s], other [%s], inside oneDNN's own calls (not ours) "
+      "[%s]  minor page faults [%s]\n",
+      join(r.allocs).c_str(), join(r.labelNews).c_str(), join(r.news).c_str(),
+      join(r.vendorNews).c_str(), join(r.faults).c_str());
+  std::printf(
+      "  memory per rank (max over ranks): peak RSS %.1f MiB above the %s baseline, "
+      "Kokkos bytes %.1f MiB after set-up, %.1f MiB at peak, C allocator %.1f MiB "
+      "after the steps\n",
+      double(f.peakAboveKiB) / 1024.0,
+      hwmReset ? "pre-set-up" : "process-start (VmHWM reset refused)", double(f.kokkosSetup) * mib,
+      double(f.kokkosPeak) * mib, double(f.allocatorSteps) * mib);
+  std::printf(
+      "RESULT model=%s size=%d precision=%s grid=%s groups=%d overlap=%d median_ms=%.3f "
+      "min_ms=%.3f "
+      "max_ms=%.3f compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f "
+      "kokkos_allocs_after_first=%lld label_new_after_first=%lld new_after_first=%lld "
+      "onednn_new_after_first=%lld minflt_after_first=%lld "
+      "peak_rss_mib=%.1f kokkos_mib=%.1f step_gflop=%.3f core_peak_gflops=%.1f\n",
+      c.arch.c_str(), c.S, toString(opt.precision), toString(c.dims).c_str(), groups,
+      int(opt.overlap), median(r.ms), sorted.front(), sorted.back(), median(r.computeMs),
+      median(r.haloMs), median(r.reduceMs), sum(r.allocs), sum(r.labelNews), sum(r.news),
+      sum(r.vendorNews), sum(r.faults), double(f.peakAboveKiB) / 1024.0,
+      double(f.kokkosSetup) * mib, f.stepGflop, opt.peakGflops);
+}
+
+// Runs one configuration on `world` (grid: opt.grid, or `gridSpec` when given) and returns this
+// rank's memory figures.
+template <class T>
+MemoryRow runAs(MPI_Comm world, const Options& opt, const std::string& arch, int S,
+                const std::string& gridSpec) {
+  Configuration c{world, 0, 0, false, arch, S, {}, arch + " S=" + std::to_string(S)};
+  MPI_Comm_rank(world, &c.rank);
+  MPI_Comm_size(world, &c.size);
+  c.root = c.rank == 0;
+  const std::string spec = gridSpec.empty() ? opt.grid : gridSpec;
+  c.dims = spec == "auto" ? autoSpatialGrid(c.size, {S, S, S}) : parseGridSpec(spec);
+  const ProcessGrid grid(world, c.dims);
+
+  const Baseline base = takeBaseline(world);
+  const SetUp<T> u = setUp<T>(c, grid, opt, base);
+  const Steps r = runSteps(c, grid, *u.step, opt, base);
+  if (!std::isfinite(r.lastLoss)) fail(c.name, ": the loss is ", r.lastLoss);
+  if (opt.regions) RegionTimes::record(false);
+  const Figures f = gatherFigures(c, u, r, base);
+  if (c.root) {
+    printConfiguration(c, grid.numGroups(), opt, u.seconds, r, f, base.hwmReset);
+    if (opt.regions) printRegions(opt.steps, median(r.ms));
+    if (opt.memory) printLargestAllocations(u.labels, 12);
     std::fflush(stdout);
   }
   if (opt.regions) RegionTimes::clear();
-  const GraphMemory predicted = s.model.graph->memory();
+  const GraphMemory predicted = u.step->model.graph->memory();
   return {double(predicted.activations),
           double(predicted.activationGradients),
           double(predicted.parameters),
           double(predicted.workspace),
           double(predicted.total()),
-          double(kokkos.peakBytes - kokkosBefore),
-          double(allocatorSetup),
-          double(allocatorSteps),
-          1024.0 * double(peakKiB - rssBefore)};
+          double(kokkos.peakBytes - base.kokkos),
+          double(u.allocatorBytes),
+          double(r.allocatorBytes),
+          1024.0 * double(f.peakKiB - base.rssKiB)};
 }
 
 // The configuration in the activations' precision of opt.
