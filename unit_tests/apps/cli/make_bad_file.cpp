@@ -218,6 +218,112 @@ int writeNpySample(hid_t src, const std::string& dst, int argc, char** argv, int
   return 0;
 }
 
+// The operations' arguments, read one after another from the command line.
+struct OperationArgs {
+  int argc;
+  char** argv;
+  int i;
+  std::string next(const std::string& op) {
+    if (i + 1 >= argc) die(op + " needs more arguments");
+    return argv[++i];
+  }
+};
+
+// set P I V: element I of dataset P becomes V (the dataset rewritten, attributes dropped);
+// poke P I V: the same written into the dataset in place, so its attributes (a checkpoint's
+// checksum) stay, as after damage on disk.
+void setValue(hid_t dst, const std::string& op, OperationArgs& a) {
+  const std::string path = a.next(op);
+  const std::size_t index = std::stoul(a.next(op));
+  const double value = std::strtod(a.next(op).c_str(), nullptr);
+  Dataset ds = readDataset(dst, path);
+  if (index >= ds.values.size()) die("index outside " + path);
+  ds.values[index] = value;
+  if (op == "set") {
+    writeDataset(dst, path, ds);
+    return;
+  }
+  const hid_t d = H5Dopen2(dst, path.c_str(), H5P_DEFAULT);
+  if (d < 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ds.values.data()) < 0)
+    die("cannot write " + path);
+  H5Dclose(d);
+}
+
+// retype P T: dataset P stored as T (float64, float32, int32, int16).
+void retype(hid_t dst, const std::string& path, const std::string& type) {
+  Dataset ds = readDataset(dst, path);
+  ds.type = type == "float64"   ? H5Tcopy(H5T_IEEE_F64LE)
+            : type == "float32" ? H5Tcopy(H5T_IEEE_F32LE)
+            : type == "int32"   ? H5Tcopy(H5T_STD_I32LE)
+            : type == "int16"   ? H5Tcopy(H5T_STD_I16LE)
+                                : (die("unknown type " + type), hid_t(-1));
+  writeDataset(dst, path, ds);
+}
+
+// channels-last P: dataset P (C, D, H, W) stored as (D, H, W, C), the layout attribute dropped.
+void toChannelsLast(hid_t dst, const std::string& path) {
+  Dataset ds = readDataset(dst, path);
+  ds.values = channelsLast(ds.dims, ds.values);
+  ds.dims = {ds.dims[1], ds.dims[2], ds.dims[3], ds.dims[0]};
+  writeDataset(dst, path, ds);
+  if (H5Aexists(dst, "layout") > 0) H5Adelete(dst, "layout");
+}
+
+// attribute NAME VALUE: the root group's string attribute NAME set to VALUE.
+void writeRootAttribute(hid_t dst, const std::string& name, const std::string& value) {
+  if (H5Aexists(dst, name.c_str()) > 0) H5Adelete(dst, name.c_str());
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, value.size());
+  const hid_t space = H5Screate(H5S_SCALAR);
+  const hid_t a = H5Acreate2(dst, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
+  if (a < 0 || H5Awrite(a, type, value.data()) < 0) die("cannot write attribute " + name);
+  H5Aclose(a);
+  H5Sclose(space);
+  H5Tclose(type);
+}
+
+// reshape P DIMS: dataset P given the extents DIMS, its values cut or padded with zeros.
+void reshape(hid_t dst, const std::string& path, const std::string& dims) {
+  Dataset ds = readDataset(dst, path);
+  ds.dims = parseDims(dims);
+  std::size_t n = 1;
+  for (hsize_t d : ds.dims) n *= d;
+  ds.values.resize(n, 0.0);
+  writeDataset(dst, path, ds);
+}
+
+// The operations from argv[first] on, in order, on the copy dst.
+void applyOperations(hid_t dst, int argc, char** argv, int first) {
+  OperationArgs a{argc, argv, first - 1};
+  while (++a.i < argc) {
+    const std::string op = argv[a.i];
+    if (op == "drop") {
+      const std::string path = a.next(op);
+      if (H5Ldelete(dst, path.c_str(), H5P_DEFAULT) < 0) die("no object " + path);
+    } else if (op == "set" || op == "poke") {
+      setValue(dst, op, a);
+    } else if (op == "retype") {
+      const std::string path = a.next(op);
+      retype(dst, path, a.next(op));
+    } else if (op == "channels-last") {
+      toChannelsLast(dst, a.next(op));
+    } else if (op == "chunked") {
+      const std::string path = a.next(op);
+      Dataset ds = readDataset(dst, path);
+      ds.chunked = true;
+      writeDataset(dst, path, ds);
+    } else if (op == "attribute") {
+      const std::string name = a.next(op);
+      writeRootAttribute(dst, name, a.next(op));
+    } else if (op == "reshape") {
+      const std::string path = a.next(op);
+      reshape(dst, path, a.next(op));
+    } else {
+      die("unknown operation " + op);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -234,77 +340,7 @@ int main(int argc, char** argv) {
     die("cannot copy the objects of the root group");
   if (H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_INC, nullptr, copyAttribute, &dst) < 0)
     die("cannot copy the attributes of the root group");
-  for (int i = 3; i < argc; ++i) {
-    const std::string op = argv[i];
-    auto arg = [&]() -> std::string {
-      if (i + 1 >= argc) die(op + " needs more arguments");
-      return argv[++i];
-    };
-    if (op == "drop") {
-      const std::string path = arg();
-      if (H5Ldelete(dst, path.c_str(), H5P_DEFAULT) < 0) die("no object " + path);
-    } else if (op == "set" || op == "poke") {
-      const std::string path = arg();
-      const std::size_t index = std::stoul(arg());
-      const double value = std::strtod(arg().c_str(), nullptr);
-      Dataset ds = readDataset(dst, path);
-      if (index >= ds.values.size()) die("index outside " + path);
-      ds.values[index] = value;
-      if (op == "set") {
-        writeDataset(dst, path, ds);
-        continue;
-      }
-      // poke: written into the dataset in place, so its attributes (a checkpoint's checksum)
-      // stay, as after damage on disk.
-      const hid_t d = H5Dopen2(dst, path.c_str(), H5P_DEFAULT);
-      if (d < 0 ||
-          H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ds.values.data()) < 0)
-        die("cannot write " + path);
-      H5Dclose(d);
-    } else if (op == "retype") {
-      const std::string path = arg(), type = arg();
-      Dataset ds = readDataset(dst, path);
-      ds.type = type == "float64"   ? H5Tcopy(H5T_IEEE_F64LE)
-                : type == "float32" ? H5Tcopy(H5T_IEEE_F32LE)
-                : type == "int32"   ? H5Tcopy(H5T_STD_I32LE)
-                : type == "int16"   ? H5Tcopy(H5T_STD_I16LE)
-                                    : (die("unknown type " + type), hid_t(-1));
-      writeDataset(dst, path, ds);
-    } else if (op == "channels-last") {
-      const std::string path = arg();
-      Dataset ds = readDataset(dst, path);
-      ds.values = channelsLast(ds.dims, ds.values);
-      ds.dims = {ds.dims[1], ds.dims[2], ds.dims[3], ds.dims[0]};
-      writeDataset(dst, path, ds);
-      if (H5Aexists(dst, "layout") > 0) H5Adelete(dst, "layout");
-    } else if (op == "chunked") {
-      const std::string path = arg();
-      Dataset ds = readDataset(dst, path);
-      ds.chunked = true;
-      writeDataset(dst, path, ds);
-    } else if (op == "attribute") {
-      const std::string name = arg(), value = arg();
-      if (H5Aexists(dst, name.c_str()) > 0) H5Adelete(dst, name.c_str());
-      const hid_t type = H5Tcopy(H5T_C_S1);
-      H5Tset_size(type, value.size());
-      const hid_t space = H5Screate(H5S_SCALAR);
-      const hid_t a = H5Acreate2(dst, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
-      if (a < 0 || H5Awrite(a, type, value.data()) < 0) die("cannot write attribute " + name);
-      H5Aclose(a);
-      H5Sclose(space);
-      H5Tclose(type);
-    } else if (op == "reshape") {
-      const std::string path = arg();
-      Dataset ds = readDataset(dst, path);
-      ds.dims = parseDims(arg());
-      std::size_t n = 1;
-      for (hsize_t d : ds.dims) n *= d;
-      ds.values.resize(n, 0.0);
-      writeDataset(dst, path, ds);
-    } else {
-      die("unknown operation " + op);
-    }
-  }
+  applyOperations(dst, argc, argv, 3);
   H5Fclose(dst);
   H5Fclose(src);
   return 0;
