@@ -186,7 +186,9 @@ void checkDecomposition(const ModelOptions& o, int channels, int outputs, int la
           std::printf("  %s on %s: loss relative %.2e, largest gradient error %.2e (%.2f u)\n",
                       o.architecture.c_str(), c.name().c_str(), e.loss, worst, worst / u);
       });
-  if (worldSize() >= 4) EXPECT_EQ(ran, 3);
+  if (worldSize() >= 4) {
+    EXPECT_EQ(ran, 3);
+  }
 }
 
 ModelOptions cosmoflow() {
