@@ -11,15 +11,11 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <hybrid3d/core/IndexDivision.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 
 namespace hybrid3d::Impl {
-/// Floor and ceiling of a / b for b > 0 and a of either sign (C++ division truncates).
-KOKKOS_INLINE_FUNCTION constexpr Index floorDiv(Index a, Index b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-KOKKOS_INLINE_FUNCTION constexpr Index ceilDiv(Index a, Index b) { return floorDiv(a + b - 1, b); }
 KOKKOS_INLINE_FUNCTION Index imax(Index a, Index b) { return a > b ? a : b; }
 KOKKOS_INLINE_FUNCTION Index imin(Index a, Index b) { return a < b ? a : b; }
 

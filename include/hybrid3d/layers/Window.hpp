@@ -14,6 +14,7 @@
 
 #include <hybrid3d/comm/HaloPlan.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/IndexDivision.hpp>
 #include <hybrid3d/grid/BlockDecomposition.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 
@@ -48,7 +49,6 @@ inline Index transposedOutputExtent(Index n, int k, int s, int p) {
   return n == 0 ? 0 : (n - 1) * s - 2 * p + k;
 }
 inline IndexRange transposedInputRange(Index a, Index b, int k, int s, int p) {
-  auto floorDiv = [](Index x, Index y) { return x >= 0 ? x / y : -((-x + y - 1) / y); };
   return {floorDiv(a + p - k, s) + 1, floorDiv(b - 1 + p, s) + 1};
 }
 
