@@ -40,7 +40,8 @@ Manifest manifestOfFiles(const std::string& dir) {
   Manifest m;
   m.generator = "cosmology";
   for (const std::string& split : splits.empty() ? std::vector<std::string>{""} : splits) {
-    const data::Dataset files = data::Dataset::open((fs::path(dir) / split).string());
+    const data::Dataset files =
+        data::Dataset::open(split.empty() ? dir : (fs::path(dir) / split).string());
     m.splits.push_back({split.empty() ? "train" : split, files.size()});
     for (const std::string& file : files.files()) {
       ManifestSample s;

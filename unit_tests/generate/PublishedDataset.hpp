@@ -2,7 +2,8 @@
 // A dataset written by hybrid3d generate, written again in the forms others publish, without a
 // manifest (for downsample and split, which take them): the published CosmoFlow HDF5 files
 // (NAME.hdf5: /full int16 [D,H,W,C], no layout attribute, /unitPar) or MLPerf HPC's numpy pairs
-// (NAME.data.npy int16 [D,H,W,C] beside NAME.label.npy float32), in the source's split folders.
+// (NAME.data.npy int16 [D,H,W,C] beside NAME.label.npy float32), in the source's split folders
+// or, Hdf5Flat, every file at the top of one directory (as a download holds them).
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +20,7 @@
 
 namespace hybrid3d::test {
 
-enum class PublishedForm { Hdf5, Numpy };
+enum class PublishedForm { Hdf5, Hdf5Flat, Numpy };
 
 // [C,D,H,W] values as [D,H,W,C].
 template <class T>
@@ -48,10 +49,12 @@ inline void writePublished(const std::string& from, const std::string& to, Publi
       const data::File source(from + "/" + s.file);
       const std::vector<std::int16_t> full = toChannelsLast(source.read<std::int16_t>("/full"), 4);
       const std::vector<float> targets = source.read<float>("/unitPar");
-      const std::filesystem::path at = std::filesystem::path(to) / s.file;
+      const std::filesystem::path file(s.file);
+      const std::filesystem::path at =
+          std::filesystem::path(to) / (form == PublishedForm::Hdf5Flat ? file.filename() : file);
       std::filesystem::create_directories(at.parent_path());
       const std::string name = (at.parent_path() / at.stem()).string();
-      if (form == PublishedForm::Hdf5) {
+      if (form != PublishedForm::Numpy) {
         generate::SampleWriter file(MPI_COMM_SELF, name + ".hdf5");
         file.writeSlab("full", {S, S, S, 4}, 0, 0, S, full.data());
         file.writeWhole("unitPar", {Index(targets.size())}, targets.data());

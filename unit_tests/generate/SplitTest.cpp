@@ -160,16 +160,18 @@ TEST(Split, SameFilesOnOneRankAndOnAllRanks) {
 }
 
 // Issue 38: the published forms, without a manifest, split into the project's own layout
-// (NAME_sPPP.h5 under the split's folder, the channels-last order marked by the attribute
-// layout = "DHWC", the targets copied) with a manifest that records the source. Every piece is
-// checked voxel by voxel against the generated dataset the published one was written from
-// (channels first: a plain loop over both orders).
+// (NAME_sPPP.h5 under the split's folder, train/ for files at the top, the channels-last order
+// marked by the attribute layout = "DHWC", the targets copied) with a manifest that records the
+// source. Every piece is checked voxel by voxel against the generated dataset the published one
+// was written from (channels first: a plain loop over both orders).
 TEST(Split, PublishedFilesWithoutManifestSplitIntoTheProjectsLayout) {
   test::ScratchDir dir;
   writeDataset(dir / "s16");
   const Index N = 16, S = 8, n = N / S, C = 4;
-  for (const test::PublishedForm form : {test::PublishedForm::Hdf5, test::PublishedForm::Numpy}) {
-    const std::string tag = form == test::PublishedForm::Hdf5 ? "hdf5" : "npy";
+  for (const test::PublishedForm form :
+       {test::PublishedForm::Hdf5, test::PublishedForm::Hdf5Flat, test::PublishedForm::Numpy}) {
+    const bool flat = form == test::PublishedForm::Hdf5Flat;
+    const std::string tag = form == test::PublishedForm::Numpy ? "npy" : flat ? "flat" : "hdf5";
     test::writePublished(dir / "s16", dir / ("pub_" + tag), form);
     splitDataset(MPI_COMM_WORLD, {dir / ("pub_" + tag), dir / ("cut_" + tag), S});
     if (test::worldRank() != 0) continue;
@@ -177,15 +179,19 @@ TEST(Split, PublishedFilesWithoutManifestSplitIntoTheProjectsLayout) {
     const Manifest split = readManifest(dir / ("cut_" + tag + "/manifest.txt"));
     EXPECT_EQ(split.source, dir / ("pub_" + tag));
     EXPECT_EQ(split.size, S);
-    EXPECT_EQ(split.splits, (std::vector<std::pair<std::string, Index>>{
-                                {"train", 3 * n * n * n}, {"validation", 2 * n * n * n}}));
+    using Splits = std::vector<std::pair<std::string, Index>>;
+    const Splits splits = flat ? Splits{{"train", 5 * n * n * n}}
+                               : Splits{{"train", 3 * n * n * n}, {"validation", 2 * n * n * n}};
+    EXPECT_EQ(split.splits, splits);
     ASSERT_EQ(split.samples.size(), source.samples.size() * std::size_t(n * n * n));
     for (std::size_t i = 0; i < source.samples.size(); ++i) {
       const data::File fine(dir / ("s16/" + source.samples[i].file));
       const std::vector<std::int16_t> x = fine.read<std::int16_t>("/full");
       for (Index p = 0; p < n * n * n; ++p) {
         const ManifestSample& piece = split.samples[i * std::size_t(n * n * n) + std::size_t(p)];
-        ASSERT_EQ(piece.file, subvolumeName(source.samples[i].file, p, n * n * n)) << tag;
+        const std::string name = source.samples[i].file;  // train/NAME.h5, validation/NAME.h5
+        const std::string own = flat ? "train" + name.substr(name.find('/')) : name;
+        ASSERT_EQ(piece.file, subvolumeName(own, p, n * n * n)) << tag;
         const data::File cut(dir / ("cut_" + tag + "/" + piece.file));
         ASSERT_EQ(cut.shape("/full"), (std::vector<Index>{S, S, S, C})) << piece.file;
         EXPECT_EQ(cut.attributeString("layout"), "DHWC");
