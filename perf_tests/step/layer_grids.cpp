@@ -30,7 +30,9 @@
 #include <hybrid3d/core/MpiThreads.hpp>
 #include <hybrid3d/core/PhaseTimers.hpp>
 #include <hybrid3d/core/RegionTimes.hpp>
+#if HYBRID3D_BENCH_MACHINE_FILES
 #include <hybrid3d/deck/MachineDeck.hpp>
+#endif
 #include <hybrid3d/model/RedistributeNode.hpp>
 #include <hybrid3d/plan/StepCost.hpp>
 
@@ -75,6 +77,11 @@ Options parse(int argc, char** argv) {
       o.warmup = std::atoi(value().c_str());
     } else if (a == "--machine") {
       o.machine = value();
+      // Machine files are Teuchos decks: read only where the deck library is built.
+      if (!HYBRID3D_BENCH_MACHINE_FILES)
+        fail(
+            "--machine: this build has no input decks (HYBRID3D_ENABLE_DECKS=OFF), so no "
+            "machine file can be read");
     } else {
       fail("unknown option ", a,
            " (--model M --size S --batch B --grid DxHxW --layer-grids SPEC --min-box-width K "
@@ -212,6 +219,7 @@ std::array<double, 2> predictSteps(const Options& o, const ProcessGrid& grid,
                                    const Configurations& c) {
   std::array<double, 2> predicted{0, 0};
   if (o.machine.empty()) return predicted;
+#if HYBRID3D_BENCH_MACHINE_FILES
   const Machine machine = deck::readMachineDeck(o.machine);
   const SetListing listing{"synthetic", 1000};
   int k = 0;
@@ -220,6 +228,10 @@ std::array<double, 2> predictSteps(const Options& o, const ProcessGrid& grid,
                                      grid.numGroups(), listing, {});
     predicted[k++] = 1e3 * predictSlowestRank(r, machine).phases.step();
   }
+#else
+  static_cast<void>(grid);  // parseOptions refused --machine
+  static_cast<void>(c);
+#endif
   return predicted;
 }
 

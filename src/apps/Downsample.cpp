@@ -30,7 +30,9 @@ const hybrid3d::app::Registration registration{
     {hybrid3d::generate::downsampleUsage(),
      "writes a cosmology dataset again at 1/F the resolution, each voxel the mean of an F^3 "
      "block (as the CosmoFlow paper's downsampled inputs)",
-     "  --in DIR             a dataset written by hybrid3d generate cosmology (manifest.txt)\n"
+     "  --in DIR             a dataset written by hybrid3d (manifest.txt), or a directory of\n"
+     "                       samples train reads (published CosmoFlow *.hdf5, NAME.data.npy\n"
+     "                       pairs) in train/, validation/, test/ or at its top\n"
      "  --out DIR            the downsampled dataset: same file names, /full float32\n"
      "  --factor F           2 halves the resolution, 4 quarters it (F divides the size)\n",
      "mpirun -n 2 hybrid3d downsample --in data64 --out data16 --factor 4"},

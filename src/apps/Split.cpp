@@ -30,8 +30,9 @@ const hybrid3d::app::Registration registration{
     {hybrid3d::generate::splitUsage(),
      "cuts every sample of a cosmology dataset into (N/S)^3 sub-volumes of width S, each with "
      "the sample's targets (MLPerf HPC's 512^3 -> 128^3 preprocessing)",
-     "  --in DIR             a dataset written by hybrid3d generate, downsample or split "
-     "(manifest.txt)\n"
+     "  --in DIR             a dataset written by hybrid3d (manifest.txt), or a directory of\n"
+     "                       samples train reads (published CosmoFlow *.hdf5, NAME.data.npy\n"
+     "                       pairs) in train/, validation/, test/ or at its top\n"
      "  --out DIR            the split dataset: NAME_sPPP.h5 per piece, same type and layout\n"
      "  --size S             the sub-volumes' width (S divides the samples' width N)\n",
      "mpirun -n 2 hybrid3d split --in data512 --out data128 --size 128"},

@@ -92,16 +92,8 @@ int runStats(const std::vector<std::string>& args) {
   // Listed on rank 0 and broadcast, as training lists its data.
   const data::Dataset set = data::Dataset::listOnce(
       MPI_COMM_WORLD, [&] { return data::Dataset::open(trainingSetOf(o.dir)); });
-  data::SampleSpec spec;
-  long long shape[4] = {0, 0, 0, 0};
-  data::collectively(MPI_COMM_WORLD, [&] {
-    if (rank != 0) return;
-    spec = data::inputSpecOf(set.file(0));
-    shape[0] = spec.channels;
-    for (int i = 0; i < 3; ++i) shape[i + 1] = spec.extents[i];
-  });
-  MPI_Bcast(shape, 4, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-  spec = {"/full", int(shape[0]), {shape[1], shape[2], shape[3]}, "", "", 0};
+  // Every file's shape, so that the odd one is named whichever file it is.
+  const data::SampleSpec spec = data::commonInputSpec(MPI_COMM_WORLD, set);
   const data::CachedStatistics r = data::cachedChannelStatistics(
       MPI_COMM_WORLD, set, spec, o.log1p, data::channelStatisticsCachePath(set.source(), o.log1p));
   const data::ChannelStatistics& s = r.statistics;
@@ -113,8 +105,10 @@ int runStats(const std::vector<std::string>& args) {
   std::printf(
       "stats: %lld samples of %s (%d channels of %lldx%lldx%lld)%s on %d rank(s) in "
       "%.2f s; %s\n",
-      static_cast<long long>(s.samples), set.source().c_str(), spec.channels, shape[1], shape[2],
-      shape[3], o.log1p ? ", after log1p," : "", ranks, MPI_Wtime() - start, r.note.c_str());
+      static_cast<long long>(s.samples), set.source().c_str(), spec.channels,
+      static_cast<long long>(spec.extents[0]), static_cast<long long>(spec.extents[1]),
+      static_cast<long long>(spec.extents[2]), o.log1p ? ", after log1p," : "", ranks,
+      MPI_Wtime() - start, r.note.c_str());
   for (std::size_t c = 0; c < s.mean.size(); ++c)
     std::printf("  channel %zu: mean %.6g, standard deviation %.6g\n", c, s.mean[c], s.std[c]);
   std::printf(

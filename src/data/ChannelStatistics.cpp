@@ -5,8 +5,10 @@
 #include <hybrid3d/data/NpyFile.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <map>
 
 namespace hybrid3d::data {
 
@@ -18,10 +20,18 @@ Index planesPerSlab(const SampleSpec& spec) {
   return std::max<Index>(1, (Index(32) << 20) / std::max<Index>(1, plane));
 }
 
+// A voxel whose value (after log1p) is not a finite number: its stored value and where it is.
+struct NonFinite {
+  double stored = 0;
+  Index voxel = -1;  // in the slab, row-major (d, h, w); -1: none
+};
+
 // The moments of one channel of a slab as read (stored type and order), two passes in double.
+// Returns the first voxel whose value is not finite (log1p of a count <= -1, a NaN), if any;
+// `into` is then left as it was.
 template <class T>
-void addChannel(const T* raw, Index voxels, Index channels, bool channelsLast, int c, bool log1p,
-                ChannelMoments& into) {
+NonFinite addChannel(const T* raw, Index voxels, Index channels, bool channelsLast, int c,
+                     bool log1p, ChannelMoments& into) {
   const Index first = channelsLast ? c : c * voxels, stride = channelsLast ? channels : 1;
   auto value = [&](Index i) {
     const double v = double(raw[first + i * stride]);
@@ -29,6 +39,9 @@ void addChannel(const T* raw, Index voxels, Index channels, bool channelsLast, i
   };
   double sum = 0;
   for (Index i = 0; i < voxels; ++i) sum += value(i);
+  if (!std::isfinite(sum))  // rare: only then look for the voxel, one more pass
+    for (Index i = 0; i < voxels; ++i)
+      if (!std::isfinite(value(i))) return {double(raw[first + i * stride]), i};
   const double mean = sum / double(voxels);
   double m2 = 0;
   for (Index i = 0; i < voxels; ++i) m2 += (value(i) - mean) * (value(i) - mean);
@@ -38,6 +51,23 @@ void addChannel(const T* raw, Index voxels, Index channels, bool channelsLast, i
   const double delta = mean - into.mean[std::size_t(c)];
   into.mean[std::size_t(c)] += delta * slab / n;
   into.m2[std::size_t(c)] += m2 + delta * delta * into.count * slab / n;
+  return {};
+}
+
+// (channels, D, H, W) as "4 channels of 16x16x16".
+std::string channelsAndExtents(const std::array<long long, 4>& s) {
+  return std::to_string(s[0]) + " channels of " + std::to_string(s[1]) + "x" +
+         std::to_string(s[2]) + "x" + std::to_string(s[3]);
+}
+
+// Stops at a voxel no statistics can include, naming the file, channel and voxel.
+void refuseNonFinite(const std::string& path, const NonFinite& bad, int c, const Index3& e,
+                     Index firstPlane, bool log1p) {
+  const Index d = firstPlane + bad.voxel / (e[1] * e[2]), h = bad.voxel / e[2] % e[1],
+              w = bad.voxel % e[2];
+  fail(path, ": channel ", c, " voxel (", d, ", ", h, ", ", w, ") holds ", bad.stored,
+       log1p ? "; log1p of a value <= -1 is not a finite number" : ", not a finite number",
+       " (no mean includes it)");
 }
 
 }  // namespace
@@ -83,12 +113,12 @@ ChannelMoments momentsOfFile(const std::string& path, const SampleSpec& spec, bo
     const SampleFormat format = reader.read(path, buffer.data(), nullptr, nullptr);
     const Index voxels = slab.read.size();
     for (int c = 0; c < C; ++c) {
-      if (format.type == StoredType::Int16)
-        addChannel(reinterpret_cast<const std::int16_t*>(buffer.data()), voxels, C,
-                   format.channelsLast, c, log1p, file);
-      else
-        addChannel(reinterpret_cast<const float*>(buffer.data()), voxels, C, format.channelsLast, c,
-                   log1p, file);
+      const NonFinite bad = format.type == StoredType::Int16
+                                ? addChannel(reinterpret_cast<const std::int16_t*>(buffer.data()),
+                                             voxels, C, format.channelsLast, c, log1p, file)
+                                : addChannel(reinterpret_cast<const float*>(buffer.data()), voxels,
+                                             C, format.channelsLast, c, log1p, file);
+      if (bad.voxel >= 0) refuseNonFinite(path, bad, c, e, d0, log1p);
     }
     file.count += double(voxels);
   }
@@ -119,6 +149,8 @@ ChannelStatistics channelStatistics(MPI_Comm comm, const Dataset& set, const Sam
     m.m2.assign(at + 1 + C, at + 1 + 2 * C);
     all.merge(m);
   }
+  // A spec of zero-length extents reads nothing, and the moments then have no channel at all.
+  if (all.count == 0) fail(set.source(), ": no voxel in the ", files, " sample(s) read");
   ChannelStatistics s;
   s.samples = set.size();
   s.log1p = log1p;
@@ -143,6 +175,9 @@ SampleSpec inputSpecOf(const std::string& file, const std::string& input) {
   }
   if (shape.size() != 4)
     fail(file, ": dataset '", input, "' has ", shape.size(), " dimensions; expected [C,D,H,W]");
+  if (std::find(shape.begin(), shape.end(), Index(0)) != shape.end())
+    fail(file, ": dataset '", input, "' has shape ", shapeText(shape),
+         ": a zero-length dimension, no voxel to read");
   // SampleReader is the judge of the layout: channels first unless it reads the file as last.
   SampleSpec first{input, int(shape[0]), {shape[1], shape[2], shape[3]}, "", "", 0};
   SampleSpec last{input, int(shape[3]), {shape[0], shape[1], shape[2]}, "", "", 0};
@@ -167,6 +202,39 @@ SampleSpec inputSpecOf(const std::string& file, const std::string& input) {
   none.extents = first.extents;
   SampleReader(MPI_COMM_SELF, first, none, ReadMode::Independent).inspect(file);  // throws
   return first;
+}
+
+SampleSpec commonInputSpec(MPI_Comm comm, const Dataset& set, const std::string& input) {
+  const std::size_t files = std::size_t(set.size());
+  // Per file: channels, D, H, W, each read by the rank that owns the file; zero elsewhere.
+  std::vector<long long> shapes(4 * files, 0);
+  forEachFileOfThisRank(comm, files, [&](std::size_t i) {
+    const SampleSpec spec = inputSpecOf(set.file(Index(i)), input);
+    shapes[4 * i] = spec.channels;
+    for (std::size_t k = 0; k < 3; ++k) shapes[4 * i + 1 + k] = spec.extents[k];
+  });
+  MPI_Allreduce(MPI_IN_PLACE, shapes.data(), int(shapes.size()), MPI_LONG_LONG, MPI_SUM, comm);
+  auto shapeOfFile = [&](std::size_t i) {
+    return std::array<long long, 4>{shapes[4 * i], shapes[4 * i + 1], shapes[4 * i + 2],
+                                    shapes[4 * i + 3]};
+  };
+  // The shape most files have (the earliest on a tie): the odd file is the one named.
+  std::map<std::array<long long, 4>, std::size_t> count;
+  for (std::size_t i = 0; i < files; ++i) ++count[shapeOfFile(i)];
+  std::size_t common = 0;
+  for (std::size_t i = 0; i < files; ++i)
+    if (count[shapeOfFile(i)] > count[shapeOfFile(common)]) common = i;
+  const std::array<long long, 4> want = shapeOfFile(common);
+  const std::size_t most = count[want];
+  for (std::size_t i = 0; i < files; ++i)
+    if (shapeOfFile(i) != want)
+      fail(set.file(Index(i)), ": dataset '", input, "' is ", channelsAndExtents(shapeOfFile(i)),
+           ", but ", set.file(Index(common)),
+           most > 1 ? " and " + std::to_string(most - 1) + " more of the " + std::to_string(files) +
+                          " files are "
+                    : " is ",
+           channelsAndExtents(want), "; the samples of a dataset share one shape");
+  return {input, int(want[0]), {want[1], want[2], want[3]}, "", "", 0};
 }
 
 }  // namespace hybrid3d::data

@@ -74,6 +74,85 @@ void noteIgnored(const std::string& dir, std::vector<std::string> ignored) {
   std::fflush(stdout);
 }
 
+// The files of a dataset directory, sorted by name.
+Dataset listDirectory(const std::string& path) {
+  std::error_code ec;
+  std::vector<std::string> files, ignored;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    if (kindOf(entry.path()) == FileKind::Other) continue;
+    if (isSampleName(entry.path().filename().string()))
+      files.push_back(entry.path().string());
+    else
+      ignored.push_back(entry.path().filename().string());
+  }
+  if (ec) fail(path, ": cannot list the directory (", ec.message(), ")");
+  std::sort(files.begin(), files.end());
+  noteIgnored(path, ignored);
+  if (files.empty()) fail(path, ": directory holds no sample file (*.h5, *.hdf5 or *.data.npy)");
+  refuseMixedFormats(path, files);
+  std::vector<std::uint64_t> bytes = sizesOf(files, "listed in the directory, but ");
+  return Dataset(std::move(files), path, std::move(bytes));
+}
+
+// A list file is text. A line holding a control byte or bytes that are not UTF-8 is a binary
+// file given where a list was expected (a sample under another name, whose HDF5 signature
+// starts "\x89HDF"): refused, rather than its bytes taken for a file name.
+bool isTextLine(const std::string& line) {
+  for (std::size_t i = 0; i < line.size();) {
+    const unsigned char u = static_cast<unsigned char>(line[i]);
+    if ((u < 0x20 && u != '\t' && u != '\r') || u == 0x7f) return false;
+    // A UTF-8 sequence: a lead byte 110xxxxx, 1110xxxx or 11110xxx, then 1 to 3 10xxxxxx.
+    const std::size_t length = u < 0x80         ? 1
+                               : (u >> 5) == 6  ? 2
+                               : (u >> 4) == 14 ? 3
+                               : (u >> 3) == 30 ? 4
+                                                : 0;
+    if (length == 0 || i + length > line.size()) return false;
+    for (std::size_t k = 1; k < length; ++k)
+      if ((static_cast<unsigned char>(line[i + k]) >> 6) != 2) return false;
+    i += length;
+  }
+  return true;
+}
+
+// The files a list file names, one a line, relative to its folder.
+Dataset readListFile(const std::string& path) {
+  std::ifstream list(path);
+  if (!list) fail(path, ": cannot open the list file");
+  const fs::path base = fs::path(path).parent_path();
+  std::vector<std::string> files;
+  std::string line;
+  for (int number = 1; std::getline(list, line); ++number) {
+    if (!isTextLine(line))
+      fail(path, ":", number,
+           ": not a file name (binary bytes): a list file is text, one sample path a line, and "
+           "a sample file given alone is named *.h5, *.hdf5 or *.data.npy");
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const auto last = line.find_last_not_of(" \t\r");
+    const fs::path p = line.substr(first, last - first + 1);
+    files.push_back((p.is_absolute() ? p : base / p).string());
+  }
+  if (files.empty()) fail(path, ": list file names no sample file");
+  std::vector<std::uint64_t> bytes = sizesOf(files, "named in " + path + ", but ");
+  return Dataset(std::move(files), path, std::move(bytes));
+}
+
+const char* typeName(fs::file_type type) {
+  switch (type) {
+    case fs::file_type::fifo:
+      return "FIFO (named pipe)";
+    case fs::file_type::socket:
+      return "socket";
+    case fs::file_type::block:
+      return "block device";
+    case fs::file_type::character:
+      return "character device";
+    default:
+      return "special file";
+  }
+}
+
 }  // namespace
 
 Dataset::Dataset(std::vector<std::string> files, std::string source,
@@ -143,39 +222,16 @@ Dataset Dataset::listOnce(MPI_Comm comm, const std::function<Dataset()>& list) {
 
 Dataset Dataset::open(const std::string& path) {
   std::error_code ec;
-  std::vector<std::string> files;
-  if (fs::is_directory(path, ec)) {
-    std::vector<std::string> ignored;
-    for (const auto& entry : fs::directory_iterator(path, ec)) {
-      if (kindOf(entry.path()) == FileKind::Other) continue;
-      if (isSampleName(entry.path().filename().string()))
-        files.push_back(entry.path().string());
-      else
-        ignored.push_back(entry.path().filename().string());
-    }
-    if (ec) fail(path, ": cannot list the directory (", ec.message(), ")");
-    std::sort(files.begin(), files.end());
-    noteIgnored(path, ignored);
-    if (files.empty()) fail(path, ": directory holds no sample file (*.h5, *.hdf5 or *.data.npy)");
-    refuseMixedFormats(path, files);
-    std::vector<std::uint64_t> bytes = sizesOf(files, "listed in the directory, but ");
-    return Dataset(std::move(files), path, std::move(bytes));
-  } else {
-    std::ifstream list(path);
-    if (!list) fail(path, ": no such dataset directory or list file");
-    const fs::path base = fs::path(path).parent_path();
-    std::string line;
-    while (std::getline(list, line)) {
-      const auto first = line.find_first_not_of(" \t\r");
-      if (first == std::string::npos || line[first] == '#') continue;
-      const auto last = line.find_last_not_of(" \t\r");
-      const fs::path p = line.substr(first, last - first + 1);
-      files.push_back((p.is_absolute() ? p : base / p).string());
-    }
-    if (files.empty()) fail(path, ": list file names no sample file");
-  }
-  std::vector<std::uint64_t> bytes = sizesOf(files, "named in " + path + ", but ");
-  return Dataset(std::move(files), path, std::move(bytes));
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) fail(path, ": no such dataset directory or list file");
+  if (fs::is_directory(status)) return listDirectory(path);
+  // Anything else (a FIFO, a device) would block or never end when read as a list.
+  if (!fs::is_regular_file(status))
+    fail(path, ": is a ", typeName(status.type()),
+         ", not a dataset directory, list file or sample file");
+  if (kindOf(path) != FileKind::Other)
+    return Dataset({path}, path, sizesOf({path}, "given as the dataset, but "));
+  return readListFile(path);
 }
 
 void shuffleDeterministic(std::vector<Index>& v, std::uint64_t seed, std::uint64_t stream) {

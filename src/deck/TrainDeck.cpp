@@ -70,8 +70,10 @@ std::vector<DeckKey> modelKeys() {
 // Data: the samples and how they are read and preprocessed.
 std::vector<DeckKey> dataKeys() {
   return {
-      key("Data/train", Type::String, "", -Big, Big, "directory or list file of training samples"),
-      key("Data/validation", Type::String, "", -Big, Big, "directory or list file; empty: none"),
+      key("Data/train", Type::String, "", -Big, Big,
+          "directory, list file or one sample file of training samples"),
+      key("Data/validation", Type::String, "", -Big, Big,
+          "directory, list file or one sample file; empty: none"),
       key("Data/read mode", Type::String, "independent", -Big, Big,
           "independent (per-rank POSIX reads, prefetchable) or collective (MPI-IO)",
           {"independent", "collective"}),

@@ -1,8 +1,10 @@
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/generate/DatasetTransform.hpp>
 #include <hybrid3d/generate/Downsample.hpp>
 #include <hybrid3d/generate/SampleWriter.hpp>
+#include <hybrid3d/generate/WholeSample.hpp>
+
+#include <cstdint>
 
 #include <Kokkos_Core.hpp>
 
@@ -10,23 +12,21 @@ namespace hybrid3d::generate {
 
 namespace {
 
-// One sample file, read whole by this rank and written again at 1/factor the resolution.
-void downsampleFile(const std::string& in, const std::string& out, Index factor) {
-  const data::File source(in);
-  const std::vector<Index> shape = source.shape("/full");
-  if (shape.size() != 4 || shape[1] != shape[2] || shape[1] != shape[3])
-    fail(in, ": /full is not [C, S, S, S]");
-  if (source.hasAttribute("layout"))
-    fail(in, ": /full is stored channels-last (attribute layout); downsample reads [C, S, S, S]");
-  const Index C = shape[0], S = shape[1], s = S / factor;
-  if (S % factor != 0) fail(in, ": /full is ", S, " wide, not a multiple of --factor ", factor);
-  const std::vector<float> coarse = blockMean(source.read<float>("/full"), C, S, factor);
+// One sample file, read whole by this rank and written again at 1/factor the resolution, as
+// float32 [C, S, S, S] whatever its stored type and channel order.
+void downsampleFile(const std::string& in, const std::string& out, Index width, Index factor) {
+  WholeSample source = readWholeSample(in, width);
+  const std::vector<float> fine = floatChannelsFirst(source);
+  std::vector<std::int16_t>().swap(source.int16);  // the stored values are not needed any more
+  std::vector<float>().swap(source.float32);
+  const Index C = source.channels, s = width / factor;
+  const std::vector<float> coarse = blockMean(fine, C, width, factor);
 
   SampleWriter file(MPI_COMM_SELF, out);
   file.writeSlab("full", {C, s, s, s}, 1, 0, s, coarse.data());
-  copyTargetsAndAttributes(source, file, {"downsample_factor", "source_size"});
+  copyTargetsAndAttributes(source, file, {"layout", "downsample_factor", "source_size"});
   file.attribute("downsample_factor", static_cast<double>(factor));
-  file.attribute("source_size", static_cast<double>(S));
+  file.attribute("source_size", static_cast<double>(width));
   file.commit();
 }
 
@@ -93,8 +93,8 @@ Manifest downsampleDataset(MPI_Comm comm, const DownsampleOptions& o) {
   t.outputsOf = [](const Manifest&, const ManifestSample& s) {
     return std::vector<ManifestSample>{s};
   };
-  t.write = [&](const Manifest&, const std::string& in, const std::vector<std::string>& out) {
-    downsampleFile(in, out.at(0), o.factor);
+  t.write = [&](const Manifest& m, const std::string& in, const std::vector<std::string>& out) {
+    downsampleFile(in, out.at(0), m.size, o.factor);
   };
   t.describe = [&](const Manifest& source, Manifest& m) {
     m.size = source.size / o.factor;

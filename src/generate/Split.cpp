@@ -1,8 +1,8 @@
 #include <hybrid3d/core/Error.hpp>
-#include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/generate/DatasetTransform.hpp>
 #include <hybrid3d/generate/SampleWriter.hpp>
 #include <hybrid3d/generate/Split.hpp>
+#include <hybrid3d/generate/WholeSample.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -15,22 +15,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Whether /full is stored channels-last: the root attribute layout = "DHWC" (as SampleReader
-// reads it). An attribute on the dataset itself is refused, since the copy would lose it.
-bool channelsLastOf(const data::File& source) {
-  if (H5Aexists_by_name(source.id(), "/full", "layout", H5P_DEFAULT) > 0)
-    fail(source.path(),
-         ": /full carries its own layout attribute; split reads it on the root "
-         "group only");
-  return source.hasAttribute("layout") && source.attributeString("layout") == "DHWC";
-}
-
+// The pieces of one source file, read whole by this rank, in its stored type and channel order.
 template <class T>
-void writePieces(const data::File& source, const std::string& sourceName, Index channels,
-                 Index width, bool channelsLast, Index size,
+void writePieces(const WholeSample& source, const std::vector<T>& volume,
+                 const std::string& sourceName, Index size,
                  const std::vector<std::string>& outPaths) {
-  const std::vector<T> volume = source.read<T>("/full");
-  const Index n = width / size;
+  const Index width = source.width, channels = source.channels, n = width / size;
+  const bool channelsLast = source.format.channelsLast;
   for (Index p = 0; p < n * n * n; ++p) {
     const Index3 offset{p / (n * n) * size, p / n % n * size, p % n * size};
     const std::vector<T> piece = cutSubvolume(volume, channels, width, channelsLast, size, offset);
@@ -39,8 +30,11 @@ void writePieces(const data::File& source, const std::string& sourceName, Index 
                                                  : std::vector<Index>{channels, size, size, size};
     file.writeSlab("full", dims, 0, 0, dims[0], piece.data());
     copyTargetsAndAttributes(source, file,
-                             {"source_file", "source_size", "split_size", "split_piece",
+                             {"layout", "source_file", "source_size", "split_size", "split_piece",
                               "split_offset_d", "split_offset_h", "split_offset_w"});
+    // Channels-last pieces say so on the root group, as the project writes them: the published
+    // files carry no attribute, and one on the source's /full is not copied with it.
+    if (channelsLast) file.attribute("layout", "DHWC");
     file.attribute("source_file", sourceName);
     file.attribute("source_size", double(width));
     file.attribute("split_size", double(size));
@@ -52,27 +46,13 @@ void writePieces(const data::File& source, const std::string& sourceName, Index 
   }
 }
 
-// One source file, read whole by this rank, written again as its pieces.
 void splitFile(const std::string& in, const std::string& sourceName, Index width, Index size,
                const std::vector<std::string>& outPaths) {
-  const data::File source(in);
-  const std::vector<Index> shape = source.shape("/full");
-  const bool last = channelsLastOf(source);
-  const Index c = last ? 3 : 0, d = last ? 0 : 1;
-  if (shape.size() != 4 || shape[d] != width || shape[d + 1] != width || shape[d + 2] != width)
-    fail(in, ": /full is not ", last ? "[" : "[C, ", width, ", ", width, ", ", width,
-         last ? ", C]" : "]", " as the manifest's size says");
-  const data::Handle dataset = source.openDataset("/full");
-  const data::Handle type(H5Dget_type(dataset), H5Tclose);
-  const bool float32 = H5Tget_class(type) == H5T_FLOAT && H5Tget_size(type) == 4;
-  const bool int16 =
-      H5Tget_class(type) == H5T_INTEGER && H5Tget_size(type) == 2 && H5Tget_sign(type) == H5T_SGN_2;
-  if (float32)
-    writePieces<float>(source, sourceName, shape[c], width, last, size, outPaths);
-  else if (int16)
-    writePieces<std::int16_t>(source, sourceName, shape[c], width, last, size, outPaths);
+  const WholeSample source = readWholeSample(in, width);
+  if (source.format.type == data::StoredType::Int16)
+    writePieces(source, source.int16, sourceName, size, outPaths);
   else
-    fail(in, ": /full is neither float32 nor int16; split keeps the stored type");
+    writePieces(source, source.float32, sourceName, size, outPaths);
 }
 
 }  // namespace

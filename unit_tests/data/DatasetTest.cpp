@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/data/Dataset.hpp>
@@ -52,6 +53,43 @@ TEST(Dataset, AMissingOrEmptySourceFailsNamingIt) {
       ADD_FAILURE() << "accepted " << p;
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    }
+  }
+}
+
+// One sample file given as the dataset is a dataset of that sample (as a PyTorch dataset of one
+// file would read it), whatever its format; a file of another name is a list file.
+TEST(Dataset, OneSampleFileIsADatasetOfThatSample) {
+  const std::vector<std::string> samples = {scratch("one.h5"), scratch("one.hdf5"),
+                                            scratch("one.data.npy")};
+  onRankZero([&] {
+    for (const std::string& s : samples) std::ofstream(s) << "a sample";
+  });
+  for (const std::string& s : samples) {
+    const Dataset d = Dataset::open(s);
+    ASSERT_EQ(d.size(), 1) << s;
+    EXPECT_EQ(d.file(0), s);
+    EXPECT_EQ(d.bytes(0), std::uint64_t(std::string("a sample").size()));
+  }
+}
+
+// What is neither a directory nor a regular file (a FIFO would block the listing forever), and a
+// binary file where a list was expected (its bytes are no file names), fail naming the path.
+TEST(Dataset, AFifoOrABinaryFileGivenAsAListFailsNamingIt) {
+  const std::string fifo = scratch("samples.fifo"), binary = scratch("sample.bin");
+  onRankZero([&] {
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    std::ofstream(binary, std::ios::binary) << std::string("\x89HDF\r\n\x1a\n\0\0\0", 11);
+  });
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {fifo, fifo + ": is a FIFO (named pipe), not a dataset directory, list file or sample file"},
+      {binary, binary + ":1: not a file name (binary bytes)"}};
+  for (const auto& [path, want] : cases) {
+    try {
+      Dataset::open(path);
+      ADD_FAILURE() << "accepted " << path;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
     }
   }
 }

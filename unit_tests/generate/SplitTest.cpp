@@ -4,7 +4,10 @@
 // requests fail on every rank with one line naming the flag.
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -18,6 +21,7 @@
 
 #include "ErrorOf.hpp"
 #include "GenerateTestUtils.hpp"
+#include "PublishedDataset.hpp"
 #include "WorldRank.hpp"
 
 namespace {
@@ -155,6 +159,106 @@ TEST(Split, SameFilesOnOneRankAndOnAllRanks) {
     EXPECT_NE(e.path().extension(), ".tmp") << e.path();
 }
 
+// Issue 38: the published forms, without a manifest, split into the project's own layout
+// (NAME_sPPP.h5 under the split's folder, train/ for files at the top, the channels-last order
+// marked by the attribute layout = "DHWC", the targets copied) with a manifest that records the
+// source. Every piece is checked voxel by voxel against the generated dataset the published one
+// was written from (channels first: a plain loop over both orders).
+TEST(Split, PublishedFilesWithoutManifestSplitIntoTheProjectsLayout) {
+  test::ScratchDir dir;
+  writeDataset(dir / "s16");
+  const Index N = 16, S = 8, n = N / S, C = 4;
+  for (const test::PublishedForm form :
+       {test::PublishedForm::Hdf5, test::PublishedForm::Hdf5Flat, test::PublishedForm::Numpy}) {
+    const bool flat = form == test::PublishedForm::Hdf5Flat;
+    const std::string tag = form == test::PublishedForm::Numpy ? "npy" : flat ? "flat" : "hdf5";
+    test::writePublished(dir / "s16", dir / ("pub_" + tag), form);
+    splitDataset(MPI_COMM_WORLD, {dir / ("pub_" + tag), dir / ("cut_" + tag), S});
+    if (test::worldRank() != 0) continue;
+    const Manifest source = readManifest(dir / "s16/manifest.txt");
+    const Manifest split = readManifest(dir / ("cut_" + tag + "/manifest.txt"));
+    EXPECT_EQ(split.source, dir / ("pub_" + tag));
+    EXPECT_EQ(split.size, S);
+    using Splits = std::vector<std::pair<std::string, Index>>;
+    const Splits splits = flat ? Splits{{"train", 5 * n * n * n}}
+                               : Splits{{"train", 3 * n * n * n}, {"validation", 2 * n * n * n}};
+    EXPECT_EQ(split.splits, splits);
+    ASSERT_EQ(split.samples.size(), source.samples.size() * std::size_t(n * n * n));
+    for (std::size_t i = 0; i < source.samples.size(); ++i) {
+      const data::File fine(dir / ("s16/" + source.samples[i].file));
+      const std::vector<std::int16_t> x = fine.read<std::int16_t>("/full");
+      for (Index p = 0; p < n * n * n; ++p) {
+        const ManifestSample& piece = split.samples[i * std::size_t(n * n * n) + std::size_t(p)];
+        const std::string name = source.samples[i].file;  // train/NAME.h5, validation/NAME.h5
+        const std::string own = flat ? "train" + name.substr(name.find('/')) : name;
+        ASSERT_EQ(piece.file, subvolumeName(own, p, n * n * n)) << tag;
+        const data::File cut(dir / ("cut_" + tag + "/" + piece.file));
+        ASSERT_EQ(cut.shape("/full"), (std::vector<Index>{S, S, S, C})) << piece.file;
+        EXPECT_EQ(cut.attributeString("layout"), "DHWC");
+        EXPECT_EQ(cut.read<float>("/unitPar"), fine.read<float>("/unitPar")) << piece.file;
+        const std::vector<std::int16_t> y = cut.read<std::int16_t>("/full");
+        const Index od = p / (n * n) * S, oh = p / n % n * S, ow = p % n * S;
+        for (Index c = 0; c < C; ++c)
+          for (Index d = 0; d < S; ++d)
+            for (Index h = 0; h < S; ++h)
+              for (Index w = 0; w < S; ++w)
+                ASSERT_EQ(y[std::size_t(((d * S + h) * S + w) * C + c)],
+                          x[std::size_t(((c * N + od + d) * N + oh + h) * N + ow + w)])
+                    << piece.file << " channel " << c << " voxel " << d << "," << h << "," << w;
+      }
+    }
+  }
+}
+
+// Issue 41: a split that stops on its third sample leaves no piece under its final name, none
+// under a staging or temporary one, and no manifest: nothing a training run would list.
+TEST(Split, AStoppedSplitLeavesNoPieceAndNoManifest) {
+  test::ScratchDir dir;
+  writeDataset(dir / "s16");
+  const std::string third = dir / "s16/train/cosmo_000002.h5";
+  if (test::worldRank() == 0) std::filesystem::resize_file(third, 2000);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::string error = errorOf([&] {
+    splitDataset(MPI_COMM_WORLD, {dir / "s16", dir / "cut", 8});
+  });
+  EXPECT_NE(error.find(third), std::string::npos) << error;
+  // Each rank removes its own staged files as its error unwinds: look once every rank has.
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (test::worldRank() != 0) return;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir / "cut"))
+    EXPECT_TRUE(e.is_directory()) << e.path() << " was left behind";
+}
+
+// Issue 41: a manifest's sample files stay inside the dataset (split would read and write
+// through "../"), and each is listed once (a manifest of more samples than files).
+TEST(Split, ManifestFilesOutsideTheDatasetOrListedTwiceAreRefused) {
+  test::ScratchDir dir;
+  writeDataset(dir / "s16");
+  const std::string manifest = dir / "s16/manifest.txt";
+  std::string text;
+  if (test::worldRank() == 0) {
+    std::ifstream in(manifest);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::vector<std::pair<std::string, std::string>> edits = {
+      {" ../other/train/cosmo_000000.h5 ", "a sample file outside the dataset's directory"},
+      {" train/cosmo_000001.h5 ", "sample file train/cosmo_000001.h5 is listed a second time"}};
+  for (const auto& edit : edits) {
+    if (test::worldRank() == 0) {
+      std::string edited = text;
+      const std::string first = " train/cosmo_000000.h5 ";
+      edited.replace(edited.find(first), first.size(), edit.first);
+      std::ofstream(manifest) << edited;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const std::string error = errorOf([&] {
+      splitDataset(MPI_COMM_WORLD, {dir / "s16", dir / "cut", 8});
+    });
+    EXPECT_NE(error.find(manifest + ":"), std::string::npos) << error;
+    EXPECT_NE(error.find(edit.second), std::string::npos) << error;
+  }
+}
+
 TEST(Split, NamesSayWhichPiece) {
   EXPECT_EQ(subvolumeName("train/cosmo_000003.h5", 5, 64), "train/cosmo_000003_s005.h5");
   EXPECT_EQ(subvolumeName("a.h5", 4095, 4096), "a_s4095.h5");
@@ -170,7 +274,7 @@ TEST(Split, BadRequestsFailOnEveryRankNamingTheCulprit) {
   EXPECT_NE(
       error({dir / "s16", dir / "x", 6}).find("--size: 6 does not divide the dataset's size 16"),
       std::string::npos);
-  EXPECT_NE(error({dir / "none", dir / "x", 8}).find("manifest.txt is missing (split reads"),
+  EXPECT_NE(error({dir / "none", dir / "x", 8}).find("none is not a directory (split reads"),
             std::string::npos);
   EXPECT_NE(error({dir / "s16", dir / "s16", 8}).find("is the input directory"), std::string::npos);
   const std::vector<std::pair<std::vector<std::string>, std::string>> flags{

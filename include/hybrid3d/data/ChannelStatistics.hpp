@@ -40,7 +40,8 @@ struct ChannelStatistics {
 };
 
 /// The moments of one file's input (every channel, whole volume), read with `spec` on this
-/// rank alone. Throws naming the file.
+/// rank alone. Throws naming the file, and the channel and voxel of a value whose log1p (or
+/// itself) is not a finite number (log1p of -32768 would make every mean NaN).
 ChannelMoments momentsOfFile(const std::string& path, const SampleSpec& spec, bool log1p);
 
 /// Statistics of every file of `set`, collective over `comm`. Throws on every rank, naming the
@@ -52,7 +53,14 @@ ChannelStatistics channelStatistics(MPI_Comm comm, const Dataset& set, const Sam
 /// channels and extents of `input` in `file` (of a numpy sample: its array). The channels are
 /// last where the first three dimensions are a cube and the last is not (the published files,
 /// which carry no layout attribute), else first or last as SampleReader reads the file. Throws
-/// naming the file when it has no such dataset or one of no readable layout.
+/// naming the file when it has no such dataset, one of no readable layout, or a zero-length
+/// dimension.
 SampleSpec inputSpecOf(const std::string& file, const std::string& input = "/full");
+
+/// The input spec every file of `set` shares (inputSpecOf of each, one rank per file), collective
+/// over `comm`. Throws on every rank when one differs, naming it, its shape, a file of the shape
+/// most files have (the first file's on a tie) and how many have it: the odd file is named,
+/// whichever comes first.
+SampleSpec commonInputSpec(MPI_Comm comm, const Dataset& set, const std::string& input = "/full");
 
 }  // namespace hybrid3d::data

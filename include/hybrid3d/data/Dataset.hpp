@@ -47,11 +47,13 @@ public:
 
   /// `path` is a directory (every sample file in it: *.h5, *.hdf5 or *.data.npy, one format per
   /// directory, sorted by name, but for checkpoint*.h5 and hidden files, which a note on stdout
-  /// names) or a text file listing one
-  /// sample path per line (relative to the list file's folder; blank lines and lines starting
-  /// with '#' are skipped). Records each file's size. Throws naming the path when it is missing
-  /// or yields no sample, and naming a listed file that does not exist. Local: every caller
-  /// looks at the file system itself (use openShared in a parallel run).
+  /// names), one sample file (named *.h5, *.hdf5 or *.data.npy: a dataset of that sample, as a
+  /// PyTorch dataset of one file reads it) or a text file listing one sample path per line
+  /// (relative to the list file's folder; blank lines and lines starting with '#' are skipped).
+  /// Records each file's size. Throws naming the path when it is missing, neither a directory
+  /// nor a regular file (a FIFO would block the listing) or yields no sample, naming the line of
+  /// a list file that is not text, and naming a listed file that does not exist. Local: every
+  /// caller looks at the file system itself (use openShared in a parallel run).
   static Dataset open(const std::string& path);
   /// The given files (the command line's samples), with their sizes; throws naming a missing one.
   static Dataset ofFiles(std::vector<std::string> files, const std::string& source);

@@ -2,11 +2,13 @@
 /// \file
 /// `hybrid3d downsample`: the same dataset at a coarser resolution, each output voxel the mean of
 /// a factor^3 block of input voxels per channel (as the CosmoFlow paper's 128^3 inputs are the
-/// mean over 4^3 blocks of its 512^3 ones). Every file of the manifest is written again, under the
-/// same relative name, with /full as float32 [C, S/f, S/f, S/f], the targets and the root
-/// attributes copied, and the attributes downsample_factor and source_size added; the new
-/// manifest keeps every sample and its parameters and says size S/f. Files are shared out over
-/// the ranks, one rank per file.
+/// mean over 4^3 blocks of its 512^3 ones). The source is any dataset DatasetTransform.hpp takes
+/// (one written by hybrid3d, the published CosmoFlow *.hdf5, MLPerf HPC's numpy pairs); every
+/// sample is written again, under the same relative name as NAME.h5, with /full as float32
+/// [C, S/f, S/f, S/f] whatever the source's type and channel order, the targets and the root
+/// attributes (but layout) copied, and the attributes downsample_factor and source_size added;
+/// the new manifest keeps every sample and its parameters and says size S/f. Files are shared
+/// out over the ranks, one rank per file.
 
 #include <string>
 #include <vector>
@@ -33,7 +35,7 @@ std::vector<float> blockMean(const std::vector<float>& volume, Index channels, I
                              Index factor);
 
 /// Writes the downsampled dataset collectively over `comm` and returns its manifest on every
-/// rank. Throws on every rank alike, naming the file or flag: no manifest in inDir, a generator
+/// rank. Throws on every rank alike, naming the file or flag: no dataset in inDir, a generator
 /// whose input is not a density (segmentation labels are not averaged), a factor that does not
 /// divide the size, an unreadable file, outDir equal to inDir or not writable.
 Manifest downsampleDataset(MPI_Comm comm, const DownsampleOptions& options);

@@ -9,6 +9,8 @@
 ///   generator cosmology
 ///   size 128
 ///   seed 42
+///   source data512                        (downsample, split: the dataset it was made from, as
+///                                         given to --in; the rest of the line)
 ///   split train 64                        (one line per split, in generation order)
 ///   setting mean_count 8                  (generator settings, name value)
 ///   parameter amplitude 0.6 1.2           (name lo hi, in the order of the sample values)
@@ -19,6 +21,7 @@
 /// Numbers are written with enough digits to read back exactly.
 
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +55,7 @@ struct Manifest {
   std::string generator;
   Index size = 0;
   std::uint64_t seed = 0;
+  std::string source;  // the dataset this one was made from; empty for a generated one
   std::vector<std::pair<std::string, Index>> splits;
   std::vector<std::pair<std::string, double>> settings;
   std::vector<ManifestParameter> parameters;
@@ -60,10 +64,22 @@ struct Manifest {
   std::vector<ManifestSample> samples;
 };
 
+/// The manifest as its file holds it.
+std::string manifestText(const Manifest& m);
+
 /// Writes `path` atomically (temporary file, then rename). Throws naming the path on failure.
 void writeManifest(const Manifest& m, const std::string& path);
 
-/// Reads a manifest; throws naming the path and line when it is malformed.
+/// Reads a manifest's text from `in`, `path` naming it in errors (as readManifest).
+Manifest parseManifest(std::istream& in, const std::string& path);
+
+/// Reads a manifest; throws naming the path and line when it is malformed, when a sample's file
+/// leaves the dataset's directory (absolute, or through "..": a transform would read and write
+/// there) or when a file is listed twice (a dataset of more samples than files).
 Manifest readManifest(const std::string& path);
+
+/// Whether the relative path `relative` names something inside the directory it is relative
+/// to: not absolute, not empty, not reaching out through "..".
+bool staysInside(const std::string& relative);
 
 }  // namespace hybrid3d::generate

@@ -4,11 +4,14 @@
 /// each a sample of its own with the source's targets (MLPerf HPC's preprocessing of CosmoFlow's
 /// 512^3 universes into 128^3 inputs; `downsample` is the paper's other route to 128^3).
 ///
-/// Sub-volume (i, j, k) (its offset (i S, j S, k S) in (D, H, W)) is piece p = (i n + j) n + k,
-/// n = N/S, of source NAME.h5, written as NAME_sPPP.h5 (p zero-padded to at least three digits,
-/// more when n^3 > 1000) beside where NAME.h5 would be in the new directory. /full keeps the
-/// source's type (float32 or int16) and layout ([C,S,S,S], or [S,S,S,C] with the root attribute
-/// layout = "DHWC" copied); /unitPar and the root attributes are copied, and the attributes
+/// The source is any dataset DatasetTransform.hpp takes (one written by hybrid3d, the published
+/// CosmoFlow *.hdf5, MLPerf HPC's numpy pairs). Sub-volume (i, j, k) (its offset (i S, j S, k S)
+/// in (D, H, W)) is piece p = (i n + j) n + k, n = N/S, of source NAME.h5 (or NAME.hdf5,
+/// NAME.data.npy), written as NAME_sPPP.h5 (p zero-padded to at least three digits, more when
+/// n^3 > 1000) beside where NAME.h5 would be in the new directory. /full keeps the source's type
+/// (float32 or int16) and channel order ([C,S,S,S], or [S,S,S,C] with the root attribute layout =
+/// "DHWC", which the published files lack); the targets (/unitPar, or NAME.label.npy's) and the
+/// root attributes are copied, and the attributes
 /// source_file (the source's name relative to its dataset), source_size N, split_size S,
 /// split_piece p and split_offset_d, split_offset_h, split_offset_w added. The manifest lists
 /// every sub-volume under its source's split with the source's parameters and targets (sample
@@ -46,8 +49,8 @@ std::vector<T> cutSubvolume(const std::vector<T>& volume, Index channels, Index 
                             bool channelsLast, Index size, const Index3& offset);
 
 /// Writes the split dataset collectively over `comm` and returns its manifest on every rank.
-/// Throws on every rank alike, naming the file or flag: no manifest in inDir, a size that does
-/// not divide the dataset's width, a file whose /full is not a cube of the manifest's width or
+/// Throws on every rank alike, naming the file or flag: no dataset in inDir, a size that does
+/// not divide the dataset's width, a file whose /full is not a cube of the dataset's width or
 /// of another type than float32 and int16, outDir equal to inDir or not writable.
 Manifest splitDataset(MPI_Comm comm, const SplitOptions& options);
 
