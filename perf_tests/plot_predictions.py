@@ -106,11 +106,12 @@ def list_images(paths):
 
 
 def truth_of(image, labels_dir):
-    """[D, H, W] class labels of an image where known: an HDF5 sample's /segmentation, or the
+    """[D, H, W] class labels of an image where known: an HDF5 sample's /segmentation, else the
     --labels file of the image's name (or of its NAME with another suffix); else None."""
     if image and image.endswith(HDF5_SUFFIXES):
         with h5py.File(image, "r") as f:
-            return np.asarray(f["segmentation"]) if "segmentation" in f else None
+            if "segmentation" in f:
+                return np.asarray(f["segmentation"])
     if not labels_dir:
         return None
     names = ([os.path.basename(image)] if image else []) + \
