@@ -18,85 +18,11 @@ import time
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
-
-def window_out(e, k, s, p):
-    return (e + 2 * p - k) // s + 1
-
-
-class CosmoFlow(nn.Module):
-    """LBANN 2020 CosmoFlow: conv1..conv7 (k3, p1, no bias; conv4 stride 2) each with
-    LeakyReLU(0.01); average pools (3, 2, 1, padding counted) after conv1..conv5, after conv6
-    when S >= 256 and after conv7 when S = 512, only where the input extent is >= 4; dropout
-    (keep 0.8) before fc1, fc2, fc3; LeakyReLU(0.01) after fc1 and fc2."""
-
-    def __init__(self, S):
-        super().__init__()
-        chans = [4, 16, 32, 64, 128, 256, 256, 256]
-        self.convs = nn.ModuleList()
-        self.pools = []
-        e = S
-        for i in range(1, 8):
-            stride = 2 if i == 4 else 1
-            self.convs.append(nn.Conv3d(chans[i - 1], chans[i], 3, stride=stride, padding=1, bias=False))
-            e = window_out(e, 3, stride, 1)
-            pool = i <= 5 or (i == 6 and S >= 256) or (i == 7 and S == 512)
-            self.pools.append(pool and e >= 4)
-            if self.pools[-1]:
-                e = window_out(e, 3, 2, 1)
-        flat = 256 * e ** 3
-        self.fc1 = nn.Linear(flat, 2048)
-        self.fc2 = nn.Linear(2048, 256)
-        self.fc3 = nn.Linear(256, 4)
-        self.drop = nn.Dropout(p=0.2)
-
-    def forward(self, x):
-        for conv, pool in zip(self.convs, self.pools):
-            x = F.leaky_relu(conv(x), 0.01)
-            if pool:
-                x = F.avg_pool3d(x, 3, stride=2, padding=1, count_include_pad=True)
-        x = torch.flatten(x, 1)
-        x = F.leaky_relu(self.fc1(self.drop(x)), 0.01)
-        x = F.leaky_relu(self.fc2(self.drop(x)), 0.01)
-        return self.fc3(self.drop(x))
-
-
-def block(cin, a, b):
-    return nn.Sequential(
-        nn.Conv3d(cin, a, 3, padding=1, bias=False), nn.BatchNorm3d(a), nn.ReLU(inplace=True),
-        nn.Conv3d(a, b, 3, padding=1, bias=False), nn.BatchNorm3d(b), nn.ReLU(inplace=True))
-
-
-class UNet3d(nn.Module):
-    """LBANN 2020 3D U-Net: enc1 [32,64], enc2 [64,128], enc3 [128,256] each followed by max
-    pool 2/2, bottom [256,512]; up3..up1 transposed convs (k2, s2, no bias, channels kept),
-    concatenation [up, skip], dec3 [256,256], dec2 [128,128], dec1 [64,64]; head 1^3 conv
-    with bias, 64 -> 3 classes."""
-
-    def __init__(self):
-        super().__init__()
-        self.enc1 = block(1, 32, 64)
-        self.enc2 = block(64, 64, 128)
-        self.enc3 = block(128, 128, 256)
-        self.bottom = block(256, 256, 512)
-        self.up3 = nn.ConvTranspose3d(512, 512, 2, stride=2, bias=False)
-        self.dec3 = block(512 + 256, 256, 256)
-        self.up2 = nn.ConvTranspose3d(256, 256, 2, stride=2, bias=False)
-        self.dec2 = block(256 + 128, 128, 128)
-        self.up1 = nn.ConvTranspose3d(128, 128, 2, stride=2, bias=False)
-        self.dec1 = block(128 + 64, 64, 64)
-        self.head = nn.Conv3d(64, 3, 1, bias=True)
-
-    def forward(self, x):
-        s1 = self.enc1(x)
-        s2 = self.enc2(F.max_pool3d(s1, 2, 2))
-        s3 = self.enc3(F.max_pool3d(s2, 2, 2))
-        b = self.bottom(F.max_pool3d(s3, 2, 2))
-        d3 = self.dec3(torch.cat([self.up3(b), s3], 1))
-        d2 = self.dec2(torch.cat([self.up2(d3), s2], 1))
-        d1 = self.dec1(torch.cat([self.up1(d2), s1], 1))
-        return self.head(d1)
+# The models, shared with the inference reference and the predict benchmark.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "unit_tests",
+                                "reference"))
+from torch_models import CosmoFlow, UNet3d  # noqa: E402
 
 
 def run(arch, S, warmup, steps, bf16):
