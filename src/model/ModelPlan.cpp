@@ -52,7 +52,8 @@ std::size_t convWorkspace(const ModelPlan& p, int id, const TensorShape& x, cons
   if (p.localBatch(id, coords) == 0) return 0;  // no samples: Conv3d makes no engine
   const Box3 outOwned =
       BlockDecomposition(l.output.extents, l.grid).ownedBox(p.place(id, coords).coords);
-  const ConvEngine engine = resolveConvEngine<T, M>(l.conv.engine, l.name, outOwned.size());
+  const ConvEngine engine = resolveConvEngine<T, M>(l.conv.engine, l.name, outOwned.size(),
+                                                    p.convLargestOperand(id, coords));
   if (engine != ConvEngine::OneDnn) return 0;
 #if HYBRID3D_ENABLE_ONEDNN
   // The sizes oneDNN is asked about depend on the box and the channels, not on where the
@@ -129,6 +130,18 @@ GhostMap ModelPlan::outputGhosts(int id) const {
   return g;
 }
 
+Index ModelPlan::convLargestOperand(int id, const Int3& coords) const {
+  const LayerPlan& l = layers.at(id);
+  const int x = l.inputs.at(0);
+  const TensorShape& in = shape(x);
+  const TensorLayout ghosted(0, in.channels, BlockDecomposition(in.extents, layout(x).dims()),
+                             place(x, coords).coords, l.inputGhosts.at(0));
+  const Box3 outOwned =
+      BlockDecomposition(l.output.extents, l.grid).ownedBox(place(id, coords).coords);
+  return largestConvOperand(localBatch(id, coords), in.channels, l.output.channels,
+                            ghosted.localBox().size(), outOwned.size());
+}
+
 Index ModelPlan::parameterCount() const {
   Index n = 0;
   for (const LayerPlan& l : layers) n += l.parameters;
@@ -183,8 +196,10 @@ ModelPlan planModel(const ModelOptions& options, const Int3& grid) {
   return p;
 }
 
+namespace {
+
 template <class T, class M>
-std::vector<GraphMemory> predictLayerMemory(const ModelPlan& p, const Int3& coords) {
+std::vector<GraphMemory> layerMemory(const ModelPlan& p, const Int3& coords, bool askEngines) {
   const std::size_t scalar = sizeof(T);
   std::vector<GraphMemory> layers(p.layers.size());
   for (std::size_t id = 0; id < p.layers.size(); ++id) {
@@ -198,7 +213,7 @@ std::vector<GraphMemory> predictLayerMemory(const ModelPlan& p, const Int3& coor
           m.activationGradients += edgeBytes(scalar, p, int(id), coords, c.inputGhosts[slot]);
     m.parameters =
         2 * sizeof(ParamOf<T>) * std::size_t(p.localParameters(int(id), coords));  // and grads
-    if (l.conv.kernel > 0)
+    if (askEngines && l.conv.kernel > 0)
       m.workspace = convWorkspace<T, M>(p, int(id), p.shape(l.inputs[0]), coords);
     if (l.kind == "Redistribute") m.buffers = redistributionBuffers<T, M>(p, int(id), coords);
   }
@@ -210,12 +225,12 @@ std::vector<GraphMemory> predictLayerMemory(const ModelPlan& p, const Int3& coor
 }
 
 template <class T, class M>
-GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
+GraphMemory modelMemory(const ModelPlan& p, const Int3& coords, bool askEngines) {
   GraphMemory m;
   m.activations =
       edgeBytes(sizeof(T), p, ModelPlan::Input, coords, p.outputGhosts(ModelPlan::Input));
   std::size_t workspace = 0;  // one buffer, shared: the largest need
-  for (const GraphMemory& l : predictLayerMemory<T, M>(p, coords)) {
+  for (const GraphMemory& l : layerMemory<T, M>(p, coords, askEngines)) {
     m.activations += l.activations;
     m.activationGradients += l.activationGradients;
     m.parameters += l.parameters;
@@ -224,6 +239,23 @@ GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
   }
   m.workspace = (workspace + 4095) / 4096 * 4096;  // HostWorkspace reserves whole pages
   return m;
+}
+
+}  // namespace
+
+template <class T, class M>
+std::vector<GraphMemory> predictLayerMemory(const ModelPlan& p, const Int3& coords) {
+  return layerMemory<T, M>(p, coords, true);
+}
+
+template <class T, class M>
+GraphMemory predictMemory(const ModelPlan& p, const Int3& coords) {
+  return modelMemory<T, M>(p, coords, true);
+}
+
+template <class T, class M>
+GraphMemory predictMemoryBeforeEngines(const ModelPlan& p, const Int3& coords) {
+  return modelMemory<T, M>(p, coords, false);
 }
 
 BoxRange ownedBoxRange(const Index3& extents, const Int3& grid) {
@@ -239,8 +271,9 @@ BoxRange ownedBoxRange(const Index3& extents, const Int3& grid) {
 template std::size_t predictAllreduceBytes<float>(const ModelPlan&, const Int3&, int);
 template std::size_t predictAllreduceBytes<double>(const ModelPlan&, const Int3&, int);
 
-#define HYBRID3D_INSTANTIATE(T, D)                                         \
-  template GraphMemory predictMemory<T, D>(const ModelPlan&, const Int3&); \
+#define HYBRID3D_INSTANTIATE(T, D)                                                      \
+  template GraphMemory predictMemory<T, D>(const ModelPlan&, const Int3&);              \
+  template GraphMemory predictMemoryBeforeEngines<T, D>(const ModelPlan&, const Int3&); \
   template std::vector<GraphMemory> predictLayerMemory<T, D>(const ModelPlan&, const Int3&);
 HYBRID3D_FOR_EACH_SCALAR_AND_DEVICE(HYBRID3D_INSTANTIATE)
 HYBRID3D_FOR_EACH_SCALAR16_AND_DEVICE(HYBRID3D_INSTANTIATE)

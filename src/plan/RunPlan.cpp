@@ -89,6 +89,18 @@ RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const S
   return r;
 }
 
+template <class T, class M>
+std::size_t largestRankBytesBeforeEngines(const TrainConfig& config, const Int3& grid, int groups) {
+  checkTrainConfig(config, groups);
+  const ModelPlan model = planModel(groupModelOptions(config, groups), grid);
+  std::size_t largest = 0;
+  for (int d = 0; d < grid[0]; ++d)
+    for (int h = 0; h < grid[1]; ++h)
+      for (int w = 0; w < grid[2]; ++w)
+        largest = std::max(largest, predictMemoryBeforeEngines<T, M>(model, {d, h, w}).total());
+  return largest;
+}
+
 std::pair<SetListing, SetListing> checkDatasets(MPI_Comm world, const TrainConfig& config,
                                                 int groups, const data::SampleSpec& spec,
                                                 const SetListing& train,
@@ -125,8 +137,12 @@ template RunPlan planRun<float, DefaultMemorySpace>(const TrainConfig&, const In
                                                     const SetListing&, const SetListing&);
 template RunPlan planRun<double, DefaultMemorySpace>(const TrainConfig&, const Int3&, int,
                                                      const SetListing&, const SetListing&);
+template std::size_t largestRankBytesBeforeEngines<float, DefaultMemorySpace>(const TrainConfig&,
+                                                                              const Int3&, int);
 template RunPlan checkRun<float, DefaultMemorySpace>(const ProcessGrid&, const TrainConfig&,
                                                      const SetListing&, const SetListing&);
+template std::size_t largestRankBytesBeforeEngines<double, DefaultMemorySpace>(const TrainConfig&,
+                                                                               const Int3&, int);
 template RunPlan checkRun<double, DefaultMemorySpace>(const ProcessGrid&, const TrainConfig&,
                                                       const SetListing&, const SetListing&);
 
@@ -134,8 +150,12 @@ template RunPlan planRun<bfloat16, DefaultMemorySpace>(const TrainConfig&, const
                                                        const SetListing&, const SetListing&);
 template RunPlan planRun<float16, DefaultMemorySpace>(const TrainConfig&, const Int3&, int,
                                                       const SetListing&, const SetListing&);
+template std::size_t largestRankBytesBeforeEngines<bfloat16, DefaultMemorySpace>(const TrainConfig&,
+                                                                                 const Int3&, int);
 template RunPlan checkRun<bfloat16, DefaultMemorySpace>(const ProcessGrid&, const TrainConfig&,
                                                         const SetListing&, const SetListing&);
+template std::size_t largestRankBytesBeforeEngines<float16, DefaultMemorySpace>(const TrainConfig&,
+                                                                                const Int3&, int);
 template RunPlan checkRun<float16, DefaultMemorySpace>(const ProcessGrid&, const TrainConfig&,
                                                        const SetListing&, const SetListing&);
 

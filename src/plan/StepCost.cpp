@@ -31,10 +31,12 @@ Index channelsTimesVoxels(const TensorShape& s) {
 bool readsModelInput(const LayerPlan& l) { return l.inputs.at(0) == ModelPlan::Input; }
 
 // The engine a convolution runs on the rank owning `outOwned` output voxels, as Conv3d picks it.
-std::string convEngineName(const RunPlan& r, const LayerPlan& l, Index outOwned) {
+std::string convEngineName(const RunPlan& r, int id, const Int3& coords, Index outOwned) {
+  const LayerPlan& l = r.model.layers.at(id);
+  const Index largest = r.model.convLargestOperand(id, coords);
   return toString(withPrecision(r.precision, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return resolveConvEngine<T, DefaultMemorySpace>(l.conv.engine, l.name, outOwned);
+    return resolveConvEngine<T, DefaultMemorySpace>(l.conv.engine, l.name, outOwned, largest);
   }));
 }
 
@@ -102,7 +104,7 @@ std::string layerKey(const RunPlan& r, int id, const Int3& coords) {
     key += std::to_string(x.channels) + ">" + std::to_string(l.output.channels);
     if (l.kind == "Conv3d")
       key += " k" + std::to_string(l.conv.kernel) + " s" + std::to_string(l.conv.stride) + " " +
-             convEngineName(r, l, owned);
+             convEngineName(r, id, coords, owned);
     if (readsModelInput(l)) key += " first";
   } else if (l.kind == "Concat") {
     key +=

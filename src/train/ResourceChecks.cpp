@@ -83,7 +83,10 @@ double nodeMemoryBytes() {
   return limit > 0 && limit < physical ? limit : physical;
 }
 
-void checkNodeMemory(MPI_Comm world, double bytesPerRank, double limitPerRank) {
+void checkNodeMemory(MPI_Comm world, double bytesPerRank, double limitPerRank,
+                     bool beforeWorkspaces) {
+  const std::string needs = beforeWorkspaces ? "the plan needs at least " : "the plan needs ";
+  const char* part = beforeWorkspaces ? " (before the convolution workspaces)" : "";
   MPI_Comm node;
   MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int ranksHere = 1;
@@ -92,13 +95,13 @@ void checkNodeMemory(MPI_Comm world, double bytesPerRank, double limitPerRank) {
   data::collectively(world, [&] {
     if (limitPerRank > 0) {
       if (bytesPerRank > limitPerRank)
-        fail("the plan needs ", mib(bytesPerRank), " per rank, more than --memory-limit ",
+        fail(needs, mib(bytesPerRank), " per rank", part, ", more than --memory-limit ",
              mib(limitPerRank), "; use more ranks per sample or a smaller mini-batch");
       return;
     }
     const double memory = nodeMemoryBytes();
     if (bytesPerRank * ranksHere > memory)
-      fail("the plan needs ", mib(bytesPerRank), " per rank x ", ranksHere, " rank(s) on node ",
+      fail(needs, mib(bytesPerRank), " per rank", part, " x ", ranksHere, " rank(s) on node ",
            hostName(), " = ", mib(bytesPerRank * ranksHere), ", more than its ", mib(memory),
            "; use fewer ranks per node, more ranks per sample or a smaller mini-batch (or "
            "--memory-limit GiB per rank to override)");

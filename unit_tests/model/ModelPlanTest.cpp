@@ -206,10 +206,32 @@ TEST(ModelPlan, PlansCosmoFlow512WithoutAllocating) {
   // conv1's output alone: 16 channels x 512^3 floats, ghosted for the pool (1 voxel a side).
   EXPECT_GT(m.activations, std::size_t(16) * 514 * 514 * 514 * 4);
   EXPECT_LT(grown, 256 * 1024) << "planning grew the peak RSS by " << grown << " KiB";
-#if HYBRID3D_ENABLE_ONEDNN
-  EXPECT_GT(m.workspace, std::size_t(1) << 30) << "conv1's onednn workspace, asked of oneDNN";
-#endif
   EXPECT_EQ(plan.layers.front().output.extents, (Index3{512, 512, 512}));
+  // conv1's output, 16 x 512^3 = 2^31 values, is beyond the vendor engines' 32-bit indexing:
+  // auto plans the kokkos engine there, and oneDNN is not asked about it (no workspace).
+  EXPECT_GT(plan.convLargestOperand(0, {0, 0, 0}), vendorConvMaxElements);
+  EXPECT_EQ(predictLayerMemory<float>(plan, {0, 0, 0}).front().workspace, 0u);
+#if HYBRID3D_ENABLE_ONEDNN
+  // On two ranks each half fits, and oneDNN is asked for conv1's workspace.
+  const ModelPlan halves = planModel(options("cosmoflow", 512, 1), {2, 1, 1});
+  EXPECT_LE(halves.convLargestOperand(0, {0, 0, 0}), vendorConvMaxElements);
+  EXPECT_GT(predictLayerMemory<float>(halves, {0, 0, 0}).front().workspace, std::size_t(1) << 29)
+      << "conv1's onednn workspace, asked of oneDNN";
+#endif
+}
+
+// The lower bound a dry run refuses by before it plans the engines: everything but the
+// workspaces, asked of no engine; a CosmoFlow 2048^3 plan on one rank (2^33 voxels, which
+// oneDNN's AVX-512 kernels cannot index) is made this way without reaching oneDNN.
+TEST(ModelPlan, MemoryBeforeEnginesIsThePlanLessTheWorkspace) {
+  const ModelPlan plan = planModel(options("cosmoflow", 64, 2), {2, 1, 1});
+  const GraphMemory all = predictMemory<float>(plan, {0, 0, 0});
+  const GraphMemory before = predictMemoryBeforeEngines<float>(plan, {0, 0, 0});
+  EXPECT_EQ(before.workspace, 0u);
+  EXPECT_EQ(before.total() + all.workspace, all.total());
+  const ModelPlan huge = planModel(options("cosmoflow", 2048, 1), {1, 1, 1});
+  const GraphMemory hugeBefore = predictMemoryBeforeEngines<float>(huge, {0, 0, 0});
+  EXPECT_GT(hugeBefore.activations, std::size_t(16) * 2048 * 2048 * 2048 * 4);
 }
 
 }  // namespace

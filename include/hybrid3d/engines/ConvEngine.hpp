@@ -17,6 +17,9 @@
 ///           (HYBRID3D_ENABLE_CUDNN).
 ///   auto    the fastest engine available for the layer's scalar, memory space and box size.
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -91,22 +94,49 @@ constexpr bool convOverlapByDefault = false;
 /// "oneDNN engine").
 constexpr Index oneDnnMinOutputVoxels = 64;
 
+/// The most elements one operand of a convolution may have on the vendor engines. oneDNN 2.6's
+/// JIT kernels (the AVX-512 ones among them) and cuDNN's tensor descriptors index an operand
+/// with 32-bit integers: a larger box wraps (a CosmoFlow conv1 box of 2048^3 voxels ends in an
+/// integer division by zero inside oneDNN's primitive creation on AVX-512 CPUs). The kokkos
+/// engine indexes with 64 bits and takes any box.
+constexpr Index vendorConvMaxElements = std::numeric_limits<std::int32_t>::max();
+
+/// The elements of a convolution's largest operand on one rank, as the vendor engines lay it
+/// out: `batch` samples of the ghosted input box (`inputVoxels`) or of the output box, channels
+/// rounded up to oneDNN's blocks of 16 (the layout its kernels index; cuDNN's is smaller).
+inline Index largestConvOperand(Index batch, Index cin, Index cout, Index inputVoxels,
+                                Index outputVoxels) {
+  auto blocked = [](Index channels) { return (channels + 15) / 16 * 16; };
+  return batch * std::max(blocked(cin) * inputVoxels, blocked(cout) * outputVoxels);
+}
+
 /// The engine a layer of scalar T in MemorySpace, with `outputVoxels` owned output voxels per
-/// sample on this rank, uses when `requested` is asked for; refuses, naming the layer, an
-/// engine that cannot run it.
+/// sample on this rank and `largestOperand` elements in its largest operand
+/// (largestConvOperand), uses when `requested` is asked for; refuses, naming the layer, an
+/// engine that cannot run it. Auto never takes a vendor engine for an operand beyond
+/// vendorConvMaxElements (autoBeyondVendorLimit tells a report so); asked by name, that engine
+/// is refused naming the limit.
 ///
 /// On CUDA memory auto takes cudnn whatever the box: it has no per-pass layout reorders (it reads
 /// the ghosted arrays in place), so nothing argues for a size threshold before one is measured.
 template <class T, class MemorySpace>
-ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Index outputVoxels) {
+ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Index outputVoxels,
+                             Index largestOperand) {
   constexpr bool onednn = oneDnnCanRun<T, MemorySpace>();
   constexpr bool cudnn = cudnnCanRun<T, MemorySpace>();
   const char* scalar = toString(precisionOf<T>());
+  const bool indexable = largestOperand <= vendorConvMaxElements;
   if (requested == ConvEngine::Auto) {
-    if (cudnn) return ConvEngine::Cudnn;
-    return onednn && outputVoxels >= oneDnnMinOutputVoxels ? ConvEngine::OneDnn
-                                                           : ConvEngine::Kokkos;
+    if (cudnn && indexable) return ConvEngine::Cudnn;
+    return onednn && indexable && outputVoxels >= oneDnnMinOutputVoxels ? ConvEngine::OneDnn
+                                                                        : ConvEngine::Kokkos;
   }
+  if ((requested == ConvEngine::OneDnn && onednn) || (requested == ConvEngine::Cudnn && cudnn))
+    if (!indexable)
+      fail(layer, ": convolution engine ", toString(requested),
+           " indexes an operand with 32-bit integers: this rank's largest has ", largestOperand,
+           " elements, above its limit of ", vendorConvMaxElements,
+           " (use more ranks per sample, a smaller mini-batch per group, or the kokkos engine)");
   if (requested == ConvEngine::OneDnn && !onednn) {
     if (!HYBRID3D_ENABLE_ONEDNN)
       fail(layer,
@@ -128,6 +158,14 @@ ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Ind
          scalar, " on ", MemorySpace::memory_space::name());
   }
   return requested;
+}
+
+/// Whether auto took the kokkos engine only because a vendor engine that would otherwise run
+/// cannot index this rank's largest operand (for the engine report).
+template <class T, class MemorySpace>
+bool autoBeyondVendorLimit(ConvEngine requested, Index outputVoxels, Index largestOperand) {
+  if (requested != ConvEngine::Auto || largestOperand <= vendorConvMaxElements) return false;
+  return resolveConvEngine<T, MemorySpace>(requested, "", outputVoxels, 0) != ConvEngine::Kokkos;
 }
 
 }  // namespace hybrid3d

@@ -198,6 +198,10 @@ private:
   bool pointwise_ = false;          // k = 1, s = 1, p = 0
   bool inputGhostsFilled_ = false;  // see setInputGhostsFilled
   ConvEngine engine_ = ConvEngine::Kokkos;
+  // Elements of this rank's largest operand as the vendor engines lay it out, and whether auto
+  // took the kokkos engine because a vendor engine cannot index it (ConvEngine.hpp).
+  Index largestOperand_ = 0;
+  bool beyondVendorLimit_ = false;
   // Passes by the direct host kernels instead of the engine (auto only, where they run: float
   // on host memory, 3^3 stride 1, few input channels, AVX2 + FMA): forward
   // (ConvForwardHost.hpp) and backward-weights (ConvWeightsHost.hpp).

@@ -87,6 +87,9 @@ struct ModelPlan {
   /// Trainable values of layer `id` on the rank at `coords` of the spatial grid (a column shard
   /// holds only its part).
   Index localParameters(int id, const Int3& coords) const;
+  /// Convolution `id`'s largest operand on the rank at `coords`, as Conv3d measures it for its
+  /// engine choice (engines/ConvEngine.hpp largestConvOperand).
+  Index convLargestOperand(int id, const Int3& coords) const;
   /// The gradients of layer `id` as the rank at `coords` hands them to the reduction, one per
   /// parameter tensor (GradientReducer sums each on its own).
   std::vector<PlannedGradient> gradients(int id, const Int3& coords, int groups = 1) const;
@@ -109,6 +112,12 @@ GraphMemory predictMemory(const ModelPlan& plan, const Int3& coords);
 /// model input is in neither.
 template <class T, class MemorySpace = DefaultMemorySpace>
 std::vector<GraphMemory> predictLayerMemory(const ModelPlan& plan, const Int3& coords);
+
+/// predictMemory without the engines' workspaces, and without asking any engine anything: the
+/// lower bound a dry run refuses a run by before it plans the engines (so a box too large for
+/// the node never reaches a vendor library).
+template <class T, class MemorySpace = DefaultMemorySpace>
+GraphMemory predictMemoryBeforeEngines(const ModelPlan& plan, const Int3& coords);
 
 /// Bytes one rank hands to the gradient reduction per step with scalar T and `groups`
 /// data-parallel groups: what GradientReducer::bytesPerStep() counts on that rank. Replicated

@@ -66,6 +66,13 @@ template <class T, class MemorySpace = DefaultMemorySpace>
 RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const SetListing& train,
                 const SetListing& validation);
 
+/// The most any rank of `groups` x `grid` holds for the model in precision T before the engines'
+/// workspaces (predictMemoryBeforeEngines; no engine is asked anything), after
+/// checkTrainConfig: what a dry run checks against the node's memory before it plans the
+/// engines.
+template <class T, class MemorySpace = DefaultMemorySpace>
+std::size_t largestRankBytesBeforeEngines(const TrainConfig& config, const Int3& grid, int groups);
+
 /// The data part of the dry run, for any layout: lists the datasets as the trainer does (one
 /// rank, broadcast), checks each set's size against the mini-batch of `groups` groups and every
 /// sample file's metadata against `spec` (the files spread over `world`'s ranks; no sample

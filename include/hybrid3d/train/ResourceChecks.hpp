@@ -22,6 +22,9 @@ double nodeMemoryBytes();
 /// `bytesPerRank` (the plan's largest rank) times the ranks on each node (MPI_COMM_TYPE_SHARED)
 /// against the node's memory; with limitPerRank > 0, `bytesPerRank` against it instead. Throws
 /// on every rank, naming the node, the ranks and both sizes, with how to override.
-void checkNodeMemory(MPI_Comm world, double bytesPerRank, double limitPerRank);
+/// `beforeWorkspaces`: `bytesPerRank` is the lower bound without the engines' workspaces
+/// (model/ModelPlan.hpp predictMemoryBeforeEngines), and the message says so.
+void checkNodeMemory(MPI_Comm world, double bytesPerRank, double limitPerRank,
+                     bool beforeWorkspaces = false);
 
 }  // namespace hybrid3d

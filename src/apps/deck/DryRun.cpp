@@ -63,11 +63,25 @@ std::pair<SetListing, SetListing> checkDeckData(const deck::DeckRun& r, int grou
 
 int dryRun(const std::string& deckPath, const deck::DeckRun& r, double memoryLimit) {
   const ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
+  // Host memory holds the model only where the default memory space is the host's.
+  constexpr bool hostMemory =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, DefaultMemorySpace>::accessible;
+  // The memory without the engines' workspaces first: a run too large for the node is refused
+  // before any engine is asked about its boxes (no vendor library sees a shape that large).
+  if (hostMemory) {
+    std::size_t before = 0;
+    data::collectively(grid.worldComm(), [&] {
+      before = withPrecision(r.precision, [&](auto tag) {
+        return largestRankBytesBeforeEngines<typename decltype(tag)::type>(r.config, grid.dims(),
+                                                                           grid.numGroups());
+      });
+    });
+    checkNodeMemory(grid.worldComm(), double(before), memoryLimit, /*beforeWorkspaces=*/true);
+  }
   const RunPlan plan = withPrecision(
       r.precision, [&](auto tag) { return check<typename decltype(tag)::type>(grid, r); });
   checkOutputWritable(grid.worldComm(), r.config.outputDir);
-  // Host memory holds the model only where the default memory space is the host's.
-  if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, DefaultMemorySpace>::accessible)
+  if (hostMemory)
     checkNodeMemory(grid.worldComm(), double(plan.memory.at(plan.largestRank()).total()),
                     memoryLimit);
   if (grid.worldRank() == 0) {

@@ -3,7 +3,8 @@
 # rank), the very same text both ways (one code path), and write nothing: every file under
 # WORK is unchanged and no output directory appears. No sample contents are read: a sample
 # holding a NaN passes the check (training refuses it). A deck that generates its data is
-# checked without generating them.
+# checked without generating them. A run too large for the node is refused before any engine
+# is asked about its boxes.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
 
 # Every path under WORK with its size and checksum (directories by name).
@@ -91,6 +92,17 @@ foreach(n 1 2)
   endif()
 endforeach()
 message(STATUS "check output on 2 ranks:\n${check}")
+
+# A 2048^3 input on one rank (2^33 voxels: beyond what oneDNN's kernels index with 32 bits) is
+# refused by its memory before any engine is asked about its boxes.
+file(READ ${WORK}/generating.xml generating)
+string(REPLACE "name=\"input width\" type=\"int\" value=\"16\""
+               "name=\"input width\" type=\"int\" value=\"2048\"" huge "${generating}")
+file(WRITE ${WORK}/huge.xml "${huge}")
+h3d_run(FALSE hugeCheck ${MPIEXEC} -n 1 ${HYBRID3D} check ${WORK}/huge.xml)
+h3d_expect("${hugeCheck}" "the plan needs at least ")
+h3d_expect("${hugeCheck}" " per rank (before the convolution workspaces) x 1 rank(s) on node ")
+file(REMOVE ${WORK}/huge.xml)
 
 # Training reads the contents and refuses the NaN the check could not see.
 h3d_run(FALSE out ${MPIEXEC} -n 1 ${HYBRID3D} train ${WORK}/deck.xml)

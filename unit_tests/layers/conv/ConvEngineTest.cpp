@@ -283,7 +283,7 @@ TEST(Conv3dEngine, AutoPicksTheFastestBuiltEngine) {
 TEST(Conv3dEngine, CudnnIsRefusedWhereItCannotRunNamingTheLayer) {
   // Not built in: every memory space. Built in: host memory.
   try {
-    resolveConvEngine<float, Kokkos::HostSpace>(ConvEngine::Cudnn, "conv7", 64);
+    resolveConvEngine<float, Kokkos::HostSpace>(ConvEngine::Cudnn, "conv7", 64, 64);
     FAIL() << "no error";
   } catch (const Error& e) {
     const std::string want = HYBRID3D_ENABLE_CUDNN

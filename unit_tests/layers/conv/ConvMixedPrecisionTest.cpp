@@ -337,12 +337,12 @@ TEST(Conv3d, BFloat16KokkosRoundsFloatsResultOnce) {
 // same box size; the kokkos engine otherwise.
 TEST(Conv3dEngine, AutoTakesOneDnnFor16BitOnHostMemory) {
   const ConvEngine big = HYBRID3D_ENABLE_ONEDNN ? ConvEngine::OneDnn : ConvEngine::Kokkos;
-  EXPECT_EQ((resolveConvEngine<bfloat16, Kokkos::HostSpace>(ConvEngine::Auto, "c", 64)), big);
-  EXPECT_EQ((resolveConvEngine<float16, Kokkos::HostSpace>(ConvEngine::Auto, "c", 64)), big);
-  EXPECT_EQ((resolveConvEngine<bfloat16, Kokkos::HostSpace>(ConvEngine::Auto, "c", 8)),
+  EXPECT_EQ((resolveConvEngine<bfloat16, Kokkos::HostSpace>(ConvEngine::Auto, "c", 64, 64)), big);
+  EXPECT_EQ((resolveConvEngine<float16, Kokkos::HostSpace>(ConvEngine::Auto, "c", 64, 64)), big);
+  EXPECT_EQ((resolveConvEngine<bfloat16, Kokkos::HostSpace>(ConvEngine::Auto, "c", 8, 8)),
             ConvEngine::Kokkos);
   if (!HYBRID3D_ENABLE_ONEDNN) {
-    EXPECT_THROW((resolveConvEngine<float16, Kokkos::HostSpace>(ConvEngine::OneDnn, "c", 64)),
+    EXPECT_THROW((resolveConvEngine<float16, Kokkos::HostSpace>(ConvEngine::OneDnn, "c", 64, 64)),
                  Error);
   }
 }

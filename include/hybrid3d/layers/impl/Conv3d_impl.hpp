@@ -115,7 +115,11 @@ void Conv3d<T, M>::placeWindow(const TensorShape& input) {
 template <class T, class M>
 void Conv3d<T, M>::chooseEngine(const std::string& name) {
   const auto& g = window_;
-  engine_ = resolveConvEngine<T, M>(options_.engine, name, g.od * g.oh * g.ow);
+  const Index outputVoxels = g.od * g.oh * g.ow;
+  largestOperand_ = largestConvOperand(geometry_.inputShape().batch, g.cin, g.cout,
+                                       geometry_.inputLayout().localBox().size(), outputVoxels);
+  engine_ = resolveConvEngine<T, M>(options_.engine, name, outputVoxels, largestOperand_);
+  beyondVendorLimit_ = autoBeyondVendorLimit<T, M>(options_.engine, outputVoxels, largestOperand_);
   const bool autoEngine = options_.engine == ConvEngine::Auto;
   hostForward_ = autoEngine && Impl::convForwardHostCanRun<T, M>(g.k, g.s, g.cin);
   hostWeights_ = autoEngine && Impl::convWeightsHostCanRun<T, M>(g.k, g.s, g.cin);
@@ -223,6 +227,9 @@ std::string Conv3d<T, M>::engineDescription() const {
                          ? Impl::concat("kokkos (im2col + ", gemmDescription<M>(), " in float on ",
                                         toString(precisionOf<T>()), " storage)")
                          : "kokkos (im2col + " + gemmDescription<M>() + ")";
+  if (beyondVendorLimit_)
+    what += Impl::concat("; auto: this rank's largest operand, ", largestOperand_,
+                         " elements, is beyond the vendor engines' 32-bit index limit");
   if (hostForward_ || hostWeights_) {
     const char* passes = !hostWeights_  ? "forward"
                          : hostForward_ ? "forward and backward-weights"
