@@ -10,21 +10,30 @@
 // The bounds. A 16-bit run rounds every stored activation and activation gradient once (unit
 // roundoff u = 2^-8 for bfloat16, 2^-11 for half); the arithmetic between roundings is float.
 // The loss, a mean of the output's rounded values, stays within 2 u of float's. A parameter
-// gradient is a sum over every voxel of products that largely cancel (its norm is far below the
-// sum of its terms' magnitudes), so the per-value roundings reach it amplified, and more so the
-// more layers the activation gradient came back through: measured, CosmoFlow's conv7 (next to
-// the dense layers) 16-28 u normwise, conv1-6 16-30 u; the U-Net's head 0.3 u, its deepest
-// layers through the batch norms' backward (another cancellation) up to 85 u. The test holds
-// each tensor to 4 L u with L the model's layers (CosmoFlow 17, the U-Net 27): the errors of
-// rounding, with a margin; a wrong kernel, a missed halo or a sum in 16 bits is O(1).
-// Half measures 50-108 u on CosmoFlow's conv1-6 (conv7 1.4 u), the same with either engine, with
-// or without dropout, at loss scale 2^10 or 2^16 (so no underflow nor overflow): a loss in the
-// backward between conv7 and conv6 that bfloat16's coarser rounding hides, not yet explained;
-// half is held to 8 L u until it is.
+// gradient carries two errors:
+//   - the roundings, reaching it amplified where its sum over voxels cancels: measured on
+//     CosmoFlow with every LeakyReLU's slope set to 1 (no kink; a scratch run) at most 2.6 u
+//     (bfloat16) and 1.8 u (half) on every tensor; the U-Net's deepest layers, through the batch
+//     norms' backward (another cancellation), up to 85 u in bfloat16;
+//   - the kinks: where a LeakyReLU's input lies within its sum's rounding error of 0 (an error
+//     relative to the sum's terms, not to the value) its sign differs from float's and the
+//     derivative jumps between 1 and the slope, so the activation gradient there is wrong by all
+//     of itself. Such cells make a fraction proportional to u, so the gradients of every layer
+//     below the first of them (in backward order) are off by about sqrt(u) normwise: in units
+//     of u 16 for bfloat16 but 45 for half. layers/pointwise_dense/LeakyReluKinkTest.cpp
+//     isolates it. On CosmoFlow half flips 3 of act6's 4096 inputs and none of act7's, act_fc1's
+//     or act_fc2's: conv7 and the dense layers at most 1.5 u, conv1-6 51-97 u = 1.1-2.1 sqrt(u)
+//     (up to 108 u measured before with either engine, with or without dropout, at loss scale
+//     2^10 or 2^16); bfloat16 flips 5 of act7's: conv1-7 16-30 u = 1.0-1.9 sqrt(u). It is
+//     inherent: the 16-bit run's gradient is the exact gradient of its own rounded forward.
+// The test holds each tensor to the larger of 4 L u (L the model's layers: CosmoFlow 17, the
+// U-Net 27) and 3 sqrt(u): the roundings or the kinks, with a margin; a wrong kernel, a missed
+// halo or a sum in 16 bits is O(1).
 // A decomposition changes the order of float sums and the engine of small boxes (the kokkos
 // engine below oneDnnMinOutputVoxels), which flips the rounding of some stored 16-bit values:
 // the loss stays within u of the 1-rank run's (measured 0.2 u), each gradient within 2 L u
 // (measured 12 u on CosmoFlow): the same amplified rounding noise, smaller than against float.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -148,8 +157,8 @@ void checkAgainstFloat(const char* type, const ModelOptions& o, int channels, in
   const Result f = runAs<float>(selfGrid(), o, batch);
   const Result h = runAs<A>(selfGrid(), o, batch, gradientScale);
   const Errors e = relativeErrors(h, f);
-  const double u = unitRoundoff<A>(), perLayer = std::is_same_v<A, float16> ? 8.0 : 4.0;
-  const double bound = perLayer * layers * u;
+  const double u = unitRoundoff<A>();
+  const double bound = std::max(4.0 * layers * u, 3.0 * std::sqrt(u));
   std::printf("  %s %s %d^3 against float: loss %.6g vs %.6g (relative %.2e, bound %.2e)\n",
               o.architecture.c_str(), type, o.inputWidth, h.loss, f.loss, e.loss, 2 * u);
   EXPECT_LE(e.loss, 2 * u);
@@ -159,8 +168,10 @@ void checkAgainstFloat(const char* type, const ModelOptions& o, int channels, in
     EXPECT_LE(err, bound) << name;
     worst = std::max(worst, err);
   }
-  std::printf("    largest %.2e = %.1f u, bound %.2e = %g x %d layers x u\n", worst, worst / u,
-              bound, perLayer, layers);
+  std::printf(
+      "    largest %.2e = %.1f u = %.2f sqrt(u), bound %.2e = max(4 x %d layers x u, "
+      "3 sqrt(u))\n",
+      worst, worst / u, worst / std::sqrt(u), bound, layers);
 }
 
 // The A run on 2x2x1, on 2 groups of 2x1x1 and on the uneven 3x1x1 (32 = 11 + 11 + 10 planes)
