@@ -56,7 +56,7 @@ set(sample ${WORK}/seg/train/seg_000000.h5)
 h3d_run(TRUE out ${MPIEXEC} -n 2 --oversubscribe ${HYBRID3D} predict --probabilities
         --checkpoint ${WORK}/seg_run/checkpoint.h5 --in ${sample} ${WORK}/scans/scan.nii.gz
         --out ${WORK}/seg_out)
-foreach(case "${sample};seg_000000.h5;16x16x16;" "${WORK}/scans/scan.nii.gz;scan.nii.gz;8x10x12;8x16x16")
+foreach(case "${sample};seg_000000.h5;16x16x16;16x16x16" "${WORK}/scans/scan.nii.gz;scan.nii.gz;8x10x12;8x16x16")
   list(GET case 0 in)
   list(GET case 1 ours)
   list(GET case 2 dhw)

@@ -186,6 +186,8 @@ def check_torch_segmentation(ref, prediction, dhw, tol):
     differ = int(np.sum(labels != logits.argmax(axis=0)))
     if differ > ties:
         fail(f"{prediction}: {differ} labels differ from PyTorch's argmax ({ties} near-ties)")
+    print(f"{prediction}: {labels.size} labels, {differ} differ from PyTorch's argmax "
+          f"({ties} near-ties)")
     compare_arrays(f"{prediction} probabilities against PyTorch", softmax, probabilities, tol,
                    False)
 
