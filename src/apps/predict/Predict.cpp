@@ -82,6 +82,9 @@ std::vector<VolumePlan> planVolumes(const PredictOptions& o, const PredictSetup&
   if (o.grid && (*o.grid)[0] * (*o.grid)[1] * (*o.grid)[2] != world)
     fail("predict: --grid ", toString(*o.grid), " has ", (*o.grid)[0] * (*o.grid)[1] * (*o.grid)[2],
          " ranks, the run ", world);
+  if (!o.labels.empty() && !s.segmentation)
+    fail("predict: --labels names label volumes for a segmentation model; the checkpoint's ",
+         s.model.architecture, " predicts targets (read from the samples themselves)");
   const std::vector<Index3> extents = volumeExtents(volumes, s.spec);
   std::vector<VolumePlan> plans;
   for (std::size_t i = 0; i < volumes.size(); ++i) {
@@ -109,8 +112,8 @@ double plannedBytes(const PredictSetup& s, const VolumePlan& p, int rank) {
 }
 
 template <class T>
-void announcePlan(const PredictSetup& s, const std::vector<VolumeFile>& volumes,
-                  const std::vector<VolumePlan>& plans) {
+void announcePlan(const PredictOptions& o, const PredictSetup& s,
+                  const std::vector<VolumeFile>& volumes, const std::vector<VolumePlan>& plans) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   double largest = 0;
@@ -133,7 +136,7 @@ void announcePlan(const PredictSetup& s, const std::vector<VolumeFile>& volumes,
                   mib(perVolume[i]));
     std::fflush(stdout);
   }
-  checkNodeMemory(MPI_COMM_WORLD, largest, 0);
+  checkNodeMemory(MPI_COMM_WORLD, largest, o.memoryLimit);
 }
 
 // The run over every volume, in precision T; rank 0 collects the rows and writes the files.
@@ -261,7 +264,7 @@ void predict(const PredictOptions& o, const PredictSetup& s) {
   const std::vector<VolumeFile> volumes = listPredictInputs(MPI_COMM_WORLD, o.inputs);
   std::vector<VolumePlan> plans;
   data::collectively(MPI_COMM_WORLD, [&] { plans = planVolumes(o, s, volumes); });
-  announcePlan<T>(s, volumes, plans);
+  announcePlan<T>(o, s, volumes, plans);
   prepareOutputDirectory(MPI_COMM_WORLD, o);
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
@@ -305,6 +308,7 @@ const Registration reg{
      "  --precision P    float, double, bfloat16 or half (default: the checkpoint's)\n"
      "  --probabilities  the softmax per class as well (segmentation)\n"
      "  --cubes          a row per W^3 cube as well (regression over volumes wider than W)\n"
+     "  --memory-limit G the plan's memory per rank is checked against G GiB, not the node's\n"
      "  --overwrite      write into a non-empty --out\n",
      "mpirun -n 4 hybrid3d predict --checkpoint run/checkpoint.h5 --in scans/ --out predicted/"},
     run};

@@ -1,5 +1,7 @@
 #include "PredictOptions.hpp"
 
+#include "../Options.hpp"
+
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 
@@ -7,7 +9,8 @@ namespace hybrid3d::app {
 
 std::string predictUsage() {
   return "hybrid3d predict --checkpoint RUN/checkpoint.h5 --in PATH... --out DIR [--labels DIR] "
-         "[--grid DxHxW|auto] [--precision P] [--probabilities] [--cubes] [--overwrite]";
+         "[--grid DxHxW|auto] [--precision P] [--probabilities] [--cubes] [--memory-limit GiB] "
+         "[--overwrite]";
 }
 
 PredictOptions parsePredictOptions(const std::vector<std::string>& args) {
@@ -46,6 +49,8 @@ PredictOptions parsePredictOptions(const std::vector<std::string>& args) {
       o.probabilities = true;
     } else if (a == "--cubes") {
       o.cubes = true;
+    } else if (a == "--memory-limit") {
+      o.memoryLimit = memoryLimitOption("predict", value());
     } else if (a == "--overwrite") {
       o.overwrite = true;
     } else {

@@ -19,6 +19,7 @@ struct PredictOptions {
   bool probabilities = false;          // --probabilities
   bool overwrite = false;              // --overwrite
   bool cubes = false;                  // --cubes: a row per W^3 cube as well (regression)
+  double memoryLimit = 0;  // --memory-limit GiB per rank, as bytes; 0: the node's memory
 };
 
 std::string predictUsage();

@@ -47,13 +47,14 @@ std::vector<double> readTargets(const std::string& path, const data::SampleSpec&
 }
 
 // Labels as uint8 [D,H,W] of `extents`, each a whole number in [0, classes).
-std::vector<std::uint8_t> checkedLabels(const std::string& what, const std::vector<double>& v,
+template <class V>
+std::vector<std::uint8_t> checkedLabels(const std::string& what, const std::vector<V>& v,
                                         const Index3& extents, int classes) {
   if (Index(v.size()) != extents[0] * extents[1] * extents[2])
     fail(what, ": ", v.size(), " labels; the volume has ", toString(extents), " voxels");
   std::vector<std::uint8_t> labels(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!(v[i] >= 0 && v[i] < classes && v[i] == std::floor(v[i])))
+    if (!(v[i] >= 0 && v[i] < classes && double(v[i]) == std::floor(double(v[i]))))
       fail(what, ": holds label ", v[i], " at voxel ", i, "; the model has classes 0 to ",
            classes - 1);
     labels[i] = static_cast<std::uint8_t>(v[i]);
@@ -82,7 +83,7 @@ std::vector<std::uint8_t> readLabels(const VolumeFile& file, const data::SampleS
   if (shape != std::vector<Index>{extents[0], extents[1], extents[2]})
     fail(file.path, ": dataset '", spec.labels, "' has shape ", data::shapeText(shape),
          "; the volume is ", toString(extents));
-  const std::vector<double> v = f.read<double>(spec.labels);
+  const std::vector<int> v = f.read<int>(spec.labels);  // integer classes (section 7)
   return checkedLabels(file.path + ": dataset '" + spec.labels + "'", v, extents, spec.classes);
 }
 
