@@ -39,6 +39,12 @@ if(NOT out MATCHES "predict: 3 volume\\(s\\), 12288 voxels in [0-9.]+ s \\([0-9.
   message(FATAL_ERROR "the last line is not the documented one:\n${out}")
 endif()
 h3d_expect("${out}" "predict: MSE ")
+# A second run into the same --out: refused (the bad-input table's row), done with --overwrite.
+h3d_run(FALSE out ${MPIEXEC} -n 1 ${HYBRID3D} predict --checkpoint ${ckpt}
+        --in ${WORK}/data/validation --out ${WORK}/p1)
+h3d_expect("${out}" "--out is not empty")
+h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} predict --checkpoint ${ckpt}
+        --in ${WORK}/data/validation --out ${WORK}/p1 --overwrite)
 foreach(case "2;auto" "3;3x1x1" "4;auto")
   list(GET case 0 ranks)
   list(GET case 1 grid)
