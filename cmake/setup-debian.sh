@@ -18,6 +18,7 @@ packages=(
   clang-format               # the test `format` checks the tree against .clang-format
   clang                      # the tests clang_syntax.* parse every source with clang++ too
   python3-numpy python3-h5py python3-matplotlib  # tooling and plots (the resolution study's smoke test)
+  python3-torch              # the PyTorch references of `hybrid3d predict` (unit_tests/reference/predict)
 )
 missing=()
 for p in "${packages[@]}"; do

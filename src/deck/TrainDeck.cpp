@@ -204,6 +204,7 @@ void readParallel(const Deck& d, const std::string& path, int worldSize, DeckRun
     fail(path, ": key 'Parallel/layer grids': ", e.what());
   }
   m.layerGrids.minimumBoxWidth = d.getInt("Parallel/minimum box width");
+  if (worldSize <= 0) return;  // the caller chooses the process grid
   const Index S = m.inputWidth;
   const std::string grid = d.getString("Parallel/spatial grid");
   const int groups = d.getInt("Parallel/data-parallel groups");
@@ -300,7 +301,16 @@ void readTraining(const Deck& d, const std::string& path, TrainConfig& c) {
 }  // namespace
 
 DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData) {
-  const deck::Deck d = deck::Deck::fromFile(path, trainDeckSchema());
+  return readTrainDeck(deck::Deck::fromFile(path, trainDeckSchema()), path, worldSize,
+                       needTrainData);
+}
+
+DeckRun readTrainDeckText(const std::string& xml, const std::string& name) {
+  return readTrainDeck(deck::Deck::fromString(xml, trainDeckSchema(), name), name, 0,
+                       /*needTrainData=*/false);
+}
+
+DeckRun readTrainDeck(const Deck& d, const std::string& path, int worldSize, bool needTrainData) {
   DeckRun r;
   r.config.deckText = d.text();
   readModel(d, r);

@@ -106,7 +106,7 @@ void toDouble(const nifti_image& image, double* out) {
 
 }  // namespace
 
-NiftiVolume readNiftiVolume(const std::string& path) {
+NiftiVolume readNiftiVolume(const std::string& path, bool values) {
   // The library reports on stderr unless told not to; errors here are ours, one line each.
   static std::once_flag quiet;
   std::call_once(quiet, [] { nifti_set_debug_level(0); });
@@ -143,6 +143,7 @@ NiftiVolume readNiftiVolume(const std::string& path) {
                    : image->xyz_units == NIFTI_UNITS_METER  ? "m"
                                                             : "unknown";
   checkSize(path, *image);
+  if (!values) return v;
   if (nifti_image_load(image.get()) < 0 || image->data == nullptr)
     fail(path, ": cannot read its ", image->nvox * image->nbyper,
          " bytes of voxels (damaged compressed data?)");

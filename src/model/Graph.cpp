@@ -124,8 +124,9 @@ typename Graph<T, M>::value_type Graph<T, M>::allocate(const std::string& label,
 }
 
 template <class T, class M>
-void Graph<T, M>::finalize() {
+void Graph<T, M>::finalize(bool inference) {
   if (nodes_.empty()) fail("model: no layers");
+  inference_ = inference;
   // An activation carries the ghosts its consumers need, each rank its own widths. Consumers
   // that need none (pointwise layers, concat) accept any ghosts; two consumers needing
   // different ghosts would need two copies, which none of our models has. The maps are global
@@ -151,8 +152,10 @@ void Graph<T, M>::finalize() {
     memory_.activations += Impl::edgeBytes(e.output);
     e.forwardRegion = "hybrid3d::node::forward " + name;
     e.backwardRegion = "hybrid3d::node::backward " + name;
+    if (inference) e.node->releaseBackward();
     // One gradient per consumer, laid out as that consumer writes it (its input ghosts).
     for (const Edge& c : e.consumers) {
+      if (inference) break;
       e.edgeGradients.push_back(allocate(name + " gradient from " + nodes_[c.consumer].node->name(),
                                          s, volume, nodes_[c.consumer].node->inputGhosts(c.slot),
                                          e.grid));
@@ -164,9 +167,11 @@ void Graph<T, M>::finalize() {
   }
   Entry& last = nodes_.back();
   if (!last.consumers.empty()) fail("model: the last layer '", last.node->name(), "' feeds others");
-  outputGradient_ = allocate(last.node->name() + " gradient", last.node->outputShape(),
-                             last.node->producesVolume(), {}, last.grid);
-  memory_.activationGradients += Impl::edgeBytes(outputGradient_);
+  if (!inference) {
+    outputGradient_ = allocate(last.node->name() + " gradient", last.node->outputShape(),
+                               last.node->producesVolume(), {}, last.grid);
+    memory_.activationGradients += Impl::edgeBytes(outputGradient_);
+  }
   // The parameter gradients, listed once: zeroGradients runs every step and must not build
   // the nodes' parameter lists (allocations) each time.
   for (const Entry& e : nodes_)
@@ -206,6 +211,7 @@ void Graph<T, M>::forward(const execution_space& exec) {
 template <class T, class M>
 void Graph<T, M>::backward(const execution_space& exec, GradientReducer<ParamOf<T>, M>* reducer) {
   if (!finalized_) fail("model: backward() before finalize()");
+  if (inference_) fail("model: backward() on an inference model (finalize(true))");
   for (int id = static_cast<int>(nodes_.size()) - 1; id >= 0; --id) {
     Entry& e = nodes_[id];
     {

@@ -188,8 +188,7 @@ ModelPlan planModel(const ModelOptions& options, const Int3& grid) {
   p.options = options;
   p.traits = modelTraits(options);
   p.grid = grid;
-  const int S = options.inputWidth;
-  p.input = {options.batch, p.traits.inputChannels, {S, S, S}};
+  p.input = {options.batch, p.traits.inputChannels, options.extents()};
   Impl::PlanBuilder builder(p, options);
   findArchitecture(options.architecture).define(builder, options);
   builder.finish();

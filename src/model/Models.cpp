@@ -30,15 +30,18 @@ Model<T, M> buildModel(const ProcessGrid& grid, const ModelOptions& o) {
   m.inputChannels = traits.inputChannels;
   m.outputs = traits.outputs;
   m.log1pOfInput = traits.log1pOfInput;
-  const int S = o.inputWidth;
-  const TensorShape input{o.batch, m.inputChannels, {S, S, S}};
+  const TensorShape input{o.batch, m.inputChannels, o.extents()};
   m.grids = std::make_unique<LayerGridSet>(grid);
   m.graph = std::make_unique<Graph<T, M>>(m.grids->spatial(), input);
   Impl::Builder<T, M> builder(*m.grids, *m.graph, o);
   architecture.define(builder, o);
   builder.finish();
-  m.graph->finalize();
+  m.graph->finalize(o.inference);
   initializeModel(*m.graph, architecture, o.seed);
+  if (o.inference) {
+    m.graph->setTraining(false);  // batch-norm running statistics, no dropout
+    return m;                     // no loss and no truth buffers: nothing to train for
+  }
   const int last = int(m.graph->size()) - 1;
   m.task = traits.task->make<T, M>(
       TaskLayout{m.graph->grid(last), m.grids->spatial(), m.graph->shape(last), o.batch});

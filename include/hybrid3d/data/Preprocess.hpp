@@ -150,9 +150,11 @@ private:
   // its conversion kernel, issued to exec; no fence.
   void issue(const execution_space& exec, const SampleFormat& format, const void* hostInput,
              const DistTensor<T, MemorySpace>& x, int n) const {
+    // The subvolume may be a window of a larger file (Subvolume::window), placed elsewhere in
+    // the file than x's box in x's domain: the local boxes must have the same extents.
     const Subvolume xs = Subvolume::of(x);
-    if (x.channels() != channels_ || !(xs.local == sub_.local) || !(xs.read == sub_.read) ||
-        n < 0 || n >= x.batch())
+    if (x.channels() != channels_ || xs.local.extents() != sub_.local.extents() || n < 0 ||
+        n >= x.batch())
       fail("preprocess: tensor '", x.view().label(), "' (channels ", x.channels(), ", box ",
            xs.local, ", slot ", n, ") is not the one this preprocess was built for");
     const std::size_t bytes =

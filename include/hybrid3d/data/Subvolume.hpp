@@ -26,6 +26,29 @@ struct Subvolume {
         local(localBox(decomposition, coords, ghosts)),
         read(local.empty() ? local : intersect(local, decomposition.globalBox())) {}
 
+  /// The same tensor filled from a window of a file of `fileExtents`: tensor voxel v is file
+  /// voxel origin + v, and only tensor voxels in [0, valid) come from the file; the others stay
+  /// zero padding (`hybrid3d predict`: a volume padded up to the model's extents, or one cube cut
+  /// out of a larger volume, predicted as if it were a volume of its own).
+  Subvolume window(const Index3& origin, const Index3& valid, const Index3& fileExtents) const {
+    Subvolume w;
+    w.extents = fileExtents;
+    auto shifted = [&](Box3 b) {
+      if (b.empty()) return b;
+      for (int a = 0; a < 3; ++a) {
+        b.lo[a] += origin[a];
+        b.hi[a] += origin[a];
+      }
+      return b;
+    };
+    w.owned = shifted(owned);
+    w.local = shifted(local);
+    const Box3 inside = intersect(local, Box3{{0, 0, 0}, valid});
+    // An empty read box keeps the local box's corner, so Preprocess pads the whole box.
+    w.read = inside.empty() ? Box3{w.local.lo, w.local.lo} : shifted(inside);
+    return w;
+  }
+
   /// The subvolume that fills tensor t (its decomposition, coordinates and ghosts).
   template <class T, class M>
   static Subvolume of(const DistTensor<T, M>& t) {

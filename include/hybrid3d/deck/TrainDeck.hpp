@@ -29,4 +29,12 @@ struct DeckRun {
 /// samples come from elsewhere, as `hybrid3d gradients`'s command line).
 DeckRun readTrainDeck(const std::string& path, int worldSize, bool needTrainData = true);
 
+/// The same from the deck's text (a checkpoint's `deck` attribute, for `hybrid3d predict`);
+/// `name` names it in messages. Data/train is not required, and the process grid is left to the
+/// caller (spatialGrid stays 1x1x1).
+DeckRun readTrainDeckText(const std::string& xml, const std::string& name);
+
+/// The same from a deck already parsed; worldSize <= 0: the process grid is not resolved.
+DeckRun readTrainDeck(const Deck& deck, const std::string& path, int worldSize, bool needTrainData);
+
 }  // namespace hybrid3d::deck

@@ -39,6 +39,7 @@ struct NiftiVolume {
 /// bytes than the file holds (truncated, or a header that lies about its size; for `.nii.gz`
 /// checked against the size gzip records, before anything is allocated), voxels that cannot be
 /// read. The library prints nothing.
-NiftiVolume readNiftiVolume(const std::string& path);
+/// values = false: the header only (values left empty), checked alike; the voxels are not read.
+NiftiVolume readNiftiVolume(const std::string& path, bool values = true);
 
 }  // namespace hybrid3d::generate

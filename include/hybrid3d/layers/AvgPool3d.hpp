@@ -55,6 +55,8 @@ public:
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
   void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) {}
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
+  /// Inference only (Graph::finalize(true)): frees backward's scaled output gradient.
+  void releaseBackward() { scaledDy_ = {}; }
   // backward(exec, x, dy, dx): both passes, dx's only where wanted (LayerBackward).
 
 private:

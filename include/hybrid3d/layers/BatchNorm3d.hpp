@@ -80,6 +80,11 @@ public:
 
   /// "weight" [C] (starts at 1) and "bias" [C] (starts at 0); none without Options::affine.
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
+  /// Inference only (Graph::finalize(true)): frees the parameter gradients.
+  void releaseBackward() {
+    weight_.grad = {};
+    bias_.grad = {};
+  }
   /// "running_mean" [C] (starts at 0) and "running_var" [C] (starts at 1), with empty grads,
   /// for checkpoints. Every rank of the statistics communicator holds the same values.
   std::vector<Parameter<ParamOf<T>, MemorySpace>> buffers() const {

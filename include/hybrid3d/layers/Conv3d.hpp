@@ -117,6 +117,13 @@ public:
   /// whoever builds the model initialises them.
   /// For 16-bit T they are float (ParamOf<T>), as are their gradients.
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
+  /// Inference only (Graph::finalize(true)): frees the parameter gradients and backward-data's
+  /// float sum.
+  void releaseBackward() {
+    weight_.grad = {};
+    bias_.grad = {};
+    dxSum_ = {};
+  }
   /// This rank's arithmetic per pass: Cin * k^3 multiply-adds per owned output value.
   LayerFlops flops() const {
     const auto& g = geometry_;

@@ -81,6 +81,11 @@ public:
   /// "weight" [Cin, Cout, k, k, k] and, with Options::bias, "bias" [Cout]; values start at zero.
   /// For 16-bit T they are float (ParamOf<T>), as are their gradients.
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
+  /// Inference only (Graph::finalize(true)): frees the parameter gradients.
+  void releaseBackward() {
+    weight_.grad = {};
+    bias_.grad = {};
+  }
   /// This rank's arithmetic per pass: with kernel = stride every output value is Cin
   /// multiply-adds (one input voxel per output voxel).
   LayerFlops flops() const {

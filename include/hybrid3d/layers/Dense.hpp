@@ -47,6 +47,11 @@ public:
   GhostMap inputGhosts() const { return {}; }
   /// weight [out, in], bias [out]: float for the 16-bit activation types (ParamOf)
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
+  /// Inference only (Graph::finalize(true)): frees the parameter gradients.
+  void releaseBackward() {
+    weight_.grad = {};
+    bias_.grad = {};
+  }
   const Parameter<ParamOf<T>, MemorySpace>& weight() const { return weight_; }
   /// Which implementation runs the passes (for the start-up report).
   std::string engineDescription() const { return gemmDescription<MemorySpace>(); }

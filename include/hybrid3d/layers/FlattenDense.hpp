@@ -64,6 +64,14 @@ public:
   Index outFeatures() const { return out_; }
   /// weight [out, in] (this rank's columns, in packed order), bias [out]
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const;
+  /// Inference only (Graph::finalize(true)): frees the parameter gradients and backward-data's
+  /// packed input gradient.
+  void releaseBackward() {
+    weight_.grad = {};
+    bias_.grad = {};
+    dw_ = {};
+    dxPacked_ = {};
+  }
   const Parameter<ParamOf<T>, MemorySpace>& weight() const { return weight_; }
   /// Which implementation runs the passes (for the start-up report).
   std::string engineDescription() const { return gemmDescription<MemorySpace>(); }

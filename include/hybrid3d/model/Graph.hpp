@@ -58,7 +58,10 @@ public:
   const std::vector<int>& inputsOf(std::size_t id) const { return nodes_.at(id).inputs; }
 
   /// Allocates activations and gradients; the last node added is the model output.
-  void finalize();
+  /// inference: activations only (no activation gradients, no output gradient), and every node
+  /// releases its parameter gradients and backward workspaces (Node::releaseBackward); backward()
+  /// is then refused.
+  void finalize(bool inference = false);
 
   const TensorShape& inputShape() const { return inputShape_; }
   /// The model input volume; a data reader fills its owned cells (and may fill its ghosts).
@@ -129,6 +132,7 @@ private:
   // step allocates nothing.
   std::vector<const value_type*> in_, dIn_;
   bool finalized_ = false;
+  bool inference_ = false;
 };
 
 #define HYBRID3D_EXTERN(T, D) extern template class Graph<T, D>;

@@ -21,7 +21,8 @@ struct Model {
   /// The grids its layers run on (before the graph: the layers borrow their communicators).
   std::unique_ptr<LayerGridSet> grids;
   std::unique_ptr<Graph<T, MemorySpace>> graph;
-  std::unique_ptr<Task<T, MemorySpace>> task;  // its loss, truth buffers and metrics
+  /// Its loss, truth buffers and metrics; none for an inference model (ModelOptions::inference).
+  std::unique_ptr<Task<T, MemorySpace>> task;
   int inputChannels = 0;
   int outputs = 0;            // regression targets or segmentation classes
   bool log1pOfInput = false;  // the model takes log(1 + x) of its input itself (a layer)

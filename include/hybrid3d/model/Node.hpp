@@ -60,6 +60,9 @@ public:
   /// them from the file): a node that would exchange them need not (layers/Conv3d.hpp).
   virtual void setInputGhostsFilled(bool /*filled*/) {}
   virtual void setTraining(bool /*training*/) {}
+  /// Inference only from now on (Graph::finalize(true)): the layer frees its parameter gradients
+  /// and the buffers only backward uses; backward must not be called again.
+  virtual void releaseBackward() {}
   /// Dropout masks are keyed by step and global sample index (same on every grid).
   virtual void setStep(std::int64_t /*step*/, std::int64_t /*firstGlobalSample*/) {}
 };

@@ -38,6 +38,11 @@ template <class L>
 struct HasTraining<L, std::void_t<decltype(std::declval<L&>().setTraining(true))>>
     : std::true_type {};
 template <class L, class = void>
+struct HasReleaseBackward : std::false_type {};
+template <class L>
+struct HasReleaseBackward<L, std::void_t<decltype(std::declval<L&>().releaseBackward())>>
+    : std::true_type {};
+template <class L, class = void>
 struct HasStep : std::false_type {};
 template <class L>
 struct HasStep<L,
@@ -114,6 +119,9 @@ public:
   }
   void setInputGhostsFilled(bool filled) override {
     if constexpr (Impl::HasInputGhostsFilled<Layer>::value) layer_.setInputGhostsFilled(filled);
+  }
+  void releaseBackward() override {
+    if constexpr (Impl::HasReleaseBackward<Layer>::value) layer_.releaseBackward();
   }
   void setTraining(bool training) override {
     if constexpr (Impl::HasTraining<Layer>::value) layer_.setTraining(training);

@@ -11,6 +11,10 @@ namespace {
 
 ModelTraits traits(const ModelOptions& o) {
   const int S = o.inputWidth;
+  // The dense head fixes the input: a cube of width S (`hybrid3d predict` cuts volumes into them).
+  if (o.extents() != Index3{S, S, S})
+    fail("model: ", o.architecture, " takes cubes of its input width ", S, " (got ",
+         toString(o.extents()), ")");
   if (S < 16 || (S & (S - 1)) != 0)
     fail("model: cosmoflow needs an input width that is a power of two >= 16 (got ", S, ")");
   ModelTraits t;

@@ -10,8 +10,12 @@ namespace hybrid3d::architectures {
 namespace {
 
 ModelTraits traits(const ModelOptions& o) {
-  const int S = o.inputWidth;
-  if (S < 8 || S % 8 != 0) fail("model: unet3d needs an input width divisible by 8 (got ", S, ")");
+  // Any (D,H,W) the three 2^3 pools halve exactly: `hybrid3d predict` pads whole volumes to it.
+  const Index3 e = o.extents();
+  for (const Index S : e)
+    if (S < 8 || S % 8 != 0)
+      fail("model: unet3d needs an input width divisible by 8 (got ",
+           e[0] == e[1] && e[1] == e[2] ? std::to_string(S) : toString(e), ")");
   ModelTraits t;
   t.inputChannels = 1;
   t.outputs = 3;
