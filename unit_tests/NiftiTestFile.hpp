@@ -3,12 +3,16 @@
 // for the import tests and the bad-input table: NIfTI-1 or -2, any voxel type, 3D or 4D, spacing
 // and scaling as asked, .nii or .nii.gz by the file's name (zlib for NIfTI-2, see writeNifti2).
 // Never a download.
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nifti2_io.h>
@@ -98,6 +102,95 @@ inline void writeNiftiFile(const std::string& path, const NiftiSpec& spec,
   }
   nifti_image_free(nim);
   if (!written) throw std::runtime_error("the NIfTI library did not write " + path);
+}
+
+// The bytes of a NIfTI file as the library reads them: gunzipped for a .nii.gz (every member).
+inline std::string niftiFileBytes(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw std::runtime_error("cannot open " + path);
+  std::string bytes;
+  char buffer[1 << 16];
+  int n = 0;
+  while ((n = gzread(f, buffer, sizeof buffer)) > 0) bytes.append(buffer, std::size_t(n));
+  gzclose(f);
+  if (n < 0) throw std::runtime_error("cannot unpack " + path);
+  return bytes;
+}
+
+// Writes `bytes` as the file `path`: plain, or for a .nii.gz as `members` gzip members (the
+// bytes split evenly; gzip -t and zlib read them as one stream) and then `emptyMembers` members
+// holding nothing (bgzip ends every file with one).
+inline void writeNiftiBytes(const std::string& path, const std::string& bytes, int members = 1,
+                            int emptyMembers = 0) {
+  const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!gz) {
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+  } else {
+    const std::size_t step = (bytes.size() + std::size_t(members) - 1) / std::size_t(members);
+    for (int m = 0; m < members + emptyMembers; ++m) {
+      const std::size_t from = std::min(bytes.size(), std::size_t(m) * step);
+      const std::size_t size = m < members ? std::min(step, bytes.size() - from) : 0;
+      uLongf packed = compressBound(uLong(size)) + 64;
+      std::string member(packed, '\0');
+      z_stream z{};
+      if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw std::runtime_error("zlib cannot start a gzip member");
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + from));
+      z.avail_in = uInt(size);
+      z.next_out = reinterpret_cast<Bytef*>(member.data());
+      z.avail_out = uInt(member.size());
+      const int status = deflate(&z, Z_FINISH);
+      packed = z.total_out;
+      deflateEnd(&z);
+      if (status != Z_STREAM_END) throw std::runtime_error("zlib cannot pack a gzip member");
+      out.write(member.data(), std::streamsize(packed));
+    }
+  }
+  if (!out.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+// Sets header field `field` (dim0 .. dim7, datatype, bitpix, vox_offset, scl_slope, scl_inter)
+// of the unpacked file `bytes` (NIfTI-`version`, the host's byte order) to `value`, converted
+// to the field's type as the header stores it.
+// `value` as a header field of type T stores it: an integer field takes a non-finite value as 0
+// and wraps a value outside its range (as a C cast of the whole number would).
+template <class T>
+T asHeaderField(double value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return T(value);
+  } else {
+    const double whole = std::isfinite(value) ? std::max(-9.2e18, std::min(9.2e18, value)) : 0.0;
+    return T(static_cast<std::int64_t>(whole));
+  }
+}
+
+inline void setNiftiHeaderField(std::string& bytes, int version, const std::string& field,
+                                double value) {
+  auto put = [&](std::size_t offset, auto typed) {
+    if (offset + sizeof typed > bytes.size()) throw std::runtime_error("header too short");
+    std::memcpy(&bytes[offset], &typed, sizeof typed);
+  };
+  auto set = [&](auto header) {
+    using H = decltype(header);
+    using Dim = std::remove_reference_t<decltype(header.dim[0])>;
+    if (field.rfind("dim", 0) == 0 && field.size() == 4 && field[3] >= '0' && field[3] <= '7')
+      return put(offsetof(H, dim) + sizeof(Dim) * std::size_t(field[3] - '0'),
+                 asHeaderField<Dim>(value));
+    auto at = [&](std::size_t offset, auto member) {
+      return put(offset, asHeaderField<decltype(member)>(value));
+    };
+    if (field == "datatype") return at(offsetof(H, datatype), header.datatype);
+    if (field == "bitpix") return at(offsetof(H, bitpix), header.bitpix);
+    if (field == "vox_offset") return at(offsetof(H, vox_offset), header.vox_offset);
+    if (field == "scl_slope") return at(offsetof(H, scl_slope), header.scl_slope);
+    if (field == "scl_inter") return at(offsetof(H, scl_inter), header.scl_inter);
+    throw std::runtime_error("no header field " + field);
+  };
+  if (version == 2)
+    set(nifti_2_header{});
+  else
+    set(nifti_1_header{});
 }
 
 // Makes an uncompressed NIfTI-1 file's header claim `nz` slices (dim[3], int16 at byte 46):

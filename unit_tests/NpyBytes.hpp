@@ -27,12 +27,14 @@ struct NpyLayout {
   std::string shapeText;         // inside the parentheses
   long long claimedHeader = -1;  // -1: the true header length
   long long cut = -1;            // -1: the whole file, else its first `cut` bytes
+  std::string secondShapeText;   // not empty: the dict gives 'shape' again, this one last
 };
 
 inline std::string npyFileBytes(const NpyLayout& o, const std::string& data) {
-  std::string dict = "{'descr': '" + o.descr +
-                     "', 'fortran_order': " + (o.fortran ? "True" : "False") + ", 'shape': (" +
-                     o.shapeText + "), }";
+  std::string dict =
+      "{'descr': '" + o.descr + "', 'fortran_order': " + (o.fortran ? "True" : "False") +
+      ", 'shape': (" + o.shapeText + "), " +
+      (o.secondShapeText.empty() ? "" : "'shape': (" + o.secondShapeText + "), ") + "}";
   const std::size_t prefix = o.version == 1 ? 10 : 12;
   while ((prefix + dict.size() + 1) % 64 != 0) dict += ' ';
   dict += '\n';

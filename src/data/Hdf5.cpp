@@ -66,6 +66,7 @@ Handle File::openDataset(const std::string& name) const {
   QuietErrors quiet;
   Handle d(H5Dopen2(file_, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d.valid()) fail(path_, ": cannot open dataset '", name, "'");
+  checkStored(d, path_, name);
   return d;
 }
 
@@ -157,11 +158,14 @@ std::optional<std::string> stringAttribute(hid_t object, const std::string& name
     H5Dvlen_reclaim(mem, space, H5P_DEFAULT, &s);
     return out;
   }
+  // One byte more than stored: a NUL-padded "DHWC" of 4 bytes (h5py's np.bytes_) fills them
+  // all, and a null-terminated copy of the same size would lose its last character.
   const std::size_t size = H5Tget_size(type);
-  std::string out(size, '\0');
-  H5Tset_size(mem, size);
+  std::string out(size + 1, '\0');
+  H5Tset_size(mem, size + 1);
+  H5Tset_strpad(mem, H5T_STR_NULLTERM);
   if (H5Aread(a, mem, out.data()) < 0) fail(where, ": cannot read attribute '", name, "'");
-  return out.substr(0, out.find('\0'));  // fixed-length strings are padded with NULs
+  return out.substr(0, out.find('\0'));
 }
 
 }  // namespace hybrid3d::data

@@ -2,12 +2,16 @@
 #include <hybrid3d/data/InputLayout.hpp>
 #include <hybrid3d/data/NpyFile.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <cstring>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "impl/NpyDict.hpp"
 
 namespace hybrid3d::data {
 namespace {
@@ -37,60 +41,6 @@ bool readAt(int fd, void* out, std::size_t bytes, std::uint64_t offset) {
   return true;
 }
 
-// The value after key `key` in the header's dict text (from the first character after the
-// colon, spaces skipped); throws naming the file when the key is absent.
-std::size_t valueOf(const std::string& path, const std::string& dict, const std::string& key) {
-  std::size_t at = dict.find("'" + key + "'");
-  if (at == std::string::npos) at = dict.find("\"" + key + "\"");
-  if (at == std::string::npos) fail(path, ": .npy header has no '", key, "' (header: ", dict, ")");
-  at = dict.find(':', at + key.size() + 2);
-  if (at == std::string::npos) fail(path, ": .npy header has no value for '", key, "'");
-  at = dict.find_first_not_of(" \t", at + 1);
-  if (at == std::string::npos) fail(path, ": .npy header has no value for '", key, "'");
-  return at;
-}
-
-NpyHeader parseDict(const std::string& path, const std::string& dict) {
-  NpyHeader h;
-  std::size_t at = valueOf(path, dict, "descr");
-  if (dict[at] != '\'' && dict[at] != '"')
-    fail(path, ": .npy array has a structured dtype; expected '<i2' (int16) or '<f4' (float32)");
-  const std::size_t end = dict.find(dict[at], at + 1);
-  if (end == std::string::npos) fail(path, ": .npy header's 'descr' is not a closed string");
-  h.descr = dict.substr(at + 1, end - at - 1);
-
-  at = valueOf(path, dict, "fortran_order");
-  if (dict.compare(at, 4, "True") == 0)
-    fail(path,
-         ": .npy array is in Fortran order; hybrid3d reads C order "
-         "(numpy: np.save(f, np.ascontiguousarray(a)))");
-  if (dict.compare(at, 5, "False") != 0)
-    fail(path, ": .npy header's 'fortran_order' is neither True nor False");
-
-  at = valueOf(path, dict, "shape");
-  const std::size_t close = dict.find(')', at);
-  if (dict[at] != '(' || close == std::string::npos)
-    fail(path, ": .npy header's 'shape' is not a tuple");
-  std::string item;
-  for (std::size_t i = at + 1; i <= close; ++i) {
-    const char c = dict[i];
-    if (c == ',' || c == ')') {
-      const std::size_t first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \tL");
-      if (first != std::string::npos) {
-        const std::string digits = item.substr(first, last - first + 1);
-        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
-            digits.size() > 15)
-          fail(path, ": .npy header's 'shape' holds \"", digits, "\", not a size");
-        h.shape.push_back(std::stoll(digits));
-      }
-      item.clear();
-    } else {
-      item += c;
-    }
-  }
-  return h;
-}
-
 // strerror of a failed readAt, or what its early end means.
 std::string whyShort() {
   return errno == 0 ? std::string("the file is shorter than its header says")
@@ -100,9 +50,11 @@ std::string whyShort() {
 // Checks the descr: a byte order this host reads and an item size; fills kind and itemSize.
 void checkDescr(const std::string& path, NpyHeader& h) {
   const std::string& d = h.descr;
-  if (d.size() < 3 || d.find_first_not_of("0123456789", 2) != std::string::npos)
+  if (d.size() < 3 || d.size() > 6 || d.find_first_not_of("0123456789", 2) != std::string::npos)
     fail(path, ": .npy array has dtype '", d, "'; expected '<i2' (int16) or '<f4' (float32)");
   const char order = d[0];
+  if (order != '<' && order != '>' && order != '|' && order != '=')
+    fail(path, ": .npy array has dtype '", d, "'; expected '<i2' (int16) or '<f4' (float32)");
   const bool little = order == '<' || order == '|' || (order == '=' && hostIsLittleEndian());
   if (!little)
     fail(path, ": .npy array is big-endian ('", d,
@@ -111,6 +63,14 @@ void checkDescr(const std::string& path, NpyHeader& h) {
   if (!hostIsLittleEndian()) fail(path, ": .npy files are read on little-endian hosts only");
   h.kind = d[1];
   h.itemSize = std::size_t(std::stoul(d.substr(2)));
+  // The numbers numpy has (its item sizes are bytes; 'U3' would be 12): anything else is read
+  // as bytes of another size than numpy's, so it is refused.
+  const std::string number = d.substr(1);
+  static const char* const kNumbers[] = {"b1", "i1", "i2", "i4", "i8", "u1", "u2",
+                                         "u4", "u8", "f2", "f4", "f8", "c8", "c16"};
+  if (std::none_of(std::begin(kNumbers), std::end(kNumbers),
+                   [&](const char* n) { return number == n; }))
+    fail(path, ": .npy array has dtype '", d, "'; expected '<i2' (int16) or '<f4' (float32)");
 }
 
 }  // namespace
@@ -162,12 +122,17 @@ NpyFile::NpyFile(const std::string& path) : path_(path) {
   std::string dict(std::size_t(headerBytes), '\0');
   if (!readAt(fd_, dict.data(), dict.size(), prefixBytes))
     fail(path, ": cannot read the .npy header (", whyShort(), ")");
-  if (dict.find('{') == std::string::npos || dict.find('}') == std::string::npos)
-    fail(path, ": .npy header is not a dict");
-  dict = dict.substr(dict.find('{'), dict.rfind('}') - dict.find('{') + 1);
-  header_ = parseDict(path, dict);
+  header_ = Impl::parseNpyDict(path, dict);
   checkDescr(path, header_);
   header_.dataOffset = prefixBytes + headerBytes;
+  // The shape's byte count, refused before it can wrap (a wrapped one could match the file).
+  std::uint64_t bytes = header_.itemSize;
+  for (Index n : header_.shape) {
+    if (n > 0 && bytes > (std::uint64_t(1) << 62) / std::uint64_t(n))
+      fail(path, ": .npy header's shape ", shapeText(header_.shape), " of '", header_.descr,
+           "' is more than 2^62 bytes");
+    bytes *= std::uint64_t(n);
+  }
   const std::uint64_t need = header_.elements() * header_.itemSize,
                       have = size - header_.dataOffset;
   if (have != need)

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <new>
 #include <sstream>
 
 namespace hybrid3d::generate {
@@ -60,6 +61,48 @@ std::vector<double> asDoubles(const std::array<Index, 3>& a) {
   return {double(a[0]), double(a[1]), double(a[2])};
 }
 
+// The sample's arrays: every channel normalised and centred in S^3, and the labels alike.
+struct SampleArrays {
+  std::vector<float> volume;  // [C, S, S, S]
+  std::vector<std::uint8_t> segmentation;
+  std::vector<double> means, stds;
+};
+
+SampleArrays sampleArrays(const NiftiVolume& image, const NiftiVolume& labels, Index S) {
+  const Index C = image.channels, n = image.voxels();
+  const Index H = image.extent[1], W = image.extent[2];
+  SampleArrays a;
+  a.volume.reserve(static_cast<std::size_t>(C * S * S * S));
+  for (Index c = 0; c < C; ++c) {
+    const double* channel = image.values.data() + c * n;
+    const Moments m = moments(channel, n);
+    a.means.push_back(m.mean);
+    a.stds.push_back(m.std);
+    const std::vector<float> cube =
+        centredCube<float>(image.extent, S, 0.0f, [&](Index d, Index h, Index w) {
+          return static_cast<float>((channel[(d * H + h) * W + w] - m.mean) / m.std);
+        });
+    a.volume.insert(a.volume.end(), cube.begin(), cube.end());
+  }
+  a.segmentation = centredCube<std::uint8_t>(labels.extent, S, 0, [&](Index d, Index h, Index w) {
+    return static_cast<std::uint8_t>(labels.values[(d * H + h) * W + w]);
+  });
+  return a;
+}
+
+// sampleArrays, or one line naming the size and the memory when the machine has too little.
+SampleArrays sampleArraysOrFail(const NiftiVolume& image, const NiftiVolume& labels, Index S) {
+  try {
+    return sampleArrays(image, labels, S);
+  } catch (const std::bad_alloc&) {
+    // The volume, one channel's cube while it is built, and the labels.
+    const double bytes = double(S) * double(S) * double(S) * (4.0 * double(image.channels + 1) + 1);
+    fail("--size ", S, ": ", image.path, " as a sample of ", image.channels, " channel(s) of ", S,
+         "^3 voxels needs ", bytes / double(1 << 30),
+         " GiB of memory, which could not be allocated; give a smaller --size");
+  }
+}
+
 }  // namespace
 
 NiftiSampleInfo convertNiftiPair(const NiftiImportOptions& o, const std::string& name,
@@ -68,33 +111,14 @@ NiftiSampleInfo convertNiftiPair(const NiftiImportOptions& o, const std::string&
   const NiftiVolume labels = readNiftiVolume((fs::path(o.labelsDir) / name).string());
   checkLabels(labels, image, o.classes);
 
-  const Index S = o.size, C = image.channels, n = image.voxels();
-  const Index H = image.extent[1], W = image.extent[2];
-  std::vector<float> volume;
-  volume.reserve(static_cast<std::size_t>(C * S * S * S));
-  std::vector<double> means, stds;
-  for (Index c = 0; c < C; ++c) {
-    const double* channel = image.values.data() + c * n;
-    const Moments m = moments(channel, n);
-    means.push_back(m.mean);
-    stds.push_back(m.std);
-    const std::vector<float> cube =
-        centredCube<float>(image.extent, S, 0.0f, [&](Index d, Index h, Index w) {
-          return static_cast<float>((channel[(d * H + h) * W + w] - m.mean) / m.std);
-        });
-    volume.insert(volume.end(), cube.begin(), cube.end());
-  }
-  const std::vector<std::uint8_t> segmentation =
-      centredCube<std::uint8_t>(labels.extent, S, 0, [&](Index d, Index h, Index w) {
-        return static_cast<std::uint8_t>(labels.values[(d * H + h) * W + w]);
-      });
-
+  const Index S = o.size, C = image.channels;
+  const SampleArrays a = sampleArraysOrFail(image, labels, S);
   std::vector<double> offset;
   for (int a = 0; a < 3; ++a)
     offset.push_back(double(centredPlacement(image.extent[a], S).offset()));
   SampleWriter file(MPI_COMM_SELF, samplePath);
-  file.writeWhole("volume", {C, S, S, S}, volume.data());
-  file.writeWhole("segmentation", {S, S, S}, segmentation.data());
+  file.writeWhole("volume", {C, S, S, S}, a.volume.data());
+  file.writeWhole("segmentation", {S, S, S}, a.segmentation.data());
   file.attribute("generator", "hybrid3d import nifti");
   file.attribute("source_image", name);
   file.attribute("nifti_version", double(image.version));
@@ -103,8 +127,8 @@ NiftiSampleInfo convertNiftiPair(const NiftiImportOptions& o, const std::string&
   file.attribute("spacing_units", image.spacingUnits);
   file.attribute("source_shape", asDoubles(image.extent));
   file.attribute("source_offset", offset);
-  file.attribute("channel_mean", means);
-  file.attribute("channel_std", stds);
+  file.attribute("channel_mean", a.means);
+  file.attribute("channel_std", a.stds);
   file.commit();
 
   std::ostringstream line;

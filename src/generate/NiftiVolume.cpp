@@ -3,13 +3,14 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
+#include <new>
 
 #include <nifti2_io.h>
+
+#include "impl/NiftiHeader.hpp"
 
 namespace hybrid3d::generate {
 
@@ -26,38 +27,18 @@ bool gzipped(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
 }
 
-// What a gzip file unpacks to, modulo 2^32: its last four bytes (ISIZE, little-endian), so a
-// header's promise is checked before its voxels are allocated. -1 when the file is too short.
-long long gzipUnpackedSize(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in || in.tellg() < 18) return -1;  // a gzip header and trailer alone take 18 bytes
-  in.seekg(-4, std::ios::end);
-  unsigned char b[4] = {};
-  in.read(reinterpret_cast<char*>(b), 4);
-  if (!in) return -1;
-  return static_cast<long long>(std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 |
-                                std::uint32_t(b[2]) << 16 | std::uint32_t(b[3]) << 24);
-}
-
 // Refuses a header that promises more than the file holds (truncated, or lying about its size).
-void checkSize(const std::string& path, const nifti_image& image) {
-  const std::int64_t voxelBytes = image.nvox * image.nbyper;
-  const std::int64_t total = image.iname_offset + voxelBytes;
-  if (gzipped(path)) {
-    const long long unpacked = gzipUnpackedSize(path);
-    if (unpacked != static_cast<long long>(std::uint64_t(total) & 0xffffffffu))
-      fail(path, ": the header promises ", voxelBytes, " bytes of voxels after ",
-           image.iname_offset, " bytes of header, but the gzip file records ",
-           unpacked < 0 ? std::string("no size") : std::to_string(unpacked) + " bytes (mod 2^32)",
-           ": truncated, or the header is wrong about the volume's size");
-    return;
-  }
+// A gzipped file is sized by unpacking it (no further than the header's promise), every member.
+void checkSize(const std::string& path, const Impl::NiftiLayout& layout) {
+  const std::int64_t total = layout.voxOffset + layout.voxelBytes;
   std::error_code ec;
-  const auto size = static_cast<std::int64_t>(fs::file_size(path, ec));
+  const auto size = gzipped(path) ? Impl::gzipUnpackedBytes(path, total)
+                                  : static_cast<std::int64_t>(fs::file_size(path, ec));
   if (!ec && size < total)
-    fail(path, ": the header promises ", voxelBytes, " bytes of voxels after ", image.iname_offset,
-         " bytes of header, but the file holds ", size,
-         " bytes: truncated, or the header is wrong about the volume's size");
+    fail(path, ": the header promises ", layout.voxelBytes, " bytes of voxels after ",
+         layout.voxOffset, " bytes of header, but the file holds ", size,
+         gzipped(path) ? " bytes unpacked" : " bytes",
+         ": truncated, or the header is wrong about the volume's size");
 }
 
 // Calls f(T()) with the C++ type of a NIfTI voxel type that is one real number; false for any
@@ -113,14 +94,19 @@ NiftiVolume readNiftiVolume(const std::string& path, bool values) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) fail(path, ": no such file");
   // The version from the header itself: Debian 12's nifti2_io (3.0.1) calls every single-file
-  // image NIfTI-1 in nifti_type.
-  int version = 0;
-  void* header = nifti_read_header(path.c_str(), &version, /*check=*/0);
-  std::free(header);
-  Image image(header ? nifti_image_read(path.c_str(), /*read_data=*/0) : nullptr);
+  // image NIfTI-1 in nifti_type. The header's own fields first: the library would repair some
+  // of them silently.
+  const Impl::NiftiHeaderBytes header = Impl::readNiftiHeaderBytes(path);
+  const int version = header.version;
+  const Impl::NiftiLayout layout = Impl::checkNiftiHeader(path, header.bytes, version);
+  Image image(nifti_image_read(path.c_str(), /*read_data=*/0));
   if (!image) fail(path, ": not a NIfTI-1 or NIfTI-2 file, or its header is damaged");
-  if ((version != 1 && version != 2) || image->nifti_type == NIFTI_FTYPE_ANALYZE)
+  if (image->nifti_type == NIFTI_FTYPE_ANALYZE)
     fail(path, ": an ANALYZE 7.5 header, not NIfTI-1 or NIfTI-2");
+  if (image->iname_offset != layout.voxOffset || image->nvox != layout.voxels)
+    fail(path, ": the NIfTI library reads its header differently (voxels at byte ",
+         image->iname_offset, ", ", image->nvox, " of them; the header says ", layout.voxOffset,
+         ", ", layout.voxels, ")");
   NiftiVolume v;
   v.path = path;
   v.version = version;
@@ -142,12 +128,17 @@ NiftiVolume readNiftiVolume(const std::string& path, bool values) {
                    : image->xyz_units == NIFTI_UNITS_MICRON ? "micron"
                    : image->xyz_units == NIFTI_UNITS_METER  ? "m"
                                                             : "unknown";
-  checkSize(path, *image);
+  checkSize(path, layout);
   if (!values) return v;
   if (nifti_image_load(image.get()) < 0 || image->data == nullptr)
-    fail(path, ": cannot read its ", image->nvox * image->nbyper,
-         " bytes of voxels (damaged compressed data?)");
-  v.values.resize(static_cast<std::size_t>(image->nvox));
+    fail(path, ": cannot read its ", layout.voxelBytes,
+         " bytes of voxels (out of memory, or damaged compressed data)");
+  try {
+    v.values.resize(static_cast<std::size_t>(image->nvox));
+  } catch (const std::bad_alloc&) {
+    fail(path, ": its ", layout.voxels, " voxels need ", double(layout.voxels) * 8 / (1 << 30),
+         " GiB of memory as doubles, which could not be allocated");
+  }
   toDouble(*image, v.values.data());
   return v;
 }

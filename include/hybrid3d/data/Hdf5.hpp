@@ -72,7 +72,7 @@ public:
   std::vector<std::string> attributeNames() const;
   bool attributeIsString(const std::string& name) const;
 
-  /// Open a dataset; throws naming file and dataset when missing.
+  /// Open a dataset; throws naming file and dataset when missing or not stored (checkStored).
   Handle openDataset(const std::string& name) const;
 
 private:
@@ -99,6 +99,13 @@ private:
 /// The one string-attribute reader: File::attributeString and the sample reader's layout use it.
 std::optional<std::string> stringAttribute(hid_t object, const std::string& name,
                                            const std::string& where);
+
+/// Throws one line naming `path` and dataset `name` unless its values are stored where HDF5
+/// will read them: every filter decodable here (h5py's LZF is not HDF5's), storage allocated (a
+/// dataset created and never written, or written in part, reads as fill values), external files
+/// holding the bytes they are declared to, the sources of a virtual dataset present (and stored,
+/// `depth` levels down). File::openDataset checks every dataset it opens.
+void checkStored(hid_t dataset, const std::string& path, const std::string& name, int depth = 0);
 
 /// The HDF5 memory type of a C++ scalar.
 template <class T>

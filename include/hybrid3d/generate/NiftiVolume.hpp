@@ -34,11 +34,13 @@ struct NiftiVolume {
 };
 
 /// Reads `path`. Throws hybrid3d::Error with one line naming the file: not a NIfTI-1/2 file or a
-/// damaged header, fewer than 3 or more than 4 dimensions (a 4th past 1 is the channels), a
-/// voxel type that is not a real number (complex, RGB, ...), a header that promises more voxel
-/// bytes than the file holds (truncated, or a header that lies about its size; for `.nii.gz`
-/// checked against the size gzip records, before anything is allocated), voxels that cannot be
-/// read. The library prints nothing.
+/// damaged header, header fields the library would repair silently (a dim of 0 or below, a
+/// vox_offset inside the header or not a whole number, a bitpix other than the datatype's),
+/// dimensions whose byte count passes 2^63, fewer than 3 or more than 4 dimensions (a 4th past 1
+/// is the channels), a voxel type that is not a real number (complex, RGB, ...), a header that
+/// promises more voxel bytes than the file holds (truncated, or a header that lies about its
+/// size; a `.nii.gz` is unpacked to count them, every gzip member, before anything is
+/// allocated), voxels that cannot be read or allocated. The library prints nothing.
 /// values = false: the header only (values left empty), checked alike; the voxels are not read.
 NiftiVolume readNiftiVolume(const std::string& path, bool values = true);
 

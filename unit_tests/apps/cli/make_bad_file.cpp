@@ -10,12 +10,21 @@
 //                             published CosmoFlow files)
 //   chunked PATH              PATH is stored in chunks (half each extent), deflate-compressed
 //   attribute NAME VALUE      the root group's string attribute NAME is VALUE
+//   attribute-nullpad NAME VALUE  the same as a fixed-length NUL-padded string (h5py's np.bytes_)
+//   unwritten PATH            PATH is created (chunked) and never written
+//   virtual PATH SOURCE       PATH is a virtual dataset mapping dataset PATH of file SOURCE
+//                             (named as given; it need not exist)
+//   external PATH KEEP        PATH is stored in the external file DST.raw (named by its absolute
+//                             path), of which only the first KEEP bytes are left
+//   filter PATH ID NAME       PATH is stored in chunks through filter ID called NAME (registered
+//                             here as a byte copy: a filter the reader's HDF5 lacks, as h5py's LZF)
 //   npy TYPE [MOD]...         instead of an HDF5 DST: /full as the numpy sample DST (NAME.data.npy,
 //                             [D,H,W,C] of TYPE: int16, float32, float64, int16be) and /unitPar
 //                             as NAME.label.npy float32 beside it (the MLPerf HPC release). MOD:
 //                             cdhw (keep [C,D,H,W]), version2, fortran (the header says so),
 //                             shape D0,D1,... (the header claims it), header-size N (the prefix
-//                             claims an N-byte header), cut BYTES (the file ends there), nolabel.
+//                             claims an N-byte header), cut BYTES (the file ends there), nolabel,
+//                             shape-again D0,D1,... (the dict gives 'shape' a second time, last).
 // Datasets are rewritten through double, which every type the project stores converts to.
 #include <cmath>
 #include <cstdint>
@@ -127,6 +136,7 @@ struct NpyOptions {
   std::string type = "int16";
   bool cdhw = false, fortran = false, version2 = false, label = true;
   std::string claimedShape;      // empty: the real one
+  std::string secondShape;       // empty: 'shape' given once
   long long claimedHeader = -1;  // -1: the real header length
   long long cut = -1;            // -1: the whole file
 };
@@ -167,6 +177,7 @@ void writeNpy(const std::string& path, const std::vector<hsize_t>& dims,
   layout.fortran = o.fortran;
   layout.shapeText = o.claimedShape.empty() ? hybrid3d::test::npyShapeText(dims) : o.claimedShape;
   layout.claimedHeader = o.claimedHeader;
+  layout.secondShapeText = o.secondShape;
   layout.cut = o.cut;
   const std::string file = hybrid3d::test::npyFileBytes(layout, data);
   std::ofstream(path, std::ios::binary).write(file.data(), std::streamsize(file.size()));
@@ -193,6 +204,8 @@ int writeNpySample(hid_t src, const std::string& dst, int argc, char** argv, int
       o.label = false;
     else if (mod == "shape")
       o.claimedShape = arg();
+    else if (mod == "shape-again")
+      o.secondShape = arg();
     else if (mod == "header-size")
       o.claimedHeader = std::stoll(arg());
     else if (mod == "cut")
@@ -292,8 +305,96 @@ void reshape(hid_t dst, const std::string& path, const std::string& dims) {
   writeDataset(dst, path, ds);
 }
 
+// The dataset PATH of dst recreated empty by `make` (given the file's space and type), its old
+// values returned.
+template <class Make>
+Dataset recreate(hid_t dst, const std::string& path, Make make) {
+  const Dataset ds = readDataset(dst, path);
+  H5Ldelete(dst, path.c_str(), H5P_DEFAULT);
+  const hid_t space = H5Screate_simple(int(ds.dims.size()), ds.dims.data(), nullptr);
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  make(dcpl, ds);
+  const hid_t d = H5Dcreate2(dst, path.c_str(), ds.type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (d < 0) die("cannot create " + path);
+  H5Dclose(d);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  return ds;
+}
+
+void writeValues(hid_t dst, const std::string& path, const Dataset& ds) {
+  const hid_t d = H5Dopen2(dst, path.c_str(), H5P_DEFAULT);
+  if (d < 0 || H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ds.values.data()) < 0)
+    die("cannot write " + path);
+  H5Dclose(d);
+}
+
+void chunkHalves(hid_t dcpl, const Dataset& ds) {
+  std::vector<hsize_t> chunk = ds.dims;
+  for (hsize_t& c : chunk) c = c > 1 ? (c + 1) / 2 : 1;
+  H5Pset_chunk(dcpl, int(chunk.size()), chunk.data());
+}
+
+// A filter that copies its bytes, registered under another filter's id and name.
+size_t copyFilter(unsigned, size_t, const unsigned[], size_t bytes, size_t*, void**) {
+  return bytes;
+}
+
+// filter P ID NAME: P stored in chunks through filter ID, written by this tool's copy of it.
+void storeFiltered(hid_t dst, const std::string& path, int id, const std::string& name) {
+  static std::string registeredName;
+  registeredName = name;
+  H5Z_class2_t filter{H5Z_CLASS_T_VERS,       H5Z_filter_t(id), 1,       1,
+                      registeredName.c_str(), nullptr,          nullptr, copyFilter};
+  if (H5Zregister(&filter) < 0) die("cannot register filter " + name);
+  const Dataset ds = recreate(dst, path, [&](hid_t dcpl, const Dataset& d) {
+    chunkHalves(dcpl, d);
+    H5Pset_filter(dcpl, H5Z_filter_t(id), H5Z_FLAG_MANDATORY, 0, nullptr);
+  });
+  writeValues(dst, path, ds);
+}
+
+// external P KEEP: P stored in DST.raw (absolute name), which is then cut to KEEP bytes.
+void storeExternal(hid_t dst, const std::string& dstPath, const std::string& path,
+                   unsigned long long keep) {
+  const std::string raw = std::filesystem::absolute(dstPath + ".raw").string();
+  const Dataset ds = recreate(dst, path, [&](hid_t dcpl, const Dataset& d) {
+    std::size_t n = H5Tget_size(d.type);
+    for (hsize_t e : d.dims) n *= e;
+    H5Pset_external(dcpl, raw.c_str(), 0, n);
+  });
+  writeValues(dst, path, ds);
+  H5Fflush(dst, H5F_SCOPE_GLOBAL);
+  std::filesystem::resize_file(raw, keep);
+}
+
+// virtual P SOURCE: P maps the whole of dataset P in file SOURCE.
+void storeVirtual(hid_t dst, const std::string& path, const std::string& source) {
+  recreate(dst, path, [&](hid_t dcpl, const Dataset& d) {
+    const hid_t space = H5Screate_simple(int(d.dims.size()), d.dims.data(), nullptr);
+    if (H5Pset_virtual(dcpl, space, source.c_str(), path.c_str(), space) < 0)
+      die("cannot map " + path + " to " + source);
+    H5Sclose(space);
+  });
+}
+
+// attribute-nullpad NAME VALUE: a fixed-length string of VALUE's length, NUL-padded (as h5py
+// writes a numpy bytes_ value).
+void writeNullPadAttribute(hid_t dst, const std::string& name, const std::string& value) {
+  if (H5Aexists(dst, name.c_str()) > 0) H5Adelete(dst, name.c_str());
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, value.size());
+  H5Tset_strpad(type, H5T_STR_NULLPAD);
+  const hid_t space = H5Screate(H5S_SCALAR);
+  const hid_t a = H5Acreate2(dst, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
+  if (a < 0 || H5Awrite(a, type, value.data()) < 0) die("cannot write attribute " + name);
+  H5Aclose(a);
+  H5Sclose(space);
+  H5Tclose(type);
+}
+
 // The operations from argv[first] on, in order, on the copy dst.
-void applyOperations(hid_t dst, int argc, char** argv, int first) {
+void applyOperations(hid_t dst, const std::string& dstPath, int argc, char** argv, int first) {
   OperationArgs a{argc, argv, first - 1};
   while (++a.i < argc) {
     const std::string op = argv[a.i];
@@ -315,6 +416,22 @@ void applyOperations(hid_t dst, int argc, char** argv, int first) {
     } else if (op == "attribute") {
       const std::string name = a.next(op);
       writeRootAttribute(dst, name, a.next(op));
+    } else if (op == "attribute-nullpad") {
+      const std::string name = a.next(op);
+      writeNullPadAttribute(dst, name, a.next(op));
+    } else if (op == "unwritten") {
+      const std::string path = a.next(op);
+      recreate(dst, path, chunkHalves);
+    } else if (op == "virtual") {
+      const std::string path = a.next(op);
+      storeVirtual(dst, path, a.next(op));
+    } else if (op == "external") {
+      const std::string path = a.next(op);
+      storeExternal(dst, dstPath, path, std::stoull(a.next(op)));
+    } else if (op == "filter") {
+      const std::string path = a.next(op);
+      const int id = std::stoi(a.next(op));
+      storeFiltered(dst, path, id, a.next(op));
     } else if (op == "reshape") {
       const std::string path = a.next(op);
       reshape(dst, path, a.next(op));
@@ -340,7 +457,7 @@ int main(int argc, char** argv) {
     die("cannot copy the objects of the root group");
   if (H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_INC, nullptr, copyAttribute, &dst) < 0)
     die("cannot copy the attributes of the root group");
-  applyOperations(dst, argc, argv, 3);
+  applyOperations(dst, argv[2], argc, argv, 3);
   H5Fclose(dst);
   H5Fclose(src);
   return 0;

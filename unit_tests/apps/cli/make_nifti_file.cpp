@@ -1,13 +1,18 @@
 // Test tool for the bad-input table (bad_inputs.table): writes one small NIfTI file with the
 // NIfTI library (NiftiTestFile.hpp), good or spoilt one way.
 //   make_nifti_file PATH [--dims X,Y,Z[,T]] [--type T] [--version 1|2] [--labels]
-//                        [--set INDEX VALUE] [--claim-slices N]
+//                        [--set INDEX VALUE] [--claim-slices N] [--header FIELD VALUE]
+//                        [--gzip-members N] [--empty-member]
 //   --dims          voxels along x, y, z (and t: channels); default 12,10,8
 //   --type          uint8, int16, int32, float32, float64, complex64, rgb24; default int16
 //   --labels        values i % 3 (class labels) instead of an image's ramp
 //   --set           stored value INDEX (row-major, i fastest) becomes VALUE
 //   --claim-slices  the header then claims N slices (dim[3]): it lies about the size
 //                   (NIfTI-1 .nii only)
+//   --header        header field FIELD (dim0..dim7, datatype, bitpix, vox_offset, scl_slope,
+//                   scl_inter) becomes VALUE, written into the finished file (nan allowed)
+//   --gzip-members  a .nii.gz is written as N gzip members (valid: gzip -t accepts it)
+//   --empty-member  a .nii.gz ends with an empty gzip member (as bgzip writes)
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -44,7 +49,8 @@ int main(int argc, char** argv) {
   spec.datatype = NIFTI_TYPE_INT16;
   bool labels = false;
   std::vector<std::pair<std::size_t, double>> sets;
-  int claimSlices = 0;
+  int claimSlices = 0, members = 1, emptyMembers = 0;
+  std::vector<std::pair<std::string, double>> fields;
   for (int i = 2; i < argc; ++i) {
     const std::string flag = argv[i];
     auto arg = [&]() -> std::string {
@@ -67,6 +73,13 @@ int main(int argc, char** argv) {
       sets.emplace_back(index, std::strtod(arg().c_str(), nullptr));
     } else if (flag == "--claim-slices") {
       claimSlices = std::stoi(arg());
+    } else if (flag == "--header") {
+      const std::string field = arg();
+      fields.emplace_back(field, std::strtod(arg().c_str(), nullptr));
+    } else if (flag == "--gzip-members") {
+      members = std::stoi(arg());
+    } else if (flag == "--empty-member") {
+      emptyMembers = 1;
     } else {
       die("unknown option " + flag);
     }
@@ -82,6 +95,12 @@ int main(int argc, char** argv) {
   try {
     hybrid3d::test::writeNiftiFile(path, spec, stored);
     if (claimSlices > 0) hybrid3d::test::claimSlices(path, static_cast<std::int16_t>(claimSlices));
+    if (!fields.empty() || members != 1 || emptyMembers != 0) {
+      std::string bytes = hybrid3d::test::niftiFileBytes(path);
+      for (const auto& [field, value] : fields)
+        hybrid3d::test::setNiftiHeaderField(bytes, spec.version, field, value);
+      hybrid3d::test::writeNiftiBytes(path, bytes, members, emptyMembers);
+    }
   } catch (const std::exception& e) {
     die(e.what());
   }
