@@ -20,6 +20,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/kernels/HostRows.hpp>
 
 namespace hybrid3d {
 
@@ -159,7 +160,25 @@ void batchNormChannelSums(const ExecSpace& exec, std::string_view label, Index N
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
   constexpr int L = host ? 8 : 1;
-  if (N * C * D > 0) {
+  if constexpr (host) {
+    // The same sums in the same order (a slab's rows from h = 0, each in SumLanes' order), one
+    // work item per slab, each row built for AVX2 where the CPU has it (kernels/HostRows.hpp):
+    // the 16-bit types' conversions vectorise there; adds in double in a fixed order, no FMA, so
+    // the bits do not depend on it.
+    const auto rowSums =
+        [=](const Index n, const Index c, const Index d, const Index h)
+            HYBRID3D_HOST_INLINE_LAMBDA { return rowSumsInLanes<L>(cell, n, c, d, h, W); };
+    const auto run = hostRowFunction<decltype(rowSums)>(bestHostIsa());
+    Kokkos::parallel_for(Impl::kernelLabel(label, "::slabs"), rangePolicy(exec, 0, N * C * D),
+                         [=](const Index slab) {
+                           const Index d = slab % D, c = (slab / D) % C, n = slab / (D * C);
+                           SumPair s;
+                           for (Index h = 0; h < H; ++h) s += run(rowSums, n, c, d, h);
+                           partial(c, n * D + d, 0) = s.a;
+                           partial(c, n * D + d, 1) = s.b;
+                         });
+  }
+  if (!host && N * C * D > 0) {  // not an else: nvcc rejects a KOKKOS_LAMBDA in `if constexpr`
     using Policy = Kokkos::TeamPolicy<ExecSpace>;
     using Member = typename Policy::member_type;
     Kokkos::parallel_for(
@@ -266,6 +285,31 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec, const D
   const LocalOffset xo = localOffset(x), yo = localOffset(dy), dxo = localOffset(dx);
   const double n = count;
   const OwnedRows rows(N, C, e);
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible;
+  if constexpr (host) {  // the same operations on pointers (kernels/HostRows.hpp), no FMA
+    const auto xr = hostRowStart(x), dyr = hostRowStart(dy), dxr = hostRowStart(dx);
+    const Index width = e[2];
+    forEachOwnedRowOnHost("hybrid3d::BatchNorm3d::backwardData", exec, rows, bestHostIsa(),
+                          [=](const Index nn, const Index c, const Index z, const Index yy)
+                              HYBRID3D_HOST_INLINE_LAMBDA {
+                                const T* in = xr.at(nn, c, z, yy);
+                                const T* g = dyr.at(nn, c, z, yy);  // no restrict: dx may be dy
+                                T* out = dxr.at(nn, c, z, yy);
+                                const R s = R(invstd(c)), scale = gamma(c) * s;
+                                if (!batchStatistics) {
+                                  const R a = gamma(c) * R(invstd(c));
+                                  for (Index w = 0; w < width; ++w) out[w] = T(a * R(g[w]));
+                                  return;
+                                }
+                                const R m = R(mean(c)), a = R(sums(c) / n), b = R(sums(C + c) / n);
+                                for (Index w = 0; w < width; ++w) {
+                                  const R xhat = (R(in[w]) - m) * s;
+                                  out[w] = T(scale * (R(g[w]) - (a + xhat * b)));
+                                }
+                              });
+    return;
+  }
   if (batchStatistics) {
     forEachRowCell(
         "hybrid3d::BatchNorm3d::backwardData", exec, rows,
@@ -419,6 +463,23 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   const auto beta = bias_.value;
   // Per row: a, b = gamma, beta. In ComputeOf<T> (float for the 16-bit types), y rounded once.
   using R = ComputeOf<T>;
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible;
+  if constexpr (host) {  // the same operations on pointers (kernels/HostRows.hpp), no FMA
+    const auto xr = Impl::hostRowStart(x), yr = Impl::hostRowStart(y);
+    const Index width = e[2];
+    Impl::forEachOwnedRowOnHost(
+        "hybrid3d::BatchNorm3d::forward::normalize", exec,
+        Impl::OwnedRows(geometry_.inputShape().batch, C, e), Impl::bestHostIsa(),
+        [=](const Index n, const Index c, const Index z, const Index yy)
+            HYBRID3D_HOST_INLINE_LAMBDA {
+              const R m = R(mean(c)), s = R(invstd(c)), a = R(gamma(c)), b = R(beta(c));
+              const T* in = xr.at(n, c, z, yy);  // no restrict: y may be x
+              T* out = yr.at(n, c, z, yy);
+              for (Index w = 0; w < width; ++w) out[w] = T((R(in[w]) - m) * s * a + b);
+            });
+    return;
+  }
   Impl::forEachRowCell(
       "hybrid3d::BatchNorm3d::forward::normalize", exec,
       Impl::OwnedRows(geometry_.inputShape().batch, C, e),
