@@ -161,7 +161,7 @@ template <class T>
 void expectDenseBackwardDataBits() {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename TestDevice::memory_space>::accessible) {
-    const Index N = 3, O = 37, I = 2 * Impl::kDenseHostColumns + 77;
+    const Index N = Impl::kDenseHostSamples + 2, O = 37, I = 2 * Impl::kDenseHostColumns + 77;
     const auto dy = featuresOf<T>(randomFeatures("dy", N, O, 21));
     auto dyHost = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
     for (Index o = 0; o < O; o += 5) dyHost(1, o) = T(o % 2 ? -0.0f : 0.0f);

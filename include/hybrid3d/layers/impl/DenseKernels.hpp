@@ -113,42 +113,49 @@ void roundFeatures(const char* label, const ExecSpace& exec, const S& s, const B
       });
 }
 
-// Host memory: the columns of dx a work item sums side by side.
-inline constexpr Index kDenseHostColumns = 512;
+// Host memory: the columns and samples of dx a work item sums side by side.
+inline constexpr Index kDenseHostColumns = 512, kDenseHostSamples = 4;
 
-// mixedDenseBackwardData on host memory with the same bits: a work item takes a sample and a
-// block of kDenseHostColumns columns i, and runs their sums side by side over o in the same
-// order (from 0, s_i += dy(n, o) w(o, i) for o = 0, 1, ...), so that W is read along its rows.
-// One entry at a time read a column of W, a stride of I floats per term: FlattenDense's
-// backward (fc1, I = its rank's input features) took one cache line per multiply-add. Multiplies
-// and adds only, no FMA: the same bits on the baseline and the AVX2 build (kernels/HostRows.hpp).
+// mixedDenseBackwardData on host memory with the same bits: a work item takes up to
+// kDenseHostSamples samples and a block of kDenseHostColumns columns i, and runs their sums side
+// by side over o in the same order (from 0, s_i += dy(n, o) w(o, i) for o = 0, 1, ...), so that W
+// is read along its rows, once per group of samples. One entry at a time read a column of W, a
+// stride of I floats per term: FlattenDense's backward (fc1, I = its rank's input features) took
+// one cache line per multiply-add. Multiplies and adds only, no FMA: the same bits on the
+// baseline and the AVX2 build (kernels/HostRows.hpp).
 template <class ExecSpace, class DY, class W, class DX>
 void mixedDenseBackwardDataOnHost(const char* label, const ExecSpace& exec, const DY& dy,
                                   const W& w, const DX& dx) {
   using R = typename W::non_const_value_type;
   using Out = typename DX::non_const_value_type;
+  constexpr Index NS = kDenseHostSamples, NC = kDenseHostColumns;
   const Index N = static_cast<Index>(dx.extent(0)), I = static_cast<Index>(dx.extent(1));
   const Index O = static_cast<Index>(dy.extent(1));
-  const Index blocks = (I + kDenseHostColumns - 1) / kDenseHostColumns;
-  if (N * blocks == 0) return;
+  const Index blocks = (I + NC - 1) / NC, groups = (N + NS - 1) / NS;
+  if (groups * blocks == 0) return;
   const R* const wp = w.data();
   const Index ws = static_cast<Index>(w.stride(0));
-  const auto block = [=](const Index n, const Index b, Index, Index) HYBRID3D_HOST_INLINE_LAMBDA {
-    const Index first = b * kDenseHostColumns;
-    const Index count = I - first < kDenseHostColumns ? I - first : kDenseHostColumns;
-    const Index terms = O;
-    R s[kDenseHostColumns];
-    for (Index i = 0; i < count; ++i) s[i] = 0;
+  const auto block = [=](const Index g, const Index b, Index, Index) HYBRID3D_HOST_INLINE_LAMBDA {
+    const Index first = b * NC, count = I - first < NC ? I - first : NC;
+    const Index n0 = g * NS, samples = N - n0 < NS ? N - n0 : NS, terms = O;
+    R s[NS][NC];
+    for (Index n = 0; n < samples; ++n)
+      for (Index i = 0; i < count; ++i) s[n][i] = 0;
     for (Index o = 0; o < terms; ++o) {
-      const R g = R(dy(n, o));
       const R* __restrict row = wp + o * ws + first;
-      for (Index i = 0; i < count; ++i) s[i] += g * row[i];
+      for (Index n = 0; n < samples; ++n) {
+        const R gn = R(dy(n0 + n, o));
+        R* __restrict sn = s[n];
+        for (Index i = 0; i < count; ++i) sn[i] += gn * row[i];
+      }
     }
-    Out* __restrict out = &dx(n, first);
-    for (Index i = 0; i < count; ++i) out[i] = Out(s[i]);
+    for (Index n = 0; n < samples; ++n) {
+      Out* __restrict out = &dx(n0 + n, first);
+      for (Index i = 0; i < count; ++i) out[i] = Out(s[n][i]);
+    }
   };
   const auto run = hostRowFunction<decltype(block)>(bestHostIsa());
-  Kokkos::parallel_for(Impl::kernelLabel(label), rangePolicy(exec, 0, N * blocks),
+  Kokkos::parallel_for(Impl::kernelLabel(label), rangePolicy(exec, 0, groups * blocks),
                        [=](const Index e) { run(block, e / blocks, e % blocks, 0, 0); });
 }
 
