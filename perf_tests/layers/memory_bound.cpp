@@ -44,6 +44,10 @@
 // write 2 bytes a value (counted so), compute in float; a 16-bit activation's copy reference is a
 // copy of its own bytes. Argmax and optimiser state stay 4 bytes a value.
 //
+// With float and a 16-bit type among --types, a second table sets each kernel's 16-bit times
+// beside float's: the time over float's (issue 38: at most 0.6, for half the bytes) and each
+// type's fraction of the copy bandwidth.
+//
 // Usage: bench_memory_bound [--reps 20] [--only SUBSTRING] [--types float,bfloat16,half]
 // (--only matches "TYPE KERNEL SHAPE")
 #include <time.h>
@@ -65,6 +69,7 @@
 #include <mpi.h>
 
 #include <hybrid3d/core/MpiThreads.hpp>
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/layers/Activation.hpp>
 #include <hybrid3d/layers/AvgPool3d.hpp>
@@ -307,7 +312,8 @@ void addRowCopyCases(const SizeCases<S>& t) {
           "hybrid3d::bench::rowCopy", exec, rows,
           KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy,
                         const Index xx) {
-            yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
+            copyValue(yv(n, c, oy.d + z, oy.h + yy, oy.w + xx),
+                      xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));  // as Concat's
           });
     });
   }
@@ -545,8 +551,16 @@ bool addTypeCases(const std::string& type, const ProcessGrid& grid, std::vector<
   return true;
 }
 
-// The table: one line per case that `only` selects, printed as soon as it is measured.
-void printCases(const std::vector<Case>& cases, const Options& o) {
+// A measured case, for the side-by-side table of the types.
+struct Measured {
+  const Case* c;
+  Result r;
+};
+
+// The table: one line per case that `only` selects, printed as soon as it is measured; returns
+// the results.
+std::vector<Measured> printCases(const std::vector<Case>& cases, const Options& o) {
+  std::vector<Measured> measured;
   std::printf(
       "Memory-bound kernels, batch 1, 1 rank, Kokkos %s; median of %d reps "
       "after 1 warm-up; copy = Kokkos copy kernel of one activation (halo faces: of "
@@ -561,10 +575,47 @@ void printCases(const std::vector<Case>& cases, const Options& o) {
         (c.type + " " + c.kernel + " " + c.shape).find(o.only) == std::string::npos)
       continue;
     const Result r = measure(c, o.reps);
+    measured.push_back({&c, r});
     std::printf("%-8s %-26s %-9s %9.1f %8.2f %8.2f %8.2f %8.2f %9.2f %6.2f %6.2f\n", c.type.c_str(),
                 c.kernel.c_str(), c.shape.c_str(), c.bytes * 1e-6, r.kernelMs, r.minMs, r.maxMs,
                 r.gbs, r.copyGbs, r.ratio, r.wallRatio);
     std::fflush(stdout);
+  }
+  return measured;
+}
+
+// The 16-bit types beside float, one line per kernel and shape that float was measured on:
+// each type's median ms, its time over float's (issue 38 asks at most 0.6: half the bytes) and
+// its fraction of the copy bandwidth (the "ratio" column above; at least 0.5).
+void printTypesSideBySide(const std::vector<Measured>& measured, const Options& o) {
+  std::vector<std::string> others;
+  for (const std::string& t : o.types)
+    if (t != "float") others.push_back(t);
+  if (others.empty() || others.size() == o.types.size()) return;  // no float, or only float
+  std::printf(
+      "\nSide by side (ms: median; /float: the type's ms over float's; copy: fraction "
+      "of the copy bandwidth)\n%-26s %-9s %8s %6s",
+      "kernel", "shape", "float ms", "copy");
+  for (const std::string& t : others)
+    std::printf(" %9s %7s %6s", (t + " ms").c_str(), "/float", "copy");
+  std::printf("\n");
+  const auto find = [&](const std::string& type, const Case& like) -> const Measured* {
+    for (const Measured& m : measured)
+      if (m.c->type == type && m.c->kernel == like.kernel && m.c->shape == like.shape) return &m;
+    return nullptr;
+  };
+  for (const Measured& f : measured) {
+    if (f.c->type != "float" || !find(others[0], *f.c)) continue;
+    std::printf("%-26s %-9s %8.2f %6.2f", f.c->kernel.c_str(), f.c->shape.c_str(), f.r.kernelMs,
+                f.r.ratio);
+    for (const std::string& t : others) {
+      const Measured* m = find(t, *f.c);
+      if (m)
+        std::printf(" %9.2f %7.2f %6.2f", m->r.kernelMs, m->r.kernelMs / f.r.kernelMs, m->r.ratio);
+      else
+        std::printf(" %9s %7s %6s", "-", "-", "-");
+    }
+    std::printf("\n");
   }
 }
 
@@ -598,7 +649,8 @@ int main(int argc, char** argv) {
         return 1;
       }
     addOptimiserCases(cases, copies);
-    printCases(cases, o);
+    const std::vector<Measured> measured = printCases(cases, o);
+    printTypesSideBySide(measured, o);
     printCopies(copies, o.reps);
   }
   MPI_Finalize();

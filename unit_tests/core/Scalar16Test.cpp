@@ -1,6 +1,8 @@
 // bfloat16 and float16 (core/Scalar16.hpp) convert like the references every vendor path uses:
 // the x86 F16C instruction (vcvtps2ph, round to nearest even) where the CPU has it, and
-// oneDNN's f32 -> bf16 / f16 reorders; and every 16-bit pattern survives float and back.
+// oneDNN's f32 -> bf16 / f16 reorders; and every 16-bit pattern survives float and back. The
+// conversions as the host row kernels run them (kernels/HostRows.hpp: loops compiled for the
+// baseline and for AVX2, vectorised) give the one-at-a-time conversions' bits.
 
 #include <cmath>
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/core/Scalar16.hpp>
+#include <hybrid3d/kernels/HostRows.hpp>
 
 #if HYBRID3D_ENABLE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
@@ -125,6 +128,68 @@ TEST(Scalar16, Float16MatchesTheF16cInstruction) {
   }
 }
 #endif
+
+// One value at a time, out of line: the scalar conversions the vectorised rows must match.
+template <class T>
+[[gnu::noinline]] std::uint32_t scalarWidened(std::uint16_t bits) {
+  T t;
+  t.bits = bits;
+  const float f = t;
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+template <class T>
+[[gnu::noinline]] std::uint16_t scalarNarrowed(float f) {
+  return T(f).bits;
+}
+
+// Row y of `rows` rows of `width` values, converted the way a row kernel converts: T -> float
+// (widen) and float -> T (narrow), each row one call of hostRowFunction's build for `isa`.
+template <class T>
+void convertRows(hybrid3d::Impl::HostIsa isa, const T* from16, float* toFloat, const float* from,
+                 T* to16, hybrid3d::Index rows, hybrid3d::Index width) {
+  using hybrid3d::Index;
+  const auto row = [=](Index, Index, Index, const Index y) HYBRID3D_HOST_INLINE_LAMBDA {
+    const T* a = from16 + y * width;
+    float* b = toFloat + y * width;
+    const float* c = from + y * width;
+    T* d = to16 + y * width;
+    for (Index x = 0; x < width; ++x) b[x] = float(a[x]);
+    for (Index x = 0; x < width; ++x) d[x] = T(c[x]);
+  };
+  const auto run = hybrid3d::Impl::hostRowFunction<decltype(row)>(isa);
+  for (Index y = 0; y < rows; ++y) run(row, 0, 0, 0, y);
+}
+
+template <class T>
+void expectRowsConvertLikeScalars() {
+  using hybrid3d::Impl::HostIsa;
+  std::vector<float> floats = probeFloats();
+  floats.resize(floats.size() / 256 * 256);  // whole rows of 256
+  const hybrid3d::Index width = 256, rows = hybrid3d::Index(floats.size()) / width;
+  std::vector<T> patterns(floats.size());
+  for (std::size_t i = 0; i < patterns.size(); ++i) patterns[i].bits = std::uint16_t(i);
+  for (const HostIsa isa : {HostIsa::Baseline, HostIsa::Avx2}) {
+    if (isa == HostIsa::Avx2 && hybrid3d::Impl::bestHostIsa() != HostIsa::Avx2) continue;
+    SCOPED_TRACE(isa == HostIsa::Avx2 ? "AVX2" : "baseline");
+    std::vector<float> widened(floats.size());
+    std::vector<T> narrowed(floats.size());
+    convertRows(isa, patterns.data(), widened.data(), floats.data(), narrowed.data(), rows, width);
+    for (std::size_t i = 0; i < floats.size(); ++i) {
+      std::uint32_t w;
+      std::memcpy(&w, &widened[i], sizeof w);
+      if (i < 65536) ASSERT_EQ(w, scalarWidened<T>(patterns[i].bits)) << "pattern " << i;
+      ASSERT_EQ(narrowed[i].bits, scalarNarrowed<T>(floats[i])) << "float " << floats[i];
+    }
+  }
+}
+
+TEST(Scalar16, VectorisedRowsConvertLikeTheScalarConversions) {
+  ASSERT_GE(probeFloats().size(), 65536u);  // every 16-bit pattern gets widened
+  expectRowsConvertLikeScalars<bfloat16>();
+  expectRowsConvertLikeScalars<float16>();
+}
 
 #if HYBRID3D_ENABLE_ONEDNN
 // oneDNN's reorder of `values` (f32) into data type `to`, as 16-bit patterns.

@@ -19,7 +19,8 @@
 /// avgPoolSumWindows' byOutput; interior cells add their outputs' entries along W from 0 in
 /// increasing ow; edge cells take the entry of their one output, or the generic (od, oh, ow)
 /// sum of the terms when they have two or more, or 0 with none. The same operations in the same
-/// order, so the same bits.
+/// order, so the same bits. The 16-bit types compute in float (the sums and the row buffer) and
+/// round each dx value once, as the two passes do.
 
 #include <Kokkos_Core.hpp>
 
@@ -35,6 +36,8 @@ namespace hybrid3d::Impl {
 /// indices (Pool3dPlan::outputsOf).
 template <class DyView, class WView, class RangeView>
 struct AvgPoolBackwardInputs {
+  using value_type = typename DyView::non_const_value_type;   // dy's and dx's
+  using compute_type = typename WView::non_const_value_type;  // ComputeOf: the sums'
   DyView dy;
   GhostOffset ody;
   WView wd, wh, ww;
@@ -45,10 +48,11 @@ struct AvgPoolBackwardInputs {
 
 /// One row's buffer: entry q = 0 + sum over the row's ND x NH outputs (od0 + a, oh0 + e) in the
 /// order (a, e) of dy * (wd * wh * ww) at owned output q along W.
-template <int ND, int NH, class T, class In>
+template <int ND, int NH, class In>
 HYBRID3D_HOST_FORCEINLINE void avgPoolRowBuffer(const In& in, Index n, Index c, Index zd, Index zh,
-                                                T* __restrict byOutput) {
-  const T* __restrict dy[ND][NH];
+                                                typename In::compute_type* __restrict byOutput) {
+  using T = typename In::compute_type;
+  const typename In::value_type* __restrict dy[ND][NH];
   T a[ND][NH];
   for (int e0 = 0; e0 < ND; ++e0)
     for (int e1 = 0; e1 < NH; ++e1) {
@@ -59,22 +63,24 @@ HYBRID3D_HOST_FORCEINLINE void avgPoolRowBuffer(const In& in, Index n, Index c, 
   for (Index q = 0; q < in.outW; ++q) {
     T s = 0;
     for (int e0 = 0; e0 < ND; ++e0)
-      for (int e1 = 0; e1 < NH; ++e1) s += dy[e0][e1][q] * (a[e0][e1] * ww[q]);
+      for (int e1 = 0; e1 < NH; ++e1) s += T(dy[e0][e1][q]) * (a[e0][e1] * ww[q]);
     byOutput[q] = s;
   }
 }
 
 /// The generic sum at dx's local cell (i, j, k): the terms of every owned output whose window
 /// holds it, in the order (od, oh, ow) (AvgPoolInputSum on z).
-template <class T, class In>
-inline T avgPoolCellSum(const In& in, Index n, Index c, Index i, Index j, Index k) {
+template <class In>
+inline typename In::compute_type avgPoolCellSum(const In& in, Index n, Index c, Index i, Index j,
+                                                Index k) {
+  using T = typename In::compute_type;
   T sum = 0;
   for (Index od = in.rd(i, 0); od < in.rd(i, 1); ++od)
     for (Index oh = in.rh(j, 0); oh < in.rh(j, 1); ++oh)
       for (Index ow = in.rw(k, 0); ow < in.rw(k, 1); ++ow) {
         const Index zd = od - in.outLo[0], zh = oh - in.outLo[1], zw = ow - in.outLo[2];
         const T a = T(in.wd(zd) * in.wh(zh));
-        sum += in.dy(n, c, in.ody.d + zd, in.ody.h + zh, in.ody.w + zw) * (a * in.ww(zw));
+        sum += T(in.dy(n, c, in.ody.d + zd, in.ody.h + zh, in.ody.w + zw)) * (a * in.ww(zw));
       }
   return sum;
 }
@@ -84,8 +90,9 @@ inline T avgPoolCellSum(const In& in, Index n, Index c, Index i, Index j, Index 
 template <int K, int S, int ND, class DxView, class In>
 HYBRID3D_HOST_FORCEINLINE void avgPoolBackwardPlane(
     const DxView& dxv, const In& in, const PhaseRun& run, Index n, Index c, Index i, Index zd,
-    Index rowsH, Index width, typename DxView::non_const_value_type* __restrict byOutput) {
+    Index rowsH, Index width, typename In::compute_type* __restrict byOutput) {
   using T = typename DxView::non_const_value_type;
+  using C = typename In::compute_type;
   constexpr int NO = (K + S - 1) / S;
   const Index base = run.output - in.outLo[2];  // buffer index of group 0's output
   for (Index j = 0; j < rowsH; ++j) {
@@ -96,7 +103,7 @@ HYBRID3D_HOST_FORCEINLINE void avgPoolBackwardPlane(
       continue;
     }
     if (run.groups == 0) {
-      for (Index k = 0; k < width; ++k) out[k] = avgPoolCellSum<T>(in, n, c, i, j, k);
+      for (Index k = 0; k < width; ++k) out[k] = T(avgPoolCellSum(in, n, c, i, j, k));
       continue;
     }
     const Index zh = oh0 - in.outLo[1];
@@ -106,21 +113,21 @@ HYBRID3D_HOST_FORCEINLINE void avgPoolBackwardPlane(
     });
     const auto edge = [&](const Index k) {
       const Index ow0 = in.rw(k, 0), nw = in.rw(k, 1) - ow0;
-      out[k] = nw == 0   ? T(0)
-               : nw == 1 ? byOutput[ow0 - in.outLo[2]]
-                         : avgPoolCellSum<T>(in, n, c, i, j, k);
+      out[k] = T(nw == 0   ? C(0)
+                 : nw == 1 ? byOutput[ow0 - in.outLo[2]]
+                           : avgPoolCellSum(in, n, c, i, j, k));
     };
     for (Index k = 0; k < run.first; ++k) edge(k);
     for (Index k = run.first + S * run.groups; k < width; ++k) edge(k);
     T* __restrict interior = out + run.first;
-    const T* __restrict entries = byOutput + base;
+    const C* __restrict entries = byOutput + base;
     for (Index m = 0; m < run.groups; ++m)
       unrolledOnHost<S>([&](auto phase) {
         // The outputs along W of input `phase` of group m: m + first + jw, jw < 1 - first.
         constexpr int first = int(floorDiv(decltype(phase)::value - K, S)) + 1;
-        T s = 0;
+        C s = 0;
         unrolledOnHost<1 - first>([&](auto jw) { s += entries[m + first + decltype(jw)::value]; });
-        interior[S * m + decltype(phase)::value] = s;
+        interior[S * m + decltype(phase)::value] = T(s);
       });
   }
 }
@@ -131,15 +138,16 @@ HYBRID3D_HOST_FORCEINLINE void avgPoolBackwardPlane(
 template <int K, int S, int ND, class DxView, class In>
 void avgPoolBackwardPlaneBaseline(const DxView& dxv, const In& in, const PhaseRun& run, Index n,
                                   Index c, Index i, Index zd, Index rowsH, Index width,
-                                  typename DxView::non_const_value_type* byOutput) {
+                                  typename In::compute_type* byOutput) {
   avgPoolBackwardPlane<K, S, ND>(dxv, in, run, n, c, i, zd, rowsH, width, byOutput);
 }
 
 #if HYBRID3D_HOST_AVX2
 template <int K, int S, int ND, class DxView, class In>
-HYBRID3D_TARGET_AVX2 void avgPoolBackwardPlaneAvx2(
-    const DxView& dxv, const In& in, const PhaseRun& run, Index n, Index c, Index i, Index zd,
-    Index rowsH, Index width, typename DxView::non_const_value_type* byOutput) {
+HYBRID3D_TARGET_AVX2 void avgPoolBackwardPlaneAvx2(const DxView& dxv, const In& in,
+                                                   const PhaseRun& run, Index n, Index c, Index i,
+                                                   Index zd, Index rowsH, Index width,
+                                                   typename In::compute_type* byOutput) {
   avgPoolBackwardPlane<K, S, ND>(dxv, in, run, n, c, i, zd, rowsH, width, byOutput);
 }
 #endif
@@ -152,6 +160,7 @@ template <int K, int S, class ExecSpace, class DxView, class In>
 void avgPoolBackwardHost(const ExecSpace& exec, const OwnedRows& rows, const PhaseRun& run,
                          const DxView& dxv, const In& in, HostIsa isa) {
   using T = typename DxView::non_const_value_type;
+  using C = typename In::compute_type;
   static_assert(
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible,
       "avgPoolBackwardHost runs on host memory only");
@@ -162,7 +171,7 @@ void avgPoolBackwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pha
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<Index>>;
   using Member = typename Policy::member_type;
   using Scratch =
-      Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+      Kokkos::View<C*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   const Index entries = in.outW;
   const auto kernel = [=](const Member& team) {
     Index n, c, i;

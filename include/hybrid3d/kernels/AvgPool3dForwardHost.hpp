@@ -11,7 +11,8 @@
 /// (docs/performance-notes.md, "Pooling").
 /// AVX2 does the same adds 8 lanes at a time. The operations and their order are
 /// avgPoolForwardRowSums' (adds from 0 in (d, h) order, then in w order, times a * ww), lane by
-/// lane, and "avx2" enables no FMA: the same bits on both instruction sets.
+/// lane, and "avx2" enables no FMA: the same bits on both instruction sets. The 16-bit types
+/// sum in float (ComputeOf) and round each output once, as avgPoolForwardRowSums.
 
 #include <limits>
 
@@ -28,35 +29,35 @@ namespace hybrid3d::Impl {
 /// One row of `width` outputs: x points at the first output's window start (rowStride and
 /// planeStride: x's strides along H and D), `sums` holds S * (width - 1) + K columns, a is the
 /// row's (wd * wh) and ww the reciprocal divisors along W.
-template <int K, int S, class T>
+template <int K, int S, class T, class C>
 KOKKOS_FORCEINLINE_FUNCTION void avgPoolRowHost(const T* __restrict x, Index rowStride,
-                                                Index planeStride, T* __restrict sums,
-                                                T* __restrict y, const T* __restrict ww, T a,
+                                                Index planeStride, C* __restrict sums,
+                                                T* __restrict y, const C* __restrict ww, C a,
                                                 Index width) {
   const Index columns = S * (width - 1) + K;
   for (Index j = 0; j < columns; ++j) {
-    T s = 0;
+    C s = 0;
     for (int d = 0; d < K; ++d)
-      for (int h = 0; h < K; ++h) s += x[d * planeStride + h * rowStride + j];
+      for (int h = 0; h < K; ++h) s += C(x[d * planeStride + h * rowStride + j]);
     sums[j] = s;
   }
   for (Index xx = 0; xx < width; ++xx) {
-    T s = 0;
+    C s = 0;
     for (int w = 0; w < K; ++w) s += sums[S * xx + w];
-    y[xx] = s * (a * ww[xx]);
+    y[xx] = T(s * (a * ww[xx]));
   }
 }
 
-template <int K, int S, class T>
-void avgPoolRowBaseline(const T* x, Index rowStride, Index planeStride, T* sums, T* y, const T* ww,
-                        T a, Index width) {
+template <int K, int S, class T, class C>
+void avgPoolRowBaseline(const T* x, Index rowStride, Index planeStride, C* sums, T* y, const C* ww,
+                        C a, Index width) {
   avgPoolRowHost<K, S>(x, rowStride, planeStride, sums, y, ww, a, width);
 }
 
 #if HYBRID3D_HOST_AVX2
-template <int K, int S, class T>
-HYBRID3D_TARGET_AVX2 void avgPoolRowAvx2(const T* x, Index rowStride, Index planeStride, T* sums,
-                                         T* y, const T* ww, T a, Index width) {
+template <int K, int S, class T, class C>
+HYBRID3D_TARGET_AVX2 void avgPoolRowAvx2(const T* x, Index rowStride, Index planeStride, C* sums,
+                                         T* y, const C* ww, C a, Index width) {
   avgPoolRowHost<K, S>(x, rowStride, planeStride, sums, y, ww, a, width);
 }
 #endif
@@ -68,6 +69,7 @@ void avgPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pool
                         const Origin3& xo, const GhostOffset& oy, const XView& xv, const YView& yv,
                         const WView& wd, const WView& wh, const WView& ww, HostIsa isa) {
   using T = typename YView::non_const_value_type;
+  using C = typename WView::non_const_value_type;  // ComputeOf<T>: the sums' type
   static_assert(K > 0 && S > 0, "avgPoolForwardHost: compile-time windows only");
   static_assert(
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible,
@@ -75,16 +77,16 @@ void avgPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pool
   if (rows.empty()) return;
   if (rows.planes > Index(std::numeric_limits<int>::max()))
     fail("hybrid3d: ", rows.planes, " planes of cells exceed a Kokkos league");
-  auto row = &avgPoolRowBaseline<K, S, T>;
+  auto row = &avgPoolRowBaseline<K, S, T, C>;
 #if HYBRID3D_HOST_AVX2
-  if (isa == HostIsa::Avx2) row = &avgPoolRowAvx2<K, S, T>;
+  if (isa == HostIsa::Avx2) row = &avgPoolRowAvx2<K, S, T, C>;
 #else
   (void)isa;
 #endif
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::IndexType<Index>>;
   using Member = typename Policy::member_type;
   using Scratch =
-      Kokkos::View<T*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+      Kokkos::View<C*, typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
   const Index bd = g.start(0, g.outLo[0]) - xo.v[0], bh = g.start(1, g.outLo[1]) - xo.v[1],
               bw = g.start(2, g.outLo[2]) - xo.v[2];
   const Index rowStride = Index(xv.stride(3)), planeStride = Index(xv.stride(2));
@@ -95,7 +97,7 @@ void avgPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pool
     const Scratch sums(team.thread_scratch(0), columns);
     for (Index yy = 0; yy < rows.e1; ++yy)
       row(&xv(n, c, bd + S * z, bh + S * yy, bw), rowStride, planeStride, sums.data(),
-          &yv(n, c, oy.d + z, oy.h + yy, oy.w), &ww(0), T(wd(z) * wh(yy)), rows.width);
+          &yv(n, c, oy.d + z, oy.h + yy, oy.w), &ww(0), C(wd(z) * wh(yy)), rows.width);
   };
   Policy policy(exec, rows.planes, 1, 1);
   policy.set_scratch_size(0, Kokkos::PerThread(Scratch::shmem_size(columns)));

@@ -11,13 +11,16 @@
 /// 115 SSE2 instructions per 4 outputs, well below the copy bandwidth at both sizes of
 /// bench_memory_bound (docs/performance-notes.md, "Pooling"). AVX2 has 8 lanes, vblendvps
 /// (one-instruction select) and vpermd for the strided loads. Only compares and selects: the same
-/// bits on every instruction set and as the device form (maxPoolForwardUnpadded).
+/// bits on every instruction set and as the device form (maxPoolForwardUnpadded). The 16-bit
+/// types compare in float and store the winner back, as the device form: their conversions are
+/// integer shifts and selects, exact on every instruction set (kernels/HostRows.hpp).
 
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/Prefetch.hpp>
 #include <hybrid3d/core/RangePolicy.hpp>
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
 #include <hybrid3d/kernels/HostIsa.hpp>
 #include <hybrid3d/kernels/PoolWindow.hpp>
@@ -36,19 +39,20 @@ KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, const T* 
     for (int d = 0; d < K; ++d)
       for (int h = 0; h < K; ++h)
         prefetchOnHost(ahead + d * planeStride + h * rowStride, S * (width - 1) + K);
+  using C = ComputeOf<T>;  // 16-bit values compare as floats (exactly); the winner is stored back
   for (Index xx = 0; xx < width; ++xx) {
     const T* __restrict w0 = x + S * xx;
-    T best = w0[0];
+    C best = C(w0[0]);
     int at = 0;
     for (int d = 0; d < K; ++d)
       for (int h = 0; h < K; ++h)
         for (int w = 0; w < K; ++w) {
-          const T v = w0[d * planeStride + h * rowStride + w];
+          const C v = C(w0[d * planeStride + h * rowStride + w]);
           const bool take = v > best || v != v;  // v != v: NaN propagates, as in PyTorch
           best = take ? v : best;
           at = take ? PoolGeometry::packOffset(d, h, w) : at;
         }
-    y[xx] = best;
+    y[xx] = T(best);
     arg[xx] = at;
   }
 }

@@ -26,12 +26,15 @@
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/kernels/HostRows.hpp>
 
 namespace hybrid3d {
 
 /// max(x, 0) + slope * min(x, 0). The derivative at 0 is `slope`, as PyTorch's.
 struct LeakyReLUOp {
   double slope = 0.01;  // PyTorch's default; 0 gives ReLU
+  // A compare, a multiply and a select: the same bits on every host instruction set (HostIsa.hpp).
+  static constexpr bool kSameBitsOnEveryIsa = true;
   static const char* kind() { return "LeakyReLU"; }
   template <class T>
   KOKKOS_INLINE_FUNCTION T value(T x) const {
@@ -45,7 +48,8 @@ struct LeakyReLUOp {
 
 /// scale * tanh(x).
 struct ScaledTanhOp {
-  double scale = 1.2;  // MLPerf CosmoFlow's output layer
+  double scale = 1.2;                                 // MLPerf CosmoFlow's output layer
+  static constexpr bool kSameBitsOnEveryIsa = false;  // tanh: a library call, kept on the baseline
   static const char* kind() { return "ScaledTanh"; }
   template <class T>
   KOKKOS_INLINE_FUNCTION T value(T x) const {
@@ -60,6 +64,7 @@ struct ScaledTanhOp {
 
 /// log(1 + x), accurate for small x. Defined for x > -1 (CosmoFlow counts are >= 0).
 struct Log1pOp {
+  static constexpr bool kSameBitsOnEveryIsa = false;  // log1p: a library call
   static const char* kind() { return "Log1p"; }
   template <class T>
   KOKKOS_INLINE_FUNCTION T value(T x) const {
@@ -123,6 +128,13 @@ private:
     return SpatialGeometry(std::move(naming), grid.dims(), grid.coords(), input, input,
                            InputGhosts::Any);
   }
+  // Host memory runs the rows of Impl::forEachOwnedRowOnHost, with AVX2 where the op's bits
+  // cannot depend on it.
+  static constexpr bool onHost =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename MemorySpace::memory_space>::accessible;
+  static Impl::HostIsa hostIsa() {
+    return Op::kSameBitsOnEveryIsa ? Impl::bestHostIsa() : Impl::HostIsa::Baseline;
+  }
   // The dense part: `other` must have x's extents (a replicated [N, F] view has no geometry).
   void check(const feature_type& x, const feature_type& other, const char* what) const {
     if (x.extent(0) != other.extent(0) || x.extent(1) != other.extent(1))
@@ -142,10 +154,24 @@ void Pointwise<Op, T, M>::forward(const execution_space& exec, const tensor_type
                                   const tensor_type& y) const {
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(y, "output");
-  const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
-  const auto xv = x.view(), yv = y.view();
   const Op op = op_;
   using C = ComputeOf<T>;  // the arithmetic: float for the 16-bit types, one rounding per value
+  if constexpr (onHost) {
+    const auto xr = Impl::hostRowStart(x), yr = Impl::hostRowStart(y);
+    const Index width = x.owned().extents()[2];
+    Impl::forEachOwnedRowOnHost("hybrid3d::Pointwise::forward", exec, Impl::OwnedRows(x), hostIsa(),
+                                [=](const Index n, const Index c, const Index z, const Index yy)
+                                    HYBRID3D_HOST_INLINE_LAMBDA {
+                                      const Op o = op;                   // locals: see HostRows.hpp
+                                      const T* in = xr.at(n, c, z, yy);  // no restrict: y may be x
+                                      T* out = yr.at(n, c, z, yy);
+                                      for (Index xx = 0; xx < width; ++xx)
+                                        out[xx] = T(o.value(C(in[xx])));
+                                    });
+    return;
+  }
+  const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
+  const auto xv = x.view(), yv = y.view();
   Impl::forEachRowCell(
       "hybrid3d::Pointwise::forward", exec, Impl::OwnedRows(x),
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
@@ -160,10 +186,26 @@ void Pointwise<Op, T, M>::backwardData(const execution_space& exec, const tensor
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(dy, "output gradient");
   geometry_.checkInput(dx, "input gradient");
-  const auto ox = Impl::ghostOffset(x), ody = Impl::ghostOffset(dy), odx = Impl::ghostOffset(dx);
-  const auto xv = x.view(), dyv = dy.view(), dxv = dx.view();
   const Op op = op_;
   using C = ComputeOf<T>;  // the arithmetic: float for the 16-bit types, one rounding per value
+  if constexpr (onHost) {
+    const auto xr = Impl::hostRowStart(x), dyr = Impl::hostRowStart(dy),
+               dxr = Impl::hostRowStart(dx);
+    const Index width = x.owned().extents()[2];
+    Impl::forEachOwnedRowOnHost(
+        "hybrid3d::Pointwise::backwardData", exec, Impl::OwnedRows(x), hostIsa(),
+        [=](const Index n, const Index c, const Index z, const Index yy)
+            HYBRID3D_HOST_INLINE_LAMBDA {
+              const Op o = op;
+              const T* in = xr.at(n, c, z, yy);
+              const T* g = dyr.at(n, c, z, yy);  // no restrict: dx may be dy
+              T* out = dxr.at(n, c, z, yy);
+              for (Index xx = 0; xx < width; ++xx) out[xx] = T(C(g[xx]) * o.derivative(C(in[xx])));
+            });
+    return;
+  }
+  const auto ox = Impl::ghostOffset(x), ody = Impl::ghostOffset(dy), odx = Impl::ghostOffset(dx);
+  const auto xv = x.view(), dyv = dy.view(), dxv = dx.view();
   Impl::forEachRowCell(
       "hybrid3d::Pointwise::backwardData", exec, Impl::OwnedRows(x),
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {

@@ -67,7 +67,7 @@ private:
   // Per owned output index along D, H, W: 1 / (that dimension's factor of the divisor).
   Kokkos::View<compute_type*, MemorySpace> inverseCount_[3];
   // Backward's dy / divisor on the owned outputs [N, C, owned box] (1/8 of x for stride 2), in
-  // compute_type; empty where the one-pass host backward runs (float and double on a host).
+  // compute_type; empty where the one-pass host backward runs (host memory).
   Kokkos::View<compute_type*****, Kokkos::LayoutRight, MemorySpace> scaledDy_;
 };
 

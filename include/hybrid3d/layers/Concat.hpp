@@ -11,6 +11,7 @@
 
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
@@ -87,8 +88,8 @@ void Concat<T, M>::copyChannels(const char* label, const execution_space& exec,
   Impl::forEachRowCell(
       label, exec, Impl::OwnedRows(narrow),
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index y, const Index x) {
-        dv(n, c + dstShift, od.d + z, od.h + y, od.w + x) =
-            sv(n, c + srcShift, os.d + z, os.h + y, os.w + x);
+        copyValue(dv(n, c + dstShift, od.d + z, od.h + y, od.w + x),
+                  sv(n, c + srcShift, os.d + z, os.h + y, os.w + x));  // 16-bit: see copyValue
       });
 }
 

@@ -21,6 +21,7 @@
 #include <hybrid3d/layers/MseLoss.hpp>
 #include <hybrid3d/layers/SoftmaxCrossEntropy.hpp>
 
+#include "DifferingCells.hpp"
 #include "GridCases.hpp"
 #include "Invariance.hpp"
 #include "LayerTensors.hpp"
@@ -127,6 +128,55 @@ TYPED_TEST(Layers16, PointwiseDropoutAgreeWithFloat) {
     expectWithin(hostCopy(y), hostCopy(y32), oneRounding<T>(), "Dropout [N, F] output");
     expectWithin(hostCopy(dx), hostCopy(dx32), oneRounding<T>(), "Dropout [N, F] dx");
   });
+}
+
+// LeakyReLU and Dropout compare, multiply and select in float and round once: exactly the float
+// layer's values rounded to T. Rows of 37 cells, so that the host rows' vector loops (AVX2 where
+// the CPU has it, kernels/HostRows.hpp) run, not only their tails.
+TYPED_TEST(Layers16, LeakyReLUAndDropoutAreTheFloatLayersRoundedOnce) {
+  using T = TypeParam;
+  forEachGrid(kOneRank, [&](const ProcessGrid& grid, const GridCase&) {
+    const TensorShape s{2, 3, {4, 3, 37}};
+    const auto x = roundedThrough<T>(randomGlobal<double>("x", 2, 3, s.extents, 15));
+    const auto dy = roundedThrough<T>(randomGlobal<double>("dy", 2, 3, s.extents, 16));
+    auto exact = [&](const ForwardBackward& got, const ForwardBackward& f, const char* what) {
+      SCOPED_TRACE(what);
+      expectWithin(got.y, roundedThrough<T>(f.y), Bound{}, "output");
+      expectWithin(got.dx, roundedThrough<T>(f.dx), Bound{}, "input gradient");
+    };
+    exact(forwardBackward(LeakyReLU<T, TestDevice>(grid, "a", s), grid, x, dy),
+          forwardBackward(LeakyReLU<float, TestDevice>(grid, "a", s), grid, x, dy), "LeakyReLU");
+    Dropout<T, TestDevice> d16(grid, "drop", s, {0.8, 7});
+    Dropout<float, TestDevice> d32(grid, "drop", s, {0.8, 7});
+    d16.setStep(5, 0);
+    d32.setStep(5, 0);
+    exact(forwardBackward(d16, grid, x, dy), forwardBackward(d32, grid, x, dy), "Dropout");
+  });
+}
+
+// The dense part's dx = dy W on host memory (DenseKernels.hpp: blocks of columns summed side by
+// side) gives the bits of the one-entry-per-work-item form: the same float sums in the same
+// order. Columns of more than one block and a tail; signed zeros in dy.
+template <class T>
+void expectDenseBackwardDataBits() {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename TestDevice::memory_space>::accessible) {
+    const Index N = Impl::kDenseHostSamples + 2, O = 37, I = 2 * Impl::kDenseHostColumns + 77;
+    const auto dy = featuresOf<T>(randomFeatures("dy", N, O, 21));
+    auto dyHost = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dy);
+    for (Index o = 0; o < O; o += 5) dyHost(1, o) = T(o % 2 ? -0.0f : 0.0f);
+    Kokkos::deep_copy(dy, dyHost);
+    const auto w = featuresOf<float>(randomFeatures("w", O, I, 22));
+    const FeatureView<T, TestDevice> byEntry("dx by entry", N, I), onHost("dx on host", N, I);
+    Impl::mixedDenseBackwardDataByEntry("by entry", Exec(), dy, w, byEntry);
+    Impl::mixedDenseBackwardDataOnHost("on host", Exec(), dy, w, onHost);
+    Exec().fence();
+    EXPECT_EQ(differingCells(onHost, byEntry), 0u);
+  }
+}
+
+TYPED_TEST(Layers16, DenseBackwardDataOnHostHasTheByEntryBits) {
+  expectDenseBackwardDataBits<TypeParam>();
 }
 
 TYPED_TEST(Layers16, ConcatCopiesExactly) {

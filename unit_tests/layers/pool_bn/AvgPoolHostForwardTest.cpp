@@ -1,7 +1,7 @@
 // AvgPool3d's forward on host memory (impl/AvgPool3dForwardHost.hpp) gives the very bits of the
 // device form (avgPoolForwardRowSums) with its baseline and its AVX2 row function (the latter
-// where the CPU has AVX2), on every grid, in float and double, with padded cells counted or
-// not and signed zeros in x.
+// where the CPU has AVX2), on every grid, in float, double, bfloat16 and half, with padded cells
+// counted or not and signed zeros in x.
 
 #include <string>
 
@@ -12,6 +12,7 @@
 #include "DifferingCells.hpp"
 #include "GridCases.hpp"
 #include "Invariance.hpp"
+#include "ScalarName.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
@@ -22,10 +23,10 @@ void expectHostForwardBits(const ProcessGrid& grid, int padding, bool countInclu
                            const Index3& e) {
   SCOPED_TRACE("avg " + std::to_string(K) + "/" + std::to_string(S) + "/" +
                std::to_string(padding) + (countIncludePad ? "" : " excluding pad") + ", " +
-               (sizeof(T) == 4 ? "float" : "double"));
+               scalarName<T>());
   const Impl::Pool3dPlan<T, M> plan(grid, "AvgPool3d", "pool", {2, 3, e},
                                     Window::cubic(K, S, padding));
-  Kokkos::View<T*, M> inverseCount[3];
+  Kokkos::View<ComputeOf<T>*, M> inverseCount[3];
   Impl::avgPoolInverseCounts(plan, countIncludePad, inverseCount);
   const auto x = createDistTensor<T, M>("x", 2, 3, plan.spatial().inputDecomposition(),
                                         grid.coords(), plan.spatial().inputGhosts());
@@ -74,9 +75,12 @@ void expectHostForwardBitsOnEveryGrid() {
         expectHostForwardBits<float, M, 3, 2>(grid, 1, true, e);
         expectHostForwardBits<double, M, 3, 2>(grid, 1, true, e);
         expectHostForwardBits<float, M, 3, 2>(grid, 1, false, e);
+        expectHostForwardBits<bfloat16, M, 3, 2>(grid, 1, true, e);
+        expectHostForwardBits<float16, M, 3, 2>(grid, 1, true, e);
       }
       expectHostForwardBits<float, M, 2, 2>(grid, 0, true, {7, 6, 41});
       expectHostForwardBits<double, M, 2, 2>(grid, 0, true, {7, 6, 41});
+      expectHostForwardBits<bfloat16, M, 2, 2>(grid, 0, true, {7, 6, 41});
     });
     EXPECT_GE(ran, 1);
   }

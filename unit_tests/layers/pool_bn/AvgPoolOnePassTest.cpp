@@ -1,8 +1,9 @@
 // AvgPool3d's one-pass backward on host memory (impl/AvgPool3dBackwardHost.hpp), built for the
 // baseline and (where the CPU has it) for AVX2, gives every local cell of dx, ghosts included,
 // the very bits of the two-pass form every backend runs (scale dy, then sum the windows), on
-// every grid, in float and double, with signed zeros in dy. The layer takes the one-pass form on
-// host backends, so this test also keeps the two-pass kernels running on a host-only build.
+// every grid, in float, double, bfloat16 and half, with signed zeros in dy. The layer takes the
+// one-pass form on host backends, so this test also keeps the two-pass kernels running on a
+// host-only build.
 
 #include <cstring>
 #include <limits>
@@ -14,6 +15,7 @@
 
 #include "GridCases.hpp"
 #include "Invariance.hpp"
+#include "ScalarName.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
@@ -28,14 +30,14 @@ struct OnePassCase {
 
 template <class T, class M>
 void expectOnePassBits(const ProcessGrid& grid, const OnePassCase& c, Impl::HostIsa isa) {
-  SCOPED_TRACE(std::string(c.name) + (sizeof(T) == 4 ? ", float" : ", double") +
+  SCOPED_TRACE(std::string(c.name) + ", " + scalarName<T>() +
                (isa == Impl::HostIsa::Avx2 ? ", AVX2" : ", baseline"));
   Index3 e = c.extents;
   for (int d = 0; d < 3; ++d)
     if (e[d] < 0) e[d] = 2 * grid.dims()[d];
   const Impl::Pool3dPlan<T, M> plan(grid, "AvgPool3d", "pool", {2, 3, e},
                                     Window::cubic(c.kernel, c.stride, c.padding));
-  Kokkos::View<T*, M> inverseCount[3];
+  Kokkos::View<ComputeOf<T>*, M> inverseCount[3];
   Impl::avgPoolInverseCounts(plan, c.countIncludePad, inverseCount);
   const TensorShape& out = plan.spatial().outputShape();
   const auto dy =
@@ -50,11 +52,11 @@ void expectOnePassBits(const ProcessGrid& grid, const OnePassCase& c, Impl::Host
     Kokkos::deep_copy(t.view(), fill);  // cells a form leaves unwritten differ
     return t;
   };
-  const auto onePass = dx("dx one pass", std::numeric_limits<T>::quiet_NaN());
+  const auto onePass = dx("dx one pass", T(std::numeric_limits<float>::quiet_NaN()));
   const auto twoPass = dx("dx two passes", T(7));
   const Box3 owned = plan.outputOwned();
-  const Kokkos::View<T*****, Kokkos::LayoutRight, M> scaledDy("dy / divisor", 2, 3, owned.extent(0),
-                                                              owned.extent(1), owned.extent(2));
+  const Kokkos::View<ComputeOf<T>*****, Kokkos::LayoutRight, M> scaledDy(
+      "dy / divisor", 2, 3, owned.extent(0), owned.extent(1), owned.extent(2));
   const typename M::execution_space exec;
   ASSERT_TRUE(Impl::avgPoolBackwardOnePassHost(exec, plan, inverseCount, dy, onePass, isa));
   Impl::avgPoolBackwardTwoPass(exec, plan, inverseCount, scaledDy, dy, twoPass);
@@ -69,8 +71,8 @@ void expectOnePassBits(const ProcessGrid& grid, const OnePassCase& c, Impl::Host
       if (first == a.size()) first = i;
     }
   EXPECT_EQ(differ, 0u) << "of " << a.size() << " local cells; the first at flat index " << first
-                        << ": " << (first < a.size() ? double(a.data()[first]) : 0.0) << " vs "
-                        << (first < b.size() ? double(b.data()[first]) : 0.0);
+                        << ": " << (first < a.size() ? double(float(a.data()[first])) : 0.0)
+                        << " vs " << (first < b.size() ? double(float(b.data()[first])) : 0.0);
 }
 
 // A template, so that the host-only kernels are never instantiated for device memory: an
@@ -97,6 +99,8 @@ void expectOnePassBitsOnEveryGrid() {
           if (isa == Impl::HostIsa::Avx2 && Impl::bestHostIsa() != Impl::HostIsa::Avx2) continue;
           expectOnePassBits<float, M>(grid, c, isa);
           expectOnePassBits<double, M>(grid, c, isa);
+          expectOnePassBits<bfloat16, M>(grid, c, isa);
+          expectOnePassBits<float16, M>(grid, c, isa);
         }
       }
     });

@@ -1,7 +1,7 @@
 // MaxPool3d's forward on host memory (impl/MaxPool3dForwardHost.hpp) gives the very bits of the
 // device form (maxPoolForwardUnpadded), maxima and argmax, with its baseline and its AVX2 row
-// function (the latter where the CPU has AVX2), on every grid, in float and double, with ties,
-// signed zeros and NaNs in x (PyTorch's rule: the first of equal cells wins, NaN wins).
+// function (the latter where the CPU has AVX2), on every grid, in float, double, bfloat16 and half,
+// with ties, signed zeros and NaNs in x (PyTorch's rule: the first of equal cells wins, NaN wins).
 
 #include <cmath>
 #include <limits>
@@ -14,6 +14,7 @@
 #include "DifferingCells.hpp"
 #include "GridCases.hpp"
 #include "Invariance.hpp"
+#include "ScalarName.hpp"
 #include "TestDevice.hpp"
 
 namespace hybrid3d::test {
@@ -21,8 +22,7 @@ namespace {
 
 template <class T, class M>
 void expectHostForwardBits(const ProcessGrid& grid, int k, const Index3& e) {
-  SCOPED_TRACE("max " + std::to_string(k) + "/" + std::to_string(k) + "/0, " +
-               (sizeof(T) == 4 ? "float" : "double"));
+  SCOPED_TRACE("max " + std::to_string(k) + "/" + std::to_string(k) + "/0, " + scalarName<T>());
   const Impl::Pool3dPlan<T, M> plan(grid, "MaxPool3d", "pool", {2, 3, e}, Window::cubic(k, k, 0));
   const auto x = createDistTensor<T, M>("x", 2, 3, plan.spatial().inputDecomposition(),
                                         grid.coords(), plan.spatial().inputGhosts());
@@ -85,6 +85,8 @@ void expectHostForwardBitsOnEveryGrid() {
       for (const Index3& e : {Index3{7, 6, 9}, Index3{6, 8, 70}}) {
         expectHostForwardBits<float, M>(grid, 2, e);
         expectHostForwardBits<double, M>(grid, 2, e);
+        expectHostForwardBits<bfloat16, M>(grid, 2, e);
+        expectHostForwardBits<float16, M>(grid, 2, e);
       }
       expectHostForwardBits<float, M>(grid, 3, {9, 9, 31});
     });

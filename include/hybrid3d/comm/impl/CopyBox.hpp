@@ -17,6 +17,7 @@
 
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/RangePolicy.hpp>
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/core/Types.hpp>
 
 namespace hybrid3d::Impl {
@@ -77,7 +78,7 @@ void copyBox(std::string_view label, const ExecSpace& exec, const BoxSpan<const 
           const T* s = src + c * sc + z * sd;
           T* d = dst + c * dc + z * dd;
           for (Index y = 0; y < rows; ++y, s += sh, d += dh)
-            for (Index x = 0; x < width; ++x) d[x] = s[x];
+            for (Index x = 0; x < width; ++x) copyValue(d[x], s[x]);  // 16-bit: see copyValue
         });
   } else {
     using Policy =

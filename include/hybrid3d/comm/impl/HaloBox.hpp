@@ -29,9 +29,9 @@ enum class BoxOp { Pack, Unpack, UnpackAdd, Zero };
 template <BoxOp Op, class T, class Buffer>
 KOKKOS_FORCEINLINE_FUNCTION void applyCell(T& cell, const Buffer& buf, Index i) {
   if (Op == BoxOp::Pack)
-    buf(i) = cell;
+    copyValue(buf(i), cell);  // 16-bit values through their bits: see copyValue
   else if (Op == BoxOp::Unpack)
-    cell = buf(i);
+    copyValue(cell, buf(i));
   else if (Op == BoxOp::UnpackAdd)
     cell = ComputeOf<T>(cell) + ComputeOf<T>(buf(i));  // a 16-bit sum in float, rounded once
   else

@@ -288,7 +288,7 @@ void avgPoolBackwardTwoPass(const typename M::execution_space& exec, const Pool3
 template <class T, class M>
 bool avgPoolBackwardOnePassHost(const typename M::execution_space& exec,
                                 const Pool3dPlan<T, M>& plan,
-                                const Kokkos::View<T*, M> (&inverseCount)[3],
+                                const Kokkos::View<ComputeOf<T>*, M> (&inverseCount)[3],
                                 const DistTensor<T, M>& dy, const DistTensor<T, M>& dx,
                                 HostIsa isa = bestHostIsa()) {
   static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible,
@@ -302,8 +302,8 @@ bool avgPoolBackwardOnePassHost(const typename M::execution_space& exec,
     if constexpr (k > 0) {
       done = true;
       if (N * C * local.size() == 0) return;
-      const AvgPoolBackwardInputs<typename DistTensor<T, M>::view_type, Kokkos::View<T*, M>,
-                                  OutputRange<M>>
+      const AvgPoolBackwardInputs<typename DistTensor<T, M>::view_type,
+                                  Kokkos::View<ComputeOf<T>*, M>, OutputRange<M>>
           in{dy.view(),
              ghostOffset(dy),
              inverseCount[0],
@@ -334,7 +334,6 @@ AvgPool3d<T, M>::AvgPool3d(const LayerGrid& grid, const std::string& name, const
   Impl::avgPoolInverseCounts(plan_, options.countIncludePad, inverseCount_);
   // The two-pass backward's buffer; the host's one pass needs none.
   const bool onePass =
-      !isScalar16<T> &&
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible &&
       Impl::hasStaticWindow(plan_.geometry());
   const Index3 e = onePass ? Index3{0, 0, 0} : plan_.outputOwned().extents();
@@ -357,10 +356,9 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   const Impl::OwnedRows rows(N, C, owned.extents());
   Impl::withStaticWindow(g, [&](auto K, auto S) {
     constexpr int k = decltype(K)::value, s = decltype(S)::value;
-    // The host rows are float's and double's (AVX2); the 16-bit types take the portable kernels.
-    if constexpr (k > 0 && !isScalar16<T> &&
-                  Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                             typename M::memory_space>::accessible)
+    // The host rows (AVX2 where the CPU has it), for every type.
+    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                                      typename M::memory_space>::accessible)
       Impl::avgPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), inverseCount_[0],
                                      inverseCount_[1], inverseCount_[2], Impl::bestHostIsa());
     else if constexpr (k > 0)
@@ -378,10 +376,8 @@ void AvgPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
   geometry_.checkOutput(dy, "output gradient");
   geometry_.checkInput(dx, "input gradient");
   bool done = false;
-  // The host's one pass is float's and double's; the 16-bit types take the two passes, whose
-  // buffer of dy / divisor is float (one rounding per dx value).
-  if constexpr (!isScalar16<T> &&
-                Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
+  // The host's one pass, for every type (the same bits as the two passes).
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
     done = Impl::avgPoolBackwardOnePassHost(exec, plan_, inverseCount_, dy, dx);
   if (!done) Impl::avgPoolBackwardTwoPass(exec, plan_, inverseCount_, scaledDy_, dy, dx);
   plan_.halo().scatterAdd(exec, dx);

@@ -20,6 +20,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/ProfilingRegion.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/kernels/HostRows.hpp>
 
 namespace hybrid3d {
 
@@ -143,6 +144,29 @@ namespace Impl {
 // rejects an extended __host__ __device__ lambda (KOKKOS_LAMBDA) whose enclosing function is a
 // private or protected member of its class. The private members pass them the layer's buffers.
 
+// batchNormChannelSums' per-slab sums on a host execution space: the same sums in the same
+// order (a slab's rows from h = 0, each in SumLanes' order), one work item per slab, each row
+// built for AVX2 where the CPU has it (kernels/HostRows.hpp): the 16-bit types' conversions
+// vectorise there; adds in double in a fixed order, no FMA, so the bits do not depend on it.
+template <int L, class ExecSpace, class M, class CellPair>
+void batchNormSlabSumsOnHost(const ExecSpace& exec, std::string_view label, Index N, Index C,
+                             const Index3& e, const Kokkos::View<double***, M>& partial,
+                             const CellPair& cell) {
+  const Index D = e[0], H = e[1], W = e[2];
+  const auto rowSums =
+      [=](const Index n, const Index c, const Index d, const Index h)
+          HYBRID3D_HOST_INLINE_LAMBDA { return rowSumsInLanes<L>(cell, n, c, d, h, W); };
+  const auto run = hostRowFunction<decltype(rowSums)>(bestHostIsa());
+  Kokkos::parallel_for(Impl::kernelLabel(label, "::slabs"), rangePolicy(exec, 0, N * C * D),
+                       [=](const Index slab) {
+                         const Index d = slab % D, c = (slab / D) % C, n = slab / (D * C);
+                         SumPair s;
+                         for (Index h = 0; h < H; ++h) s += run(rowSums, n, c, d, h);
+                         partial(c, n * D + d, 0) = s.a;
+                         partial(c, n * D + d, 1) = s.b;
+                       });
+}
+
 // sums[c] and sums[C + c] := the sums over channel c of the pair cell(n, c, d, h, w) returns,
 // (n, d, h, w) running over N samples times the owned box of extents `e` (0-based).
 // partial [C, N*e[0], 2] is the workspace of the sums per (n, d) slab.
@@ -159,7 +183,8 @@ void batchNormChannelSums(const ExecSpace& exec, std::string_view label, Index N
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
   constexpr int L = host ? 8 : 1;
-  if (N * C * D > 0) {
+  if constexpr (host) batchNormSlabSumsOnHost<L>(exec, label, N, C, e, partial, cell);
+  if (!host && N * C * D > 0) {  // not an else: nvcc rejects a KOKKOS_LAMBDA in `if constexpr`
     using Policy = Kokkos::TeamPolicy<ExecSpace>;
     using Member = typename Policy::member_type;
     Kokkos::parallel_for(
@@ -208,6 +233,27 @@ void batchNormChannelSums(const ExecSpace& exec, std::string_view label, Index N
         }
         sums(c) = a;
         sums(C + c) = b;
+      });
+}
+
+// y := (x - mean) * invstd * gamma + beta on host memory, as forward's portable kernel: the
+// same float operations per cell (no FMA), rows of pointers (kernels/HostRows.hpp), y rounded
+// once.
+template <class T, class M, class P>
+void batchNormNormalizeOnHost(const typename M::execution_space& exec, const DistTensor<T, M>& x,
+                              const DistTensor<T, M>& y, const Kokkos::View<double*, M>& mean,
+                              const Kokkos::View<double*, M>& invstd,
+                              const Kokkos::View<P*, M>& gamma, const Kokkos::View<P*, M>& beta) {
+  using R = ComputeOf<T>;
+  const auto xr = hostRowStart(x), yr = hostRowStart(y);
+  const Index width = x.owned().extents()[2];
+  forEachOwnedRowOnHost(
+      "hybrid3d::BatchNorm3d::forward::normalize", exec, OwnedRows(x), bestHostIsa(),
+      [=](const Index n, const Index c, const Index z, const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
+        const R m = R(mean(c)), s = R(invstd(c)), a = R(gamma(c)), b = R(beta(c));
+        const T* in = xr.at(n, c, z, yy);  // no restrict: y may be x
+        T* out = yr.at(n, c, z, yy);
+        for (Index w = 0; w < width; ++w) out[w] = T((R(in[w]) - m) * s * a + b);
       });
 }
 
@@ -266,6 +312,31 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec, const D
   const LocalOffset xo = localOffset(x), yo = localOffset(dy), dxo = localOffset(dx);
   const double n = count;
   const OwnedRows rows(N, C, e);
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible;
+  if constexpr (host) {  // the same operations on pointers (kernels/HostRows.hpp), no FMA
+    const auto xr = hostRowStart(x), dyr = hostRowStart(dy), dxr = hostRowStart(dx);
+    const Index width = e[2];
+    forEachOwnedRowOnHost("hybrid3d::BatchNorm3d::backwardData", exec, rows, bestHostIsa(),
+                          [=](const Index nn, const Index c, const Index z, const Index yy)
+                              HYBRID3D_HOST_INLINE_LAMBDA {
+                                const T* in = xr.at(nn, c, z, yy);
+                                const T* g = dyr.at(nn, c, z, yy);  // no restrict: dx may be dy
+                                T* out = dxr.at(nn, c, z, yy);
+                                const R s = R(invstd(c)), scale = gamma(c) * s;
+                                if (!batchStatistics) {
+                                  const R a = gamma(c) * R(invstd(c));
+                                  for (Index w = 0; w < width; ++w) out[w] = T(a * R(g[w]));
+                                  return;
+                                }
+                                const R m = R(mean(c)), a = R(sums(c) / n), b = R(sums(C + c) / n);
+                                for (Index w = 0; w < width; ++w) {
+                                  const R xhat = (R(in[w]) - m) * s;
+                                  out[w] = T(scale * (R(g[w]) - (a + xhat * b)));
+                                }
+                              });
+    return;
+  }
   if (batchStatistics) {
     forEachRowCell(
         "hybrid3d::BatchNorm3d::backwardData", exec, rows,
@@ -419,6 +490,8 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   const auto beta = bias_.value;
   // Per row: a, b = gamma, beta. In ComputeOf<T> (float for the 16-bit types), y rounded once.
   using R = ComputeOf<T>;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible)
+    return Impl::batchNormNormalizeOnHost(exec, x, y, mean, invstd, gamma, beta);
   Impl::forEachRowCell(
       "hybrid3d::BatchNorm3d::forward::normalize", exec,
       Impl::OwnedRows(geometry_.inputShape().batch, C, e),

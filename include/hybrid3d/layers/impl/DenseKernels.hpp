@@ -13,6 +13,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/kernels/HostRows.hpp>
 #include <hybrid3d/engines/impl/InstanceBlas.hpp>
 
 namespace hybrid3d::Impl {
@@ -112,10 +113,57 @@ void roundFeatures(const char* label, const ExecSpace& exec, const S& s, const B
       });
 }
 
-// dx(n, i) := sum_o dy(n, o) w(o, i): dx = dy W.
+// Host memory: the columns and samples of dx a work item sums side by side.
+inline constexpr Index kDenseHostColumns = 512, kDenseHostSamples = 4;
+
+// mixedDenseBackwardData on host memory with the same bits: a work item takes up to
+// kDenseHostSamples samples and a block of kDenseHostColumns columns i, and runs their sums side
+// by side over o in the same order (from 0, s_i += dy(n, o) w(o, i) for o = 0, 1, ...), so that W
+// is read along its rows, once per group of samples. One entry at a time read a column of W, a
+// stride of I floats per term: FlattenDense's backward (fc1, I = its rank's input features) took
+// one cache line per multiply-add. Multiplies and adds only, no FMA: the same bits on the
+// baseline and the AVX2 build (kernels/HostRows.hpp).
 template <class ExecSpace, class DY, class W, class DX>
-void mixedDenseBackwardData(const char* label, const ExecSpace& exec, const DY& dy, const W& w,
-                            const DX& dx) {
+void mixedDenseBackwardDataOnHost(const char* label, const ExecSpace& exec, const DY& dy,
+                                  const W& w, const DX& dx) {
+  using R = typename W::non_const_value_type;
+  using Out = typename DX::non_const_value_type;
+  constexpr Index NS = kDenseHostSamples, NC = kDenseHostColumns;
+  const Index N = static_cast<Index>(dx.extent(0)), I = static_cast<Index>(dx.extent(1));
+  const Index O = static_cast<Index>(dy.extent(1));
+  const Index blocks = (I + NC - 1) / NC, groups = (N + NS - 1) / NS;
+  if (groups * blocks == 0) return;
+  const R* const wp = w.data();
+  const Index ws = static_cast<Index>(w.stride(0));
+  const auto block = [=](const Index g, const Index b, Index, Index) HYBRID3D_HOST_INLINE_LAMBDA {
+    const Index first = b * NC, count = I - first < NC ? I - first : NC;
+    const Index n0 = g * NS, samples = N - n0 < NS ? N - n0 : NS, terms = O;
+    R s[NS][NC];
+    for (Index n = 0; n < samples; ++n)
+      for (Index i = 0; i < count; ++i) s[n][i] = 0;
+    for (Index o = 0; o < terms; ++o) {
+      const R* __restrict row = wp + o * ws + first;
+      for (Index n = 0; n < samples; ++n) {
+        const R gn = R(dy(n0 + n, o));
+        R* __restrict sn = s[n];
+        for (Index i = 0; i < count; ++i) sn[i] += gn * row[i];
+      }
+    }
+    for (Index n = 0; n < samples; ++n) {
+      Out* __restrict out = &dx(n0 + n, first);
+      for (Index i = 0; i < count; ++i) out[i] = Out(s[n][i]);
+    }
+  };
+  const auto run = hostRowFunction<decltype(block)>(bestHostIsa());
+  Kokkos::parallel_for(Impl::kernelLabel(label), rangePolicy(exec, 0, groups * blocks),
+                       [=](const Index e) { run(block, e / blocks, e % blocks, 0, 0); });
+}
+
+// dx(n, i) := sum_o dy(n, o) w(o, i): dx = dy W, one work item per entry (every backend; host
+// memory takes mixedDenseBackwardData's host form).
+template <class ExecSpace, class DY, class W, class DX>
+void mixedDenseBackwardDataByEntry(const char* label, const ExecSpace& exec, const DY& dy,
+                                   const W& w, const DX& dx) {
   using R = typename W::non_const_value_type;
   using Out = typename DX::non_const_value_type;
   const Index N = static_cast<Index>(dx.extent(0)), I = static_cast<Index>(dx.extent(1));
@@ -127,6 +175,17 @@ void mixedDenseBackwardData(const char* label, const ExecSpace& exec, const DY& 
         for (Index o = 0; o < O; ++o) s += R(dy(n, o)) * w(o, i);
         dx(n, i) = Out(s);
       });
+}
+
+// dx := dy W on any backend, with the same bits.
+template <class ExecSpace, class DY, class W, class DX>
+void mixedDenseBackwardData(const char* label, const ExecSpace& exec, const DY& dy, const W& w,
+                            const DX& dx) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible)
+    mixedDenseBackwardDataOnHost(label, exec, dy, w, dx);
+  else
+    mixedDenseBackwardDataByEntry(label, exec, dy, w, dx);
 }
 
 // gw(o, i) += sum_n dy(n, o) x(n, i): the weight gradient dW += dy^T x, in float.

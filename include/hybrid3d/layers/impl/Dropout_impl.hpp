@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/core/Scalar16.hpp>
+#include <hybrid3d/kernels/HostRows.hpp>
 
 namespace hybrid3d {
 
@@ -60,7 +62,8 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
     Impl::forEachRowCell(
         label, exec, rows,
         KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
-          yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = xv(n, c, ox.d + z, ox.h + yy, ox.w + xx);
+          copyValue(yv(n, c, oy.d + z, oy.h + yy, oy.w + xx),
+                    xv(n, c, ox.d + z, ox.h + yy, ox.w + xx));
         });
     return;
   }
@@ -75,32 +78,35 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   // Per row: its key (two splitmix64); per cell: a 16-bit hash of its global column.
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename M::memory_space>::accessible;
-  if (host) {
+  if constexpr (host) {
     // Host: the row as one loop with the column counted in 16 bits beside the cell index.
     // Derived from the 64-bit cell index, the vectorised loop built each 16-bit column vector
     // from four 64-bit ones (a dozen shuffles and adds per eight cells, 49 instructions per
     // eight cells against 34 now); a 16-bit counter of its own is one add. The same decisions:
     // the hash reads only the column's low 16 bits (the constructor caps the width at 2^16).
     // Measured side by side, faster at both sizes (docs/performance-notes.md, "Dropout").
-    // Devices keep one lane per cell (below).
-    using Member = typename Impl::RowPolicy<execution_space>::member_type;
-    const auto kernel = KOKKOS_LAMBDA(const Member& team) {
-      Index n, c, z;
-      rows.decode(team.league_rank(), n, c, z);
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows.e1), [&](const Index yy) {
-        const Impl::DropoutRowKey key =
-            mask.rowKey(first + n * stride, (c * D + d0 + z) * H + h0 + yy);
-        const T* const xr = &xv(n, c, ox.d + z, ox.h + yy, ox.w);
-        T* const yr = &yv(n, c, oy.d + z, oy.h + yy, oy.w);
-        std::uint16_t column = std::uint16_t(w0);
-        for (Index xx = 0; xx < rows.width; ++xx, ++column) {
-          const C v = C(xr[xx]);  // read on both sides of the select, or it is a branch
-          yr[xx] = T(mask.kept(key, column) ? v * scale : C(0));
-        }
-      });
-    };
-    Kokkos::parallel_for(Impl::kernelLabel(label),
-                         Impl::rowPolicy(exec, rows, kernel, Kokkos::ParallelForTag()), kernel);
+    // Devices keep one lane per cell (below). The rows are Impl::forEachOwnedRowOnHost's, built
+    // for AVX2 where the CPU has it: the hash is integer arithmetic, the product one multiply,
+    // so the bits do not depend on it; the 16-bit types' conversions vectorise there
+    // (kernels/HostRows.hpp).
+    const auto xr = Impl::hostRowStart(x), yr = Impl::hostRowStart(y);
+    Impl::forEachOwnedRowOnHost(
+        label, exec, rows, Impl::bestHostIsa(),
+        [=](const Index n, const Index c, const Index z, const Index yy)
+            HYBRID3D_HOST_INLINE_LAMBDA {
+              const Impl::DropoutMask m = mask;  // locals: see HostRows.hpp
+              const C s = scale;
+              const Index width = rows.width;
+              const Impl::DropoutRowKey key =
+                  m.rowKey(first + n * stride, (c * D + d0 + z) * H + h0 + yy);
+              const T* const in = xr.at(n, c, z, yy);  // no restrict: y may be x
+              T* const out = yr.at(n, c, z, yy);
+              std::uint16_t column = std::uint16_t(w0);
+              for (Index xx = 0; xx < width; ++xx, ++column) {
+                const C v = C(in[xx]);  // read on both sides of the select, or it is a branch
+                out[xx] = T(m.kept(key, column) ? v * s : C(0));
+              }
+            });
     return;
   }
   Impl::forEachRowCell(
@@ -124,8 +130,9 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
   if (identity()) {
     if (xv.data() == yv.data()) return;
     Impl::forEachRowCell(
-        label, exec, rows,
-        KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) { yv(n, f) = xv(n, f); });
+        label, exec, rows, KOKKOS_LAMBDA(const Index n, Index, Index, Index, const Index f) {
+          copyValue(yv(n, f), xv(n, f));
+        });
     return;
   }
   const Impl::DropoutMask mask = mask_;

@@ -3,6 +3,7 @@
 // src/layers/MaxPool3d.cpp).
 
 #include <hybrid3d/core/KernelLabel.hpp>
+#include <hybrid3d/kernels/MaxPool3dBackwardHost.hpp>
 #include <hybrid3d/kernels/MaxPool3dForwardHost.hpp>
 
 namespace hybrid3d {
@@ -151,10 +152,9 @@ void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   }
   Impl::withStaticWindow(g, [&](auto K, auto S) {
     constexpr int k = decltype(K)::value, s = decltype(S)::value;
-    // The host rows are float's and double's (AVX2); the 16-bit types take the portable kernel.
-    if constexpr (k > 0 && !isScalar16<T> &&
-                  Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                             typename M::memory_space>::accessible)
+    // The host rows (AVX2 where the CPU has it), for every type.
+    if constexpr (k > 0 && Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                                      typename M::memory_space>::accessible)
       Impl::maxPoolForwardHost<k, s>(exec, rows, g, xo, oy, x.view(), y.view(), argmax_,
                                      Impl::bestHostIsa());
     else
@@ -177,9 +177,15 @@ void MaxPool3d<T, M>::backwardData(const execution_space& exec, const tensor_typ
       const Impl::Origin3 xo = Impl::originOf(dx);
       const Index3 b{g.start(0, g.outLo[0]) - xo.v[0], g.start(1, g.outLo[1]) - xo.v[1],
                      g.start(2, g.outLo[2]) - xo.v[2]};
-      Impl::maxPoolBackwardTiled<2>(exec, Impl::OwnedRows(N, C, local.extents()), b,
-                                    plan_.outputOwned().extents(), Impl::ghostOffset(dy), dx.view(),
-                                    dy.view(), argmax_);
+      const Impl::OwnedRows rows(N, C, local.extents());
+      if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                               typename M::memory_space>::accessible)
+        Impl::maxPoolBackwardTiledHost<2>(exec, rows, b, plan_.outputOwned().extents(),
+                                          Impl::ghostOffset(dy), dx.view(), dy.view(), argmax_,
+                                          Impl::bestHostIsa());
+      else
+        Impl::maxPoolBackwardTiled<2>(exec, rows, b, plan_.outputOwned().extents(),
+                                      Impl::ghostOffset(dy), dx.view(), dy.view(), argmax_);
     }
   } else if (options_.kernel <= options_.stride) {
     // Other windows that do not overlap: every input cell is the maximum of at most one output:
