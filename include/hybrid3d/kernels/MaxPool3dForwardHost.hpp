@@ -28,9 +28,9 @@
 namespace hybrid3d::Impl {
 
 /// One row of `width` outputs: x points at the first output's window start, rowStride and
-/// planeStride are x's strides along H and D; y and arg the row's outputs. `ahead`: the window
-/// start of a later row of the same plane (kPoolPrefetchRows on), or null: its K x K rows are asked
-/// for first.
+/// planeStride are x's strides along H and D; y and arg the row's outputs (arg null: no winners
+/// kept, for an inference layer). `ahead`: the window start of a later row of the same plane
+/// (kPoolPrefetchRows on), or null: its K x K rows are asked for first.
 template <int K, int S, class T>
 KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, const T* ahead,
                                                 Index rowStride, Index planeStride, T* __restrict y,
@@ -53,7 +53,7 @@ KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, const T* 
           at = take ? PoolGeometry::packOffset(d, h, w) : at;
         }
     y[xx] = T(best);
-    arg[xx] = at;
+    if (arg) arg[xx] = at;
   }
 }
 
@@ -93,6 +93,7 @@ void maxPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pool
               bw = g.start(2, g.outLo[2]) - xo.v[2];
   const Index rowStride = Index(xv.stride(3)), planeStride = Index(xv.stride(2));
   const Index e1 = rows.e1;
+  const bool keep = am.data() != nullptr;  // an inference layer keeps no winners
   Kokkos::parallel_for(Impl::kernelLabel("hybrid3d::MaxPool3d::forward"),
                        rangePolicy(exec, 0, rows.planes * e1), [=](const Index r) {
                          Index n, c, z;
@@ -103,7 +104,7 @@ void maxPoolForwardHost(const ExecSpace& exec, const OwnedRows& rows, const Pool
                                               ? x + kPoolPrefetchRows * S * rowStride
                                               : nullptr;
                          row(x, ahead, rowStride, planeStride, &yv(n, c, oy.d + z, oy.h + yy, oy.w),
-                             &am(n, c, z, yy, 0), rows.width);
+                             keep ? &am(n, c, z, yy, 0) : nullptr, rows.width);
                        });
 }
 

@@ -52,6 +52,12 @@ public:
   void backwardData(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
   void backwardWeights(const execution_space&, const tensor_type&, const tensor_type&) {}
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
+  /// Inference only (Graph::finalize(true)): frees the winners' positions, which only backward
+  /// reads; forward then keeps none.
+  void releaseBackward() {
+    argmax_ = {};
+    released_ = true;
+  }
   // backward(exec, x, dy, dx): both passes, dx's only where wanted (LayerBackward).
 
 private:
@@ -61,6 +67,7 @@ private:
   // and W packed 8 bits each (Impl::PoolGeometry::packOffset).
   Kokkos::View<int*****, Kokkos::LayoutRight, MemorySpace> argmax_;
   bool haveArgmax_ = false;
+  bool released_ = false;  // releaseBackward: argmax_ is empty and forward writes none
 };
 
 }  // namespace hybrid3d

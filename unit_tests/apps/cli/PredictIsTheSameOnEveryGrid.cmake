@@ -1,9 +1,10 @@
 # `hybrid3d predict` with a CosmoFlow checkpoint (double precision, so grids differ by rounding
-# alone): predictions.csv on 2, 3 (3x1x1) and 4 ranks equals the 1-rank file to 1e-9 relative;
-# the MSE over the validation set's rows equals the training run's last validation mse (the same
-# checkpoint, the same samples) to 1e-8 (metrics.csv prints 9 digits); a 32^3 volume's prediction (--cubes) equals the mean of
-# its eight 16^3 cubes predicted as files of their own (`hybrid3d split`) to 1e-9; the last line
-# has the form the benchmarks parse.
+# alone): predictions.csv on 2, 3 (3x1x1), 4 and 8 (2x2x2: the late layers' boxes empty on most
+# ranks) ranks equals the 1-rank file to 1e-9 relative; the MSE over the validation set's rows
+# equals the training run's last validation mse (the same checkpoint, the same samples) to 1e-8
+# (metrics.csv prints 9 digits); a 32^3 volume's prediction (--cubes) equals the mean of its
+# eight 16^3 cubes predicted as files of their own (`hybrid3d split`) to 1e-9; the last line has
+# the form the benchmarks parse.
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
 file(REMOVE_RECURSE ${WORK})
 set(check ${PYTHON} ${CMAKE_CURRENT_LIST_DIR}/predict_check.py)
@@ -45,7 +46,7 @@ h3d_run(FALSE out ${MPIEXEC} -n 1 ${HYBRID3D} predict --checkpoint ${ckpt}
 h3d_expect("${out}" "--out is not empty")
 h3d_run(TRUE out ${MPIEXEC} -n 1 ${HYBRID3D} predict --checkpoint ${ckpt}
         --in ${WORK}/data/validation --out ${WORK}/p1 --overwrite)
-foreach(case "2;auto" "3;3x1x1" "4;auto")
+foreach(case "2;auto" "3;3x1x1" "4;auto" "8;2x2x2")
   list(GET case 0 ranks)
   list(GET case 1 grid)
   h3d_run(TRUE out ${MPIEXEC} -n ${ranks} --oversubscribe ${HYBRID3D} predict --checkpoint ${ckpt}

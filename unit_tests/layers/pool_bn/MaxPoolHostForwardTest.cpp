@@ -1,7 +1,8 @@
 // MaxPool3d's forward on host memory (impl/MaxPool3dForwardHost.hpp) gives the very bits of the
 // device form (maxPoolForwardUnpadded), maxima and argmax, with its baseline and its AVX2 row
 // function (the latter where the CPU has AVX2), on every grid, in float, double, bfloat16 and half,
-// with ties, signed zeros and NaNs in x (PyTorch's rule: the first of equal cells wins, NaN wins).
+// with ties, signed zeros and NaNs in x (PyTorch's rule: the first of equal cells wins, NaN wins);
+// without an argmax (an inference layer's) both give the same maxima.
 
 #include <cmath>
 #include <limits>
@@ -64,7 +65,18 @@ void expectHostForwardBits(const ProcessGrid& grid, int k, const Index3& e) {
       exec.fence();
       EXPECT_EQ(differingCells(host.first.view(), device.first.view()), 0u) << "maxima";
       EXPECT_EQ(differingCells(host.second, device.second), 0u) << "argmax";
+      // An inference layer keeps no winners (an empty argmax): the very same maxima.
+      const auto bare = outputs("host, no argmax");
+      Impl::maxPoolForwardHost<kk, kk>(exec, rows, g, xo, oy, x.view(), bare.first.view(),
+                                       decltype(bare.second)(), isa);
+      exec.fence();
+      EXPECT_EQ(differingCells(bare.first.view(), device.first.view()), 0u) << "no argmax";
     }
+    const auto bare = outputs("device form, no argmax");
+    Impl::maxPoolForwardUnpadded<kk, kk>(exec, rows, g, xo, oy, x.view(), bare.first.view(),
+                                         decltype(bare.second)());
+    exec.fence();
+    EXPECT_EQ(differingCells(bare.first.view(), device.first.view()), 0u) << "device, no argmax";
   };
   if (k == 2) run(std::integral_constant<int, 2>{});
   if (k == 3) run(std::integral_constant<int, 3>{});

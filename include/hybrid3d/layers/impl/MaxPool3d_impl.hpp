@@ -24,6 +24,7 @@ void maxPoolForwardUnpadded(const ExecSpace& exec, const OwnedRows& rows, const 
   // x's local index of the first owned output's window start, per dimension.
   const Index bd = g.start(0, g.outLo[0]) - xo.v[0], bh = g.start(1, g.outLo[1]) - xo.v[1],
               bw = g.start(2, g.outLo[2]) - xo.v[2];
+  const bool keep = am.data() != nullptr;  // an inference layer keeps no winners
   forEachRowCell(
       "hybrid3d::MaxPool3d::forward", exec, rows,
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
@@ -41,7 +42,7 @@ void maxPoolForwardUnpadded(const ExecSpace& exec, const OwnedRows& rows, const 
               arg = take ? PoolGeometry::packOffset(d, h, w) : arg;
             }
         yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = T(best);
-        am(n, c, z, yy, xx) = arg;
+        if (keep) am(n, c, z, yy, xx) = arg;
       });
 }
 
@@ -52,6 +53,7 @@ void maxPoolForwardClipped(const ExecSpace& exec, const OwnedRows& rows, const P
                            const YView& yv, const ArgView& am) {
   using T = typename YView::non_const_value_type;
   using C = ComputeOf<T>;
+  const bool keep = am.data() != nullptr;  // an inference layer keeps no winners
   forEachRowCell(
       "hybrid3d::MaxPool3d::forward", exec, rows,
       KOKKOS_LAMBDA(const Index n, const Index c, const Index z, const Index yy, const Index xx) {
@@ -71,7 +73,7 @@ void maxPoolForwardClipped(const ExecSpace& exec, const OwnedRows& rows, const P
               }
             }
         yv(n, c, oy.d + z, oy.h + yy, oy.w + xx) = T(best);
-        am(n, c, z, yy, xx) = arg;
+        if (keep) am(n, c, z, yy, xx) = arg;
       });
 }
 
@@ -138,7 +140,7 @@ void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(y, "output");
   plan_.halo().gather(exec, x);
-  haveArgmax_ = true;
+  haveArgmax_ = !released_;
   const Impl::PoolGeometry g = plan_.geometry();
   const Index N = x.batch(), C = x.channels();
   const Box3& owned = plan_.outputOwned();
