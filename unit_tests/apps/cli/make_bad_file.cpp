@@ -282,11 +282,15 @@ void toChannelsLast(hid_t dst, const std::string& path) {
   if (H5Aexists(dst, "layout") > 0) H5Adelete(dst, "layout");
 }
 
-// attribute NAME VALUE: the root group's string attribute NAME set to VALUE.
-void writeRootAttribute(hid_t dst, const std::string& name, const std::string& value) {
+// attribute NAME VALUE: the root group's string attribute NAME set to VALUE, a fixed-length
+// string of VALUE's length padded with `pad` (HDF5's default NUL termination, or h5py's
+// NUL padding of a numpy bytes_ value).
+void writeRootAttribute(hid_t dst, const std::string& name, const std::string& value,
+                        H5T_str_t pad = H5T_STR_NULLTERM) {
   if (H5Aexists(dst, name.c_str()) > 0) H5Adelete(dst, name.c_str());
   const hid_t type = H5Tcopy(H5T_C_S1);
   H5Tset_size(type, value.size());
+  H5Tset_strpad(type, pad);
   const hid_t space = H5Screate(H5S_SCALAR);
   const hid_t a = H5Acreate2(dst, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
   if (a < 0 || H5Awrite(a, type, value.data()) < 0) die("cannot write attribute " + name);
@@ -378,21 +382,6 @@ void storeVirtual(hid_t dst, const std::string& path, const std::string& source)
   });
 }
 
-// attribute-nullpad NAME VALUE: a fixed-length string of VALUE's length, NUL-padded (as h5py
-// writes a numpy bytes_ value).
-void writeNullPadAttribute(hid_t dst, const std::string& name, const std::string& value) {
-  if (H5Aexists(dst, name.c_str()) > 0) H5Adelete(dst, name.c_str());
-  const hid_t type = H5Tcopy(H5T_C_S1);
-  H5Tset_size(type, value.size());
-  H5Tset_strpad(type, H5T_STR_NULLPAD);
-  const hid_t space = H5Screate(H5S_SCALAR);
-  const hid_t a = H5Acreate2(dst, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT);
-  if (a < 0 || H5Awrite(a, type, value.data()) < 0) die("cannot write attribute " + name);
-  H5Aclose(a);
-  H5Sclose(space);
-  H5Tclose(type);
-}
-
 // The operations from argv[first] on, in order, on the copy dst.
 void applyOperations(hid_t dst, const std::string& dstPath, int argc, char** argv, int first) {
   OperationArgs a{argc, argv, first - 1};
@@ -418,7 +407,7 @@ void applyOperations(hid_t dst, const std::string& dstPath, int argc, char** arg
       writeRootAttribute(dst, name, a.next(op));
     } else if (op == "attribute-nullpad") {
       const std::string name = a.next(op);
-      writeNullPadAttribute(dst, name, a.next(op));
+      writeRootAttribute(dst, name, a.next(op), H5T_STR_NULLPAD);
     } else if (op == "unwritten") {
       const std::string path = a.next(op);
       recreate(dst, path, chunkHalves);
