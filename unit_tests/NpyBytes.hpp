@@ -21,13 +21,13 @@ std::string npyShapeText(const std::vector<Int>& shape) {
 }
 
 struct NpyLayout {
-  std::string descr = "<i2";     // as written into the header
-  int version = 1;               // 1: a 2-byte header length; 2 or 3: a 4-byte one
-  bool fortran = false;          // the header's fortran_order
-  std::string shapeText;         // inside the parentheses
-  long long claimedHeader = -1;  // -1: the true header length
-  long long cut = -1;            // -1: the whole file, else its first `cut` bytes
-  std::string secondShapeText;   // not empty: the dict gives 'shape' again, this one last
+  std::string descr = "<i2";         // as written into the header
+  int version = 1;                   // 1: a 2-byte header length; 2 or 3: a 4-byte one
+  bool fortran = false;              // the header's fortran_order
+  std::string shapeText;             // inside the parentheses
+  long long claimedHeader = -1;      // -1: the true header length
+  long long cut = -1;                // -1: the whole file, else its first `cut` bytes
+  std::string secondShapeText = {};  // not empty: the dict gives 'shape' again, this one last
 };
 
 inline std::string npyFileBytes(const NpyLayout& o, const std::string& data) {
