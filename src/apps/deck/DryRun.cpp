@@ -51,8 +51,7 @@ std::pair<SetListing, SetListing> checkDeckData(const deck::DeckRun& r, int grou
   const std::pair<SetListing, SetListing> generated = toBeGenerated(r, world);
   std::pair<SetListing, SetListing> sets;
   data::collectively(world, [&] {
-    ModelOptions o = r.config.model;
-    o.batch = r.config.globalBatch / groups;
+    const ModelOptions o = groupModelOptions(r.config, groups);
     const int S = o.inputWidth;
     sets =
         checkDatasets(world, r.config, groups, sampleSpec(modelTraits(o), {S, S, S}, r.config.data),

@@ -222,7 +222,13 @@ int run(const std::vector<std::string>& args) {
   data::collectively(MPI_COMM_WORLD, [&] {
     a = parse(args);
     if (a.ranks.empty()) a.ranks = {world};
-    for (int n : a.ranks) runs.push_back(deck::readTrainDeck(a.deck, n));
+    for (int n : a.ranks) {
+      runs.push_back(deck::readTrainDeck(a.deck, n));
+      const Int3& g = runs.back().spatialGrid;
+      if (!a.haveLayout && n % (g[0] * g[1] * g[2]) != 0)
+        fail("plan: --ranks ", n, " is not a multiple of the deck's spatial grid ", toString(g),
+             " (", g[0] * g[1] * g[2], " ranks per sample)");
+    }
     if (!a.machineFile.empty()) machine = deck::readMachineDeck(a.machineFile);
   });
   const deck::DeckRun& first = runs.front();
