@@ -143,8 +143,9 @@ TEST(ModelPlan, RefusesAGridTooFineWithTheLayersMessage) {
 
 // Layer grids: on staged layouts of even and uneven grids (sub-grids without samples, ranks in
 // no sub-grid, a redistribution both ways), each rank's predicted memory -- redistribution
-// buffers and the activation gradients' arena included -- equals what its finalized graph holds, its samples in each layer are the
-// graph's, and the redistributions sit where the graph has them.
+// buffers and the activation gradients' arena included -- equals what its finalized graph
+// holds, its samples in each layer are the graph's, and the redistributions sit where the graph
+// has them.
 void expectStagedPlanMatchesModel(const ProcessGrid& grid, ModelOptions o, const std::string& rule,
                                   int minimumBoxWidth) {
   SCOPED_TRACE(o.architecture + " " + rule + " K=" + std::to_string(minimumBoxWidth));
