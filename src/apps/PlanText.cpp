@@ -157,6 +157,8 @@ std::string planText(const RunPlan& p) {
     o << memoryRow("largest: rank " + std::to_string(most), a, staged);
     o << memoryRow("smallest: rank " + std::to_string(least), b, staged);
   }
+  o << line("  activation gradients: %.1f MiB placed in %.1f MiB by their lives (rank %d)\n",
+            mib(a.activationGradientBuffers), mib(a.activationGradients), most);
   return o.str();
 }
 

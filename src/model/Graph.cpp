@@ -124,6 +124,68 @@ typename Graph<T, M>::value_type Graph<T, M>::allocate(const std::string& label,
 }
 
 template <class T, class M>
+std::size_t Graph<T, M>::bytesOf(const TensorShape& s, bool volume, const GhostMap& ghosts,
+                                 const LayerGrid& grid) const {
+  const std::size_t values = sizeof(T) * std::size_t(s.batch) * std::size_t(s.channels);
+  if (!volume) return values;
+  const TensorLayout layout(s.batch, s.channels, BlockDecomposition(s.extents, grid.dims()),
+                            grid.coords(), ghosts);
+  return values * std::size_t(layout.localBox().size());
+}
+
+template <class T, class M>
+typename Graph<T, M>::value_type Graph<T, M>::layOver(char* at, const std::string& label,
+                                                      const TensorShape& s, bool volume,
+                                                      const GhostMap& ghosts,
+                                                      const LayerGrid& grid) const {
+  T* data = reinterpret_cast<T*>(at);
+  value_type v;
+  if (volume)
+    v.volume = DistTensor<T, M>(data, label, s.batch, s.channels,
+                                BlockDecomposition(s.extents, grid.dims()), grid.coords(), ghosts);
+  else
+    v.features = FeatureView<T, M>(data, s.batch, s.channels);
+  return v;
+}
+
+template <class T, class M>
+void Graph<T, M>::allocateGradients() {
+  // The edges as the placement sees them: node p's consumers in edge order, and the bytes of
+  // each edge's gradient, laid out as that consumer writes it (its input ghosts).
+  GradientEdges edges;
+  auto ghostsOf = [&](const Edge& c) { return nodes_[c.consumer].node->inputGhosts(c.slot); };
+  for (const Entry& e : nodes_) {
+    edges.consumers.emplace_back();
+    edges.bytes.emplace_back();
+    for (const Edge& c : e.consumers) {
+      edges.consumers.back().push_back(c.consumer);
+      edges.bytes.back().push_back(
+          bytesOf(e.node->outputShape(), e.node->producesVolume(), ghostsOf(c), e.grid));
+    }
+  }
+  const Entry& last = nodes_.back();
+  const TensorShape lastShape = last.node->outputShape();
+  edges.outputGradientBytes = bytesOf(lastShape, last.node->producesVolume(), {}, last.grid);
+  const GradientPlacement placed = placeGradients(edges);
+  // Zero-initialised once (its first touch); a step allocates and clears nothing.
+  gradientArena_ =
+      Kokkos::View<char*, M>(Impl::viewLabel("activation gradients"), placed.arenaBytes);
+  char* base = gradientArena_.data();
+  for (std::size_t p = 0; p < nodes_.size(); ++p) {
+    Entry& e = nodes_[p];
+    for (std::size_t k = 0; k < e.consumers.size(); ++k)
+      e.edgeGradients.push_back(layOver(
+          base + placed.offsets[p][k],
+          e.node->name() + " gradient from " + nodes_[e.consumers[k].consumer].node->name(),
+          e.node->outputShape(), e.node->producesVolume(), ghostsOf(e.consumers[k]), e.grid));
+  }
+  outputGradient_ = layOver(base + placed.outputGradientOffset, last.node->name() + " gradient",
+                            lastShape, last.node->producesVolume(), {}, last.grid);
+  memory_.activationGradients = placed.arenaBytes;
+  memory_.activationGradientBuffers = placed.separateBytes;
+}
+
+template <class T, class M>
 void Graph<T, M>::finalize(bool inference) {
   if (nodes_.empty()) fail("model: no layers");
   inference_ = inference;
@@ -153,25 +215,14 @@ void Graph<T, M>::finalize(bool inference) {
     e.forwardRegion = "hybrid3d::node::forward " + name;
     e.backwardRegion = "hybrid3d::node::backward " + name;
     if (inference) e.node->releaseBackward();
-    // One gradient per consumer, laid out as that consumer writes it (its input ghosts).
-    for (const Edge& c : e.consumers) {
-      if (inference) break;
-      e.edgeGradients.push_back(allocate(name + " gradient from " + nodes_[c.consumer].node->name(),
-                                         s, volume, nodes_[c.consumer].node->inputGhosts(c.slot),
-                                         e.grid));
-      memory_.activationGradients += Impl::edgeBytes(e.edgeGradients.back());
-    }
     memory_.buffers += e.node->bufferBytes();
     in_.reserve(std::max(in_.capacity(), e.inputs.size()));
     dIn_.reserve(std::max(dIn_.capacity(), e.inputs.size()));
   }
   Entry& last = nodes_.back();
   if (!last.consumers.empty()) fail("model: the last layer '", last.node->name(), "' feeds others");
-  if (!inference) {
-    outputGradient_ = allocate(last.node->name() + " gradient", last.node->outputShape(),
-                               last.node->producesVolume(), {}, last.grid);
-    memory_.activationGradients += Impl::edgeBytes(outputGradient_);
-  }
+  // One gradient per consumer edge and dL/d(output), in the arena.
+  if (!inference) allocateGradients();
   // The parameter gradients, listed once: zeroGradients runs every step and must not build
   // the nodes' parameter lists (allocations) each time.
   for (const Entry& e : nodes_)

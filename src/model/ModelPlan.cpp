@@ -8,6 +8,7 @@
 #include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/engines/impl/OneDnnWorkspace.hpp>
+#include <hybrid3d/model/GradientPlacement.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
 
 #include "impl/PlanBuilder.hpp"
@@ -197,29 +198,46 @@ ModelPlan planModel(const ModelOptions& options, const Int3& grid) {
 
 namespace {
 
+// The activation gradients as Graph::finalize lays them out: layer p's consumers in edge order
+// (by consumer, then input slot: the order the graph records them in), each edge's gradient
+// with that consumer's input ghosts, and dL/d(output) without ghosts.
+GradientEdges gradientEdges(std::size_t scalar, const ModelPlan& p, const Int3& coords) {
+  GradientEdges edges;
+  edges.consumers.resize(p.layers.size());
+  edges.bytes.resize(p.layers.size());
+  for (std::size_t c = 0; c < p.layers.size(); ++c) {
+    const LayerPlan& l = p.layers[c];
+    for (std::size_t slot = 0; slot < l.inputs.size(); ++slot) {
+      const int producer = l.inputs[slot];
+      if (producer == ModelPlan::Input) continue;  // no gradient for the data
+      edges.consumers[producer].push_back(int(c));
+      edges.bytes[producer].push_back(edgeBytes(scalar, p, producer, coords, l.inputGhosts[slot]));
+    }
+  }
+  if (!p.layers.empty())
+    edges.outputGradientBytes = edgeBytes(scalar, p, int(p.layers.size()) - 1, coords, GhostMap{});
+  return edges;
+}
+
 template <class T, class M>
 std::vector<GraphMemory> layerMemory(const ModelPlan& p, const Int3& coords, bool askEngines) {
   const std::size_t scalar = sizeof(T);
   std::vector<GraphMemory> layers(p.layers.size());
+  const GradientEdges edges = gradientEdges(scalar, p, coords);
   for (std::size_t id = 0; id < p.layers.size(); ++id) {
     const LayerPlan& l = p.layers[id];
     GraphMemory& m = layers[id];
     m.activations = edgeBytes(scalar, p, int(id), coords, p.outputGhosts(int(id)));
-    // One gradient per consumer edge, with that consumer's input ghosts.
-    for (const LayerPlan& c : p.layers)
-      for (std::size_t slot = 0; slot < c.inputs.size(); ++slot)
-        if (c.inputs[slot] == int(id))
-          m.activationGradients += edgeBytes(scalar, p, int(id), coords, c.inputGhosts[slot]);
+    // One gradient per consumer edge, each on its own (the arena is the model's, not a layer's).
+    for (std::size_t bytes : edges.bytes[id]) m.activationGradients += bytes;
     m.parameters =
         2 * sizeof(ParamOf<T>) * std::size_t(p.localParameters(int(id), coords));  // and grads
     if (askEngines && l.conv.kernel > 0)
       m.workspace = convWorkspace<T, M>(p, int(id), p.shape(l.inputs[0]), coords);
     if (l.kind == "Redistribute") m.buffers = redistributionBuffers<T, M>(p, int(id), coords);
   }
-  if (!layers.empty()) {  // dL/d(output), without ghosts
-    const int last = int(p.layers.size()) - 1;
-    layers.back().activationGradients += edgeBytes(scalar, p, last, coords, GhostMap{});
-  }
+  if (!layers.empty()) layers.back().activationGradients += edges.outputGradientBytes;
+  for (GraphMemory& m : layers) m.activationGradientBuffers = m.activationGradients;
   return layers;
 }
 
@@ -231,12 +249,17 @@ GraphMemory modelMemory(const ModelPlan& p, const Int3& coords, bool askEngines)
   std::size_t workspace = 0;  // one buffer, shared: the largest need
   for (const GraphMemory& l : layerMemory<T, M>(p, coords, askEngines)) {
     m.activations += l.activations;
-    m.activationGradients += l.activationGradients;
     m.parameters += l.parameters;
     m.buffers += l.buffers;
     workspace = std::max(workspace, l.workspace);
   }
   m.workspace = (workspace + 4095) / 4096 * 4096;  // HostWorkspace reserves whole pages
+  // The activation gradients in one arena, placed by their lives as Graph::finalize places them.
+  if (!p.layers.empty()) {
+    const GradientPlacement placed = placeGradients(gradientEdges(sizeof(T), p, coords));
+    m.activationGradients = placed.arenaBytes;
+    m.activationGradientBuffers = placed.separateBytes;
+  }
   return m;
 }
 

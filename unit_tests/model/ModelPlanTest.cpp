@@ -61,7 +61,9 @@ void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
 
   const GraphMemory actual = model.graph->memory();
   EXPECT_EQ(predicted.activations, actual.activations);
+  // The activation gradients' arena, placed by their lives, and the gradients on their own.
   EXPECT_EQ(predicted.activationGradients, actual.activationGradients);
+  EXPECT_EQ(predicted.activationGradientBuffers, actual.activationGradientBuffers);
   EXPECT_EQ(predicted.parameters, actual.parameters);
   EXPECT_EQ(predicted.workspace, actual.workspace);
   EXPECT_EQ(predicted.total(), actual.total())
@@ -141,8 +143,9 @@ TEST(ModelPlan, RefusesAGridTooFineWithTheLayersMessage) {
 
 // Layer grids: on staged layouts of even and uneven grids (sub-grids without samples, ranks in
 // no sub-grid, a redistribution both ways), each rank's predicted memory -- redistribution
-// buffers included -- equals what its finalized graph holds, its samples in each layer are the
-// graph's, and the redistributions sit where the graph has them.
+// buffers and the activation gradients' arena included -- equals what its finalized graph
+// holds, its samples in each layer are the graph's, and the redistributions sit where the graph
+// has them.
 void expectStagedPlanMatchesModel(const ProcessGrid& grid, ModelOptions o, const std::string& rule,
                                   int minimumBoxWidth) {
   SCOPED_TRACE(o.architecture + " " + rule + " K=" + std::to_string(minimumBoxWidth));
@@ -158,6 +161,8 @@ void expectStagedPlanMatchesModel(const ProcessGrid& grid, ModelOptions o, const
       << "rank " << grid.worldRank() << ": predicted " << describe(predicted) << ", buffers "
       << predicted.buffers << "; graph " << describe(actual) << ", buffers " << actual.buffers;
   EXPECT_EQ(predicted.buffers, actual.buffers);
+  EXPECT_EQ(predicted.activationGradients, actual.activationGradients);
+  EXPECT_EQ(predicted.activationGradientBuffers, actual.activationGradientBuffers);
   auto& g = *model.graph;
   ASSERT_EQ(plan.layers.size(), g.size());
   int redistributions = 0;

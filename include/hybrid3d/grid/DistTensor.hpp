@@ -66,21 +66,19 @@ public:
   /// `ghosts` holds every rank's widths (a layer's inputGhosts()).
   DistTensor(const std::string& label, int n, int c, const BlockDecomposition& decomposition,
              const Int3& coords, const GhostMap& ghosts)
-      : n_(n),
-        c_(c),
-        decomposition_(decomposition),
-        coords_(coords),
-        owned_(decomposition.ownedBox(coords)),
-        ghostMap_(ghosts) {
-    if (n < 0 || c < 0) fail("tensor '", label, "': negative batch ", n, " or channels ", c);
-    for (int i = 0; i < 3; ++i)
-      if (coords[i] < 0 || coords[i] >= decomposition.dims()[i])
-        fail("tensor '", label, "': coordinates ", toString(coords), " outside grid ",
-             toString(decomposition.dims()));
-    ghosts.checkGrid(decomposition.dims(), "tensor");
-    ghosts_ = ghosts.at(coords);
+      : DistTensor(Shape{}, label, n, c, decomposition, coords, ghosts) {
     const Index3 e = localExtents();
     view_ = view_type(label, n, c, e[0], e[1], e[2]);
+  }
+  /// Over memory the caller owns and keeps alive (a model graph's arena of gradients,
+  /// model/GradientPlacement.hpp), as it is: `data` holds n * c * localBox().size() values of T,
+  /// suitably aligned. No allocation; `label` names the tensor in errors only.
+  DistTensor(T* data, const std::string& label, int n, int c,
+             const BlockDecomposition& decomposition, const Int3& coords, const GhostMap& ghosts)
+      : DistTensor(Shape{}, label, n, c, decomposition, coords, ghosts) {
+    if (!data) fail("tensor '", label, "': no memory to lay it over");
+    const Index3 e = localExtents();
+    view_ = view_type(data, n, c, e[0], e[1], e[2]);
   }
   /// The same widths on every rank that owns voxels (uniformGhosts).
   DistTensor(const std::string& label, int n, int c, const BlockDecomposition& decomposition,
@@ -113,6 +111,26 @@ public:
   }
 
 private:
+  // The shape, decomposition and ghosts, checked, without storage: what both public
+  // constructors start from.
+  struct Shape {};
+  DistTensor(Shape, const std::string& label, int n, int c, const BlockDecomposition& decomposition,
+             const Int3& coords, const GhostMap& ghosts)
+      : n_(n),
+        c_(c),
+        decomposition_(decomposition),
+        coords_(coords),
+        owned_(decomposition.ownedBox(coords)),
+        ghostMap_(ghosts) {
+    if (n < 0 || c < 0) fail("tensor '", label, "': negative batch ", n, " or channels ", c);
+    for (int i = 0; i < 3; ++i)
+      if (coords[i] < 0 || coords[i] >= decomposition.dims()[i])
+        fail("tensor '", label, "': coordinates ", toString(coords), " outside grid ",
+             toString(decomposition.dims()));
+    ghosts.checkGrid(decomposition.dims(), "tensor");
+    ghosts_ = ghosts.at(coords);
+  }
+
   static GhostMap uniformMap(const std::string& label, const BlockDecomposition& d,
                              const GhostWidths& g) {
     for (int i = 0; i < 3; ++i)

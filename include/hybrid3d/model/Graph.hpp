@@ -7,8 +7,14 @@
 /// finalize() allocates every activation and gradient once, each with the ghost widths its
 /// consumers need, so the per-step forward() and backward() allocate nothing. In backward,
 /// an output that feeds several nodes receives one gradient per consumer; they are summed
-/// before the producing node's own backward runs. Each node's parameter gradients can be
-/// handed to a GradientReducer as soon as that node is done.
+/// before the producing node's own backward runs. The activation gradients share one arena,
+/// placed by their lives over the step (model/GradientPlacement.hpp): a gradient lives from its
+/// consumer's backward to its producer's, and gradients whose lives do not overlap share memory.
+/// A gradient's memory thus holds an earlier gradient's values when its life starts: every
+/// layer's backward overwrites the whole of each dIn it writes (ghosts included where it has
+/// them: the convolutions and pools zero or write them before their scatter-add), and a
+/// producer reads only the owned cells of its output gradients. Each node's parameter gradients can
+/// be handed to a GradientReducer as soon as that node is done.
 
 #include <memory>
 #include <string>
@@ -18,6 +24,7 @@
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
+#include <hybrid3d/model/GradientPlacement.hpp>
 #include <hybrid3d/model/GraphMemory.hpp>
 #include <hybrid3d/model/Node.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
@@ -118,6 +125,14 @@ private:
 
   value_type allocate(const std::string& label, const TensorShape& shape, bool volume,
                       const GhostMap& ghosts, const LayerGrid& grid) const;
+  // Bytes allocate() would take for this tensor; the tensor laid over `at` instead (no
+  // allocation).
+  std::size_t bytesOf(const TensorShape& shape, bool volume, const GhostMap& ghosts,
+                      const LayerGrid& grid) const;
+  value_type layOver(char* at, const std::string& label, const TensorShape& shape, bool volume,
+                     const GhostMap& ghosts, const LayerGrid& grid) const;
+  // finalize(): every edge gradient and dL/d(output) in one arena, placed by their lives.
+  void allocateGradients();
   const value_type& gradientFor(int producer, int consumer, std::size_t slot) const;
 
   LayerGrid grid_;  // the model input's
@@ -125,6 +140,8 @@ private:
   std::vector<Entry> nodes_;
   std::vector<Edge> inputConsumers_;
   value_type input_, outputGradient_;
+  // The activation gradients' memory: every edge gradient and outputGradient_ is a view into it.
+  Kokkos::View<char*, MemorySpace> gradientArena_;
   std::vector<Kokkos::View<param_type*, MemorySpace>>
       gradients_;       // every parameter's, for zeroGradients
   GraphMemory memory_;  // activations, their gradients and the parameters, set by finalize()

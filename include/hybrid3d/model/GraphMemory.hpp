@@ -11,11 +11,14 @@
 namespace hybrid3d {
 
 struct GraphMemory {
-  std::size_t activations = 0;          // every node's output and the model input
-  std::size_t activationGradients = 0;  // one per consumer edge, plus dL/d(output)
-  std::size_t parameters = 0;           // values and gradients
-  std::size_t workspace = 0;            // the vendor convolutions' shared host workspace
-  std::size_t buffers = 0;  // redistributions' send and receive buffers (and their staging)
+  std::size_t activations = 0;  // every node's output and the model input
+  /// One per consumer edge, plus dL/d(output): the arena they are placed in by their lives
+  /// (model/GradientPlacement.hpp), and what they would hold each on its own.
+  std::size_t activationGradients = 0;
+  std::size_t activationGradientBuffers = 0;
+  std::size_t parameters = 0;  // values and gradients
+  std::size_t workspace = 0;   // the vendor convolutions' shared host workspace
+  std::size_t buffers = 0;     // redistributions' send and receive buffers (and their staging)
 
   std::size_t total() const {
     return activations + activationGradients + parameters + workspace + buffers;

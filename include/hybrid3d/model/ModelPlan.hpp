@@ -11,8 +11,9 @@
 /// Architecture.hpp) through a builder that records shapes instead of constructing layers, with the
 /// layers' own window arithmetic (layers/Window.hpp) and the halo's reach check
 /// (comm/HaloPlan.hpp), so a grid too fine for a layer is refused with the message a real run
-/// gives. predictMemory follows Graph::finalize's allocation rules; the unit tests
-/// ModelPlan.*MemoryEqualsTheFinalizedGraphs hold the two equal on every grid.
+/// gives. predictMemory follows Graph::finalize's allocation rules, and places the activation
+/// gradients by their lives with the graph's own function (model/GradientPlacement.hpp); the unit
+/// tests ModelPlan.*MemoryEqualsTheFinalizedGraphs hold the two equal on every grid.
 
 #include <string>
 #include <vector>
@@ -107,9 +108,9 @@ template <class T, class MemorySpace = DefaultMemorySpace>
 GraphMemory predictMemory(const ModelPlan& plan, const Int3& coords);
 
 /// predictMemory layer by layer: each layer's output and its gradients (one per consumer, the
-/// last layer's dL/d(output) with it), its parameters and their gradients, the workspace its
-/// convolution asks for (the graph reserves the largest once), a redistribution's buffers. The
-/// model input is in neither.
+/// last layer's dL/d(output) with it; each on its own, before the model's arena places them), its
+/// parameters and their gradients, the workspace its convolution asks for (the graph reserves the
+/// largest once), a redistribution's buffers. The model input is in neither.
 template <class T, class MemorySpace = DefaultMemorySpace>
 std::vector<GraphMemory> predictLayerMemory(const ModelPlan& plan, const Int3& coords);
 
