@@ -1,0 +1,174 @@
+// Replicated state sharded (train/ReplicatedStateShards.hpp, issue 39 point 6): a few CosmoFlow
+// steps in double with the optimizer's state sharded (stage 1) and the gradients reduce-scattered
+// too (stage 2) give the unsharded run's losses, parameters and optimizer state (1e-12) on
+// every rank count, an uneven grid and two groups included; a checkpoint written sharded
+// continues unsharded and the reverse, to the straight run's parameters.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <hybrid3d/data/Hdf5.hpp>
+#include <hybrid3d/layers/DistributedParameter.hpp>
+#include <hybrid3d/train/Trainer.hpp>
+
+#include "GridCases.hpp"
+#include "TrainingSamples.hpp"
+
+namespace hybrid3d::test {
+namespace {
+
+constexpr int S = 16;
+constexpr double Tolerance = 1e-12;
+
+// The grids new at this rank count (those of more than half the world): each runs once over
+// the registrations 1, 2, 4, 8. 3x1x1 cuts 16 unevenly; the G=2 ones sum over two groups.
+std::vector<GridCase> newGridCases() {
+  std::vector<GridCase> out;
+  for (const GridCase& c : std::vector<GridCase>{{{1, 1, 1}, 1},
+                                                 {{2, 1, 1}, 1},
+                                                 {{1, 1, 1}, 2},
+                                                 {{3, 1, 1}, 1},
+                                                 {{2, 1, 1}, 2},
+                                                 {{2, 2, 2}, 1},
+                                                 {{2, 2, 1}, 2}}) {
+    const int ranks = c.spatial[0] * c.spatial[1] * c.spatial[2] * c.groups;
+    if (ranks <= worldSize() && 2 * ranks > worldSize()) out.push_back(c);
+  }
+  return out;
+}
+
+TrainConfig config(const std::string& dir, const std::vector<std::string>& files) {
+  TrainConfig c = smallCosmoFlowRun(dir, files, S);
+  c.model.dropoutKeep = 0.8;
+  c.data.prefetch = false;
+  c.checkpointMinutes = 0;
+  c.schedule.baseRate = 1e-3;
+  return c;
+}
+
+// What a run leaves: its losses, every parameter's global tensor and (from its checkpoint,
+// written whole) every optimizer state, in the model's order.
+struct Outcome {
+  std::vector<double> losses, parameters, state;
+};
+
+std::vector<double> globalParameters(Trainer<double>& t, MPI_Comm comm) {
+  std::vector<double> all;
+  for (const auto& p : t.model().graph->parameters()) {
+    const std::vector<double> g = gatherGlobal(p.param, p.param.value, comm);
+    all.insert(all.end(), g.begin(), g.end());
+  }
+  return all;
+}
+
+// Adam's two states of every parameter as the checkpoint at `path` holds them (rank 0 reads,
+// and broadcasts: every rank compares).
+std::vector<double> optimizerState(Trainer<double>& t, const std::string& path, MPI_Comm comm) {
+  std::vector<double> all;
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    const data::File f(path);
+    for (const auto& p : t.model().graph->parameters())
+      for (const char* state : {"exp_avg", "exp_avg_sq"}) {
+        const std::vector<double> v = f.read<double>("/optimizer/" + p.path() + "/" + state);
+        all.insert(all.end(), v.begin(), v.end());
+      }
+  }
+  int n = static_cast<int>(all.size());
+  MPI_Bcast(&n, 1, MPI_INT, 0, comm);
+  all.resize(std::size_t(n));
+  MPI_Bcast(all.data(), n, MPI_DOUBLE, 0, comm);
+  return all;
+}
+
+Outcome stepped(const ProcessGrid& grid, TrainConfig c, StateSharding mode, int steps,
+                const std::string& checkpoint) {
+  c.stateSharding = mode;
+  Trainer<double> t(grid, c);
+  Outcome o;
+  for (int s = 0; s < steps; ++s) o.losses.push_back(t.step());
+  t.saveCheckpoint(checkpoint);
+  o.parameters = globalParameters(t, grid.worldComm());
+  o.state = optimizerState(t, checkpoint, grid.worldComm());
+  return o;
+}
+
+// The largest |a - b| / max(1, |b|) (infinite when the sizes differ).
+double maxError(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double e = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    e = std::max(e, std::abs(a[i] - b[i]) / std::max(1.0, std::abs(b[i])));
+  return e;
+}
+
+TEST(StateSharding, ShardedStepsEqualTheUnshardedOnesWhateverTheGrid) {
+  const std::string dir = scratchDirectory("state_sharding_test", "equal");
+  const auto files = writeNoiseSamples(dir, false, 8, S);
+  const int ran = forEachGrid(newGridCases(), [&](const ProcessGrid& grid, const GridCase& g) {
+    const TrainConfig c = config(dir, files);
+    const std::string tag = dir + "/" + toString(g.spatial) + "_" + std::to_string(g.groups);
+    const Outcome whole = stepped(grid, c, StateSharding::None, 3, tag + "_none.h5");
+    ASSERT_FALSE(whole.state.empty());
+    for (StateSharding mode : {StateSharding::Optimizer, StateSharding::Gradients}) {
+      SCOPED_TRACE(toString(mode));
+      const Outcome sharded = stepped(grid, c, mode, 3, tag + "_" + toString(mode) + ".h5");
+      EXPECT_LE(maxError(sharded.losses, whole.losses), Tolerance);
+      EXPECT_LE(maxError(sharded.parameters, whole.parameters), Tolerance);
+      EXPECT_LE(maxError(sharded.state, whole.state), Tolerance);
+      if (grid.worldRank() == 0)
+        std::printf("state sharding %s on %s: errors loss %.3g, parameters %.3g, state %.3g\n",
+                    toString(mode), g.name().c_str(), maxError(sharded.losses, whole.losses),
+                    maxError(sharded.parameters, whole.parameters),
+                    maxError(sharded.state, whole.state));
+    }
+  });
+  EXPECT_GE(ran, 1);
+}
+
+// run() to `steps` with `mode` into `out`, from `restart` if given; the global parameters.
+std::vector<double> runTo(const ProcessGrid& grid, TrainConfig c, StateSharding mode,
+                          const std::string& out, long long steps,
+                          const std::string& restart = "") {
+  c.stateSharding = mode;
+  c.outputDir = out;
+  c.maxSteps = steps;
+  c.restartFrom = restart;
+  Trainer<double> t(grid, c);
+  t.run();
+  return globalParameters(t, grid.worldComm());
+}
+
+TEST(StateSharding, ACheckpointWrittenShardedContinuesUnshardedAndTheReverse) {
+  const std::string dir = scratchDirectory("state_sharding_test", "restart");
+  const auto files = writeNoiseSamples(dir, false, 8, S);
+  // Two groups of a cut spatial grid where the world has the ranks.
+  const int P = worldSize();
+  const GridCase g = P >= 8   ? GridCase{{2, 2, 1}, 2}
+                     : P >= 4 ? GridCase{{2, 1, 1}, 2}
+                              : GridCase{{P, 1, 1}, 1};
+  const int ran = forEachGrid({g}, [&](const ProcessGrid& grid, const GridCase&) {
+    const TrainConfig c = config(dir, files);
+    const auto straight = runTo(grid, c, StateSharding::None, dir + "/straight", 4);
+    const std::pair<StateSharding, StateSharding> pairs[] = {
+        {StateSharding::Gradients, StateSharding::None},
+        {StateSharding::None, StateSharding::Optimizer},
+        {StateSharding::Optimizer, StateSharding::Gradients}};
+    for (const auto& [first, second] : pairs) {
+      const std::string name = std::string(toString(first)) + "_then_" + toString(second);
+      SCOPED_TRACE(name);
+      runTo(grid, c, first, dir + "/" + name + "_first", 2);
+      const auto resumed =
+          runTo(grid, c, second, dir + "/" + name, 4, dir + "/" + name + "_first/checkpoint.h5");
+      EXPECT_LE(maxError(resumed, straight), Tolerance);
+    }
+  });
+  EXPECT_EQ(ran, 1);
+}
+
+}  // namespace
+}  // namespace hybrid3d::test
