@@ -2,7 +2,8 @@
 // steps in double with the optimizer's state sharded (stage 1) and the gradients reduce-scattered
 // too (stage 2) give the unsharded run's losses, parameters and optimizer state (1e-12) on
 // every rank count, an uneven grid and two groups included; a checkpoint written sharded
-// continues unsharded and the reverse, to the straight run's parameters.
+// continues unsharded and the reverse, to the straight run's parameters. The optimizer's state
+// and the reduce-scatter's parts are what the plan counts, and 1/P of the unsharded state.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -12,6 +13,9 @@
 
 #include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/layers/DistributedParameter.hpp>
+#include <hybrid3d/optim/Adam.hpp>
+#include <hybrid3d/plan/RunPlan.hpp>
+#include <hybrid3d/plan/StepCost.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "GridCases.hpp"
@@ -22,6 +26,8 @@ namespace {
 
 constexpr int S = 16;
 constexpr double Tolerance = 1e-12;
+const StateSharding Modes[] = {StateSharding::None, StateSharding::Optimizer,
+                               StateSharding::Gradients};
 
 // The grids new at this rank count (those of more than half the world): each runs once over
 // the registrations 1, 2, 4, 8. 3x1x1 cuts 16 unevenly; the G=2 ones sum over two groups.
@@ -168,6 +174,68 @@ TEST(StateSharding, ACheckpointWrittenShardedContinuesUnshardedAndTheReverse) {
     }
   });
   EXPECT_EQ(ran, 1);
+}
+
+// Bytes of Adam's state and (stage 2) of the gradient sums' parts on this rank, built as the
+// trainer builds them.
+std::size_t heldStateBytes(const ProcessGrid& grid, const TrainConfig& c, StateSharding mode) {
+  const auto model = buildModel<double>(grid, groupModelOptions(c, grid.numGroups()));
+  const auto& graph = *model.graph;
+  const GradientReducer<double> reducer(
+      grid.worldComm(), grid.dataComm(), graph.gradientsByNode(),
+      mode == StateSharding::Gradients ? ReduceTo::Shards : ReduceTo::Whole);
+  const ReplicatedStateShards<double> shards(mode, grid.worldComm(), grid.dataComm(),
+                                             graph.parameters(), reducer);
+  const Adam<double> adam(shards.optimizerParameters(), c.adam);
+  std::size_t values = 0;
+  for (const auto& state : adam.state()) values += state.second.size();
+  for (const auto& p : graph.parameters())
+    if (reducer.sum(p.param.grad).data() != p.param.grad.data())
+      values += reducer.sum(p.param.grad).size();
+  return values * sizeof(double);
+}
+
+// On a cut spatial grid with two groups where the world has them, and on P groups of one rank:
+// there every tensor, the first dense layer's columns included, is held whole by all P ranks,
+// so the sharded state is 1/P of the whole (up to a value per tensor and state).
+TEST(StateSharding, TheHeldStateIsWhatThePlanCountsAndAPthOfTheUnshardedOne) {
+  const int P = worldSize();
+  const GridCase spatial = P >= 4 ? GridCase{{2, P >= 8 ? 2 : 1, 1}, 2} : GridCase{{P, 1, 1}, 1};
+  forEachGrid({spatial, {{1, 1, 1}, P}}, [&](const ProcessGrid& grid, const GridCase& g) {
+    TrainConfig c = config("unused", {"unused"});
+    c.globalBatch = P;  // a sample per group of one rank
+    RunPlan plan;
+    plan.groups = grid.numGroups();
+    plan.grid = grid.dims();
+    plan.precision = Precision::Double;
+    plan.model = planModel(groupModelOptions(c, plan.groups), plan.grid);
+    plan.optimizerStates = 2;  // Adam
+    std::size_t unsharded = 0;
+    for (StateSharding mode : Modes) {
+      SCOPED_TRACE(toString(mode));
+      plan.stateSharding = mode;
+      std::size_t planned = 0;  // the largest spatial rank's
+      for (int d = 0; d < plan.grid[0]; ++d)
+        for (int h = 0; h < plan.grid[1]; ++h)
+          planned = std::max(planned, replicatedStateBytes(plan, {d, h, 0}));
+      unsigned long long held = heldStateBytes(grid, c, mode);
+      MPI_Allreduce(MPI_IN_PLACE, &held, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, grid.worldComm());
+      EXPECT_EQ(held, planned);
+      if (mode == StateSharding::None) unsharded = held;
+      // A part per parameter tensor and state: at most one value more than 1/P of it.
+      std::size_t tensors = 0;
+      for (const LayerPlan& l : plan.model.layers) tensors += l.tensors.size();
+      if (mode == StateSharding::Optimizer && grid.spatialSize() == 1) {
+        EXPECT_LE(held,
+                  unsharded / std::size_t(P) + tensors * plan.optimizerStates * sizeof(double));
+      }
+      if (grid.worldRank() == 0)
+        std::printf("state sharding %s on %s: optimizer state%s %.3f MiB per rank\n",
+                    toString(mode), g.name().c_str(),
+                    mode == StateSharding::Gradients ? " and gradient parts" : "",
+                    double(held) / (1 << 20));
+    }
+  });
 }
 
 }  // namespace
