@@ -103,6 +103,21 @@ std::string setText(const char* what, const SetPlan& s, int groups) {
   return t;
 }
 
+// The optimizer's state (and the reduce-scatter's sum parts) besides the graph's memory, as
+// the deck shards it (train/ReplicatedStateShards.hpp): the largest spatial rank's.
+std::string stateText(const RunPlan& p) {
+  if (p.optimizerStates == 0 && p.stateSharding != StateSharding::Gradients) return "";
+  std::size_t most = 0;
+  for (int d = 0; d < p.grid[0]; ++d)
+    for (int h = 0; h < p.grid[1]; ++h)
+      for (int w = 0; w < p.grid[2]; ++w) most = std::max(most, replicatedStateBytes(p, {d, h, w}));
+  const char* how = p.stateSharding == StateSharding::None        ? "whole on every rank"
+                    : p.stateSharding == StateSharding::Optimizer ? "sharded (optimizer)"
+                                                                  : "sharded, with the gradient "
+                                                                    "sums' parts (gradients)";
+  return line("  %-18s %.1f MiB per rank besides, %s\n", "optimizer state", mib(double(most)), how);
+}
+
 }  // namespace
 
 std::string planText(const RunPlan& p) {
@@ -159,6 +174,7 @@ std::string planText(const RunPlan& p) {
   }
   o << line("  activation gradients: %.1f MiB placed in %.1f MiB by their lives (rank %d)\n",
             mib(a.activationGradientBuffers), mib(a.activationGradients), most);
+  o << stateText(p);
   return o.str();
 }
 

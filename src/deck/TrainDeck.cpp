@@ -29,6 +29,13 @@ std::vector<DeckKey> parallelKeys() {
       key("Parallel/minimum box width", Type::Int, "0", 0, 1e6,
           "K > 0: every layer no entry of 'layer grids' names runs on the finest coarsening of "
           "the spatial grid whose input boxes are at least K voxels wide where cut (0: off)"),
+      key("Parallel/shard replicated state", Type::String, "none", -Big, Big,
+          "none, optimizer (each rank holding a copy of a parameter updates only its 1/P part "
+          "and keeps only that part's optimizer state, the parameter gathered whole after the "
+          "step: ZeRO stage 1) or gradients (besides, the gradient sum is a reduce-scatter "
+          "leaving each rank its part: stage 2); P: the ranks summing its gradient, spatial "
+          "groups and data-parallel groups together; results and checkpoints as with none",
+          {"none", "optimizer", "gradients"}),
   };
 }
 
@@ -204,6 +211,7 @@ void readParallel(const Deck& d, const std::string& path, int worldSize, DeckRun
     fail(path, ": key 'Parallel/layer grids': ", e.what());
   }
   m.layerGrids.minimumBoxWidth = d.getInt("Parallel/minimum box width");
+  r.config.stateSharding = parseStateSharding(d.getString("Parallel/shard replicated state"));
   if (worldSize <= 0) return;  // the caller chooses the process grid
   const Index S = m.inputWidth;
   const std::string grid = d.getString("Parallel/spatial grid");

@@ -72,6 +72,7 @@ RunPlan planRun(const TrainConfig& config, const Int3& grid, int groups, const S
   r.precision = precisionOf<T>();
   r.model = planModel(groupModelOptions(config, groups), grid);
   r.optimizerStates = config.optimizer == "adam" ? 2 : config.sgd.momentum > 0 ? 1 : 0;
+  r.stateSharding = config.stateSharding;
   r.prefetch = config.data.prefetch;
   r.cacheBytes = config.data.cacheBytes;
   r.log1p = config.data.log1p;

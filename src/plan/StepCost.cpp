@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include <hybrid3d/comm/HaloPlan.hpp>
+#include <hybrid3d/comm/ShardRange.hpp>
 #include <hybrid3d/core/Devices.hpp>
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/data/Subvolume.hpp>
@@ -133,6 +134,21 @@ Index localParameters(const ModelPlan& m, const Int3& coords) {
   return local;
 }
 
+// The parameter values the rank updates and holds optimizer state for: all it holds, or with
+// state sharded its part of each tensor over the ranks summing its gradient (the largest part,
+// a first rank's: comm/ShardRange.hpp). `reducedOnly`: of the tensors summed over more than one
+// rank only (those whose sums a reduce-scatter leaves in buffers of their own).
+Index updatedParameters(const RunPlan& r, const Int3& coords, bool reducedOnly = false) {
+  if (r.stateSharding == StateSharding::None && !reducedOnly)
+    return localParameters(r.model, coords);
+  Index n = 0;
+  for (int id = 0; id < int(r.model.layers.size()); ++id)
+    for (const PlannedGradient& g : r.model.gradients(id, coords, r.groups))
+      if (!reducedOnly || g.ranks > 1)
+        n += Index(shardRange(std::size_t(g.values), 0, g.ranks).count);
+  return n;
+}
+
 // A layer's arithmetic on the rank: FLOPs, kernel passes, its work (a calibrated timing's size)
 // and memory traffic, over the `lc.localBatch` samples it holds.
 void countArithmetic(LayerCost& lc, const ModelPlan& m, const LayerPlan& l, double ownedIn,
@@ -247,7 +263,7 @@ void countInput(StepCost& c, const RunPlan& r, const Int3& coords, const IoModel
 
 // The optimizer's step over the rank's parameters.
 LayerCost countUpdate(const RunPlan& r, const Int3& coords) {
-  const Index local = localParameters(r.model, coords);
+  const Index local = updatedParameters(r, coords);
   LayerCost u;
   u.name = "update";
   u.kind = "Update";
@@ -262,21 +278,29 @@ LayerCost countUpdate(const RunPlan& r, const Int3& coords) {
   return u;
 }
 
-// What the rank holds: the model (RunPlan::memory), the optimizer's state, and the input batch
-// (two with prefetch: one loading while the other is trained on).
+// What the rank holds: the model (RunPlan::memory), the optimizer's state and the gradient
+// sums' shards (replicatedStateBytes), and the input batch (two with prefetch: one loading
+// while the other is trained on).
 std::size_t rankMemory(const RunPlan& r, const Int3& coords) {
   const ModelPlan& m = r.model;
   const int rank = (coords[0] * r.grid[1] + coords[1]) * r.grid[2] + coords[2];
-  const double master = floatBytes(r);
   const int channels = sampleSpec(m.traits, m.input.extents).channels;
   const data::Subvolume sub = inputSubvolume(r, coords);
-  return r.memory.at(rank).total() +
-         std::size_t(double(localParameters(m, coords)) * master * r.optimizerStates) +
+  return r.memory.at(rank).total() + replicatedStateBytes(r, coords) +
          std::size_t(double(channels) * double(sub.local.size()) * valueBytes(r) * m.input.batch *
                      (r.prefetch ? 2 : 1));
 }
 
 }  // namespace
+
+std::size_t replicatedStateBytes(const RunPlan& r, const Int3& coords) {
+  const double master = floatBytes(r);
+  const Index shards = r.stateSharding == StateSharding::Gradients
+                           ? updatedParameters(r, coords, /*reducedOnly=*/true)
+                           : 0;
+  return std::size_t(double(updatedParameters(r, coords)) * master * r.optimizerStates +
+                     double(shards) * master);
+}
 
 StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   StepCost c;

@@ -277,7 +277,8 @@ std::vector<StoredArray<T, M>> storedArrays(const CheckpointContents<T, M>& c) {
   for (const auto& p : c.buffers)
     out.push_back({"/model/" + p.path(), p.param.shape, p.param, p.param.value});
   if (c.optimizer)
-    for (const auto& [name, view] : c.optimizer->state()) {
+    for (const auto& [name, view] :
+         c.wholeOptimizerState ? *c.wholeOptimizerState : c.optimizer->state()) {
       Parameter<T, M> owner{name, {Index(view.size())}, {}, {}, {}};  // replicated unless found
       for (const auto& p : c.parameters)
         if (name.rfind(p.path() + "/", 0) == 0) owner = p.param;

@@ -14,6 +14,23 @@ int groupBatch(const TrainConfig& config, int groups) {
   return config.globalBatch / groups;
 }
 
+StateSharding parseStateSharding(const std::string& word) {
+  for (StateSharding s : {StateSharding::None, StateSharding::Optimizer, StateSharding::Gradients})
+    if (word == toString(s)) return s;
+  fail("unknown state sharding '", word, "' (none, optimizer or gradients)");
+}
+
+const char* toString(StateSharding s) {
+  switch (s) {
+    case StateSharding::Optimizer:
+      return "optimizer";
+    case StateSharding::Gradients:
+      return "gradients";
+    default:
+      return "none";
+  }
+}
+
 ModelOptions groupModelOptions(const TrainConfig& config, int groups) {
   ModelOptions o = config.model;
   o.batch = groupBatch(config, groups);

@@ -95,14 +95,20 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
   for (std::size_t i = 0; i < graph.size(); ++i)
     staged_ = staged_ || graph.node(i).movesBetweenGrids();
 
+  const StateSharding sharding = config.stateSharding;
+  reducer_ = std::make_unique<GradientReducer<ParamOf<T>, M>>(
+      grid.worldComm(), grid.dataComm(), graph.gradientsByNode(),
+      sharding == StateSharding::Gradients ? ReduceTo::Shards : ReduceTo::Whole);
+  shards_ = std::make_unique<ReplicatedStateShards<ParamOf<T>, M>>(
+      sharding, grid.worldComm(), grid.dataComm(), graph.parameters(), *reducer_);
+  // The optimizer updates (and holds state for) this rank's part of each parameter only.
+  const auto& updated = shards_->optimizerParameters();
   if (config.optimizer == "sgd")
-    optimizer_ = std::make_unique<Sgd<ParamOf<T>, M>>(graph.parameters(), config.sgd);
+    optimizer_ = std::make_unique<Sgd<ParamOf<T>, M>>(updated, config.sgd);
   else if (config.optimizer == "adam")
-    optimizer_ = std::make_unique<Adam<ParamOf<T>, M>>(graph.parameters(), config.adam);
+    optimizer_ = std::make_unique<Adam<ParamOf<T>, M>>(updated, config.adam);
   else
     fail("training: unknown optimizer \"", config.optimizer, "\" (sgd or adam)");
-  reducer_ = std::make_unique<GradientReducer<ParamOf<T>, M>>(grid.worldComm(), grid.dataComm(),
-                                                              graph.gradientsByNode());
 
   // Data: one loader per set, each with its preprocessing. The model's task holds the truth
   // (targets or labels) of whichever set was loaded last.
@@ -145,9 +151,7 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
     if (grid.worldRank() == 0)
       for (const std::string& note : restartNotes_)
         std::printf("hybrid3d: restart: %s\n", note.c_str());
-    const RunState s =
-        readCheckpoint<ParamOf<T>, M>(config.restartFrom, grid.worldComm(),
-                                      {graph.parameters(), graph.buffers(), optimizer_.get()});
+    const RunState s = readCheckpointWhole(config.restartFrom);
     step_ = s.step;
     const Index spe = train_->loader->plan().batchesPerEpoch();
     epoch_ = static_cast<int>(step_ / spe);
@@ -157,6 +161,20 @@ Trainer<T, M>::Trainer(const ProcessGrid& grid, const TrainConfig& config)
 
 template <class T, class M>
 Trainer<T, M>::~Trainer() = default;
+
+template <class T, class M>
+RunState Trainer<T, M>::readCheckpointWhole(const std::string& path) {
+  auto& graph = *model_.graph;
+  CheckpointContents<ParamOf<T>, M> contents{graph.parameters(), graph.buffers(), optimizer_.get()};
+  if (shards_->mode() == StateSharding::None)
+    return readCheckpoint<ParamOf<T>, M>(path, grid_.worldComm(), contents);
+  // The file holds the optimizer's state whole: read so, then this rank's parts kept.
+  const auto whole = shards_->emptyWholeState(*optimizer_);
+  contents.wholeOptimizerState = &whole;
+  const RunState s = readCheckpoint<ParamOf<T>, M>(path, grid_.worldComm(), contents);
+  shards_->keepParts(whole, *optimizer_);
+  return s;
+}
 
 template <class T, class M>
 void Trainer<T, M>::load(Data& d, const data::HostBatch& batch) {
@@ -217,8 +235,11 @@ double Trainer<T, M>::forwardBackward() {
 template <class T, class M>
 bool Trainer<T, M>::unscaleGradients() {
   if (!lossScale_.enabled()) return true;
-  const bool finite = scaleGradientsAndCheck<ParamOf<T>, M>(
-      exec_, model_.graph->gradients(), ParamOf<T>(1.0 / lossScale_.scale()), grid_.worldComm());
+  // The gradients the optimizer reads: with sharding, this rank's parts of the sums (the
+  // verdict is agreed over the world, so every part is checked).
+  const bool finite = scaleGradientsAndCheck<ParamOf<T>, M>(exec_, shards_->optimizerGradients(),
+                                                            ParamOf<T>(1.0 / lossScale_.scale()),
+                                                            grid_.worldComm());
   return lossScale_.update(finite);
 }
 
@@ -227,7 +248,10 @@ double Trainer<T, M>::step() {
   const execution_space& exec = exec_;
   const double loss = forwardBackward();
   const double rate = config_.schedule.rate(step_, train_->loader->plan().batchesPerEpoch());
-  if (unscaleGradients()) optimizer_->step(exec, rate);
+  if (unscaleGradients()) {
+    optimizer_->step(exec, rate);
+    shards_->gatherParameters(exec);  // whole again for the next forward (sharded only)
+  }
   exec.fence();
   ++step_;
   return loss;
@@ -297,11 +321,17 @@ void Trainer<T, M>::loadWeights(const std::string& path) {
 template <class T, class M>
 void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
   const bool perGroup = config_.model.batchNormPerGroup && grid_.numGroups() > 1;
+  CheckpointContents<ParamOf<T>, M> contents{
+      model_.graph->parameters(),
+      perGroup ? meanOverGroups(model_.graph->buffers(), grid_) : model_.graph->buffers(),
+      optimizer_.get()};
+  // A sharded optimizer's state is gathered whole: the file is the same whatever the sharding.
+  const bool sharded = shards_->mode() != StateSharding::None;
+  const auto whole = sharded ? shards_->wholeState(*optimizer_)
+                             : typename ReplicatedStateShards<ParamOf<T>, M>::state_list{};
+  if (sharded) contents.wholeOptimizerState = &whole;
   writeCheckpoint<ParamOf<T>, M>(
-      path, grid_.worldComm(),
-      {model_.graph->parameters(),
-       perGroup ? meanOverGroups(model_.graph->buffers(), grid_) : model_.graph->buffers(),
-       optimizer_.get()},
+      path, grid_.worldComm(), contents,
       {step_, epoch_, config_.model.seed, config_.deckText, identity_, config_.history});
 }
 

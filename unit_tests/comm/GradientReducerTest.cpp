@@ -11,15 +11,22 @@ namespace {
 
 // Layers 0..3, layer 3 without parameters (it starts nothing). Stage forced on runs the
 // staged path (pinned host copies on a GPU) on the host too. One reducer serves three steps,
-// as in training: its sums are set up once and started again each step (PersistentSum).
+// as in training: its sums are set up once and started again each step (PersistentSum). With
+// ReduceTo::Shards each rank's sum() holds its part (comm/ShardRange.hpp) of the world sum,
+// gradients shorter than the world included (ranks with an empty part).
 template <bool Stage>
-void everyGradientEndsAsTheWorldSum() {
+void everyGradientEndsAsTheWorldSum(ReduceTo to = ReduceTo::Whole) {
   const int rank = worldRank(), size = worldSize();
   using V = Kokkos::View<double*, TestDevice>;
   std::vector<std::vector<V>> layers = {
       {V("a", 5), V("b", 3)}, {V("c", 7)}, {V("d", 1), V("e", 2)}, {}};
   const TestExecSpace exec;
-  GradientReducer<double, TestDevice, Stage> reducer(MPI_COMM_WORLD, layers);
+  std::vector<std::vector<ScopedGradient<double, TestDevice>>> scoped;
+  for (const auto& l : layers) {
+    scoped.emplace_back();
+    for (const V& v : l) scoped.back().push_back({v, GradientScope::World});
+  }
+  GradientReducer<double, TestDevice, Stage> reducer(MPI_COMM_WORLD, MPI_COMM_WORLD, scoped, to);
   for (int step = 0; step < 3; ++step) {
     // Gradient number `salt` of this step holds step * 1000 + salt * 100 + 10 rank + i.
     int salt = 0;
@@ -39,11 +46,15 @@ void everyGradientEndsAsTheWorldSum() {
     for (auto& l : layers)
       for (auto& v : l) {
         ++salt;
-        auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-        for (std::size_t i = 0; i < h.size(); ++i)  // the sum over ranks r of the above
-          EXPECT_EQ(h(i),
-                    size * (step * 1000 + salt * 100 + double(i)) + 10.0 * size * (size - 1) / 2)
+        const ShardRange part =
+            to == ReduceTo::Shards ? shardRange(v.size(), rank, size) : ShardRange{0, v.size()};
+        auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), reducer.sum(v));
+        ASSERT_EQ(h.size(), part.count) << "gradient " << salt;
+        for (std::size_t k = 0; k < h.size(); ++k) {  // the sum over ranks r of the above
+          const double i = double(part.begin + k);
+          EXPECT_EQ(h(k), size * (step * 1000 + salt * 100 + i) + 10.0 * size * (size - 1) / 2)
               << "step " << step << ", gradient " << salt << ", element " << i;
+        }
       }
   }
 }
@@ -54,6 +65,31 @@ TEST(GradientReducer, EveryGradientEndsAsTheWorldSumWhateverTheStartOrder) {
 
 TEST(GradientReducer, StagedThroughHostBuffersEveryGradientEndsAsTheWorldSum) {
   everyGradientEndsAsTheWorldSum<true>();
+}
+
+TEST(GradientReducer, ReducedToShardsEachRankHoldsItsPartOfTheWorldSum) {
+  everyGradientEndsAsTheWorldSum<mpiStagesThroughHost<TestDevice>>(ReduceTo::Shards);
+}
+
+TEST(GradientReducer, StagedThroughHostBuffersReducedToShardsEachRankHoldsItsPart) {
+  everyGradientEndsAsTheWorldSum<true>(ReduceTo::Shards);
+}
+
+TEST(ShardRange, PartsDifferByAtMostOneAndCoverTheBufferInRankOrder) {
+  for (std::size_t n : {0, 1, 5, 16, 17})
+    for (int ranks : {1, 2, 3, 8}) {
+      std::size_t next = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const ShardRange p = shardRange(n, r, ranks);
+        EXPECT_EQ(p.begin, next) << n << " over " << ranks << ", rank " << r;
+        EXPECT_LE(p.count, n / ranks + 1);
+        EXPECT_GE(p.count, n / ranks);
+        EXPECT_EQ(shardCounts(n, ranks)[r], int(p.count));
+        EXPECT_EQ(shardOffsets(n, ranks)[r], int(p.begin));
+        next = p.end();
+      }
+      EXPECT_EQ(next, n) << n << " over " << ranks;
+    }
 }
 
 // A gradient scoped to the data-parallel groups is summed over the ranks at the same spatial

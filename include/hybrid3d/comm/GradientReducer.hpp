@@ -1,12 +1,18 @@
 #pragma once
 /// \file
-/// Sums weight gradients with non-blocking allreduces, one per parameter, started as soon as a
+/// Sums weight gradients with non-blocking collectives, one per parameter, started as soon as a
 /// layer's backward has produced its gradients and completed together before the optimizer step:
 /// the reduction of late layers overlaps the backward pass of earlier ones. Each is a
-/// persistent request set up here (comm/PersistentSum.hpp), so a step's reductions allocate
-/// nothing. Each gradient is summed over the ranks its scope names (comm/GradientScope.hpp): the
-/// world for a replicated parameter, the data-parallel communicator for a column shard; over a
-/// communicator of one rank nothing is done at all.
+/// persistent request set up here (comm/PersistentSum.hpp, comm/PersistentScatterSum.hpp), so a
+/// step's reductions allocate nothing. Each gradient is summed over the ranks its scope names
+/// (comm/GradientScope.hpp): the world for a replicated parameter, the data-parallel
+/// communicator for a column shard; over a communicator of one rank nothing is done at all.
+///
+/// ReduceTo::Whole (an allreduce) leaves the whole sum in every rank's gradient;
+/// ReduceTo::Shards (a reduce-scatter) leaves in a buffer of its own only this rank's part of
+/// the sum (comm/ShardRange.hpp over the gradient's communicator): what an optimizer that
+/// updates only that part needs (train/ReplicatedStateShards.hpp), and 1/P of the receive
+/// memory.
 ///
 /// Device gradients are staged through pinned host buffers allocated once, here, unless hybrid3d
 /// was built with GPU-aware MPI (core/StagingSpace.hpp). A layer without parameters starts
@@ -23,7 +29,9 @@
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/comm/GradientScope.hpp>
 #include <hybrid3d/comm/MpiTypes.hpp>
+#include <hybrid3d/comm/PersistentScatterSum.hpp>
 #include <hybrid3d/comm/PersistentSum.hpp>
+#include <hybrid3d/comm/ShardRange.hpp>
 #include <hybrid3d/core/OwnedComm.hpp>
 #include <hybrid3d/core/StagingSpace.hpp>
 #include <hybrid3d/core/Types.hpp>
@@ -43,6 +51,17 @@ struct ScopedGradient {
   MPI_Comm comm = MPI_COMM_NULL;
 };
 
+/// The ranks `g` is summed over: its own communicator, else `world` or `dataParallel` as its
+/// scope says.
+template <class T, class MemorySpace>
+MPI_Comm reductionComm(const ScopedGradient<T, MemorySpace>& g, MPI_Comm world,
+                       MPI_Comm dataParallel) {
+  return g.comm != MPI_COMM_NULL ? g.comm : g.scope == GradientScope::World ? world : dataParallel;
+}
+
+/// Where a reduction leaves the sum (see the top of this file).
+enum class ReduceTo { Whole, Shards };
+
 /// Stage: whether MPI is handed host copies (by default what MemorySpace and the build need; a
 /// parameter only so that tests can run the staged path on the host).
 template <class T, class MemorySpace = DefaultMemorySpace,
@@ -57,34 +76,23 @@ public:
   using scoped_gradient = ScopedGradient<T, MemorySpace>;
 
   /// `layers[i]` holds the gradients of layer i, each summed over `world` or `dataParallel` as
-  /// its scope says. Collective over `world` (both communicators are duplicated, owned).
+  /// its scope says, whole or into shards as `to` says. Collective over `world` (both
+  /// communicators are duplicated, owned).
   GradientReducer(MPI_Comm world, MPI_Comm dataParallel,
-                  const std::vector<std::vector<scoped_gradient>>& layers)
+                  const std::vector<std::vector<scoped_gradient>>& layers,
+                  ReduceTo to = ReduceTo::Whole)
       : world_(world), data_(dataParallel), started_(layers.size(), false) {
     for (const auto& grads : layers) {
       layers_.emplace_back();
-      comms_.emplace_back();
-      std::vector<host_view> staged;
       for (const auto& g : grads) {
-        const MPI_Comm comm = g.comm != MPI_COMM_NULL           ? g.comm
-                              : g.scope == GradientScope::World ? world_.get()
-                                                                : data_.get();
+        const MPI_Comm comm = reductionComm(g, world_.get(), data_.get());
         int size;
         MPI_Comm_size(comm, &size);
         if (size == 1) continue;  // the sum is the gradient itself
         if (g.grad.size() > static_cast<std::size_t>(INT_MAX))
           fail("gradient reduction: '", g.grad.label(), "' has more than 2^31 elements");
-        layers_.back().push_back(g.grad);
-        comms_.back().push_back(comm);
-        staged.push_back(stagingBuffer<T, MemorySpace, Stage>(g.grad.label(), g.grad.size()));
+        layers_.back().push_back(reduction(g.grad, comm, size, to));
         bytesPerStep_ += g.grad.size() * sizeof(T);
-      }
-      host_.push_back(staged);
-      sums_.emplace_back();
-      for (std::size_t p = 0; p < layers_.back().size(); ++p) {
-        T* data = Stage ? host_.back()[p].data() : layers_.back()[p].data();
-        sums_.back().push_back(std::make_unique<PersistentSum>(
-            data, static_cast<int>(layers_.back()[p].size()), mpiType<T>(), comms_.back()[p]));
       }
     }
   }
@@ -99,12 +107,11 @@ public:
       // An error on this rank: the others may never join the reductions, so do not wait for
       // them (core/Unwinding.hpp). The communicator is left to the process's end as well, not
       // freed: MPI_Comm_free is collective and may block (Unwinding.hpp says why).
-      keepForAbandonedOperation(std::move(layers_), std::move(host_), std::move(sums_),
-                                std::move(world_), std::move(data_));
+      keepForAbandonedOperation(std::move(layers_), std::move(world_), std::move(data_));
       return;
     }
     finish();
-    sums_.clear();  // frees the persistent requests before their communicators (members)
+    layers_.clear();  // frees the persistent requests before their communicators (members)
   }
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -116,29 +123,32 @@ public:
     if (started_.at(layer)) fail("gradient reduction: layer ", layer, " started twice");
     if (layers_[layer].empty()) return;  // nothing to reduce, nothing to wait for
     if constexpr (Stage)
-      for (std::size_t p = 0; p < layers_[layer].size(); ++p)
-        Kokkos::deep_copy(exec, host_[layer][p], layers_[layer][p]);  // asynchronous: pinned
+      for (const Reduction& r : layers_[layer])
+        Kokkos::deep_copy(exec, r.host, r.grad);  // asynchronous: pinned
     exec.fence();  // gradients (or their staged copies) complete before MPI reads them
-    for (const auto& sum : sums_[layer]) sum->start();
-    for (const auto& g : layers_[layer])
-      PhaseTimers::global().allreduceBytes += g.size() * sizeof(T);
+    for (Reduction& r : layers_[layer]) {
+      r.start();
+      PhaseTimers::global().allreduceBytes += r.grad.size() * sizeof(T);
+    }
     started_[layer] = true;
   }
 
   /// For gradients written on the default execution space instance.
   void start(std::size_t layer) { start(execution_space(), layer); }
 
-  /// Wait for every started reduction; afterwards each gradient holds the world sum for work
-  /// issued to `exec` (the copies back from the staging buffers are asynchronous on it).
+  /// Wait for every started reduction; afterwards each gradient (or its shard: sum()) holds its
+  /// sum for work issued to `exec` (the copies back from the staging buffers are asynchronous
+  /// on it).
   void finish(const execution_space& exec) {
     ScopedPhase timed(PhaseTimers::global().allreduce);
     for (std::size_t layer = 0; layer < started_.size(); ++layer) {
       if (!started_[layer]) continue;
-      for (const auto& sum : sums_[layer]) MPI_Wait(&sum->request(), MPI_STATUS_IGNORE);
+      for (Reduction& r : layers_[layer]) MPI_Wait(&r.request(), MPI_STATUS_IGNORE);
       started_[layer] = false;
       if constexpr (Stage)
-        for (std::size_t p = 0; p < layers_[layer].size(); ++p)
-          Kokkos::deep_copy(exec, layers_[layer][p], host_[layer][p]);
+        for (const Reduction& r : layers_[layer])  // a shard's part lands at the buffer's start
+          Kokkos::deep_copy(exec, r.sum,
+                            Kokkos::subview(r.host, std::make_pair(std::size_t(0), r.sum.size())));
     }
   }
   /// Returns with the sums in the gradients (fences the default instance).
@@ -152,7 +162,50 @@ public:
   /// gradient once; gradients over a one-rank communicator are not reduced).
   std::size_t bytesPerStep() const { return bytesPerStep_; }
 
+  /// Where finish() leaves the sum of `grad` (one of the gradients given): `grad` itself, or
+  /// with ReduceTo::Shards over more than one rank, this rank's part of it.
+  grad_view sum(const grad_view& grad) const {
+    for (const auto& reductions : layers_)
+      for (const Reduction& r : reductions)
+        if (r.grad.data() == grad.data()) return r.sum;
+    return grad;
+  }
+
 private:
+  using host_view = StagingBuffer<T, MemorySpace>;  // empty unless Stage
+
+  // One gradient's reduction: the gradient, where its sum lands, its staged copy and the
+  // persistent request (a sum or a scatter-sum).
+  struct Reduction {
+    grad_view grad, sum;
+    host_view host;
+    std::unique_ptr<PersistentSum> whole;
+    std::unique_ptr<PersistentScatterSum> shards;
+    void start() { whole ? whole->start() : shards->start(); }
+    MPI_Request& request() { return whole ? whole->request() : shards->request(); }
+  };
+
+  static Reduction reduction(const grad_view& grad, MPI_Comm comm, int size, ReduceTo to) {
+    Reduction r;
+    r.grad = r.sum = grad;
+    r.host = stagingBuffer<T, MemorySpace, Stage>(grad.label(), grad.size());
+    T* data = Stage ? r.host.data() : grad.data();
+    const int count = static_cast<int>(grad.size());
+    if (to == ReduceTo::Whole) {
+      r.whole = std::make_unique<PersistentSum>(data, count, mpiType<T>(), comm);
+      return r;
+    }
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    r.sum = grad_view(Kokkos::view_alloc(grad.label() + " (shard of the sum)"),
+                      shardRange(grad.size(), rank, size).count);
+    // Staged: in place in the host copy (this rank's part lands at its start, finish()).
+    r.shards = std::make_unique<PersistentScatterSum>(
+        Stage ? MPI_IN_PLACE : static_cast<const void*>(data), Stage ? data : r.sum.data(),
+        shardCounts(grad.size(), size), mpiType<T>(), comm);
+    return r;
+  }
+
   static std::vector<std::vector<scoped_gradient>> worldScoped(
       const std::vector<std::vector<grad_view>>& layers) {
     std::vector<std::vector<scoped_gradient>> out;
@@ -169,14 +222,10 @@ private:
     return false;
   }
 
-  using host_view = StagingBuffer<T, MemorySpace>;  // empty unless Stage
   // Duplicates, declared first: freed last, after the persistent requests that use them.
   OwnedComm world_, data_;
-  std::vector<std::vector<grad_view>> layers_;  // the gradients to sum (one-rank scopes left out)
-  std::vector<std::vector<MPI_Comm>> comms_;    // world_ or data_, per gradient
-  std::vector<std::vector<host_view>> host_;
-  std::vector<std::vector<std::unique_ptr<PersistentSum>>> sums_;  // one per gradient of layers_
-  std::vector<bool> started_;  // per layer: its sums are in flight
+  std::vector<std::vector<Reduction>> layers_;  // per layer (one-rank scopes left out)
+  std::vector<bool> started_;                   // per layer: its sums are in flight
   std::size_t bytesPerStep_ = 0;
 };
 

@@ -43,7 +43,8 @@ struct RunPlan {
   Int3 grid{1, 1, 1};
   Precision precision = Precision::Float;
   ModelPlan model;
-  int optimizerStates = 0;     // state values per parameter value (Adam 2, SGD with momentum 1)
+  int optimizerStates = 0;  // state values per parameter value (Adam 2, SGD with momentum 1)
+  StateSharding stateSharding = StateSharding::None;  // train/ReplicatedStateShards.hpp
   bool prefetch = true;        // the next mini-batch is read while this one computes
   std::size_t cacheBytes = 0;  // per rank, for the subvolumes read (0: no cache)
   bool log1p = false;          // the preprocessing takes log(1 + x) of the stored values

@@ -144,6 +144,12 @@ struct IoModel {
 std::vector<GraphMemory> predictLayerMemoryIn(Precision p, const ModelPlan& m, const Int3& coords);
 GraphMemory predictMemoryIn(Precision p, const ModelPlan& m, const Int3& coords);
 
+/// Bytes of the optimizer's state on the rank at `coords`, and with StateSharding::Gradients of
+/// the buffers the reduce-scatter leaves its parts of the gradient sums in: for the whole of
+/// each parameter it holds, or sharded its part over the ranks summing the gradient (the
+/// largest rank's: train/ReplicatedStateShards.hpp). Part of StepCost::memoryBytes.
+std::size_t replicatedStateBytes(const RunPlan& run, const Int3& coords);
+
 /// The key a layer's calibrated timing is stored under: kind, channels, window, the convolution
 /// engine the layer would run on this rank, precision; e.g. "Conv3d 4>16 k3 s1 onednn float".
 std::string layerKey(const RunPlan& run, int layer, const Int3& coords);

@@ -50,6 +50,11 @@ struct CheckpointContents {
   std::vector<NamedParameter<T, M>> parameters;  // trained: /model/<layer>/<name>
   std::vector<NamedParameter<T, M>> buffers;     // not trained (running statistics)
   Optimizer<T, M>* optimizer = nullptr;          // may be null (weights-only files)
+  /// An optimizer that holds only its part of each state (train/ReplicatedStateShards.hpp):
+  /// its state as an unsharded one holds it, written from (gathered first) or read into
+  /// (its parts kept afterwards) instead of optimizer->state(), so the file is the same
+  /// whatever the sharding. Null: optimizer->state() itself.
+  const std::vector<std::pair<std::string, Kokkos::View<T*, M>>>* wholeOptimizerState = nullptr;
 };
 
 /// Collective over `comm` (the world: every column of a sharded parameter must be on some rank of

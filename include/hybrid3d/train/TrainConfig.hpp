@@ -36,6 +36,17 @@ struct DataConfig {
   bool channelScaleAuto = false;
 };
 
+/// Which replicated state is sharded over the ranks that hold copies of it
+/// (train/ReplicatedStateShards.hpp): none; the optimizer's state (ZeRO stage 1: gradients summed
+/// whole, each rank updates its part of each parameter); also the summed gradients (stage 2: a
+/// reduce-scatter leaves each rank only its part of the sum). Parameters are whole again before
+/// the next forward either way.
+enum class StateSharding { None, Optimizer, Gradients };
+
+/// "none", "optimizer", "gradients" (the deck key's words); anything else throws naming it.
+StateSharding parseStateSharding(const std::string& word);
+const char* toString(StateSharding s);
+
 struct TrainConfig {
   /// The process grid (data-parallel groups G, spatial grid) is not here: the caller makes the
   /// ProcessGrid the trainer runs on (the deck's DeckRun::spatialGrid, deck/TrainDeck.hpp).
@@ -53,6 +64,7 @@ struct TrainConfig {
   LearningRateSchedule schedule;
   /// Runs in half only (train/LossScale.hpp): the trainer sets `enabled` from its precision.
   LossScaleOptions lossScale;
+  StateSharding stateSharding = StateSharding::None;
   std::string outputDir = "hybrid3d_run";  // checkpoints and metrics
   /// Checkpoints (outputDir/checkpoint.h5, overwritten) are written at every epoch end, on
   /// preemption (Preemption.hpp), at the end, and besides:

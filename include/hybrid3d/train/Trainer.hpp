@@ -19,8 +19,10 @@
 #include <hybrid3d/data/Preprocess.hpp>
 #include <hybrid3d/model/Models.hpp>
 #include <hybrid3d/optim/Optimizer.hpp>
+#include <hybrid3d/train/Checkpoint.hpp>
 #include <hybrid3d/train/LossScale.hpp>
 #include <hybrid3d/train/Metrics.hpp>
+#include <hybrid3d/train/ReplicatedStateShards.hpp>
 #include <hybrid3d/train/TrainConfig.hpp>
 
 namespace hybrid3d {
@@ -46,7 +48,8 @@ public:
   /// One optimizer step on the loader's next mini-batch; returns the (global) mean loss.
   double step();
   /// Forward and backward on the loader's next mini-batch, gradients summed over the world, no
-  /// update (what `hybrid3d gradients` reports). Returns the loss.
+  /// update (what `hybrid3d gradients` reports; with StateSharding::Gradients only this rank's
+  /// parts of the sums are, in the optimizer's parameters). Returns the loss.
   double forwardBackward();
   /// Parameters and buffers from a checkpoint or weights file (optimizer state untouched).
   void loadWeights(const std::string& path);
@@ -78,6 +81,9 @@ private:
   // Slots [first, first + real) of `batch` into model slots [0, real); the model's other slots
   // get zero input and truth (padding of a short validation batch).
   void loadSlots(Data& d, const data::HostBatch& batch, int first, int real);
+  // A checkpoint's parameters, buffers and optimizer state, the last read whole and this rank's
+  // parts kept where the optimizer is sharded. Collective.
+  RunState readCheckpointWhole(const std::string& path);
   // Which engine and kernel path each layer with a choice runs (rank 0, at start-up).
   void printImplementations();
 
@@ -90,6 +96,8 @@ private:
   // Parameters, gradients, their sums and the optimizer in float for the 16-bit activations.
   std::unique_ptr<Optimizer<ParamOf<T>, MemorySpace>> optimizer_;
   std::unique_ptr<GradientReducer<ParamOf<T>, MemorySpace>> reducer_;
+  // Which part of each parameter this rank updates (all of it unless state is sharded).
+  std::unique_ptr<ReplicatedStateShards<ParamOf<T>, MemorySpace>> shards_;
   LossScale lossScale_;  // half only: S, its clean-step count, the steps skipped
   std::unique_ptr<Data> train_, validation_;
   std::map<std::string, std::string> identity_;  // RunIdentity, stored in checkpoints

@@ -50,7 +50,10 @@ EdgeTensor<T, DefaultMemorySpace> outputOnTheSpatialGrid(Model<T>& model) {
 template <class T>
 void report(const DeckRun& r, const std::string& weights, const std::string& out) {
   ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
-  Trainer<T> trainer(grid, r.config);
+  // Whole gradient sums on every rank, which a reduce-scatter (state sharded) would not leave.
+  TrainConfig config = r.config;
+  config.stateSharding = StateSharding::None;
+  Trainer<T> trainer(grid, config);
   trainer.loadWeights(weights);
   const double loss = trainer.forwardBackward();
   auto& graph = *trainer.model().graph;
