@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include <hybrid3d/data/BatchLoader.hpp>
+#include <hybrid3d/plan/RankMemory.hpp>
 #include <hybrid3d/plan/StepCost.hpp>
 
 #include "TextFormat.hpp"
@@ -103,6 +105,34 @@ std::string setText(const char* what, const SetPlan& s, int groups) {
   return t;
 }
 
+// What spatial rank `rank` holds besides its model, row by row, and its total: the plan's rows
+// (RankMemory.hpp) and the fixed cost of a process, or that it is unknown.
+std::string rankRows(const RunPlan& p, int rank) {
+  const Int3 coords{rank / (p.grid[1] * p.grid[2]), (rank / p.grid[2]) % p.grid[1],
+                    rank % p.grid[2]};
+  const RankMemory m = rankMemory(p, coords);
+  std::string t = line("  rank %d besides its model (MiB)\n", rank);
+  auto row = [&](const char* what, double bytes, const std::string& note) {
+    t += line("    %-22s %9.1f  %s\n", what, mib(std::size_t(bytes)), note.c_str());
+  };
+  row("optimizer state", double(m.state.optimizer),
+      line("%d value(s) per parameter value", p.optimizerStates));
+  row("gradient reduction", double(m.state.reduction), "MPI's copy of the gradients summed");
+  row("data buffers", double(m.data),
+      line("%d staging batches per set%s", data::BatchLoader::stagingBatches,
+           p.cacheBytes ? ", the cache's budget" : ""));
+  row("checkpoint staging", double(m.checkpoint), "gathered column shards, device copies");
+  if (m.fixedKnown())
+    row("fixed per process", m.fixedBytes, "measured: the machine file's Rank/fixed memory MiB");
+  else
+    t += line("    %-22s %9s  %s\n", "fixed per process", "unknown",
+              "no machine file giving Rank/fixed memory MiB (hybrid3d calibrate measures it)");
+  t += line("  %-24s %9.1f  %s\n", "total per rank", mib(m.total()),
+            m.fixedKnown() ? "what the rank's peak resident memory reaches"
+                           : "without the fixed cost of a process: more in fact");
+  return t;
+}
+
 }  // namespace
 
 std::string planText(const RunPlan& p) {
@@ -148,7 +178,7 @@ std::string planText(const RunPlan& p) {
   o << line("\n  memory per rank (MiB, batch %d per group)\n", m.input.batch);
   o << line("  %-18s %12s %12s %11s %10s", "", "activations", "gradients", "parameters",
             "workspace") +
-           (staged ? line(" %10s", "buffers") : "") + line(" %11s\n", "total");
+           (staged ? line(" %10s", "buffers") : "") + line(" %11s\n", "model");
   const int most = p.largestRank(), least = p.smallestRank();
   const GraphMemory &a = p.memory.at(most), &b = p.memory.at(least);
   if (a.total() == b.total()) {
@@ -157,6 +187,7 @@ std::string planText(const RunPlan& p) {
     o << memoryRow("largest: rank " + std::to_string(most), a, staged);
     o << memoryRow("smallest: rank " + std::to_string(least), b, staged);
   }
+  o << rankRows(p, most);
   return o.str();
 }
 

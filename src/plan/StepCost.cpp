@@ -7,8 +7,10 @@
 #include <hybrid3d/data/Subvolume.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
+#include <hybrid3d/plan/RankMemory.hpp>
 #include <hybrid3d/plan/StepCost.hpp>
 
+#include "impl/RankShare.hpp"
 #include "impl/Traffic.hpp"
 
 namespace hybrid3d {
@@ -117,21 +119,26 @@ std::string layerKey(const RunPlan& r, int id, const Int3& coords) {
   return key + " " + toString(r.precision);
 }
 
-namespace {
+namespace Impl {
 
-// The rank's ghosted subvolume of the model input: what it reads of each sample.
 data::Subvolume inputSubvolume(const RunPlan& r, const Int3& coords) {
   const ModelPlan& m = r.model;
   return data::Subvolume(BlockDecomposition(m.input.extents, r.grid), coords,
                          m.outputGhosts(ModelPlan::Input).at(coords));
 }
 
-// The parameter values the rank holds, over all layers.
 Index localParameters(const ModelPlan& m, const Int3& coords) {
   Index local = 0;
   for (int id = 0; id < int(m.layers.size()); ++id) local += m.localParameters(id, coords);
   return local;
 }
+
+}  // namespace Impl
+
+namespace {
+
+using Impl::inputSubvolume;
+using Impl::localParameters;
 
 // A layer's arithmetic on the rank: FLOPs, kernel passes, its work (a calibrated timing's size)
 // and memory traffic, over the `lc.localBatch` samples it holds.
@@ -262,20 +269,6 @@ LayerCost countUpdate(const RunPlan& r, const Int3& coords) {
   return u;
 }
 
-// What the rank holds: the model (RunPlan::memory), the optimizer's state, and the input batch
-// (two with prefetch: one loading while the other is trained on).
-std::size_t rankMemory(const RunPlan& r, const Int3& coords) {
-  const ModelPlan& m = r.model;
-  const int rank = (coords[0] * r.grid[1] + coords[1]) * r.grid[2] + coords[2];
-  const double master = floatBytes(r);
-  const int channels = sampleSpec(m.traits, m.input.extents).channels;
-  const data::Subvolume sub = inputSubvolume(r, coords);
-  return r.memory.at(rank).total() +
-         std::size_t(double(localParameters(m, coords)) * master * r.optimizerStates) +
-         std::size_t(double(channels) * double(sub.local.size()) * valueBytes(r) * m.input.batch *
-                     (r.prefetch ? 2 : 1));
-}
-
 }  // namespace
 
 StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
@@ -293,7 +286,7 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   c.redistributeBytes += c.labels.forward.bytes;
   countInput(c, r, coords, io);
   c.update = countUpdate(r, coords);
-  c.memoryBytes = rankMemory(r, coords);
+  c.memoryBytes = rankMemory(r, coords).total();
   return c;
 }
 

@@ -67,6 +67,15 @@ public:
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
 
+  /// The staging batches a loader holds (one trained on, one being filled: with or without
+  /// prefetch).
+  static constexpr int stagingBatches = 2;
+  /// What a loader allocates for `localBatch` slots of `spec` read on `sub`: its staging batches
+  /// (the memory plan counts it with this; the cache's budget comes on top).
+  static std::size_t stagingBytes(int localBatch, const SampleSpec& spec, const Subvolume& sub) {
+    return stagingBatches * HostBatch::bytes(localBatch, spec, sub);
+  }
+
   const BatchPlan& plan() const { return plan_; }
   const SampleReader& reader() const { return reader_; }
   const Dataset& dataset() const { return dataset_; }
@@ -100,7 +109,7 @@ private:
   BatchPlan plan_;
   LoaderOptions options_;
   SampleReader reader_;
-  HostBatch buffers_[2];
+  HostBatch buffers_[stagingBatches];
   int fill_ = 0;       // buffer the next batch goes into
   int nextEpoch_ = 0;  // position of the batch next() returns
   Index nextBatch_ = 0;
