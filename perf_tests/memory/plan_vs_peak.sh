@@ -2,7 +2,7 @@
 # The memory plan against what the ranks of a real run hold (issue 39, point 5): for each rank
 # count, `hybrid3d calibrate` measures the fixed cost of a process on that many ranks (CosmoFlow
 # at 16^3) into a machine file, `hybrid3d check --machine` prints the plan of CosmoFlow at S^3
-# (mini-batch B, Adam, the spatial grid auto), and `hybrid3d train` runs it two steps and prints
+# (mini-batch B, Adam; up to 8 ranks one group on the grid auto, beyond groups of 8), and `hybrid3d train` runs it two steps and prints
 # every rank's peak resident memory (getrusage). One row per rank count: planned total per
 # rank, the largest rank's peak, the error. More ranks than cores are oversubscribed (the memory
 # does not care; the time does). CTest runs the same comparison at 1, 2, 4 and 8 ranks
@@ -28,11 +28,13 @@ source_dir=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$work"
 work=$(realpath "$work")
 
-# deck PATH DATA SIZE BATCH: CosmoFlow on DATA/train, Adam, two steps.
+# deck PATH DATA SIZE BATCH [GROUPS]: CosmoFlow on DATA/train, Adam, two steps; GROUPS
+# data-parallel groups (default 1) and the spatial grid auto over the rest.
 deck() {
   cat > "$1" <<XML
 <ParameterList name="hybrid3d">
   <ParameterList name="Parallel">
+    <Parameter name="data-parallel groups" type="int" value="${5:-1}"/>
     <Parameter name="spatial grid" type="string" value="auto"/>
   </ParameterList>
   <ParameterList name="Model">
@@ -59,11 +61,12 @@ for s in 16 "$size"; do
       --train "$((batch > 2 ? batch * 2 : 4))" --validation 0 --test 0 --seed 3 > /dev/null
 done
 deck "$work/calibrate.xml" "$work/data16" 16 2
-deck "$work/deck.xml" "$work/data$size" "$size" "$batch"
 
 rows=""
 for n in ${ranks//,/ }; do
   launch=("$mpiexec" -n "$n" --oversubscribe)
+  # Up to 8 ranks one group; beyond, groups of 8 (2x2x2: CosmoFlow's 4^3 pools split no finer).
+  deck "$work/deck.xml" "$work/data$size" "$size" "$batch" "$((n > 8 ? n / 8 : 1))"
   base=()
   [[ $n -eq 1 ]] && base=(--base "$source_dir/inputs/machines/lassen-v100.xml")
   "${launch[@]}" "$h3d" calibrate --steps 1 --file-mib 8 "${base[@]}" \
