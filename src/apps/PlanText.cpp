@@ -119,8 +119,8 @@ std::string rankRows(const RunPlan& p, int rank) {
       line("%d value(s) per parameter value", p.optimizerStates));
   row("gradient reduction", double(m.state.reduction), "MPI's copy of the gradients summed");
   row("data buffers", double(m.data),
-      line("%d staging batches per set%s", data::BatchLoader::stagingBatches,
-           p.cacheBytes ? ", the cache's budget" : ""));
+      line("%d staging batches per set", data::BatchLoader::stagingBatches));
+  if (m.cache > 0) row("data cache", double(m.cache), "each set's, at most the deck's budget");
   row("checkpoint staging", double(m.checkpoint), "gathered column shards, device copies");
   if (m.fixedKnown())
     row("fixed per process", m.fixedBytes, "measured: the machine file's Rank/fixed memory MiB");

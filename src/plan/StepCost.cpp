@@ -286,7 +286,11 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   c.redistributeBytes += c.labels.forward.bytes;
   countInput(c, r, coords, io);
   c.update = countUpdate(r, coords);
-  c.memoryBytes = rankMemory(r, coords).total();
+  // What must fit the rank's memory: all it holds but the caches (host memory a deck sets aside
+  // on purpose) and a checkpoint's staging (host memory on a GPU machine, and only while a
+  // checkpoint is written); `check` counts both on the machine at hand.
+  const RankMemory held = rankMemory(r, coords);
+  c.memoryBytes = held.total() - held.cache - held.checkpoint;
   return c;
 }
 

@@ -22,6 +22,7 @@
 /// rank reads a file it compares the file's size with the size recorded when the dataset was
 /// listed (Dataset::checkUnchanged), so a file this rank sees differently is such an error too.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -74,6 +75,21 @@ public:
   /// (the memory plan counts it with this; the cache's budget comes on top).
   static std::size_t stagingBytes(int localBatch, const SampleSpec& spec, const Subvolume& sub) {
     return stagingBatches * HostBatch::bytes(localBatch, spec, sub);
+  }
+
+  /// What the cache keeps of one sample whose values are stored in `elementSize` bytes: its
+  /// input as stored, its labels and targets (what a hit copies back).
+  static std::size_t cachedSampleBytes(const SampleSpec& spec, const Subvolume& sub,
+                                       std::size_t elementSize) {
+    return std::size_t(spec.channels) * std::size_t(sub.read.size()) * elementSize +
+           std::size_t(labelSlotCount(spec, sub)) * sizeof(int) +
+           std::size_t(targetSlotCount(spec)) * sizeof(float);
+  }
+  /// The most the cache of a set of `samples` holds under `budget` bytes (a rank sees every
+  /// sample over the epochs), its values stored in at most 4 bytes.
+  static std::size_t cacheBytesAtMost(Index samples, const SampleSpec& spec, const Subvolume& sub,
+                                      std::size_t budget) {
+    return std::min(budget, std::size_t(samples) * cachedSampleBytes(spec, sub, 4));
   }
 
   const BatchPlan& plan() const { return plan_; }

@@ -30,9 +30,12 @@ ParameterState parameterStateBytes(const RunPlan& run, const Int3& coords);
 struct RankMemory {
   GraphMemory model;
   ParameterState state;
-  /// The loaders' staging batches (training and validation, data::BatchLoader::stagingBytes),
-  /// the preprocessing's device staging, and the cache's budget.
+  /// The loaders' staging batches (training and validation, data::BatchLoader::stagingBytes)
+  /// and the preprocessing's device staging.
   std::size_t data = 0;
+  /// The loaders' caches: at most the deck's budget per set (Data/cache MiB), host memory a deck
+  /// sets aside on purpose (the layout search does not hold it against the rank's memory).
+  std::size_t cache = 0;
   /// A checkpoint write: column shards gathered into their global tensors (every array of the
   /// parameter at once, and the gather's receive buffer), and each array's host copy where the
   /// model lives on a device.
@@ -42,7 +45,7 @@ struct RankMemory {
   bool fixedKnown() const { return fixedBytes > 0; }
   /// What the plan computes from the run's sizes (everything but the fixed cost).
   std::size_t planned() const {
-    return model.total() + state.optimizer + state.reduction + data + checkpoint;
+    return model.total() + state.optimizer + state.reduction + data + cache + checkpoint;
   }
   /// What the rank holds at its peak: planned() and the fixed cost where known.
   std::size_t total() const { return planned() + std::size_t(fixedKnown() ? fixedBytes : 0); }
