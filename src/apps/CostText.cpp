@@ -72,8 +72,8 @@ std::string costText(const RunPlan& run, const StepCost& c, bool timed) {
   for (const LayerCost& l : c.layers) flops += l.flops;
   o << line(
       "\n  per step on this rank: %.2f GFLOP; halo %s bytes sent; gradient reduction %s bytes "
-      "in %d allreduce(s); reads %s bytes; memory %.1f MiB (model, optimizer state, input "
-      "buffers)\n",
+      "in %d allreduce(s); reads %s bytes; memory %.1f MiB (the plan's total per rank "
+      "but the host-side data cache and checkpoint staging)\n",
       1e-9 * flops, thousands((long long)c.haloBytes).c_str(),
       thousands((long long)c.allreduceBytes).c_str(), c.reductions,
       thousands((long long)c.ioBytes).c_str(), mib(double(c.memoryBytes)));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include <hybrid3d/data/BatchLoader.hpp>
+#include <hybrid3d/plan/RankMemory.hpp>
 #include <hybrid3d/plan/StepCost.hpp>
 
 #include "TextFormat.hpp"
@@ -103,19 +105,34 @@ std::string setText(const char* what, const SetPlan& s, int groups) {
   return t;
 }
 
-// The optimizer's state (and the reduce-scatter's sum parts) besides the graph's memory, as
-// the deck shards it (train/ReplicatedStateShards.hpp): the largest spatial rank's.
-std::string stateText(const RunPlan& p) {
-  if (p.optimizerStates == 0 && p.stateSharding != StateSharding::Gradients) return "";
-  std::size_t most = 0;
-  for (int d = 0; d < p.grid[0]; ++d)
-    for (int h = 0; h < p.grid[1]; ++h)
-      for (int w = 0; w < p.grid[2]; ++w) most = std::max(most, replicatedStateBytes(p, {d, h, w}));
-  const char* how = p.stateSharding == StateSharding::None        ? "whole on every rank"
-                    : p.stateSharding == StateSharding::Optimizer ? "sharded (optimizer)"
-                                                                  : "sharded, with the gradient "
-                                                                    "sums' parts (gradients)";
-  return line("  %-18s %.1f MiB per rank besides, %s\n", "optimizer state", mib(double(most)), how);
+// What spatial rank `rank` holds besides its model, row by row, and its total: the plan's rows
+// (RankMemory.hpp) and the fixed cost of a process, or that it is unknown.
+std::string rankRows(const RunPlan& p, int rank) {
+  const Int3 coords{rank / (p.grid[1] * p.grid[2]), (rank / p.grid[2]) % p.grid[1],
+                    rank % p.grid[2]};
+  const RankMemory m = rankMemory(p, coords);
+  std::string t = line("  rank %d besides its model (MiB)\n", rank);
+  auto row = [&](const char* what, double bytes, const std::string& note) {
+    t += line("    %-22s %9.1f  %s\n", what, mib(std::size_t(bytes)), note.c_str());
+  };
+  row("optimizer state", double(m.state.optimizer),
+      line("%d value(s) per parameter value", p.optimizerStates));
+  row("gradient reduction", double(m.state.reduction),
+      p.stateSharding == StateSharding::Gradients ? "the reduce-scatter's parts of the sums"
+                                                  : "MPI's copy of the gradients summed");
+  row("data buffers", double(m.data),
+      line("%d staging batches per set", data::BatchLoader::stagingBatches));
+  if (m.cache > 0) row("data cache", double(m.cache), "each set's, at most the deck's budget");
+  row("checkpoint staging", double(m.checkpoint), "gathered column shards, device copies");
+  if (m.fixedKnown())
+    row("fixed per process", m.fixedBytes, "measured: the machine file's Rank/fixed memory MiB");
+  else
+    t += line("    %-22s %9s  %s\n", "fixed per process", "unknown",
+              "no machine file giving Rank/fixed memory MiB (hybrid3d calibrate measures it)");
+  t += line("  %-24s %9.1f  %s\n", "total per rank", mib(m.total()),
+            m.fixedKnown() ? "what the rank's peak resident memory reaches"
+                           : "without the fixed cost of a process: more in fact");
+  return t;
 }
 
 }  // namespace
@@ -163,7 +180,7 @@ std::string planText(const RunPlan& p) {
   o << line("\n  memory per rank (MiB, batch %d per group)\n", m.input.batch);
   o << line("  %-18s %12s %12s %11s %10s", "", "activations", "gradients", "parameters",
             "workspace") +
-           (staged ? line(" %10s", "buffers") : "") + line(" %11s\n", "total");
+           (staged ? line(" %10s", "buffers") : "") + line(" %11s\n", "model");
   const int most = p.largestRank(), least = p.smallestRank();
   const GraphMemory &a = p.memory.at(most), &b = p.memory.at(least);
   if (a.total() == b.total()) {
@@ -174,7 +191,7 @@ std::string planText(const RunPlan& p) {
   }
   o << line("  activation gradients: %.1f MiB placed in %.1f MiB by their lives (rank %d)\n",
             mib(a.activationGradientBuffers), mib(a.activationGradients), most);
-  o << stateText(p);
+  o << rankRows(p, most);
   return o.str();
 }
 

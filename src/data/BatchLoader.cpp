@@ -85,8 +85,7 @@ void BatchLoader::loadSample(HostBatch& into, int slot, Index sample) {
   into.formats[std::size_t(slot)] = f;
   const std::size_t inputBytes = std::size_t(reader_.spec().channels) *
                                  std::size_t(reader_.subvolume().read.size()) * f.elementSize();
-  const std::size_t bytes = inputBytes + std::size_t(reader_.labelCount()) * sizeof(int) +
-                            std::size_t(reader_.targetCount()) * sizeof(float);
+  const std::size_t bytes = cachedSampleBytes(reader_.spec(), reader_.subvolume(), f.elementSize());
   if (options_.cacheBytes > 0 && cacheUsed_ + bytes <= options_.cacheBytes) {
     CachedSample c;
     c.format = f;

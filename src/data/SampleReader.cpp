@@ -79,10 +79,6 @@ SampleReader::SampleReader(MPI_Comm spatialComm, const SampleSpec& spec, const S
     fail("sample reader: ", spec.numTargets, " targets in '", spec.targets, "'");
 }
 
-std::size_t SampleReader::inputCapacityBytes() const {
-  return static_cast<std::size_t>(spec_.channels) * static_cast<std::size_t>(sub_.read.size()) * 4;
-}
-
 SampleFormat SampleReader::inspect(const std::string& path) const {
   return isNpySample(path) ? inspectNpy(path) : inspectHdf5(path);
 }

@@ -49,6 +49,10 @@ const std::vector<NumberKey>& numberKeys() {
       {"Rank/layer overhead us", Range::NonNegative,
        "fixed cost of one layer pass (kernel launches)"},
       {"Rank/memory GiB", Range::Positive, "memory per rank"},
+      {"Rank/fixed memory MiB", Range::Positive,
+       "what each process holds besides the plan's rows: program, libraries, allocator "
+       "(optional: the plan says it is unknown)",
+       true},
       {"Network/intra-node latency us", Range::NonNegative, "latency between two ranks of a node"},
       {"Network/intra-node GB/s", Range::Positive,
        "bandwidth between two ranks of a node, one direction"},
@@ -63,11 +67,22 @@ const std::vector<NumberKey>& numberKeys() {
 
 // The Machine's double behind each of numberKeys(), in the same order.
 std::vector<double*> numberFields(Machine& m) {
-  return {&m.rank.floatGflops,       &m.rank.doubleGflops,          &m.rank.bfloat16Gflops,
-          &m.rank.halfGflops,        &m.rank.convolutionEfficiency, &m.rank.memoryGBs,
-          &m.rank.memoryEfficiency,  &m.rank.layerOverheadUs,       &m.rank.memoryGiB,
-          &m.network.intraLatencyUs, &m.network.intraGBs,           &m.network.interLatencyUs,
-          &m.network.interGBs,       &m.fileSystem.readGBsPerRank,  &m.fileSystem.aggregateReadGBs};
+  return {&m.rank.floatGflops,
+          &m.rank.doubleGflops,
+          &m.rank.bfloat16Gflops,
+          &m.rank.halfGflops,
+          &m.rank.convolutionEfficiency,
+          &m.rank.memoryGBs,
+          &m.rank.memoryEfficiency,
+          &m.rank.layerOverheadUs,
+          &m.rank.memoryGiB,
+          &m.rank.fixedMemoryMiB,
+          &m.network.intraLatencyUs,
+          &m.network.intraGBs,
+          &m.network.interLatencyUs,
+          &m.network.interGBs,
+          &m.fileSystem.readGBsPerRank,
+          &m.fileSystem.aggregateReadGBs};
 }
 
 const char* const RanksPerNode = "Network/ranks per node";

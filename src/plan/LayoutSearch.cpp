@@ -3,6 +3,7 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/plan/LayoutSearch.hpp>
+#include <hybrid3d/plan/RankMemory.hpp>
 
 namespace hybrid3d {
 
@@ -71,6 +72,7 @@ LayoutChoice costLayout(const TrainConfig& config, const Layout& layout, const M
   c.layout = layout;
   c.run = planRunIn(precisionOf<T>(), configFor(config, layout), layout.grid, layout.groups, train,
                     validation);
+  c.run.fixedMemoryBytes = fixedMemoryBytes(machine);
   c.cost = predictSlowestRank(c.run, machine, io);
   c.firstRank = predictStep(c.run, machine, {0, 0, 0}, io);
   // On layer grids the rank holding the most need not be the slowest (a redistribution's

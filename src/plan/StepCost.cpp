@@ -8,8 +8,10 @@
 #include <hybrid3d/data/Subvolume.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
+#include <hybrid3d/plan/RankMemory.hpp>
 #include <hybrid3d/plan/StepCost.hpp>
 
+#include "impl/RankShare.hpp"
 #include "impl/Traffic.hpp"
 
 namespace hybrid3d {
@@ -118,16 +120,14 @@ std::string layerKey(const RunPlan& r, int id, const Int3& coords) {
   return key + " " + toString(r.precision);
 }
 
-namespace {
+namespace Impl {
 
-// The rank's ghosted subvolume of the model input: what it reads of each sample.
 data::Subvolume inputSubvolume(const RunPlan& r, const Int3& coords) {
   const ModelPlan& m = r.model;
   return data::Subvolume(BlockDecomposition(m.input.extents, r.grid), coords,
                          m.outputGhosts(ModelPlan::Input).at(coords));
 }
 
-// The parameter values the rank holds, over all layers.
 Index localParameters(const ModelPlan& m, const Int3& coords) {
   Index local = 0;
   for (int id = 0; id < int(m.layers.size()); ++id) local += m.localParameters(id, coords);
@@ -138,7 +138,7 @@ Index localParameters(const ModelPlan& m, const Int3& coords) {
 // state sharded its part of each tensor over the ranks summing its gradient (the largest part,
 // a first rank's: comm/ShardRange.hpp). `reducedOnly`: of the tensors summed over more than one
 // rank only (those whose sums a reduce-scatter leaves in buffers of their own).
-Index updatedParameters(const RunPlan& r, const Int3& coords, bool reducedOnly = false) {
+Index updatedParameters(const RunPlan& r, const Int3& coords, bool reducedOnly) {
   if (r.stateSharding == StateSharding::None && !reducedOnly)
     return localParameters(r.model, coords);
   Index n = 0;
@@ -148,6 +148,14 @@ Index updatedParameters(const RunPlan& r, const Int3& coords, bool reducedOnly =
         n += Index(shardRange(std::size_t(g.values), 0, g.ranks).count);
   return n;
 }
+
+}  // namespace Impl
+
+namespace {
+
+using Impl::inputSubvolume;
+using Impl::localParameters;
+using Impl::updatedParameters;
 
 // A layer's arithmetic on the rank: FLOPs, kernel passes, its work (a calibrated timing's size)
 // and memory traffic, over the `lc.localBatch` samples it holds.
@@ -278,19 +286,6 @@ LayerCost countUpdate(const RunPlan& r, const Int3& coords) {
   return u;
 }
 
-// What the rank holds: the model (RunPlan::memory), the optimizer's state and the gradient
-// sums' shards (replicatedStateBytes), and the input batch (two with prefetch: one loading
-// while the other is trained on).
-std::size_t rankMemory(const RunPlan& r, const Int3& coords) {
-  const ModelPlan& m = r.model;
-  const int rank = (coords[0] * r.grid[1] + coords[1]) * r.grid[2] + coords[2];
-  const int channels = sampleSpec(m.traits, m.input.extents).channels;
-  const data::Subvolume sub = inputSubvolume(r, coords);
-  return r.memory.at(rank).total() + replicatedStateBytes(r, coords) +
-         std::size_t(double(channels) * double(sub.local.size()) * valueBytes(r) * m.input.batch *
-                     (r.prefetch ? 2 : 1));
-}
-
 }  // namespace
 
 std::size_t replicatedStateBytes(const RunPlan& r, const Int3& coords) {
@@ -317,7 +312,11 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
   c.redistributeBytes += c.labels.forward.bytes;
   countInput(c, r, coords, io);
   c.update = countUpdate(r, coords);
-  c.memoryBytes = rankMemory(r, coords);
+  // What must fit the rank's memory: all it holds but the caches (host memory a deck sets aside
+  // on purpose) and a checkpoint's staging (host memory on a GPU machine, and only while a
+  // checkpoint is written); `check` counts both on the machine at hand.
+  const RankMemory held = rankMemory(r, coords);
+  c.memoryBytes = held.total() - held.cache - held.checkpoint;
   return c;
 }
 

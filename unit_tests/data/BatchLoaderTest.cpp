@@ -235,6 +235,27 @@ TEST(BatchLoader, AnEvaluationPassFillsOnlyTheSlotsOfRealSamples) {
   });
 }
 
+// The memory plan counts a loader's staging batches with HostBatch::bytes (plan/RankMemory.hpp):
+// it must be what a HostBatch allocates, for a cosmology spec (targets) and a segmentation spec
+// (labels), on every rank's ghosted subvolume of every grid.
+TEST(BatchLoader, HostBatchBytesAreWhatItAllocates) {
+  forEachGrid(standardGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    const BlockDecomposition dec(kExtents, grid.dims());
+    const data::Subvolume sub(dec, grid.coords(), GhostWidths::uniform(1));
+    for (const data::SampleSpec& spec : {data::SampleSpec::cosmology(kChannels, kExtents),
+                                         data::SampleSpec::segmentation(kChannels, kExtents, 3)}) {
+      const data::SampleReader reader(MPI_COMM_SELF, spec, sub, ReadMode::Independent);
+      const data::HostBatch batch(3, reader);
+      const std::size_t allocated = batch.input.span() * sizeof(unsigned char) +
+                                    batch.labels.span() * sizeof(int) +
+                                    batch.targets.span() * sizeof(float);
+      EXPECT_EQ(data::HostBatch::bytes(3, spec, sub), allocated) << spec.input;
+      EXPECT_EQ(data::BatchLoader::stagingBytes(3, spec, sub),
+                data::BatchLoader::stagingBatches * allocated);
+    }
+  });
+}
+
 // seek() and the destructor stop a read-ahead in flight (the Prefetcher tests show how
 // promptly); the half-read batch is never served: the batch at the new position is the one a
 // loader without prefetch reads there, and an error unwinding through the loader while it reads

@@ -17,6 +17,7 @@ Machine sample() {
   m.name = "test-box";
   m.about = "two \"cores\" & a <disk>";
   m.rank = {151.5, 75.75, 0.1 + 0.2, 12.25, 0.875, 3.5, 7.75, 1212.5, 606.25};
+  m.rank.fixedMemoryMiB = 42.25;
   m.network.ranksPerNode = 2;
   m.network.intraLatencyUs = 0.5;
   m.network.intraGBs = 9.5;
@@ -42,6 +43,7 @@ void expectSame(const Machine& a, const Machine& b) {
   EXPECT_EQ(r.memoryGiB, s.memoryGiB);
   EXPECT_EQ(r.bfloat16Gflops, s.bfloat16Gflops);
   EXPECT_EQ(r.halfGflops, s.halfGflops);
+  EXPECT_EQ(r.fixedMemoryMiB, s.fixedMemoryMiB);
   EXPECT_EQ(a.network.ranksPerNode, b.network.ranksPerNode);
   EXPECT_EQ(a.network.intraLatencyUs, b.network.intraLatencyUs);
   EXPECT_EQ(a.network.intraGBs, b.network.intraGBs);
@@ -134,6 +136,22 @@ TEST(MachineDeck, SixteenBitRatesAreOptionalAndDefaultToTheFloatRate) {
   EXPECT_EQ(peakGflops(r.rank, Precision::Double), 75.75);
   const std::string bad = replaced(text, "value=\"1212.5\"", "value=\"-3\"");
   EXPECT_EQ(errorOf(bad), "m.xml: key 'Rank/bfloat16 GFLOP/s' = -3 must be positive");
+}
+
+// The fixed memory of a process (calibrate measures it) is optional: absent, it stays 0 and the
+// plan says it is unknown; given, it must be positive.
+TEST(MachineDeck, FixedMemoryIsOptional) {
+  Machine m = sample();
+  const std::string text = deck::machineDeckText(m, "");
+  EXPECT_NE(text.find("<Parameter name=\"fixed memory MiB\" type=\"double\" value=\"42.25\"/>"),
+            std::string::npos)
+      << text;
+  m.rank.fixedMemoryMiB = 0;  // written without it
+  const std::string without = deck::machineDeckText(m, "");
+  EXPECT_EQ(without.find("fixed memory MiB"), std::string::npos) << without;
+  EXPECT_EQ(deck::readMachineDeckString(without, "m.xml").rank.fixedMemoryMiB, 0.0);
+  EXPECT_EQ(errorOf(replaced(text, "value=\"42.25\"", "value=\"-1\"")),
+            "m.xml: key 'Rank/fixed memory MiB' = -1 must be positive");
 }
 
 // The shipped GPU files carry the published 16-bit rates (their comments name the sources).

@@ -22,6 +22,7 @@
 /// rank reads a file it compares the file's size with the size recorded when the dataset was
 /// listed (Dataset::checkUnchanged), so a file this rank sees differently is such an error too.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -67,6 +68,30 @@ public:
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
 
+  /// The staging batches a loader holds (one trained on, one being filled: with or without
+  /// prefetch).
+  static constexpr int stagingBatches = 2;
+  /// What a loader allocates for `localBatch` slots of `spec` read on `sub`: its staging batches
+  /// (the memory plan counts it with this; the cache's budget comes on top).
+  static std::size_t stagingBytes(int localBatch, const SampleSpec& spec, const Subvolume& sub) {
+    return stagingBatches * HostBatch::bytes(localBatch, spec, sub);
+  }
+
+  /// What the cache keeps of one sample whose values are stored in `elementSize` bytes: its
+  /// input as stored, its labels and targets (what a hit copies back).
+  static std::size_t cachedSampleBytes(const SampleSpec& spec, const Subvolume& sub,
+                                       std::size_t elementSize) {
+    return std::size_t(spec.channels) * std::size_t(sub.read.size()) * elementSize +
+           std::size_t(labelSlotCount(spec, sub)) * sizeof(int) +
+           std::size_t(targetSlotCount(spec)) * sizeof(float);
+  }
+  /// The most the cache of a set of `samples` holds under `budget` bytes (a rank sees every
+  /// sample over the epochs), its values stored in at most 4 bytes.
+  static std::size_t cacheBytesAtMost(Index samples, const SampleSpec& spec, const Subvolume& sub,
+                                      std::size_t budget) {
+    return std::min(budget, std::size_t(samples) * cachedSampleBytes(spec, sub, 4));
+  }
+
   const BatchPlan& plan() const { return plan_; }
   const SampleReader& reader() const { return reader_; }
   const Dataset& dataset() const { return dataset_; }
@@ -100,7 +125,7 @@ private:
   BatchPlan plan_;
   LoaderOptions options_;
   SampleReader reader_;
-  HostBatch buffers_[2];
+  HostBatch buffers_[stagingBatches];
   int fill_ = 0;       // buffer the next batch goes into
   int nextEpoch_ = 0;  // position of the batch next() returns
   Index nextBatch_ = 0;

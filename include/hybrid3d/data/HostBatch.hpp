@@ -39,6 +39,14 @@ struct HostBatch {
                reader.labelCount() ? reader.subvolume().owned.extent(2) : 0),
         targets("hybrid3d::HostBatch::targets", slots, reader.targetCount()) {}
 
+  /// The bytes a HostBatch of `slots` holds for `spec` read on `sub`: what the constructor
+  /// allocates (the memory plan counts it with this).
+  static std::size_t bytes(int slots, const SampleSpec& spec, const Subvolume& sub) {
+    return std::size_t(slots) * (inputSlotBytes(spec.channels, sub) +
+                                 std::size_t(labelSlotCount(spec, sub)) * sizeof(int) +
+                                 std::size_t(targetSlotCount(spec)) * sizeof(float));
+  }
+
   int slots() const { return int(samples.size()); }
   /// Raw pointers of one slot (valid for zero-sized buffers too).
   unsigned char* inputOf(int s) const { return input.data() + std::size_t(s) * input.extent(1); }

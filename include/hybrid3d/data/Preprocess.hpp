@@ -113,9 +113,14 @@ public:
     }
     Kokkos::deep_copy(affine_, h);
     if constexpr (!hostAccessible)
-      staging_ = Kokkos::View<unsigned char*, MemorySpace>(
-          "hybrid3d::Preprocess::staging",
-          static_cast<std::size_t>(channels) * static_cast<std::size_t>(subvolume.read.size()) * 4);
+      staging_ = Kokkos::View<unsigned char*, MemorySpace>("hybrid3d::Preprocess::staging",
+                                                           stagingBytes(channels, subvolume));
+  }
+
+  /// The device buffer one slot's stored input is copied into (none where the host's memory is
+  /// the model's): what the constructor allocates, and the memory plan counts.
+  static std::size_t stagingBytes(int channels, const Subvolume& subvolume) {
+    return hostAccessible ? 0 : inputSlotBytes(channels, subvolume);
   }
 
   const PreprocessOptions& options() const { return options_; }

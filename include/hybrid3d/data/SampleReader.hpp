@@ -81,6 +81,18 @@ struct ReadCounters {
   double seconds = 0;
 };
 
+/// The buffers one sample needs on the rank reading `sub`: its input (every channel of the read
+/// box at 4 bytes per value, the largest stored type), its labels (owned box), its targets.
+inline std::size_t inputSlotBytes(int channels, const Subvolume& sub) {
+  return static_cast<std::size_t>(channels) * static_cast<std::size_t>(sub.read.size()) * 4;
+}
+inline Index labelSlotCount(const SampleSpec& spec, const Subvolume& sub) {
+  return spec.labels.empty() ? 0 : sub.owned.size();
+}
+inline int targetSlotCount(const SampleSpec& spec) {
+  return spec.targets.empty() ? 0 : spec.numTargets;
+}
+
 class SampleReader {
 public:
   /// `spatialComm` is the group's communicator (used only in Collective mode). Throws when the
@@ -92,11 +104,10 @@ public:
   const Subvolume& subvolume() const { return sub_; }
   ReadMode mode() const { return mode_; }
 
-  /// Buffer sizes read() needs: input (every channel of the read box at 4 bytes per value, the
-  /// largest stored type), labels (owned box), targets.
-  std::size_t inputCapacityBytes() const;
-  Index labelCount() const { return spec_.labels.empty() ? 0 : sub_.owned.size(); }
-  int targetCount() const { return spec_.targets.empty() ? 0 : spec_.numTargets; }
+  /// Buffer sizes read() needs (the free functions below, which the memory plan uses too).
+  std::size_t inputCapacityBytes() const { return inputSlotBytes(spec_.channels, sub_); }
+  Index labelCount() const { return labelSlotCount(spec_, sub_); }
+  int targetCount() const { return targetSlotCount(spec_); }
 
   /// Reads sample `path`: the input's read box of every channel into `input` in the returned
   /// stored format (CDHW: [C][d][h][w] of the read box; DHWC: [d][h][w][C]), the labels of the

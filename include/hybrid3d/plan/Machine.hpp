@@ -26,6 +26,10 @@ struct RankRates {
   /// machine file has no such key, the float rate holds (peakGflops).
   double bfloat16Gflops = 0;
   double halfGflops = 0;
+  /// What a process holds besides what the plan counts (plan/RankMemory.hpp): the program, MPI,
+  /// Kokkos, oneDNN, HDF5, the allocator's overhead; measured by `hybrid3d calibrate`. 0: the
+  /// machine file does not say (the plan then says the fixed cost is unknown).
+  double fixedMemoryMiB = 0;
 };
 
 /// The peak a rank's convolutions compute at in precision `p`, GFLOP/s: the 16-bit rates where

@@ -52,8 +52,12 @@ struct RunPlan {
   long long totalSteps = 0;  // over all epochs, capped by maxSteps
   SetPlan train;
   SetPlan validation;  // listing.samples == 0: none
-  /// What each spatial rank holds, indexed by spatial rank (the groups repeat it).
+  /// What each spatial rank's model holds, indexed by spatial rank (the groups repeat it);
+  /// plan/RankMemory.hpp adds the rest a rank holds.
   std::vector<GraphMemory> memory;
+  /// What a process holds besides (plan/RankMemory.hpp), measured: the machine file's
+  /// Rank/fixed memory MiB in bytes; 0: unknown (no machine file, or one without it).
+  double fixedMemoryBytes = 0;
 
   /// Spatial ranks holding the least and the most in total.
   int smallestRank() const;

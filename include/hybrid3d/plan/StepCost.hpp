@@ -127,7 +127,7 @@ struct StepCost {
   bool cached = false;                // the rank's share of the training set fits its cache:
                                       // after the first epoch nothing is read
   double ioSeconds = 0;               // reading per step, before prefetch hides any
-  std::size_t memoryBytes = 0;        // graph memory + optimizer state + input buffers
+  std::size_t memoryBytes = 0;        // RankMemory's total but cache and checkpoint
   PhaseSeconds phases;                // exposed per step
   double samplesPerSecond = 0;        // global mini-batch / step
 };

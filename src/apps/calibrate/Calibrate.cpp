@@ -7,6 +7,7 @@
 // Measured figures are written to 4 significant digits (Statistics.hpp, significant).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -25,6 +26,7 @@
 #include "../Command.hpp"
 #include "../RecordedPath.hpp"
 #include "CalibrateOptions.hpp"
+#include "FixedMemory.hpp"
 #include "HostInfo.hpp"
 #include "LayerTimings.hpp"
 #include "PeakAgreement.hpp"
@@ -201,6 +203,28 @@ void probePeaks(Calibration& c) {
   probe16BitRate(c, measureBf16Peak(peak, peakRuns), "bfloat16", r.bfloat16Gflops);
   MPI_Barrier(c.world);
   probe16BitRate(c, measureHalfPeak(peak, peakRuns), "half", r.halfGflops);
+}
+
+// First, before anything larger is allocated: the process's peak is what it measures. A GPU
+// build's plan counts device memory, which a host process's peak does not say: --base's.
+void probeFixedMemory(Calibration& c) {
+  if (!hostRanks) {
+    c.notes["Rank/fixed memory MiB"] = c.baseNote;
+    return;
+  }
+  const std::vector<int>& sizes = c.sizes.front();
+  const int size = *std::min_element(sizes.begin(), sizes.end());
+  const FixedMemory f = measureFixedMemory(c.world, c.decks.front(), size);
+  c.m.rank.fixedMemoryMiB = significant(f.largest / double(1 << 20));
+  c.notes["Rank/fixed memory MiB"] =
+      "peak resident memory of a process after MPI, Kokkos, HDF5 and two training steps of " +
+      recordedPath(c.o.decks.front()) + "'s model at " + std::to_string(size) +
+      "^3 (batch 1, alone on each of " + std::to_string(c.ranks) +
+      " ranks at once), less the plan's " + fixed(f.planned / double(1 << 20), 1) +
+      " MiB of that model; the largest over the ranks (smallest " +
+      fixed(f.smallest / double(1 << 20), 1) + ")";
+  c.progress.say("fixed memory per process ", fixed(c.m.rank.fixedMemoryMiB, 1),
+                 " MiB (ranks from ", fixed(f.smallest / double(1 << 20), 1), ")");
 }
 
 void probeMemoryBandwidth(Calibration& c) {
@@ -388,6 +412,7 @@ int run(const std::vector<std::string>& args) {
   c.baseNote = "from --base " + recordedPath(c.o.base);
   c.progress.say(c.ranks, " rank(s), execution space ", DefaultExecutionSpace::name(), ", writing ",
                  c.o.out);
+  probeFixedMemory(c);
   probePeaks(c);
   probeMemoryBandwidth(c);
   probeLaunch(c);
@@ -424,8 +449,11 @@ const Registration reg{
      "20 % apart or the peak is more than 20 % from --base's), the bfloat16 and half rates\n"
      "(a vdpbf16ps / vfmadd-ph loop where the CPU has AVX512-BF16 / AVX512-FP16, else the\n"
      "float rate: 16-bit convolutions then compute in float), a STREAM triad, a kernel\n"
-     "launch, MPI ping-pong between ranks 0 and 1 (latency, bandwidth). Each number of the\n"
-     "file has a comment saying where it comes from.\n",
+     "launch, MPI ping-pong between ranks 0 and 1 (latency, bandwidth), and first of all the\n"
+     "fixed memory of a process (the peak resident memory after two steps of the first\n"
+     "deck's model at its smallest size, less what the plan counts of it: what `check\n"
+     "--machine` and `plan` add to every rank). Each number of the file has a comment saying\n"
+     "where it comes from.\n",
      "mpirun -n 2 hybrid3d calibrate --out machine.xml inputs/cosmoflow_demo.xml --sizes "
      "32,64 --steps 2"},
     run};

@@ -7,6 +7,7 @@
 #include <hybrid3d/generate/GenerateDataset.hpp>
 #include <hybrid3d/train/ResourceChecks.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
+#include <hybrid3d/plan/RankMemory.hpp>
 #include <hybrid3d/plan/RunPlan.hpp>
 
 #include "../PlanText.hpp"
@@ -60,7 +61,8 @@ std::pair<SetListing, SetListing> checkDeckData(const deck::DeckRun& r, int grou
   return sets;
 }
 
-int dryRun(const std::string& deckPath, const deck::DeckRun& r, double memoryLimit) {
+int dryRun(const std::string& deckPath, const deck::DeckRun& r, double memoryLimit,
+           const Machine* machine) {
   const ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
   // Host memory holds the model only where the default memory space is the host's.
   constexpr bool hostMemory =
@@ -77,12 +79,15 @@ int dryRun(const std::string& deckPath, const deck::DeckRun& r, double memoryLim
     });
     checkNodeMemory(grid.worldComm(), double(before), memoryLimit, /*beforeWorkspaces=*/true);
   }
-  const RunPlan plan = withPrecision(
+  RunPlan plan = withPrecision(
       r.precision, [&](auto tag) { return check<typename decltype(tag)::type>(grid, r); });
+  if (machine) plan.fixedMemoryBytes = fixedMemoryBytes(*machine);
   checkOutputWritable(grid.worldComm(), r.config.outputDir);
-  if (hostMemory)
-    checkNodeMemory(grid.worldComm(), double(plan.memory.at(plan.largestRank()).total()),
-                    memoryLimit);
+  if (hostMemory) {
+    const int largest = plan.largestRank();
+    const Int3 coords = grid.coordsOf(largest);
+    checkNodeMemory(grid.worldComm(), double(rankMemory(plan, coords).total()), memoryLimit);
+  }
   if (grid.worldRank() == 0) {
     std::printf(
         "hybrid3d: dry run of %s: the deck, the grid and the data check out\n%s"

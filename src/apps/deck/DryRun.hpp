@@ -9,14 +9,17 @@
 #include <utility>
 
 #include <hybrid3d/deck/TrainDeck.hpp>
+#include <hybrid3d/plan/Machine.hpp>
 #include <hybrid3d/plan/RunPlan.hpp>
 
 namespace hybrid3d::app {
 
 // Returns the exit status (0); throws an error agreed over the world otherwise. Also checks
 // that every rank can create and write the output directory and that the plan's memory fits
-// each node's (its ranks counted), or `memoryLimit` bytes per rank when > 0.
-int dryRun(const std::string& deckPath, const deck::DeckRun& run, double memoryLimit = 0);
+// each node's (its ranks counted), or `memoryLimit` bytes per rank when > 0. `machine`: the
+// fixed cost of a process comes from it (plan/RankMemory.hpp); without one it is unknown.
+int dryRun(const std::string& deckPath, const deck::DeckRun& run, double memoryLimit = 0,
+           const Machine* machine = nullptr);
 
 // The deck's data as the dry run checks it, for a run of `groups` data-parallel groups: its
 // sets listed and every sample file's metadata checked on the ranks of `world`, or, for a deck

@@ -16,6 +16,7 @@
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/data/CollectiveVerdict.hpp>
+#include <hybrid3d/train/PeakMemory.hpp>
 #include <hybrid3d/train/Preemption.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
@@ -110,7 +111,17 @@ template <class T>
 int train(const DeckRun& r, const std::vector<std::string>& args) {
   ProcessGrid grid(MPI_COMM_WORLD, r.spatialGrid);
   Trainer<T> trainer(grid, r.config);
-  if (trainer.run().stoppedBySignal == 0) return 0;
+  const int stoppedBy = trainer.run().stoppedBySignal;
+  // What each rank's memory reached, to set beside the plan's total (`hybrid3d check`).
+  const PeakOverRanks peak = peakResidentOverRanks(grid.worldComm());
+  if (grid.worldRank() == 0) {
+    std::printf(
+        "hybrid3d: peak resident memory per rank: largest %.1f MiB (world rank %d), smallest "
+        "%.1f MiB\n",
+        peak.largest / double(1 << 20), peak.largestRank, peak.smallest / double(1 << 20));
+    std::fflush(stdout);
+  }
+  if (stoppedBy == 0) return 0;
   if (grid.worldRank() == 0) {
     std::printf("hybrid3d: resume with: %s\n",
                 resumeCommand(args, trainer.checkpointPath()).c_str());

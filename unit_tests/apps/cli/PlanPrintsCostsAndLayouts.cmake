@@ -77,7 +77,7 @@ file(WRITE ${WORK}/staged.xml "${deck}")
 h3d_run(TRUE check ${launch} ${HYBRID3D} check ${WORK}/staged.xml)
 foreach(text "layer grids conv2..fc3=1x1x1" "grid         output C x DxHxW"
              "\n  pool1->conv2   Redistribute     1x1x1 x 2 " "2x1x1 -> 1x1x1 x 2: sends "
-             "buffers       total")
+             "buffers       model")
   h3d_expect("${check}" "${text}")
 endforeach()
 h3d_run(TRUE plan ${launch} ${HYBRID3D} plan ${WORK}/staged.xml --machine ${machine}
