@@ -18,6 +18,7 @@
 /// its captures into locals before its cell loop: a capture read only on one side of a select is a
 /// conditional load from the closure, and GCC gives up on the loop (no masked load at baseline).
 
+#include <algorithm>
 #include <string_view>
 
 #include <Kokkos_Core.hpp>
@@ -25,8 +26,10 @@
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Types.hpp>
+#include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/kernels/HostConvert.hpp>
 #include <hybrid3d/kernels/HostIsa.hpp>
 
 // A host lambda's body inlined into each caller (see HYBRID3D_HOST_FORCEINLINE); empty where
@@ -84,6 +87,50 @@ auto hostRowFunction(HostIsa isa) {
   (void)isa;
 #endif
   return run;
+}
+
+/// Values of a 16-bit row converted per step of rowAsFloats: the float copies stay in L1.
+inline constexpr Index kFloatChunk = 512;
+
+/// body(out, in, count, first) on a row of `width` values of type T, out[i] computed from in[i]
+/// (and what body reads beside it at index first + i): for float and double on the row itself,
+/// in one call; for the 16-bit types on float copies, kFloatChunk values at a time, `in` widened
+/// into a buffer, body run on it in place, the buffer narrowed into `out` (widenRun, narrowRun
+/// with `isa`'s instructions: F16C for half, HostConvert.hpp). Converting once per chunk, the
+/// body is float's own loop, vectorised as float's. `out` may be `in`.
+template <class T, class Body>
+HYBRID3D_HOST_FORCEINLINE void rowAsFloats(HostIsa isa, Index width, const T* in, T* out,
+                                           const Body& body) {
+  if constexpr (isScalar16<T>) {
+    alignas(32) float buffer[kFloatChunk];
+    for (Index first = 0; first < width; first += kFloatChunk) {
+      const Index count = std::min(kFloatChunk, width - first);
+      widenRun(isa, in + first, buffer, count);
+      body(buffer, static_cast<const float*>(buffer), count, first);
+      narrowRun(isa, buffer, out + first, count);
+    }
+  } else {
+    body(out, in, width, Index(0));
+  }
+}
+
+/// body(out, a, b, count) on two rows: as rowAsFloats, with a second input row `b` (out may be a
+/// or b).
+template <class T, class Body>
+HYBRID3D_HOST_FORCEINLINE void rowsAsFloats(HostIsa isa, Index width, const T* a, const T* b,
+                                            T* out, const Body& body) {
+  if constexpr (isScalar16<T>) {
+    alignas(32) float bufferA[kFloatChunk], bufferB[kFloatChunk];
+    for (Index first = 0; first < width; first += kFloatChunk) {
+      const Index count = std::min(kFloatChunk, width - first);
+      widenRun(isa, a + first, bufferA, count);
+      widenRun(isa, b + first, bufferB, count);
+      body(bufferA, static_cast<const float*>(bufferA), static_cast<const float*>(bufferB), count);
+      narrowRun(isa, bufferA, out + first, count);
+    }
+  } else {
+    body(out, a, b, width);
+  }
 }
 
 /// row(n, c, z, y) for every row of `rows` on a host execution space, a plane's rows one work

@@ -247,13 +247,17 @@ void batchNormNormalizeOnHost(const typename M::execution_space& exec, const Dis
   using R = ComputeOf<T>;
   const auto xr = hostRowStart(x), yr = hostRowStart(y);
   const Index width = x.owned().extents()[2];
+  const HostIsa isa = bestHostIsa();
   forEachOwnedRowOnHost(
-      "hybrid3d::BatchNorm3d::forward::normalize", exec, OwnedRows(x), bestHostIsa(),
+      "hybrid3d::BatchNorm3d::forward::normalize", exec, OwnedRows(x), isa,
       [=](const Index n, const Index c, const Index z, const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
         const R m = R(mean(c)), s = R(invstd(c)), a = R(gamma(c)), b = R(beta(c));
-        const T* in = xr.at(n, c, z, yy);  // no restrict: y may be x
-        T* out = yr.at(n, c, z, yy);
-        for (Index w = 0; w < width; ++w) out[w] = T((R(in[w]) - m) * s * a + b);
+        rowAsFloats(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),
+                    [=](auto* out, const auto* in, const Index count, Index)
+                        HYBRID3D_HOST_INLINE_LAMBDA {
+                          for (Index w = 0; w < count; ++w)  // out may be in
+                            out[w] = (in[w] - m) * s * a + b;
+                        });
       });
 }
 
@@ -317,23 +321,33 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec, const D
   if constexpr (host) {  // the same operations on pointers (kernels/HostRows.hpp), no FMA
     const auto xr = hostRowStart(x), dyr = hostRowStart(dy), dxr = hostRowStart(dx);
     const Index width = e[2];
-    forEachOwnedRowOnHost("hybrid3d::BatchNorm3d::backwardData", exec, rows, bestHostIsa(),
+    const HostIsa isa = bestHostIsa();
+    forEachOwnedRowOnHost("hybrid3d::BatchNorm3d::backwardData", exec, rows, isa,
                           [=](const Index nn, const Index c, const Index z, const Index yy)
                               HYBRID3D_HOST_INLINE_LAMBDA {
                                 const T* in = xr.at(nn, c, z, yy);
-                                const T* g = dyr.at(nn, c, z, yy);  // no restrict: dx may be dy
+                                const T* g = dyr.at(nn, c, z, yy);  // dx may be dy
                                 T* out = dxr.at(nn, c, z, yy);
                                 const R s = R(invstd(c)), scale = gamma(c) * s;
                                 if (!batchStatistics) {
                                   const R a = gamma(c) * R(invstd(c));
-                                  for (Index w = 0; w < width; ++w) out[w] = T(a * R(g[w]));
+                                  rowAsFloats(isa, width, g, out,
+                                              [a](auto* o, const auto* gg, const Index count, Index)
+                                                  HYBRID3D_HOST_INLINE_LAMBDA {
+                                                    for (Index w = 0; w < count; ++w)
+                                                      o[w] = a * gg[w];
+                                                  });
                                   return;
                                 }
                                 const R m = R(mean(c)), a = R(sums(c) / n), b = R(sums(C + c) / n);
-                                for (Index w = 0; w < width; ++w) {
-                                  const R xhat = (R(in[w]) - m) * s;
-                                  out[w] = T(scale * (R(g[w]) - (a + xhat * b)));
-                                }
+                                rowsAsFloats(isa, width, g, in, out,
+                                             [=](auto* o, const auto* gg, const auto* xx,
+                                                 const Index count) HYBRID3D_HOST_INLINE_LAMBDA {
+                                               for (Index w = 0; w < count; ++w) {
+                                                 const R xhat = (R(xx[w]) - m) * s;
+                                                 o[w] = scale * (R(gg[w]) - (a + xhat * b));
+                                               }
+                                             });
                               });
     return;
   }

@@ -1,6 +1,7 @@
 #pragma once
 // Definitions of Dropout (included by Dropout.hpp; instantiated in src/layers/Dropout.cpp).
 
+#include <algorithm>
 #include <cstdint>
 
 #include <hybrid3d/core/KernelLabel.hpp>
@@ -90,8 +91,9 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
     // so the bits do not depend on it; the 16-bit types' conversions vectorise there
     // (kernels/HostRows.hpp).
     const auto xr = Impl::hostRowStart(x), yr = Impl::hostRowStart(y);
+    const Impl::HostIsa isa = Impl::bestHostIsa();
     Impl::forEachOwnedRowOnHost(
-        label, exec, rows, Impl::bestHostIsa(),
+        label, exec, rows, isa,
         [=](const Index n, const Index c, const Index z, const Index yy)
             HYBRID3D_HOST_INLINE_LAMBDA {
               const Impl::DropoutMask m = mask;  // locals: see HostRows.hpp
@@ -99,12 +101,27 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
               const Index width = rows.width;
               const Impl::DropoutRowKey key =
                   m.rowKey(first + n * stride, (c * D + d0 + z) * H + h0 + yy);
-              const T* const in = xr.at(n, c, z, yy);  // no restrict: y may be x
-              T* const out = yr.at(n, c, z, yy);
-              std::uint16_t column = std::uint16_t(w0);
-              for (Index xx = 0; xx < width; ++xx, ++column) {
-                const C v = C(in[xx]);  // read on both sides of the select, or it is a branch
-                out[xx] = T(m.kept(key, column) ? v * s : C(0));
+              if constexpr (!isScalar16<T>) {            // memory-bound: the hash inline, as it was
+                const T* const in = xr.at(n, c, z, yy);  // no restrict: y may be x
+                T* const out = yr.at(n, c, z, yy);
+                std::uint16_t column = std::uint16_t(w0);
+                for (Index xx = 0; xx < width; ++xx, ++column) {
+                  const C v = C(in[xx]);  // read on both sides of the select, or it is a branch
+                  out[xx] = T(m.kept(key, column) ? v * s : C(0));
+                }
+              } else {  // 16 bits: bound by the operations
+                Impl::rowAsFloats(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),
+                                  [=](float* out, const float* in, const Index count,
+                                      const Index from) HYBRID3D_HOST_INLINE_LAMBDA {
+                                    // The decisions of the chunk's cells first, 16 to a vector
+                                    // (DropoutMask::keptRun), then the products.
+                                    alignas(32) std::int16_t keep[Impl::kFloatChunk];
+                                    m.keptRun(key, std::uint16_t(w0 + from), count, keep);
+                                    for (Index xx = 0; xx < count; ++xx) {  // out is in
+                                      const float v = in[xx];  // read on both sides of the select
+                                      out[xx] = keep[xx] ? v * s : 0.0f;
+                                    }
+                                  });
               }
             });
     return;
