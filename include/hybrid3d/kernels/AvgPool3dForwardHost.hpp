@@ -25,6 +25,7 @@
 #include <hybrid3d/kernels/Elementwise.hpp>
 #include <hybrid3d/kernels/HostConvert.hpp>
 #include <hybrid3d/kernels/HostIsa.hpp>
+#include <hybrid3d/kernels/HostRows.hpp>
 #include <hybrid3d/kernels/PoolWindow.hpp>
 
 namespace hybrid3d::Impl {
@@ -51,10 +52,10 @@ KOKKOS_FORCEINLINE_FUNCTION void avgPoolRowHost(const T* __restrict x, Index row
   }
 }
 
-/// Outputs of a 16-bit row per step of avgPoolRow: their windows' float copies stay in L1.
+/// Outputs of a half row per step of avgPoolRow: their windows' float copies stay in L1.
 inline constexpr Index kAvgPoolChunk = 128;
 
-/// avgPoolRowHost's row; the 16-bit types' rows kAvgPoolChunk outputs at a time, the window's
+/// avgPoolRowHost's row; half's rows kAvgPoolChunk outputs at a time, the window's
 /// K x K input rows widened into float buffers first and the outputs narrowed after (widenRun,
 /// narrowRun with `Isa`'s instructions: F16C for half, HostConvert.hpp), so that an input read
 /// by several windows is converted once per row of outputs. The same adds on the same floats,
@@ -62,8 +63,8 @@ inline constexpr Index kAvgPoolChunk = 128;
 template <HostIsa Isa, int K, int S, class T, class C>
 HYBRID3D_HOST_FORCEINLINE void avgPoolRow(const T* x, Index rowStride, Index planeStride, C* sums,
                                           T* y, const C* ww, C a, Index width) {
-  if constexpr (isScalar16<T>) {
-    static_assert(std::is_same_v<C, float>, "the 16-bit types sum in float");
+  if constexpr (kRowsThroughFloats<T>) {  // half (HostRows.hpp)
+    static_assert(std::is_same_v<C, float>, "half sums in float");
     constexpr Index span = S * (kAvgPoolChunk - 1) + K;  // a buffer row: its inputs
     alignas(32) float in[K * K * span];
     alignas(32) float out[kAvgPoolChunk];

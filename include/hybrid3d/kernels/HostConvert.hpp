@@ -2,7 +2,7 @@
 /// \file
 /// Runs of 16-bit values widened to float and floats narrowed to 16 bits on host memory, with the
 /// bits of the one-at-a-time conversions (core/Scalar16.hpp), for row kernels that convert once
-/// per chunk of a row and compute on float copies (rowAsFloats, kernels/HostRows.hpp).
+/// per chunk of a row and compute on float copies (mapRow, kernels/HostRows.hpp).
 ///
 /// Why: compiled inline into a row kernel, float16's portable conversions are about twenty
 /// integer operations per 8 values each way, and half's kernels took 1.5 to 3 times float's

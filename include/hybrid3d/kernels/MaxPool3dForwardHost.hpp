@@ -26,6 +26,7 @@
 #include <hybrid3d/kernels/Elementwise.hpp>
 #include <hybrid3d/kernels/HostConvert.hpp>
 #include <hybrid3d/kernels/HostIsa.hpp>
+#include <hybrid3d/kernels/HostRows.hpp>
 #include <hybrid3d/kernels/PoolWindow.hpp>
 
 namespace hybrid3d::Impl {
@@ -60,10 +61,10 @@ KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, const T* 
   }
 }
 
-/// Outputs of a 16-bit row pooled per step of maxPoolRow: their windows' float copies stay in L1.
+/// Outputs of a half row pooled per step of maxPoolRow: their windows' float copies stay in L1.
 inline constexpr Index kMaxPoolChunk = 128;
 
-/// maxPoolRowHost's row; the 16-bit types' rows kMaxPoolChunk outputs at a time, the window's
+/// maxPoolRowHost's row; half's rows kMaxPoolChunk outputs at a time, the window's
 /// K x K input rows widened into float buffers first and the winners narrowed after (widenRun,
 /// narrowRun with `Isa`'s instructions: F16C for half, HostConvert.hpp), each input converted
 /// once instead of inside the window's compares. The same compares on the same floats, the
@@ -71,7 +72,7 @@ inline constexpr Index kMaxPoolChunk = 128;
 template <HostIsa Isa, int K, int S, bool Keep, class T>
 HYBRID3D_HOST_FORCEINLINE void maxPoolRow(const T* x, const T* ahead, Index rowStride,
                                           Index planeStride, T* y, int* arg, Index width) {
-  if constexpr (isScalar16<T>) {
+  if constexpr (kRowsThroughFloats<T>) {                 // half (HostRows.hpp)
     constexpr Index span = S * (kMaxPoolChunk - 1) + K;  // a buffer row: its inputs
     alignas(32) float in[K * K * span];
     alignas(32) float out[kMaxPoolChunk];

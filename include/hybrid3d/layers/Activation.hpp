@@ -162,16 +162,12 @@ void Pointwise<Op, T, M>::forward(const execution_space& exec, const tensor_type
     const Impl::HostIsa isa = hostIsa();
     Impl::forEachOwnedRowOnHost(
         "hybrid3d::Pointwise::forward", exec, Impl::OwnedRows(x), isa,
-        [=](const Index n, const Index c, const Index z, const Index yy)
-            HYBRID3D_HOST_INLINE_LAMBDA {
-              const Op o = op;  // locals: see HostRows.hpp
-              Impl::rowAsFloats(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),
-                                [o](auto* out, const auto* in, const Index count, Index)
-                                    HYBRID3D_HOST_INLINE_LAMBDA {
-                                      for (Index xx = 0; xx < count; ++xx)  // out may be in
-                                        out[xx] = o.value(in[xx]);
-                                    });
-            });
+        [=](const Index n, const Index c, const Index z,
+            const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
+          const Op o = op;  // locals: see HostRows.hpp
+          Impl::mapRow(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),  // y may be x
+                       [o](const C v, Index) HYBRID3D_HOST_INLINE_LAMBDA { return o.value(v); });
+        });
     return;
   }
   const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
@@ -202,13 +198,10 @@ void Pointwise<Op, T, M>::backwardData(const execution_space& exec, const tensor
         [=](const Index n, const Index c, const Index z, const Index yy)
             HYBRID3D_HOST_INLINE_LAMBDA {
               const Op o = op;
-              Impl::rowsAsFloats(isa, width, dyr.at(n, c, z, yy), xr.at(n, c, z, yy),
-                                 dxr.at(n, c, z, yy),
-                                 [o](auto* out, const auto* g, const auto* in, const Index count)
-                                     HYBRID3D_HOST_INLINE_LAMBDA {
-                                       for (Index xx = 0; xx < count; ++xx)  // dx may be dy
-                                         out[xx] = g[xx] * o.derivative(in[xx]);
-                                     });
+              Impl::mapRows(isa, width, dyr.at(n, c, z, yy), xr.at(n, c, z, yy),
+                            dxr.at(n, c, z, yy),  // dx may be dy
+                            [o](const C g, const C v)
+                                HYBRID3D_HOST_INLINE_LAMBDA { return g * o.derivative(v); });
             });
     return;
   }

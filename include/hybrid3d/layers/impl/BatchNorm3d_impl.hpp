@@ -252,12 +252,8 @@ void batchNormNormalizeOnHost(const typename M::execution_space& exec, const Dis
       "hybrid3d::BatchNorm3d::forward::normalize", exec, OwnedRows(x), isa,
       [=](const Index n, const Index c, const Index z, const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
         const R m = R(mean(c)), s = R(invstd(c)), a = R(gamma(c)), b = R(beta(c));
-        rowAsFloats(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),
-                    [=](auto* out, const auto* in, const Index count, Index)
-                        HYBRID3D_HOST_INLINE_LAMBDA {
-                          for (Index w = 0; w < count; ++w)  // out may be in
-                            out[w] = (in[w] - m) * s * a + b;
-                        });
+        mapRow(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),  // y may be x
+               [=](const R v, Index) HYBRID3D_HOST_INLINE_LAMBDA { return (v - m) * s * a + b; });
       });
 }
 
@@ -322,33 +318,26 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec, const D
     const auto xr = hostRowStart(x), dyr = hostRowStart(dy), dxr = hostRowStart(dx);
     const Index width = e[2];
     const HostIsa isa = bestHostIsa();
-    forEachOwnedRowOnHost("hybrid3d::BatchNorm3d::backwardData", exec, rows, isa,
-                          [=](const Index nn, const Index c, const Index z, const Index yy)
-                              HYBRID3D_HOST_INLINE_LAMBDA {
-                                const T* in = xr.at(nn, c, z, yy);
-                                const T* g = dyr.at(nn, c, z, yy);  // dx may be dy
-                                T* out = dxr.at(nn, c, z, yy);
-                                const R s = R(invstd(c)), scale = gamma(c) * s;
-                                if (!batchStatistics) {
-                                  const R a = gamma(c) * R(invstd(c));
-                                  rowAsFloats(isa, width, g, out,
-                                              [a](auto* o, const auto* gg, const Index count, Index)
-                                                  HYBRID3D_HOST_INLINE_LAMBDA {
-                                                    for (Index w = 0; w < count; ++w)
-                                                      o[w] = a * gg[w];
-                                                  });
-                                  return;
-                                }
-                                const R m = R(mean(c)), a = R(sums(c) / n), b = R(sums(C + c) / n);
-                                rowsAsFloats(isa, width, g, in, out,
-                                             [=](auto* o, const auto* gg, const auto* xx,
-                                                 const Index count) HYBRID3D_HOST_INLINE_LAMBDA {
-                                               for (Index w = 0; w < count; ++w) {
-                                                 const R xhat = (R(xx[w]) - m) * s;
-                                                 o[w] = scale * (R(gg[w]) - (a + xhat * b));
-                                               }
-                                             });
-                              });
+    forEachOwnedRowOnHost(
+        "hybrid3d::BatchNorm3d::backwardData", exec, rows, isa,
+        [=](const Index nn, const Index c, const Index z,
+            const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
+          const T* in = xr.at(nn, c, z, yy);
+          const T* g = dyr.at(nn, c, z, yy);  // dx may be dy
+          T* out = dxr.at(nn, c, z, yy);
+          const R s = R(invstd(c)), scale = gamma(c) * s;
+          if (!batchStatistics) {
+            const R a = gamma(c) * R(invstd(c));
+            mapRow(isa, width, g, out,
+                   [a](const R v, Index) HYBRID3D_HOST_INLINE_LAMBDA { return a * v; });
+            return;
+          }
+          const R m = R(mean(c)), a = R(sums(c) / n), b = R(sums(C + c) / n);
+          mapRows(isa, width, g, in, out, [=](const R gw, const R v) HYBRID3D_HOST_INLINE_LAMBDA {
+            const R xhat = (v - m) * s;
+            return scale * (gw - (a + xhat * b));
+          });
+        });
     return;
   }
   if (batchStatistics) {

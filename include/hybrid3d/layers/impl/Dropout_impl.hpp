@@ -101,27 +101,24 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
               const Index width = rows.width;
               const Impl::DropoutRowKey key =
                   m.rowKey(first + n * stride, (c * D + d0 + z) * H + h0 + yy);
-              if constexpr (!isScalar16<T>) {            // memory-bound: the hash inline, as it was
-                const T* const in = xr.at(n, c, z, yy);  // no restrict: y may be x
-                T* const out = yr.at(n, c, z, yy);
+              const T* const in = xr.at(n, c, z, yy);  // no restrict: y may be x
+              T* const out = yr.at(n, c, z, yy);
+              if constexpr (!Impl::kRowsThroughFloats<T>) {  // the hash inline
                 std::uint16_t column = std::uint16_t(w0);
                 for (Index xx = 0; xx < width; ++xx, ++column) {
                   const C v = C(in[xx]);  // read on both sides of the select, or it is a branch
                   out[xx] = T(m.kept(key, column) ? v * s : C(0));
                 }
-              } else {  // 16 bits: bound by the operations
-                Impl::rowAsFloats(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),
-                                  [=](float* out, const float* in, const Index count,
-                                      const Index from) HYBRID3D_HOST_INLINE_LAMBDA {
-                                    // The decisions of the chunk's cells first, 16 to a vector
-                                    // (DropoutMask::keptRun), then the products.
-                                    alignas(32) std::int16_t keep[Impl::kFloatChunk];
-                                    m.keptRun(key, std::uint16_t(w0 + from), count, keep);
-                                    for (Index xx = 0; xx < count; ++xx) {  // out is in
-                                      const float v = in[xx];  // read on both sides of the select
-                                      out[xx] = keep[xx] ? v * s : 0.0f;
-                                    }
-                                  });
+              } else {  // half: bound by its operations; a chunk's decisions first, 16 to a
+                        // vector (DropoutMask::keptRun), then its products on float copies
+                alignas(32) std::int16_t keep[Impl::kFloatChunk];
+                for (Index from = 0; from < width; from += Impl::kFloatChunk) {
+                  const Index count = std::min(Impl::kFloatChunk, width - from);
+                  m.keptRun(key, std::uint16_t(w0 + from), count, keep);
+                  Impl::mapRow(isa, count, in + from, out + from,
+                               [&keep, s](const C v, const Index i)
+                                   HYBRID3D_HOST_INLINE_LAMBDA { return keep[i] ? v * s : C(0); });
+                }
               }
             });
     return;
