@@ -2,10 +2,12 @@
 // the x86 F16C instruction (vcvtps2ph, round to nearest even) where the CPU has it, and
 // oneDNN's f32 -> bf16 / f16 reorders; and every 16-bit pattern survives float and back. The
 // conversions as the host row kernels run them (kernels/HostRows.hpp: loops compiled for the
-// baseline and for AVX2, vectorised) give the one-at-a-time conversions' bits.
+// baseline and for AVX2, vectorised; kernels/HostConvert.hpp: runs converted with F16C and AVX2
+// intrinsics) give the one-at-a-time conversions' bits.
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -15,6 +17,7 @@
 
 #include <hybrid3d/Config.hpp>
 #include <hybrid3d/core/Scalar16.hpp>
+#include <hybrid3d/kernels/HostConvert.hpp>
 #include <hybrid3d/kernels/HostRows.hpp>
 
 #if HYBRID3D_ENABLE_ONEDNN
@@ -189,6 +192,49 @@ TEST(Scalar16, VectorisedRowsConvertLikeTheScalarConversions) {
   ASSERT_GE(probeFloats().size(), 65536u);  // every 16-bit pattern gets widened
   expectRowsConvertLikeScalars<bfloat16>();
   expectRowsConvertLikeScalars<float16>();
+}
+
+// Runs of every length from 0 to 40 at every offset into the buffers (the vector bodies and
+// their tails), then all of `floats` and all 16-bit patterns at once: widenRun and narrowRun of
+// `isa` give the scalar conversions' bits. NaNs of every payload sit among the random patterns.
+template <class T>
+void expectRunsConvertLikeScalars(hybrid3d::Impl::HostIsa isa) {
+  using hybrid3d::Index;
+  const std::vector<float> floats = probeFloats();
+  std::vector<T> patterns(65536);
+  for (std::size_t i = 0; i < patterns.size(); ++i) patterns[i].bits = std::uint16_t(i * 40503u);
+  const auto check = [&](Index offset, Index n) {
+    std::vector<float> widened(std::size_t(n + 1), -1.0f);
+    std::vector<T> narrowed(std::size_t(n + 1));
+    for (T& t : narrowed) t.bits = 0x1234;
+    hybrid3d::Impl::widenRun(isa, patterns.data() + offset, widened.data(), n);
+    hybrid3d::Impl::narrowRun(isa, floats.data() + offset, narrowed.data(), n);
+    for (Index i = 0; i < n; ++i) {
+      std::uint32_t w;
+      std::memcpy(&w, &widened[i], sizeof w);
+      ASSERT_EQ(w, scalarWidened<T>(patterns[offset + i].bits)) << "pattern at " << offset + i;
+      ASSERT_EQ(narrowed[i].bits, scalarNarrowed<T>(floats[offset + i])) << floats[offset + i];
+    }
+    ASSERT_EQ(widened[n], -1.0f) << "wrote past " << n;  // nothing written past the run
+    ASSERT_EQ(narrowed[n].bits, 0x1234) << "wrote past " << n;
+  };
+  for (Index n = 0; n <= 40; ++n)
+    for (Index offset = 0; offset < 16; ++offset) check(offset, n);
+  check(0, Index(patterns.size()));
+  check(5, Index(patterns.size()) - 5);
+}
+
+TEST(Scalar16, ConvertedRunsHaveTheScalarConversionsBits) {
+  using hybrid3d::Impl::HostIsa;
+  ASSERT_GE(probeFloats().size(), 65536u);
+  for (const HostIsa isa : {HostIsa::Baseline, HostIsa::Avx2}) {
+    if (isa == HostIsa::Avx2 && hybrid3d::Impl::bestHostIsa() != HostIsa::Avx2) continue;
+    SCOPED_TRACE(isa == HostIsa::Avx2 ? "AVX2" : "baseline");
+    expectRunsConvertLikeScalars<bfloat16>(isa);
+    expectRunsConvertLikeScalars<float16>(isa);
+  }
+  if (hybrid3d::Impl::bestHostIsa() == HostIsa::Avx2 && !hybrid3d::Impl::hostHasF16c())
+    std::printf("[ note ] this CPU has AVX2 without F16C: half's runs were the portable ones\n");
 }
 
 #if HYBRID3D_ENABLE_ONEDNN

@@ -14,14 +14,18 @@
 /// lane, and "avx2" enables no FMA: the same bits on both instruction sets. The 16-bit types
 /// sum in float (ComputeOf) and round each output once, as avgPoolForwardRowSums.
 
+#include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/core/KernelLabel.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/kernels/HostConvert.hpp>
 #include <hybrid3d/kernels/HostIsa.hpp>
+#include <hybrid3d/kernels/HostRows.hpp>
 #include <hybrid3d/kernels/PoolWindow.hpp>
 
 namespace hybrid3d::Impl {
@@ -48,17 +52,48 @@ KOKKOS_FORCEINLINE_FUNCTION void avgPoolRowHost(const T* __restrict x, Index row
   }
 }
 
+/// Outputs of a half row per step of avgPoolRow: their windows' float copies stay in L1.
+inline constexpr Index kAvgPoolChunk = 128;
+
+/// avgPoolRowHost's row; half's rows kAvgPoolChunk outputs at a time, the window's
+/// K x K input rows widened into float buffers first and the outputs narrowed after (widenRun,
+/// narrowRun with `Isa`'s instructions: F16C for half, HostConvert.hpp), so that an input read
+/// by several windows is converted once per row of outputs. The same adds on the same floats,
+/// each output rounded once as before: the same bits.
+template <HostIsa Isa, int K, int S, class T, class C>
+HYBRID3D_HOST_FORCEINLINE void avgPoolRow(const T* x, Index rowStride, Index planeStride, C* sums,
+                                          T* y, const C* ww, C a, Index width) {
+  if constexpr (kRowsThroughFloats<T>) {  // half (HostRows.hpp)
+    static_assert(std::is_same_v<C, float>, "half sums in float");
+    constexpr Index span = S * (kAvgPoolChunk - 1) + K;  // a buffer row: its inputs
+    alignas(32) float in[K * K * span];
+    alignas(32) float out[kAvgPoolChunk];
+    for (Index first = 0; first < width; first += kAvgPoolChunk) {
+      const Index count = std::min(kAvgPoolChunk, width - first);
+      for (int d = 0; d < K; ++d)
+        for (int h = 0; h < K; ++h)
+          widenRun(Isa, x + d * planeStride + h * rowStride + S * first, in + (d * K + h) * span,
+                   S * (count - 1) + K);
+      avgPoolRowHost<K, S>(static_cast<const float*>(in), span, K * span, sums, out, ww + first, a,
+                           count);
+      narrowRun(Isa, static_cast<const float*>(out), y + first, count);
+    }
+  } else {
+    avgPoolRowHost<K, S>(x, rowStride, planeStride, sums, y, ww, a, width);
+  }
+}
+
 template <int K, int S, class T, class C>
 void avgPoolRowBaseline(const T* x, Index rowStride, Index planeStride, C* sums, T* y, const C* ww,
                         C a, Index width) {
-  avgPoolRowHost<K, S>(x, rowStride, planeStride, sums, y, ww, a, width);
+  avgPoolRow<HostIsa::Baseline, K, S>(x, rowStride, planeStride, sums, y, ww, a, width);
 }
 
 #if HYBRID3D_HOST_AVX2
 template <int K, int S, class T, class C>
 HYBRID3D_TARGET_AVX2 void avgPoolRowAvx2(const T* x, Index rowStride, Index planeStride, C* sums,
                                          T* y, const C* ww, C a, Index width) {
-  avgPoolRowHost<K, S>(x, rowStride, planeStride, sums, y, ww, a, width);
+  avgPoolRow<HostIsa::Avx2, K, S>(x, rowStride, planeStride, sums, y, ww, a, width);
 }
 #endif
 

@@ -22,6 +22,9 @@
 // ConvWeightsHost.hpp): they have no baseline twin, so their bits differ from the engines'
 // by float rounding, as one engine's from another's.
 #define HYBRID3D_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
+// The 16-bit conversions with F16C (HostConvert.hpp): exact, with their NaN fix-up.
+#define HYBRID3D_TARGET_AVX2_F16C __attribute__((target("avx2,f16c")))
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define HYBRID3D_HOST_AVX2 0
@@ -55,6 +58,20 @@ inline HostIsa bestHostIsa() {
 inline bool hostHasAvx2Fma() {
 #if HYBRID3D_HOST_AVX2
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+#else
+  return false;
+#endif
+}
+
+/// Whether this CPU (and build) has F16C, for float16's conversions (asked once; cpuid leaf 1,
+/// ECX bit 29: clang 14 has no __builtin_cpu_supports("f16c")).
+inline bool hostHasF16c() {
+#if HYBRID3D_HOST_AVX2
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+  }();
   return has;
 #else
   return false;

@@ -15,6 +15,8 @@
 /// types compare in float and store the winner back, as the device form: their conversions are
 /// integer shifts and selects, exact on every instruction set (kernels/HostRows.hpp).
 
+#include <algorithm>
+
 #include <Kokkos_Core.hpp>
 
 #include <hybrid3d/core/KernelLabel.hpp>
@@ -22,7 +24,9 @@
 #include <hybrid3d/core/RangePolicy.hpp>
 #include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/kernels/HostConvert.hpp>
 #include <hybrid3d/kernels/HostIsa.hpp>
+#include <hybrid3d/kernels/HostRows.hpp>
 #include <hybrid3d/kernels/PoolWindow.hpp>
 
 namespace hybrid3d::Impl {
@@ -57,17 +61,51 @@ KOKKOS_FORCEINLINE_FUNCTION void maxPoolRowHost(const T* __restrict x, const T* 
   }
 }
 
+/// Outputs of a half row pooled per step of maxPoolRow: their windows' float copies stay in L1.
+inline constexpr Index kMaxPoolChunk = 128;
+
+/// maxPoolRowHost's row; half's rows kMaxPoolChunk outputs at a time, the window's
+/// K x K input rows widened into float buffers first and the winners narrowed after (widenRun,
+/// narrowRun with `Isa`'s instructions: F16C for half, HostConvert.hpp), each input converted
+/// once instead of inside the window's compares. The same compares on the same floats, the
+/// winner narrowed as before: the same bits.
+template <HostIsa Isa, int K, int S, bool Keep, class T>
+HYBRID3D_HOST_FORCEINLINE void maxPoolRow(const T* x, const T* ahead, Index rowStride,
+                                          Index planeStride, T* y, int* arg, Index width) {
+  if constexpr (kRowsThroughFloats<T>) {                 // half (HostRows.hpp)
+    constexpr Index span = S * (kMaxPoolChunk - 1) + K;  // a buffer row: its inputs
+    alignas(32) float in[K * K * span];
+    alignas(32) float out[kMaxPoolChunk];
+    if (ahead)  // the 16-bit rows themselves asked for, as maxPoolRowHost does
+      for (int d = 0; d < K; ++d)
+        for (int h = 0; h < K; ++h)
+          prefetchOnHost(ahead + d * planeStride + h * rowStride, S * (width - 1) + K);
+    for (Index first = 0; first < width; first += kMaxPoolChunk) {
+      const Index count = std::min(kMaxPoolChunk, width - first);
+      for (int d = 0; d < K; ++d)
+        for (int h = 0; h < K; ++h)
+          widenRun(Isa, x + d * planeStride + h * rowStride + S * first, in + (d * K + h) * span,
+                   S * (count - 1) + K);
+      maxPoolRowHost<K, S, Keep>(static_cast<const float*>(in), static_cast<const float*>(nullptr),
+                                 span, K * span, out, Keep ? arg + first : nullptr, count);
+      narrowRun(Isa, static_cast<const float*>(out), y + first, count);
+    }
+  } else {
+    maxPoolRowHost<K, S, Keep>(x, ahead, rowStride, planeStride, y, arg, width);
+  }
+}
+
 template <int K, int S, bool Keep, class T>
 void maxPoolRowBaseline(const T* x, const T* ahead, Index rowStride, Index planeStride, T* y,
                         int* arg, Index width) {
-  maxPoolRowHost<K, S, Keep>(x, ahead, rowStride, planeStride, y, arg, width);
+  maxPoolRow<HostIsa::Baseline, K, S, Keep>(x, ahead, rowStride, planeStride, y, arg, width);
 }
 
 #if HYBRID3D_HOST_AVX2
 template <int K, int S, bool Keep, class T>
 HYBRID3D_TARGET_AVX2 void maxPoolRowAvx2(const T* x, const T* ahead, Index rowStride,
                                          Index planeStride, T* y, int* arg, Index width) {
-  maxPoolRowHost<K, S, Keep>(x, ahead, rowStride, planeStride, y, arg, width);
+  maxPoolRow<HostIsa::Avx2, K, S, Keep>(x, ahead, rowStride, planeStride, y, arg, width);
 }
 #endif
 

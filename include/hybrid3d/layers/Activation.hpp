@@ -159,15 +159,15 @@ void Pointwise<Op, T, M>::forward(const execution_space& exec, const tensor_type
   if constexpr (onHost) {
     const auto xr = Impl::hostRowStart(x), yr = Impl::hostRowStart(y);
     const Index width = x.owned().extents()[2];
-    Impl::forEachOwnedRowOnHost("hybrid3d::Pointwise::forward", exec, Impl::OwnedRows(x), hostIsa(),
-                                [=](const Index n, const Index c, const Index z, const Index yy)
-                                    HYBRID3D_HOST_INLINE_LAMBDA {
-                                      const Op o = op;                   // locals: see HostRows.hpp
-                                      const T* in = xr.at(n, c, z, yy);  // no restrict: y may be x
-                                      T* out = yr.at(n, c, z, yy);
-                                      for (Index xx = 0; xx < width; ++xx)
-                                        out[xx] = T(o.value(C(in[xx])));
-                                    });
+    const Impl::HostIsa isa = hostIsa();
+    Impl::forEachOwnedRowOnHost(
+        "hybrid3d::Pointwise::forward", exec, Impl::OwnedRows(x), isa,
+        [=](const Index n, const Index c, const Index z,
+            const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
+          const Op o = op;  // locals: see HostRows.hpp
+          Impl::mapRow(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),  // y may be x
+                       [o](const C v, Index) HYBRID3D_HOST_INLINE_LAMBDA { return o.value(v); });
+        });
     return;
   }
   const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
@@ -192,15 +192,16 @@ void Pointwise<Op, T, M>::backwardData(const execution_space& exec, const tensor
     const auto xr = Impl::hostRowStart(x), dyr = Impl::hostRowStart(dy),
                dxr = Impl::hostRowStart(dx);
     const Index width = x.owned().extents()[2];
+    const Impl::HostIsa isa = hostIsa();
     Impl::forEachOwnedRowOnHost(
-        "hybrid3d::Pointwise::backwardData", exec, Impl::OwnedRows(x), hostIsa(),
+        "hybrid3d::Pointwise::backwardData", exec, Impl::OwnedRows(x), isa,
         [=](const Index n, const Index c, const Index z, const Index yy)
             HYBRID3D_HOST_INLINE_LAMBDA {
               const Op o = op;
-              const T* in = xr.at(n, c, z, yy);
-              const T* g = dyr.at(n, c, z, yy);  // no restrict: dx may be dy
-              T* out = dxr.at(n, c, z, yy);
-              for (Index xx = 0; xx < width; ++xx) out[xx] = T(C(g[xx]) * o.derivative(C(in[xx])));
+              Impl::mapRows(isa, width, dyr.at(n, c, z, yy), xr.at(n, c, z, yy),
+                            dxr.at(n, c, z, yy),  // dx may be dy
+                            [o](const C g, const C v)
+                                HYBRID3D_HOST_INLINE_LAMBDA { return g * o.derivative(v); });
             });
     return;
   }

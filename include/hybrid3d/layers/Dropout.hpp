@@ -40,6 +40,7 @@
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
+#include <hybrid3d/kernels/HostIsa.hpp>
 
 namespace hybrid3d {
 
@@ -86,6 +87,29 @@ struct DropoutMask {
     h ^= h >> 9;
     h ^= std::uint16_t(key.high);
     return std::int32_t(h) < threshold;
+  }
+  /// keep[i] := kept(key, column + i) ? -1 : 0 for i < n, the columns wrapping at 2^16 as kept
+  /// reads them: the same operations in 16-bit lanes (h < threshold as h <= threshold - 1), 16
+  /// cells to an AVX2 vector where kept inside a float row's loop took 32-bit lanes, 8.
+  HYBRID3D_HOST_FORCEINLINE void keptRun(const DropoutRowKey& key, std::uint16_t column, Index n,
+                                         std::int16_t* keep) const {
+    const std::uint16_t low = std::uint16_t(key.low), high = std::uint16_t(key.high);
+    const std::int32_t t = threshold < 1 ? 1 : threshold > 65536 ? 65536 : threshold;
+    const std::uint16_t last = std::uint16_t(t - 1);
+    const std::int16_t any = threshold < 1 ? 0 : -1;  // threshold 0: none kept
+    // A 16-bit column counter of its own: derived from the 64-bit i, each vector of columns
+    // took a dozen 64-bit adds and shuffles.
+    std::uint16_t w = column;
+    for (Index i = 0; i < n; ++i, ++w) {
+      std::uint16_t h = std::uint16_t(w ^ low);
+      h ^= h >> 8;
+      h = std::uint16_t(h * 0x88b5u);
+      h ^= h >> 7;
+      h = std::uint16_t(h * 0xdb2du);
+      h ^= h >> 9;
+      h ^= high;
+      keep[i] = std::int16_t((h <= last ? -1 : 0) & any);
+    }
   }
 };
 

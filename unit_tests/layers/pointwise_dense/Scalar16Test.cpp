@@ -6,6 +6,7 @@
 // |got - want| <= rel |want| + abs, u the type's unit roundoff (pool_bn/Scalar16Check.hpp),
 // derived where they are used.
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -132,25 +133,28 @@ TYPED_TEST(Layers16, PointwiseDropoutAgreeWithFloat) {
 
 // LeakyReLU and Dropout compare, multiply and select in float and round once: exactly the float
 // layer's values rounded to T. Rows of 37 cells, so that the host rows' vector loops (AVX2 where
-// the CPU has it, kernels/HostRows.hpp) run, not only their tails.
+// the CPU has it, kernels/HostRows.hpp) run, not only their tails, and rows of more cells than
+// one step of their float buffers (kFloatChunk; Dropout's columns go on across the steps).
 TYPED_TEST(Layers16, LeakyReLUAndDropoutAreTheFloatLayersRoundedOnce) {
   using T = TypeParam;
   forEachGrid(kOneRank, [&](const ProcessGrid& grid, const GridCase&) {
-    const TensorShape s{2, 3, {4, 3, 37}};
-    const auto x = roundedThrough<T>(randomGlobal<double>("x", 2, 3, s.extents, 15));
-    const auto dy = roundedThrough<T>(randomGlobal<double>("dy", 2, 3, s.extents, 16));
-    auto exact = [&](const ForwardBackward& got, const ForwardBackward& f, const char* what) {
-      SCOPED_TRACE(what);
-      expectWithin(got.y, roundedThrough<T>(f.y), Bound{}, "output");
-      expectWithin(got.dx, roundedThrough<T>(f.dx), Bound{}, "input gradient");
-    };
-    exact(forwardBackward(LeakyReLU<T, TestDevice>(grid, "a", s), grid, x, dy),
-          forwardBackward(LeakyReLU<float, TestDevice>(grid, "a", s), grid, x, dy), "LeakyReLU");
-    Dropout<T, TestDevice> d16(grid, "drop", s, {0.8, 7});
-    Dropout<float, TestDevice> d32(grid, "drop", s, {0.8, 7});
-    d16.setStep(5, 0);
-    d32.setStep(5, 0);
-    exact(forwardBackward(d16, grid, x, dy), forwardBackward(d32, grid, x, dy), "Dropout");
+    for (const TensorShape& s :
+         {TensorShape{2, 3, {4, 3, 37}}, TensorShape{2, 3, {2, 2, Impl::kFloatChunk + 37}}}) {
+      const auto x = roundedThrough<T>(randomGlobal<double>("x", 2, 3, s.extents, 15));
+      const auto dy = roundedThrough<T>(randomGlobal<double>("dy", 2, 3, s.extents, 16));
+      auto exact = [&](const ForwardBackward& got, const ForwardBackward& f, const char* what) {
+        SCOPED_TRACE(what);
+        expectWithin(got.y, roundedThrough<T>(f.y), Bound{}, "output");
+        expectWithin(got.dx, roundedThrough<T>(f.dx), Bound{}, "input gradient");
+      };
+      exact(forwardBackward(LeakyReLU<T, TestDevice>(grid, "a", s), grid, x, dy),
+            forwardBackward(LeakyReLU<float, TestDevice>(grid, "a", s), grid, x, dy), "LeakyReLU");
+      Dropout<T, TestDevice> d16(grid, "drop", s, {0.8, 7});
+      Dropout<float, TestDevice> d32(grid, "drop", s, {0.8, 7});
+      d16.setStep(5, 0);
+      d32.setStep(5, 0);
+      exact(forwardBackward(d16, grid, x, dy), forwardBackward(d32, grid, x, dy), "Dropout");
+    }
   });
 }
 
@@ -177,6 +181,38 @@ void expectDenseBackwardDataBits() {
 
 TYPED_TEST(Layers16, DenseBackwardDataOnHostHasTheByEntryBits) {
   expectDenseBackwardDataBits<TypeParam>();
+}
+
+// The dense part's dW += dy^T x on host memory (DenseKernels.hpp: blocks of rows and columns
+// summed side by side, x widened once per block) gives the bits of the one-entry-per-work-item
+// form: the same float sums in the same order, added to the same gradient. Rows and columns of
+// more than one block and a tail; NaN, infinity and signed zeros in x (half's F16C path takes
+// the portable conversion for a vector holding a NaN).
+template <class T>
+void expectDenseWeightGradientBits() {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename TestDevice::memory_space>::accessible) {
+    const Index N = 3, O = 2 * Impl::kDenseHostRows + 3, I = Impl::kDenseHostColumns + 77;
+    const auto dy = featuresOf<T>(randomFeatures("dy", N, O, 23));
+    const auto x = featuresOf<T>(randomFeatures("x", N, I, 24));
+    auto xHost = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+    xHost(1, 9) = T(std::numeric_limits<float>::quiet_NaN());
+    xHost(2, 17) = T(std::numeric_limits<float>::infinity());
+    xHost(0, 33) = T(-0.0f);
+    Kokkos::deep_copy(x, xHost);
+    const auto g0 = featuresOf<float>(randomFeatures("gw", O, I, 25));
+    const FeatureView<float, TestDevice> byEntry("gw by entry", O, I), onHost("gw on host", O, I);
+    Kokkos::deep_copy(byEntry, g0);
+    Kokkos::deep_copy(onHost, g0);
+    Impl::mixedDenseAddWeightGradientByEntry("by entry", Exec(), dy, x, byEntry);
+    Impl::mixedDenseAddWeightGradientOnHost("on host", Exec(), dy, x, onHost);
+    Exec().fence();
+    EXPECT_EQ(differingCells(onHost, byEntry), 0u);
+  }
+}
+
+TYPED_TEST(Layers16, DenseWeightGradientOnHostHasTheByEntryBits) {
+  expectDenseWeightGradientBits<TypeParam>();
 }
 
 TYPED_TEST(Layers16, ConcatCopiesExactly) {

@@ -81,6 +81,10 @@ void expectHostForwardBitsOnEveryGrid() {
       expectHostForwardBits<float, M, 2, 2>(grid, 0, true, {7, 6, 41});
       expectHostForwardBits<double, M, 2, 2>(grid, 0, true, {7, 6, 41});
       expectHostForwardBits<bfloat16, M, 2, 2>(grid, 0, true, {7, 6, 41});
+      // 16-bit rows of more outputs than one step of their float buffers (kAvgPoolChunk).
+      const Index3 longRows{3, 3, 2 * Impl::kAvgPoolChunk + 23};
+      expectHostForwardBits<bfloat16, M, 3, 2>(grid, 1, true, longRows);
+      expectHostForwardBits<float16, M, 3, 2>(grid, 1, true, longRows);
     });
     EXPECT_GE(ran, 1);
   }

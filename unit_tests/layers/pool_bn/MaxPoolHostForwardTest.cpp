@@ -101,6 +101,10 @@ void expectHostForwardBitsOnEveryGrid() {
         expectHostForwardBits<float16, M>(grid, 2, e);
       }
       expectHostForwardBits<float, M>(grid, 3, {9, 9, 31});
+      // 16-bit rows of more outputs than one step of their float buffers (kMaxPoolChunk).
+      const Index3 longRows{2, 2, 2 * Impl::kMaxPoolChunk + 21};
+      expectHostForwardBits<bfloat16, M>(grid, 2, longRows);
+      expectHostForwardBits<float16, M>(grid, 2, longRows);
     });
     EXPECT_GE(ran, 1);
   }

@@ -118,29 +118,31 @@ TYPED_TEST(Pool16, AvgPoolAgreesWithFloatAndWithOneRank) {
 // On host memory batch norm's rows (kernels/HostRows.hpp, AVX2 where the CPU has it) compute as
 // float's: the same double sums of the same values, the same float operations per cell, no
 // contraction; so the 16-bit output and input gradient are exactly float's rounded once. One
-// rank, rows of 37 cells (whole vectors and a tail), training and inference.
+// rank, rows of 37 cells (whole vectors and a tail) and of more cells than one step of the rows'
+// float buffers (kFloatChunk), training and inference.
 TYPED_TEST(Pool16, BatchNormOnHostIsFloatsRoundedOnce) {
   using T = TypeParam;
   if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                             typename TestDevice::memory_space>::accessible) {
     GTEST_SKIP() << "host rows only";
   } else {
-    const TensorShape shape{2, 3, {3, 4, 37}};
-    forEachGrid({{{1, 1, 1}, 1}}, [&](const ProcessGrid& grid, const GridCase&) {
-      const Inputs in{roundedThrough<T>(randomGlobal<double>("x", 2, 3, shape.extents, 41)),
-                      roundedThrough<T>(randomGlobal<double>("dy", 2, 3, shape.extents, 42))};
-      BatchNorm3d<T, TestDevice> layer(grid, "bn", shape, {});
-      BatchNorm3d<float, TestDevice> flt(grid, "bn", shape, {});
-      for (const bool training : {true, false}) {
-        SCOPED_TRACE(training ? "training" : "inference");
-        layer.setTraining(training);
-        flt.setTraining(training);
-        const ForwardBackward got = forwardBackward(layer, grid, in.x, in.dy);
-        const ForwardBackward f = forwardBackward(flt, grid, in.x, in.dy);
-        expectWithin(got.y, roundedThrough<T>(f.y), Bound{}, "output");
-        expectWithin(got.dx, roundedThrough<T>(f.dx), Bound{}, "input gradient");
-      }
-    });
+    for (const TensorShape& shape :
+         {TensorShape{2, 3, {3, 4, 37}}, TensorShape{2, 3, {2, 2, Impl::kFloatChunk + 37}}})
+      forEachGrid({{{1, 1, 1}, 1}}, [&](const ProcessGrid& grid, const GridCase&) {
+        const Inputs in{roundedThrough<T>(randomGlobal<double>("x", 2, 3, shape.extents, 41)),
+                        roundedThrough<T>(randomGlobal<double>("dy", 2, 3, shape.extents, 42))};
+        BatchNorm3d<T, TestDevice> layer(grid, "bn", shape, {});
+        BatchNorm3d<float, TestDevice> flt(grid, "bn", shape, {});
+        for (const bool training : {true, false}) {
+          SCOPED_TRACE(training ? "training" : "inference");
+          layer.setTraining(training);
+          flt.setTraining(training);
+          const ForwardBackward got = forwardBackward(layer, grid, in.x, in.dy);
+          const ForwardBackward f = forwardBackward(flt, grid, in.x, in.dy);
+          expectWithin(got.y, roundedThrough<T>(f.y), Bound{}, "output");
+          expectWithin(got.dx, roundedThrough<T>(f.dx), Bound{}, "input gradient");
+        }
+      });
   }
 }
 

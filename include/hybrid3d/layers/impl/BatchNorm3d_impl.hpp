@@ -247,13 +247,13 @@ void batchNormNormalizeOnHost(const typename M::execution_space& exec, const Dis
   using R = ComputeOf<T>;
   const auto xr = hostRowStart(x), yr = hostRowStart(y);
   const Index width = x.owned().extents()[2];
+  const HostIsa isa = bestHostIsa();
   forEachOwnedRowOnHost(
-      "hybrid3d::BatchNorm3d::forward::normalize", exec, OwnedRows(x), bestHostIsa(),
+      "hybrid3d::BatchNorm3d::forward::normalize", exec, OwnedRows(x), isa,
       [=](const Index n, const Index c, const Index z, const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
         const R m = R(mean(c)), s = R(invstd(c)), a = R(gamma(c)), b = R(beta(c));
-        const T* in = xr.at(n, c, z, yy);  // no restrict: y may be x
-        T* out = yr.at(n, c, z, yy);
-        for (Index w = 0; w < width; ++w) out[w] = T((R(in[w]) - m) * s * a + b);
+        mapRow(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),  // y may be x
+               [=](const R v, Index) HYBRID3D_HOST_INLINE_LAMBDA { return (v - m) * s * a + b; });
       });
 }
 
@@ -317,24 +317,27 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec, const D
   if constexpr (host) {  // the same operations on pointers (kernels/HostRows.hpp), no FMA
     const auto xr = hostRowStart(x), dyr = hostRowStart(dy), dxr = hostRowStart(dx);
     const Index width = e[2];
-    forEachOwnedRowOnHost("hybrid3d::BatchNorm3d::backwardData", exec, rows, bestHostIsa(),
-                          [=](const Index nn, const Index c, const Index z, const Index yy)
-                              HYBRID3D_HOST_INLINE_LAMBDA {
-                                const T* in = xr.at(nn, c, z, yy);
-                                const T* g = dyr.at(nn, c, z, yy);  // no restrict: dx may be dy
-                                T* out = dxr.at(nn, c, z, yy);
-                                const R s = R(invstd(c)), scale = gamma(c) * s;
-                                if (!batchStatistics) {
-                                  const R a = gamma(c) * R(invstd(c));
-                                  for (Index w = 0; w < width; ++w) out[w] = T(a * R(g[w]));
-                                  return;
-                                }
-                                const R m = R(mean(c)), a = R(sums(c) / n), b = R(sums(C + c) / n);
-                                for (Index w = 0; w < width; ++w) {
-                                  const R xhat = (R(in[w]) - m) * s;
-                                  out[w] = T(scale * (R(g[w]) - (a + xhat * b)));
-                                }
-                              });
+    const HostIsa isa = bestHostIsa();
+    forEachOwnedRowOnHost(
+        "hybrid3d::BatchNorm3d::backwardData", exec, rows, isa,
+        [=](const Index nn, const Index c, const Index z,
+            const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
+          const T* in = xr.at(nn, c, z, yy);
+          const T* g = dyr.at(nn, c, z, yy);  // dx may be dy
+          T* out = dxr.at(nn, c, z, yy);
+          const R s = R(invstd(c)), scale = gamma(c) * s;
+          if (!batchStatistics) {
+            const R a = gamma(c) * R(invstd(c));
+            mapRow(isa, width, g, out,
+                   [a](const R v, Index) HYBRID3D_HOST_INLINE_LAMBDA { return a * v; });
+            return;
+          }
+          const R m = R(mean(c)), a = R(sums(c) / n), b = R(sums(C + c) / n);
+          mapRows(isa, width, g, in, out, [=](const R gw, const R v) HYBRID3D_HOST_INLINE_LAMBDA {
+            const R xhat = (v - m) * s;
+            return scale * (gw - (a + xhat * b));
+          });
+        });
     return;
   }
   if (batchStatistics) {

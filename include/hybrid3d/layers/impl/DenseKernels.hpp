@@ -3,6 +3,7 @@
 // handles an empty inner dimension, the bias kernels, and an owned duplicate of a communicator.
 
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include <Kokkos_Core.hpp>
@@ -188,10 +189,11 @@ void mixedDenseBackwardData(const char* label, const ExecSpace& exec, const DY& 
     mixedDenseBackwardDataByEntry(label, exec, dy, w, dx);
 }
 
-// gw(o, i) += sum_n dy(n, o) x(n, i): the weight gradient dW += dy^T x, in float.
+// gw(o, i) += sum_n dy(n, o) x(n, i): the weight gradient dW += dy^T x, in float, one work item
+// per entry (every backend; host memory takes mixedDenseAddWeightGradient's host form).
 template <class ExecSpace, class DY, class X, class G>
-void mixedDenseAddWeightGradient(const char* label, const ExecSpace& exec, const DY& dy, const X& x,
-                                 const G& gw) {
+void mixedDenseAddWeightGradientByEntry(const char* label, const ExecSpace& exec, const DY& dy,
+                                        const X& x, const G& gw) {
   using R = typename G::non_const_value_type;
   const Index O = static_cast<Index>(gw.extent(0)), I = static_cast<Index>(gw.extent(1));
   const Index N = static_cast<Index>(dy.extent(0));
@@ -202,6 +204,69 @@ void mixedDenseAddWeightGradient(const char* label, const ExecSpace& exec, const
         for (Index n = 0; n < N; ++n) s += R(dy(n, o)) * R(x(n, i));
         gw(o, i) += s;
       });
+}
+
+// Host memory: the rows o and columns i of dW a work item sums side by side.
+inline constexpr Index kDenseHostRows = 8;
+
+// mixedDenseAddWeightGradient on host memory with the same bits: a work item takes
+// kDenseHostRows rows o and a block of kDenseHostColumns columns i and runs their sums side by
+// side in the same order (from 0, s += dy(n, o) x(n, i) for n = 0, 1, ..., then gw += s), each
+// sample's block of x widened to float once (HostConvert.hpp: F16C for half) for the rows. One
+// entry at a time divided its index by I and converted x once per row o: FlattenDense's
+// backward (fc1) in bfloat16 took about 5 times float's. Multiplies and adds only, no FMA: the
+// same bits on the baseline and the AVX2 build (kernels/HostRows.hpp).
+template <class ExecSpace, class DY, class X, class G>
+void mixedDenseAddWeightGradientOnHost(const char* label, const ExecSpace& exec, const DY& dy,
+                                       const X& x, const G& gw) {
+  using R = typename G::non_const_value_type;
+  static_assert(std::is_same_v<R, float>, "the 16-bit types' weight gradients are float");
+  constexpr Index NR = kDenseHostRows, NC = kDenseHostColumns;
+  const Index O = static_cast<Index>(gw.extent(0)), I = static_cast<Index>(gw.extent(1));
+  const Index N = static_cast<Index>(dy.extent(0));
+  const Index blocks = (I + NC - 1) / NC, groups = (O + NR - 1) / NR;
+  if (groups * blocks == 0) return;
+  if (x.stride(1) != 1 || gw.stride(1) != 1)  // not rows of adjacent values: the portable form
+    return mixedDenseAddWeightGradientByEntry(label, exec, dy, x, gw);
+  const HostIsa isa = bestHostIsa();
+  const auto block = [=](const Index g, const Index b, Index, Index) HYBRID3D_HOST_INLINE_LAMBDA {
+    const Index first = b * NC, count = I - first < NC ? I - first : NC;
+    const Index o0 = g * NR, rows = O - o0 < NR ? O - o0 : NR;
+    R s[NR][NC];
+    alignas(32) R xs[NC];
+    for (Index r = 0; r < rows; ++r)
+      for (Index i = 0; i < count; ++i) s[r][i] = 0;
+    for (Index n = 0; n < N; ++n) {
+      const auto* xn = &x(n, first);
+      if constexpr (isScalar16<typename X::non_const_value_type>)
+        widenRun(isa, xn, xs, count);
+      else
+        for (Index i = 0; i < count; ++i) xs[i] = R(xn[i]);
+      for (Index r = 0; r < rows; ++r) {
+        const R gn = R(dy(n, o0 + r));
+        R* __restrict sr = s[r];
+        for (Index i = 0; i < count; ++i) sr[i] += gn * xs[i];
+      }
+    }
+    for (Index r = 0; r < rows; ++r) {
+      R* __restrict out = &gw(o0 + r, first);
+      for (Index i = 0; i < count; ++i) out[i] += s[r][i];
+    }
+  };
+  const auto run = hostRowFunction<decltype(block)>(isa);
+  Kokkos::parallel_for(Impl::kernelLabel(label), rangePolicy(exec, 0, groups * blocks),
+                       [=](const Index e) { run(block, e / blocks, e % blocks, 0, 0); });
+}
+
+// gw(o, i) += sum_n dy(n, o) x(n, i) on any backend, with the same bits.
+template <class ExecSpace, class DY, class X, class G>
+void mixedDenseAddWeightGradient(const char* label, const ExecSpace& exec, const DY& dy, const X& x,
+                                 const G& gw) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible)
+    mixedDenseAddWeightGradientOnHost(label, exec, dy, x, gw);
+  else
+    mixedDenseAddWeightGradientByEntry(label, exec, dy, x, gw);
 }
 
 }  // namespace hybrid3d::Impl
