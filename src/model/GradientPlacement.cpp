@@ -91,4 +91,26 @@ GradientPlacement placeGradients(const GradientEdges& edges) {
   return out;
 }
 
+ActivationPlacement placeInferenceActivations(const std::vector<std::size_t>& bytes,
+                                              const std::vector<std::vector<int>>& readers) {
+  const int n = static_cast<int>(bytes.size()) - 1;  // nodes; index 0 is the model input
+  if (n < 0 || readers.size() != bytes.size())
+    fail("memory placement: ", readers.size(), " reader lists for ", bytes.size(), " activations");
+  std::vector<BufferLife> lives;
+  ActivationPlacement out;
+  for (int a = 0; a <= n; ++a) {
+    int last = readers[a].empty() ? n : 0;
+    for (int node : readers[a]) {
+      if (node < a || node >= n)
+        fail("memory placement: activation ", a, " is read by node ", node, ", not a later one");
+      last = std::max(last, node + 1);
+    }
+    lives.push_back({bytes[a], a, last});
+    out.separateBytes += bytes[a];
+  }
+  out.offsets = placeByLifetime(lives, gradientAlignment, out.arenaBytes);
+  out.arenaBytes = std::max(out.arenaBytes, gradientAlignment);
+  return out;
+}
+
 }  // namespace hybrid3d

@@ -186,9 +186,7 @@ void Graph<T, M>::allocateGradients() {
 }
 
 template <class T, class M>
-void Graph<T, M>::finalize(bool inference) {
-  if (nodes_.empty()) fail("model: no layers");
-  inference_ = inference;
+void Graph<T, M>::allocateActivations(bool inference) {
   // An activation carries the ghosts its consumers need, each rank its own widths. Consumers
   // that need none (pointwise layers, concat) accept any ghosts; two consumers needing
   // different ghosts would need two copies, which none of our models has. The maps are global
@@ -204,17 +202,63 @@ void Graph<T, M>::finalize(bool inference) {
     }
     return g;
   };
-  input_ = allocate("input", inputShape_, true, ghostsFor(inputConsumers_, "input"), grid_);
-  memory_.activations += Impl::edgeBytes(input_);
+  // Activation a: the model input (a = 0) or node a - 1's output.
+  struct Tensor {
+    std::string label;
+    TensorShape shape;
+    bool volume;
+    GhostMap ghosts;
+    const LayerGrid* grid;
+    value_type* into;
+  };
+  std::vector<Tensor> tensors{
+      {"input", inputShape_, true, ghostsFor(inputConsumers_, "input"), &grid_, &input_}};
+  std::vector<std::vector<int>> readers{{}};
+  for (const Edge& c : inputConsumers_) readers[0].push_back(c.consumer);
   for (Entry& e : nodes_) {
     const std::string& name = e.node->name();
-    const TensorShape s = e.node->outputShape();
-    const bool volume = e.node->producesVolume();
-    e.output = allocate(name, s, volume, ghostsFor(e.consumers, name), e.grid);
-    memory_.activations += Impl::edgeBytes(e.output);
+    tensors.push_back({name, e.node->outputShape(), e.node->producesVolume(),
+                       ghostsFor(e.consumers, name), &e.grid, &e.output});
+    readers.emplace_back();
+    for (const Edge& c : e.consumers) readers.back().push_back(c.consumer);
+  }
+  if (!inference) {
+    for (const Tensor& t : tensors) {
+      *t.into = allocate(t.label, t.shape, t.volume, t.ghosts, *t.grid);
+      memory_.activations += Impl::edgeBytes(*t.into);
+    }
+    memory_.activationBuffers = memory_.activations;
+    return;
+  }
+  std::vector<std::size_t> bytes;
+  for (const Tensor& t : tensors) bytes.push_back(bytesOf(t.shape, t.volume, t.ghosts, *t.grid));
+  const ActivationPlacement placed = placeInferenceActivations(bytes, readers);
+  // Zero-initialised once. An activation's memory holds earlier tensors' values when its life
+  // starts: every node writes all the owned cells of its output, and whoever reads ghost cells
+  // fills them first (a halo gather, which re-zeroes the padding: setInputsShareMemory below).
+  activationArena_ = Kokkos::View<char*, M>(Impl::viewLabel("activations"), placed.arenaBytes);
+  for (std::size_t a = 0; a < tensors.size(); ++a) {
+    const Tensor& t = tensors[a];
+    *t.into = layOver(activationArena_.data() + placed.offsets[a], t.label, t.shape, t.volume,
+                      t.ghosts, *t.grid);
+  }
+  memory_.activations = placed.arenaBytes;
+  memory_.activationBuffers = placed.separateBytes;
+}
+
+template <class T, class M>
+void Graph<T, M>::finalize(bool inference) {
+  if (nodes_.empty()) fail("model: no layers");
+  inference_ = inference;
+  allocateActivations(inference);
+  for (Entry& e : nodes_) {
+    const std::string& name = e.node->name();
     e.forwardRegion = "hybrid3d::node::forward " + name;
     e.backwardRegion = "hybrid3d::node::backward " + name;
-    if (inference) e.node->releaseBackward();
+    if (inference) {
+      e.node->releaseBackward();
+      e.node->setInputsShareMemory(true);
+    }
     memory_.buffers += e.node->bufferBytes();
     in_.reserve(std::max(in_.capacity(), e.inputs.size()));
     dIn_.reserve(std::max(dIn_.capacity(), e.inputs.size()));

@@ -241,6 +241,20 @@ std::vector<GraphMemory> layerMemory(const ModelPlan& p, const Int3& coords, boo
   return layers;
 }
 
+// An inference graph's activations placed as Graph::finalize(true) places them: the model input
+// and every layer's output with the ghosts its consumers need, each with the layers reading it.
+ActivationPlacement inferenceActivations(std::size_t scalar, const ModelPlan& p,
+                                         const Int3& coords) {
+  std::vector<std::size_t> bytes{
+      edgeBytes(scalar, p, ModelPlan::Input, coords, p.outputGhosts(ModelPlan::Input))};
+  for (std::size_t id = 0; id < p.layers.size(); ++id)
+    bytes.push_back(edgeBytes(scalar, p, int(id), coords, p.outputGhosts(int(id))));
+  std::vector<std::vector<int>> readers(bytes.size());
+  for (std::size_t c = 0; c < p.layers.size(); ++c)
+    for (int producer : p.layers[c].inputs) readers[std::size_t(producer + 1)].push_back(int(c));
+  return placeInferenceActivations(bytes, readers);
+}
+
 template <class T, class M>
 GraphMemory modelMemory(const ModelPlan& p, const Int3& coords, bool askEngines) {
   GraphMemory m;
@@ -259,6 +273,16 @@ GraphMemory modelMemory(const ModelPlan& p, const Int3& coords, bool askEngines)
     const GradientPlacement placed = placeGradients(gradientEdges(sizeof(T), p, coords));
     m.activationGradients = placed.arenaBytes;
     m.activationGradientBuffers = placed.separateBytes;
+  }
+  m.activationBuffers = m.activations;
+  // Inference (ModelOptions::inference): no gradient of any kind, and the activations in one
+  // arena placed by their lives over the forward pass.
+  if (p.options.inference && !p.layers.empty()) {
+    const ActivationPlacement placed = inferenceActivations(sizeof(T), p, coords);
+    m.activations = placed.arenaBytes;
+    m.activationBuffers = placed.separateBytes;
+    m.activationGradients = m.activationGradientBuffers = 0;
+    m.parameters /= 2;  // values only
   }
   return m;
 }

@@ -69,6 +69,10 @@ public:
   /// not per exchange: nothing else writes a gathered tensor's ghost cells (layers write owned
   /// cells, readers write zeros there). A different tensor is zeroed at its first gather.
   void gatherBegin(const execution_space& exec, const tensor_type& t);
+  /// every = true: the tensors gathered share their memory with others between gathers (an
+  /// inference graph's activations, placed by their lives), so a tensor's padding may hold other
+  /// values at any gather: zero it at every gather.
+  void setZeroPaddingEveryGather(bool every) { zeroPaddingEveryGather_ = every; }
   void gatherEnd(const execution_space& exec, const tensor_type& t);
 
   /// Adjoint of gather: add every in-domain ghost cell's value into the owned cell it mirrors
@@ -126,6 +130,7 @@ private:
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool started_ = false;  // between exchange and finishExchange (progress may null request_)
   const void* paddingZeroed_ = nullptr;  // the data of the tensor whose padding holds zeros
+  bool zeroPaddingEveryGather_ = false;  // see setZeroPaddingEveryGather
 };
 
 /// Factories: a ready halo for tensors laid out like `like`, or like `layout`.

@@ -57,6 +57,9 @@ public:
   std::vector<Parameter<ParamOf<T>, MemorySpace>> parameters() const { return {}; }
   /// Inference only (Graph::finalize(true)): frees backward's scaled output gradient.
   void releaseBackward() { scaledDy_ = {}; }
+  /// The inputs share memory with other tensors (Graph::finalize(true) places the activations
+  /// by their lives): the halo zeroes the padding at every gather, not only a tensor's first.
+  void setInputsShareMemory(bool shared) { plan_.halo().setZeroPaddingEveryGather(shared); }
   // backward(exec, x, dy, dx): both passes, dx's only where wanted (LayerBackward).
 
 private:

@@ -112,6 +112,11 @@ public:
   /// and zero padding outside the domain (data::Preprocess does, from ghosts read from the file),
   /// so forward exchanges no halo: the model input's ghosts are read or exchanged, not both.
   void setInputGhostsFilled(bool filled) { inputGhostsFilled_ = filled; }
+  /// The inputs share memory with other tensors (Graph::finalize(true) places the activations
+  /// by their lives): the halo zeroes the padding at every gather, not only a tensor's first.
+  void setInputsShareMemory(bool shared) {
+    if (halo_) halo_->setZeroPaddingEveryGather(shared);
+  }
 
   /// "weight" [Cout, Cin, k, k, k] and, with Options::bias, "bias" [Cout]. Values start at zero;
   /// whoever builds the model initialises them.

@@ -86,6 +86,11 @@ public:
     weight_.grad = {};
     bias_.grad = {};
   }
+  /// The inputs share memory with other tensors (Graph::finalize(true) places the activations
+  /// by their lives): the halo zeroes the padding at every gather, not only a tensor's first.
+  void setInputsShareMemory(bool shared) {
+    if (halo_) halo_->setZeroPaddingEveryGather(shared);
+  }
   /// This rank's arithmetic per pass: with kernel = stride every output value is Cin
   /// multiply-adds (one input voxel per output voxel).
   LayerFlops flops() const {

@@ -47,6 +47,21 @@ constexpr std::size_t gradientAlignment = 128;
 /// every caller with the same edges gets the same offsets.
 GradientPlacement placeGradients(const GradientEdges& edges);
 
+/// The activations of an inference pass, where nothing runs backward, placed by their lives as
+/// well: the model input (index 0) and node i's output (index i + 1), each with the nodes that
+/// read it. On the pass's timeline the input is written at 0 and node i's forward runs at i + 1;
+/// an activation lives from its writing to its last reader's forward, and one no node reads (the
+/// model output) to the end of the pass, n, where the caller reads it. Lives are closed, so a
+/// forward's inputs and output never share memory.
+struct ActivationPlacement {
+  std::vector<std::size_t> offsets;  // by activation index
+  std::size_t arenaBytes = 0;        // at least gradientAlignment, so never empty
+  std::size_t separateBytes = 0;     // what separate allocations would hold
+};
+
+ActivationPlacement placeInferenceActivations(const std::vector<std::size_t>& bytes,
+                                              const std::vector<std::vector<int>>& readers);
+
 /// One buffer's size and closed live range [first, last] on a timeline, for placeByLifetime.
 struct BufferLife {
   std::size_t bytes = 0;

@@ -133,6 +133,10 @@ private:
                      const GhostMap& ghosts, const LayerGrid& grid) const;
   // finalize(): every edge gradient and dL/d(output) in one arena, placed by their lives.
   void allocateGradients();
+  // finalize(): the model input and every node's output, each with the ghosts its consumers
+  // need: allocated each on its own (training: backward reads them all), or (inference) in one
+  // arena placed by their lives over the forward pass.
+  void allocateActivations(bool inference);
   const value_type& gradientFor(int producer, int consumer, std::size_t slot) const;
 
   LayerGrid grid_;  // the model input's
@@ -142,6 +146,8 @@ private:
   value_type input_, outputGradient_;
   // The activation gradients' memory: every edge gradient and outputGradient_ is a view into it.
   Kokkos::View<char*, MemorySpace> gradientArena_;
+  // Inference: the activations' memory (input_ and every node's output are views into it).
+  Kokkos::View<char*, MemorySpace> activationArena_;
   std::vector<Kokkos::View<param_type*, MemorySpace>>
       gradients_;       // every parameter's, for zeroGradients
   GraphMemory memory_;  // activations, their gradients and the parameters, set by finalize()

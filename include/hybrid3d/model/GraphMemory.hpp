@@ -11,7 +11,11 @@
 namespace hybrid3d {
 
 struct GraphMemory {
-  std::size_t activations = 0;  // every node's output and the model input
+  /// Every node's output and the model input; in inference (Graph::finalize(true)) the arena
+  /// they are placed in by their lives over the forward pass, and what they would hold each on
+  /// its own (equal in training, where backward reads them all).
+  std::size_t activations = 0;
+  std::size_t activationBuffers = 0;
   /// One per consumer edge, plus dL/d(output): the arena they are placed in by their lives
   /// (model/GradientPlacement.hpp), and what they would hold each on its own.
   std::size_t activationGradients = 0;

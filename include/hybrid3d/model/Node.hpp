@@ -59,6 +59,10 @@ public:
   /// The input's ghost cells are written by whoever writes the input (a data reader that reads
   /// them from the file): a node that would exchange them need not (layers/Conv3d.hpp).
   virtual void setInputGhostsFilled(bool /*filled*/) {}
+  /// The node's inputs share memory with other tensors (Graph::finalize(true) places the
+  /// activations by their lives): their ghost cells hold other values whenever the node runs, so
+  /// a node that exchanges halos zeroes the padding at every exchange.
+  virtual void setInputsShareMemory(bool /*shared*/) {}
   virtual void setTraining(bool /*training*/) {}
   /// Inference only from now on (Graph::finalize(true)): the layer frees its parameter gradients
   /// and the buffers only backward uses; backward must not be called again.

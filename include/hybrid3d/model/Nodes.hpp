@@ -59,6 +59,11 @@ template <class L>
 struct HasInputGhostsFilled<L, std::void_t<decltype(std::declval<L&>().setInputGhostsFilled(true))>>
     : std::true_type {};
 template <class L, class = void>
+struct HasInputsShareMemory : std::false_type {};
+template <class L>
+struct HasInputsShareMemory<L, std::void_t<decltype(std::declval<L&>().setInputsShareMemory(true))>>
+    : std::true_type {};
+template <class L, class = void>
 struct HasEngine : std::false_type {};
 template <class L>
 struct HasEngine<L, std::void_t<decltype(std::declval<const L&>().engineDescription())>>
@@ -119,6 +124,9 @@ public:
   }
   void setInputGhostsFilled(bool filled) override {
     if constexpr (Impl::HasInputGhostsFilled<Layer>::value) layer_.setInputGhostsFilled(filled);
+  }
+  void setInputsShareMemory(bool shared) override {
+    if constexpr (Impl::HasInputsShareMemory<Layer>::value) layer_.setInputsShareMemory(shared);
   }
   void releaseBackward() override {
     if constexpr (Impl::HasReleaseBackward<Layer>::value) layer_.releaseBackward();

@@ -98,17 +98,18 @@ std::vector<VolumePlan> planVolumes(const PredictOptions& o, const PredictSetup&
 }
 
 // This rank's memory for the inference model of `p`, as the shape-only plan predicts it: the
-// activations, the parameters' values (their gradients, half of the plan's parameter bytes,
-// are not allocated), the convolution workspace and the redistribution buffers.
+// activations placed by their lives, the parameters' values, the convolution workspace and the
+// redistribution buffers (ModelOptions::inference: no gradient).
 template <class T>
 double plannedBytes(const PredictSetup& s, const VolumePlan& p, int rank) {
   ModelOptions mo = s.model;
   mo.batch = 1;
   mo.inputExtents = p.modelExtents;
+  mo.inference = true;
   const ModelPlan plan = planModel(mo, p.grid);
   const Int3 coords{rank / (p.grid[1] * p.grid[2]), rank / p.grid[2] % p.grid[1], rank % p.grid[2]};
   const GraphMemory m = predictMemory<T>(plan, coords);
-  return double(m.activations + m.parameters / 2 + m.workspace + m.buffers);
+  return double(m.total());
 }
 
 template <class T>

@@ -114,7 +114,7 @@ void Halo<T, M>::gatherBegin(const execution_space& exec, const tensor_type& t) 
   ScopedPhase timed(PhaseTimers::global().halo);
   ProfilingRegion region(gatherRegion_);
   checkLayout(t);
-  if (t.view().data() != paddingZeroed_) {
+  if (zeroPaddingEveryGather_ || t.view().data() != paddingZeroed_) {
     for (const Box3& z : plan_.zeros) {
       const Index3 lo{t.localIndex(0, z.lo[0]), t.localIndex(1, z.lo[1]), t.localIndex(2, z.lo[2])};
       Impl::applyBox<Impl::BoxOp::Zero>("hybrid3d::Halo::zeroPadding", exec, t.view(), sendBuf_, 0,
