@@ -68,6 +68,15 @@ std::string timeText(double seconds) {
   return buffer;
 }
 
+// The times as the file holds them (six digits), so that the process that measured a row and
+// one that reads it choose alike even between near-equal times.
+ConvTimes asWritten(ConvTimes times) {
+  for (auto& pass : times)
+    for (double& t : pass)
+      if (std::isfinite(t)) t = std::strtod(timeText(t).c_str(), nullptr);
+  return times;
+}
+
 // One row "KEY t t t ... (12)"; false when it does not parse.
 bool parseRow(const std::string& line, std::string& key, ConvTimes& times) {
   std::istringstream in(line);
@@ -176,6 +185,13 @@ ConvTimes noConvTimes() {
   return t;
 }
 
+bool sameCandidates(const ConvTimes& a, const ConvTimes& b) {
+  for (int p = 0; p < convPassCount; ++p)
+    for (int c = 0; c < convCandidateCount; ++c)
+      if (std::isfinite(a[p][c]) != std::isfinite(b[p][c])) return false;
+  return true;
+}
+
 ConvCandidate fastestCandidate(const std::array<double, convCandidateCount>& seconds) {
   int best = 0;
   for (int c = 1; c < convCandidateCount; ++c)
@@ -229,16 +245,20 @@ std::optional<ConvTimes> ConvTimingCache::find(const std::string& shapeKey) cons
   return found->second;
 }
 
-void ConvTimingCache::record(const std::string& shapeKey, const ConvTimes& times) {
+ConvTimes ConvTimingCache::record(const std::string& shapeKey, const ConvTimes& measured) {
+  const ConvTimes times = asWritten(measured);
   rows_[shapeKey] = times;
-  if (path_.empty()) return;
+  if (path_.empty()) return times;
   std::error_code error;
   const std::filesystem::path dir = std::filesystem::path(path_).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir, error);
   const FileLock lock(path_ + ".lock");
-  // Rows other writers added since this process read the file, ours over theirs.
+  // Rows other writers added since this process read the file join ours; a row already there
+  // stays, and is this process's too (a job and its restart choose by the same times).
   std::string ignoredWhy;
   std::map<std::string, ConvTimes> merged = readRows(path_, cpu_, versions_, ignoredWhy);
+  for (const auto& [key, row] : merged)
+    if (key != shapeKey || sameCandidates(row, times)) rows_[key] = row;
   for (const auto& [key, row] : rows_) merged[key] = row;
   const std::string tmp = uniqueTemporary(path_);
   {
@@ -251,12 +271,13 @@ void ConvTimingCache::record(const std::string& shapeKey, const ConvTimes& times
       out << '\n';
     }
     out.flush();
-    if (out && std::rename(tmp.c_str(), path_.c_str()) == 0) return;
+    if (out && std::rename(tmp.c_str(), path_.c_str()) == 0) return rows_[shapeKey];
   }
   std::remove(tmp.c_str());
   if (note_.empty())
     note_ = Impl::concat("convolution timings: cannot write ", path_, " (", std::strerror(errno),
                          "); this run's timings stay in memory");
+  return rows_[shapeKey];
 }
 
 std::string ConvTimingCache::takeNote() {

@@ -133,8 +133,16 @@ TEST(ConvTimings, WritersMergeTheirRows) {
   const ScratchDirectory dir("merge");
   const std::string path = dir.path + "/conv-timings.txt";
   ConvTimingCache first(path, cpu, versions), second(path, cpu, versions);
-  first.record("a", someTimes(1));
-  second.record("b", someTimes(2));
+  expectSameTimes(first.record("a", someTimes(1)), someTimes(1));
+  expectSameTimes(second.record("b", someTimes(2)), someTimes(2));
+  // The first row written for a shape stays: who measured it too takes that row.
+  expectSameTimes(second.record("a", someTimes(3)), someTimes(1));
+  expectSameTimes(*second.find("a"), someTimes(1));
+  // Unless it timed other candidates (another build's): then the new row replaces it.
+  ConvTimes fewer = someTimes(4);
+  fewer[int(ConvPass::Forward)][int(ConvCandidate::OneDnn)] = notCandidate;
+  expectSameTimes(second.record("a", fewer), fewer);
+  expectSameTimes(*ConvTimingCache(path, cpu, versions).find("a"), fewer);
   ConvTimingCache both(path, cpu, versions);
   ASSERT_TRUE(both.find("a").has_value());
   ASSERT_TRUE(both.find("b").has_value());

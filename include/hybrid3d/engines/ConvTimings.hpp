@@ -15,7 +15,8 @@
 /// or one that does not parse, is ignored with one line saying why and rewritten on the next
 /// measurement: a timing is never taken from it. Writers hold an flock on "<file>.lock" while
 /// they merge their rows into what is on disk, write a temporary file and rename it into place,
-/// so concurrent ranks and jobs neither corrupt the file nor drop each other's rows.
+/// so concurrent ranks and jobs neither corrupt the file nor drop each other's rows; the first
+/// row written for a shape stays, and a job that measured the shape at the same time takes it.
 
 #include <array>
 #include <functional>
@@ -44,6 +45,8 @@ using ConvTimes = std::array<std::array<double, convCandidateCount>, convPassCou
 constexpr double notCandidate = std::numeric_limits<double>::infinity();
 /// Every entry notCandidate.
 ConvTimes noConvTimes();
+/// Whether two rows time the same candidates (finite in the same places).
+bool sameCandidates(const ConvTimes& a, const ConvTimes& b);
 /// The candidate with the least finite time (ties: the first in ConvCandidate's order; Kokkos
 /// when none is finite).
 ConvCandidate fastestCandidate(const std::array<double, convCandidateCount>& seconds);
@@ -82,9 +85,11 @@ public:
   static ConvTimingCache& shared();
 
   std::optional<ConvTimes> find(const std::string& shapeKey) const;
-  /// Keeps the row and merges it into the file (locked, temporary file renamed into place). A
+  /// Keeps the row and merges it into the file (locked, temporary file renamed into place);
+  /// returns the row kept: the file's where another writer recorded the shape first with the
+  /// same candidates (its row never changes after, so every job that reads it chooses alike). A
   /// file that cannot be written costs a note, not the run.
-  void record(const std::string& shapeKey, const ConvTimes& times);
+  ConvTimes record(const std::string& shapeKey, const ConvTimes& times);
   /// Why the file was ignored or could not be written ("" when all is well); each note once.
   std::string takeNote();
   const std::string& path() const { return path_; }
