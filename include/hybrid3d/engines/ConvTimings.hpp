@@ -5,9 +5,9 @@
 ///
 /// A candidate is an engine (engines/ConvEngine.hpp) or the direct host kernels (AVX2 + FMA,
 /// kernels/ConvForwardHost.hpp and ConvWeightsHost.hpp). Conv3d asks the cache for its rank's
-/// shape; on a miss it times every candidate that can run each pass (a warm-up and a few
-/// repetitions) and records the times. The ranks then take, for each pass, the candidate whose
-/// slowest rank is fastest, so that every rank runs the same code.
+/// shape; on a miss it times every candidate that can run each pass (once, or the fastest of a
+/// few runs when short) and records the times. The ranks then take, for each pass, the candidate
+/// whose slowest rank is fastest, so that every rank runs the same code.
 ///
 /// The cache file (convTimingCachePath) is text: a header naming the CPU (model name and the
 /// instruction-set flags that change which kernels run) and the library versions (oneDNN,

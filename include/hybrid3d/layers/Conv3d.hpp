@@ -192,8 +192,8 @@ private:
   // Auto: the candidates of each pass on this rank (0 where one can run, else notCandidate).
   ConvTimes candidates() const;
   ConvShape timingShape(const Impl::LocalConvProblem& problem) const;
-  // Runs every candidate of every pass on scratch tensors of this rank's shapes (a warm-up and
-  // a few repetitions each), having built whole_ and the kokkos workspaces for all of them.
+  // Runs every candidate of every pass on scratch tensors of this rank's shapes (once, or a few
+  // times when short: Impl::fastestRun), having built whole_ and the kokkos workspaces for all.
   ConvTimes measure(const ConvTimes& can, const Impl::LocalConvProblem& problem,
                     const TensorShape& input);
   bool holdsVendor() const {

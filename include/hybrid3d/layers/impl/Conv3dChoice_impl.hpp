@@ -17,22 +17,27 @@ namespace hybrid3d {
 
 namespace Impl {
 
-// Repetitions timed per candidate and pass, after one warm-up (whose first vendor call builds
-// the primitive and whose first kokkos one touches the workspaces); the fastest counts.
+// A pass timed at this many seconds or more on its first run is timed by that run alone: its cold
+// start (the vendor primitive is built with the engine, the kokkos workspaces are touched at
+// allocation; what is left is caches) is small beside it, and a model's large layers then cost
+// about one step each to time. Shorter passes take the fastest of their first run and
+// convTimingReps more, whose noise is larger than their cold start.
+constexpr double convTimingOneRunSeconds = 1e-3;
 constexpr int convTimingReps = 3;
 
 template <class Exec, class Run>
-double fastestRun(const Exec& exec, int reps, const Run& run) {
+double timeRun(const Exec& exec, const Run& run) {
+  const auto start = std::chrono::steady_clock::now();
   run();
   exec.fence();
-  double best = notCandidate;
-  for (int r = 0; r < reps; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    exec.fence();
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    best = std::min(best, took.count());
-  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+template <class Exec, class Run>
+double fastestRun(const Exec& exec, const Run& run) {
+  double best = timeRun(exec, run);
+  for (int r = 0; r < convTimingReps && best < convTimingOneRunSeconds; ++r)
+    best = std::min(best, timeRun(exec, run));
   return best;
 }
 
@@ -200,7 +205,7 @@ ConvTimes Conv3d<T, M>::measure(const ConvTimes& can, const Impl::LocalConvProbl
     for (int c = 0; c < convCandidateCount; ++c) {
       if (!std::isfinite(can[p][c])) continue;
       pass_[p] = ConvCandidate(c);
-      times[p][c] = Impl::fastestRun(exec, Impl::convTimingReps, [&] {
+      times[p][c] = Impl::fastestRun(exec, [&] {
         if (p == int(ConvPass::Forward)) forwardLocal(exec, x, y);
         if (p == int(ConvPass::BackwardData)) backwardDataLocal(exec, dy, dx);
         if (p == int(ConvPass::BackwardWeights)) backwardWeightsLocal(exec, x, dy);
