@@ -99,7 +99,7 @@ public:
     bool overlap = convOverlapByDefault;
     /// Auto only: a seam for tests that gives the candidates' times instead of running them
     /// (neither the cache file nor the kernels are then used). Empty: time them (or read them).
-    ConvTimer timer;
+    ConvTimer timer{};
   };
 
   /// Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for an even or
