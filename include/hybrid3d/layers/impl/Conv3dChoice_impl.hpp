@@ -17,11 +17,10 @@ namespace hybrid3d {
 
 namespace Impl {
 
-// A pass timed at this many seconds or more on its first run is timed by that run alone: its cold
-// start (the vendor primitive is built with the engine, the kokkos workspaces are touched at
-// allocation; what is left is caches) is small beside it, and a model's large layers then cost
-// about one step each to time. Shorter passes take the fastest of their first run and
-// convTimingReps more, whose noise is larger than their cold start.
+// After a warm-up (a pass's first call in a process pays one-off costs: oneDNN's thread pool and
+// lazily built reorders, first touches), a pass timed at this many seconds or more is timed by
+// one run: a model's large layers then cost about two steps each to time. Shorter passes take
+// the fastest of convTimingReps runs, whose noise is larger.
 constexpr double convTimingOneRunSeconds = 1e-3;
 constexpr int convTimingReps = 3;
 
@@ -35,8 +34,9 @@ double timeRun(const Exec& exec, const Run& run) {
 
 template <class Exec, class Run>
 double fastestRun(const Exec& exec, const Run& run) {
+  timeRun(exec, run);  // the warm-up
   double best = timeRun(exec, run);
-  for (int r = 0; r < convTimingReps && best < convTimingOneRunSeconds; ++r)
+  for (int r = 1; r < convTimingReps && best < convTimingOneRunSeconds; ++r)
     best = std::min(best, timeRun(exec, run));
   return best;
 }
