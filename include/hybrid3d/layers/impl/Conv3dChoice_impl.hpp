@@ -18,9 +18,10 @@ namespace hybrid3d {
 namespace Impl {
 
 // After a warm-up (a pass's first call in a process pays one-off costs: oneDNN's thread pool and
-// lazily built reorders, first touches), a pass timed at this many seconds or more is timed by
-// one run: a model's large layers then cost about two steps each to time. Shorter passes take
-// the fastest of convTimingReps runs, whose noise is larger.
+// lazily built reorders, first touches), a pass whose warm-up and first run both took this many
+// seconds or more is timed by that run: a model's large layers then cost about two steps each
+// to time. Other passes take the fastest of convTimingReps runs (a short pass's noise is larger,
+// and one spike must not exclude a candidate).
 constexpr double convTimingOneRunSeconds = 1e-3;
 constexpr int convTimingReps = 3;
 
@@ -34,9 +35,9 @@ double timeRun(const Exec& exec, const Run& run) {
 
 template <class Exec, class Run>
 double fastestRun(const Exec& exec, const Run& run) {
-  timeRun(exec, run);  // the warm-up
+  const double warmUp = timeRun(exec, run);
   double best = timeRun(exec, run);
-  for (int r = 1; r < convTimingReps && best < convTimingOneRunSeconds; ++r)
+  for (int r = 1; r < convTimingReps && std::min(warmUp, best) < convTimingOneRunSeconds; ++r)
     best = std::min(best, timeRun(exec, run));
   return best;
 }
