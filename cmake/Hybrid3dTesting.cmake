@@ -11,6 +11,10 @@ set(HYBRID3D_MPIEXEC_EXTRA_FLAGS "--oversubscribe --bind-to none" CACHE STRING
 set(HYBRID3D_TEST_ENVIRONMENT
     "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1"
     CACHE STRING "Environment of every MPI test")
+# auto's convolution timings (engines/ConvTimings.hpp) in the build tree: the suite neither reads
+# nor writes the user's ~/.cache, and a later run reads what an earlier one measured.
+list(APPEND HYBRID3D_TEST_ENVIRONMENT
+     "HYBRID3D_CONV_TIMINGS=${PROJECT_BINARY_DIR}/conv-timings.txt")
 
 function(hybrid3d_add_mpi_test name target)
   cmake_parse_arguments(A "" "TIMEOUT" "RANKS;ARGS;LABELS" ${ARGN})

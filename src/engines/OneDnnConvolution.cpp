@@ -726,6 +726,11 @@ void OneDnnConvolution<T>::backwardWeights(const execution_space& exec, const te
   P.stream.wait();
 }
 
+std::string oneDnnVersion() {
+  const dnnl_version_t* v = dnnl_version();
+  return concat(v->major, ".", v->minor, ".", v->patch);
+}
+
 template class OneDnnConvolution<float>;
 template class OneDnnConvolution<bfloat16>;
 template class OneDnnConvolution<float16>;

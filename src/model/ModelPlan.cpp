@@ -46,16 +46,17 @@ std::size_t redistributionBuffers(const ModelPlan& p, int id, const Int3& coords
 }
 
 // The host workspace the rank's convolution `l` (reading `x`) reserves: the onednn engine's
-// buffer when the layer runs that engine there (the engine choice as Conv3d makes it), else 0.
+// buffer when the layer may hold that engine there (named, or auto timing it), else 0.
 template <class T, class M>
 std::size_t convWorkspace(const ModelPlan& p, int id, const TensorShape& x, const Int3& coords) {
   const LayerPlan& l = p.layers.at(id);
   if (p.localBatch(id, coords) == 0) return 0;  // no samples: Conv3d makes no engine
   const Box3 outOwned =
       BlockDecomposition(l.output.extents, l.grid).ownedBox(p.place(id, coords).coords);
-  const ConvEngine engine = resolveConvEngine<T, M>(l.conv.engine, l.name, outOwned.size(),
-                                                    p.convLargestOperand(id, coords));
-  if (engine != ConvEngine::OneDnn) return 0;
+  // (Refuses a named engine that cannot run the layer.)
+  const Index largest = p.convLargestOperand(id, coords);
+  resolveConvEngine<T, M>(l.conv.engine, l.name, outOwned.size(), largest);
+  if (!convMayHoldOneDnn<T, M>(l.conv.engine, largest)) return 0;
 #if HYBRID3D_ENABLE_ONEDNN
   // The sizes oneDNN is asked about depend on the box and the channels, not on where the
   // window starts in the ghosted array.

@@ -42,6 +42,18 @@ TEST(ConvEngineLimits, AutoTakesKokkosBeyondTheLimitAndSaysSo) {
   EXPECT_FALSE((autoBeyondVendorLimit<float, Host>(ConvEngine::Kokkos, 4096, limit + 1)));
 }
 
+TEST(ConvEngineLimits, ThePlanCountsOneDnnWhereAutoMayTimeIt) {
+  // Auto builds (or reserves) the onednn engine wherever oneDNN is a candidate: not beyond the
+  // limit, not for double; a named engine holds only itself.
+  const bool built = HYBRID3D_ENABLE_ONEDNN;
+  EXPECT_EQ((convMayHoldOneDnn<float, Host>(ConvEngine::Auto, limit)), built);
+  EXPECT_EQ((convMayHoldOneDnn<bfloat16, Host>(ConvEngine::Auto, 8)), built);
+  EXPECT_FALSE((convMayHoldOneDnn<float, Host>(ConvEngine::Auto, limit + 1)));
+  EXPECT_FALSE((convMayHoldOneDnn<double, Host>(ConvEngine::Auto, 8)));
+  EXPECT_TRUE((convMayHoldOneDnn<float, Host>(ConvEngine::OneDnn, 8)));
+  EXPECT_FALSE((convMayHoldOneDnn<float, Host>(ConvEngine::Kokkos, 8)));
+}
+
 TEST(ConvEngineLimits, KokkosTakesAnySize) {
   EXPECT_EQ((resolveConvEngine<float, Host>(ConvEngine::Kokkos, "conv1", 4096, limit * 64)),
             ConvEngine::Kokkos);

@@ -15,7 +15,8 @@
 ///   cudnn   cuDNN's convolutions (what LBANN and DiHydrogen use on NVIDIA GPUs): float and
 ///           double on CUDA device memory, built when Kokkos has CUDA and cuDNN is found
 ///           (HYBRID3D_ENABLE_CUDNN).
-///   auto    the fastest engine available for the layer's scalar, memory space and box size.
+///   auto    per pass, the fastest code that can run the layer's scalar, memory space and box,
+///           timed on this machine once per shape (engines/ConvTimings.hpp, Conv3d).
 
 #include <algorithm>
 #include <cstdint>
@@ -88,10 +89,10 @@ constexpr bool cudnnCanRun() {
 /// messages cross a network or a GPU computes.
 constexpr bool convOverlapByDefault = false;
 
-/// Below this many output voxels per sample on a rank, oneDNN's fixed costs per pass (layout
-/// reorders, dispatch) outweigh its faster arithmetic: bench_conv_layers measured it slower
-/// than the kokkos engine on 2^3 boxes, even at 4^3 and faster above (docs/performance-notes.md,
-/// "oneDNN engine").
+/// The plan's guess for auto where it has no timing (plan/StepCost.cpp; Conv3d itself times its
+/// candidates): below this many output voxels per sample on a rank, oneDNN's fixed costs per
+/// pass (layout reorders, dispatch) outweighed its faster arithmetic on an AVX2 CPU
+/// (docs/performance-notes.md, "oneDNN engine").
 constexpr Index oneDnnMinOutputVoxels = 64;
 
 /// The most elements one operand of a convolution may have on the vendor engines. oneDNN 2.6's
@@ -112,7 +113,8 @@ inline Index largestConvOperand(Index batch, Index cin, Index cout, Index inputV
 
 /// The engine a layer of scalar T in MemorySpace, with `outputVoxels` owned output voxels per
 /// sample on this rank and `largestOperand` elements in its largest operand
-/// (largestConvOperand), uses when `requested` is asked for; refuses, naming the layer, an
+/// (largestConvOperand), uses when `requested` is asked for (for auto, the plan's guess without
+/// timings); refuses, naming the layer, an
 /// engine that cannot run it. Auto never takes a vendor engine for an operand beyond
 /// vendorConvMaxElements (autoBeyondVendorLimit tells a report so); asked by name, that engine
 /// is refused naming the limit.
@@ -158,6 +160,15 @@ ConvEngine resolveConvEngine(ConvEngine requested, const std::string& layer, Ind
          scalar, " on ", MemorySpace::memory_space::name());
   }
   return requested;
+}
+
+/// Whether a layer asking `requested` may hold a onednn engine, for the memory a plan counts:
+/// auto builds one to time it wherever oneDNN can run the layer (its share of the shared host
+/// workspace stays reserved, whichever engine wins).
+template <class T, class MemorySpace>
+bool convMayHoldOneDnn(ConvEngine requested, Index largestOperand) {
+  if (requested != ConvEngine::Auto) return requested == ConvEngine::OneDnn;
+  return oneDnnCanRun<T, MemorySpace>() && largestOperand <= vendorConvMaxElements;
 }
 
 /// Whether auto took the kokkos engine only because a vendor engine that would otherwise run

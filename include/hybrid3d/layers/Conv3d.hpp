@@ -25,6 +25,13 @@
 /// library instead (engines/ConvEngine.hpp: `onednn` on host memory); the halo gather, the
 /// adjoint scatterAdd and the gradient contract stay the layer's, whatever the engine.
 ///
+/// `auto` chooses per pass by time (engines/ConvTimings.hpp): each candidate that can run a pass
+/// (kokkos; the vendor engine where it can run the scalar, memory space and box; the direct AVX2
+/// host kernels for forward and backward-weights) is timed on this rank's box at set-up, or its
+/// times read from the cache file; every rank takes, per pass, the candidate whose slowest rank
+/// is fastest. A layer holds what its passes run: the vendor engine's parts when some pass runs
+/// it, the kokkos workspaces when some pass runs that.
+///
 /// Mixed precision (T = bfloat16 or float16, core/Scalar16.hpp): activations and their
 /// gradients are T, the parameters float master weights (ParamOf<T>), and every sum runs in
 /// float (ComputeOf<T>). The kokkos engine's workspaces are float: im2col converts as it gathers,
@@ -36,6 +43,7 @@
 /// the direct host kernels (float only) do not run, and the halo is not overlapped (each part's
 /// adds into dx would round).
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -43,6 +51,7 @@
 #include <vector>
 
 #include <Kokkos_Core.hpp>
+#include <mpi.h>
 
 #include <hybrid3d/comm/Halo.hpp>
 #include <hybrid3d/core/Devices.hpp>
@@ -52,6 +61,7 @@
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
 #include <hybrid3d/engines/ConvEngine.hpp>
+#include <hybrid3d/engines/ConvTimings.hpp>
 #include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
@@ -87,6 +97,9 @@ public:
     /// exchange, then the whole box at once (one engine call per pass). Ignored for 16-bit T
     /// (see the top of this file).
     bool overlap = convOverlapByDefault;
+    /// Auto only: a seam for tests that gives the candidates' times instead of running them
+    /// (neither the cache file nor the kernels are then used). Empty: time them (or read them).
+    ConvTimer timer{};
   };
 
   /// Collective over grid.worldComm(). Throws hybrid3d::Error naming the layer for an even or
@@ -143,8 +156,13 @@ public:
   /// Whether this rank's passes overlap the halo exchange: asked for, and the output box has
   /// both an interior and a shell (not on 1 rank, nor on boxes too thin for an interior).
   bool overlaps() const { return !shell_.empty(); }
-  /// The engine this layer runs (never Auto), and which implementation runs each pass.
+  /// The vendor engine this layer holds for some pass, else kokkos (never Auto).
   ConvEngine engine() const { return engine_; }
+  /// The code that runs `pass`, and (auto) the candidates' times it was chosen by: seconds, the
+  /// most over the ranks, notCandidate for those that cannot run a pass. Named engines: none.
+  ConvCandidate passEngine(ConvPass pass) const { return pass_[int(pass)]; }
+  const ConvTimes& passTimes() const { return times_; }
+  /// Which implementation runs each pass (and under auto, the times and where they came from).
   std::string engineDescription() const;
 
 private:
@@ -164,10 +182,36 @@ private:
   // window_ over the whole owned output box, where its input starts in x's local array, and
   // pointwise_.
   void placeWindow(const TensorShape& input);
-  // engine_ (Auto resolved for T and MemorySpace) and the passes the direct host kernels take.
-  void chooseEngine(const std::string& name);
   // The engines' description of this rank's whole problem, from window_.
   Impl::LocalConvProblem ownedBoxProblem(const std::string& name, const TensorShape& input) const;
+  // pass_ and engine_ (a named engine, or auto's choice by time), whole_ with the vendor part
+  // where some pass runs it.
+  // (layers/impl/Conv3dChoice_impl.hpp)
+  void chooseEngines(const Impl::LocalConvProblem& problem, const TensorShape& input,
+                     MPI_Comm world);
+  // Auto: this rank's candidates' times (from the timer seam, the cache, or measured here),
+  // their most over the ranks into times_, and pass_. True when this rank measured (and so
+  // built whole_ with every candidate).
+  bool chooseByTime(const Impl::LocalConvProblem& problem, const TensorShape& input,
+                    MPI_Comm world);
+  // Auto: the candidates of each pass on this rank (0 where one can run, else notCandidate).
+  ConvTimes candidates() const;
+  ConvShape timingShape(const Impl::LocalConvProblem& problem) const;
+  // Runs every candidate of every pass on scratch tensors of this rank's shapes (once, or a few
+  // times when short: Impl::fastestRun), having built whole_ and the kokkos workspaces for all.
+  ConvTimes measure(const ConvTimes& can, const Impl::LocalConvProblem& problem,
+                    const TensorShape& input);
+  bool holdsVendor() const {
+    return vendorRuns(ConvPass::Forward) || vendorRuns(ConvPass::BackwardData) ||
+           vendorRuns(ConvPass::BackwardWeights);
+  }
+  bool vendorRuns(ConvPass pass) const {
+    const ConvCandidate c = pass_[int(pass)];
+    return c == ConvCandidate::OneDnn || c == ConvCandidate::Cudnn;
+  }
+  bool anyPassRuns(ConvCandidate c) const {
+    return pass_[0] == c || pass_[1] == c || pass_[2] == c;
+  }
   // With overlap asked for and possible, interior_ and shell_; else they stay empty.
   void splitForOverlap(const Impl::LocalConvProblem& problem, const TensorShape& input);
   // The kokkos engine's col_, out_, ones_ (and dxSum_ for 16-bit T), sized for every part.
@@ -189,6 +233,12 @@ private:
   // dx += the part's adjoint (kokkos engine; a vendor part overwrites unless accumulateDx).
   void backwardDataPart(const execution_space& exec, const tensor_type& dy, const tensor_type& dx,
                         const Part& part);
+  // The passes on the whole owned box without the halo exchanges (x's ghosts already filled;
+  // dx's ghosts left for the scatterAdd).
+  void forwardLocal(const execution_space& exec, const tensor_type& x, const tensor_type& y);
+  void backwardDataLocal(const execution_space& exec, const tensor_type& dy, const tensor_type& dx);
+  void backwardWeightsLocal(const execution_space& exec, const tensor_type& x,
+                            const tensor_type& dy);
   bool direct(const tensor_type& outputLike) const;  // the 1x1 path applies to this call
   // dxSum_ (16-bit T) shaped as dx's ghosted local array.
   using SumView = Kokkos::View<Compute*****, Kokkos::LayoutRight, MemorySpace,
@@ -210,14 +260,17 @@ private:
   bool pointwise_ = false;          // k = 1, s = 1, p = 0
   bool inputGhostsFilled_ = false;  // see setInputGhostsFilled
   ConvEngine engine_ = ConvEngine::Kokkos;
+  // The code each pass runs ([ConvPass]) and, under auto, the times that chose it (the most over
+  // the ranks) and where this rank's came from ("measured", "cached", "given" by the timer,
+  // "none on this rank" without output voxels; null: a named engine).
+  std::array<ConvCandidate, convPassCount> pass_{ConvCandidate::Kokkos, ConvCandidate::Kokkos,
+                                                 ConvCandidate::Kokkos};
+  ConvTimes times_ = noConvTimes();
+  const char* timesFrom_ = nullptr;
   // Elements of this rank's largest operand as the vendor engines lay it out, and whether auto
   // took the kokkos engine because a vendor engine cannot index it (ConvEngine.hpp).
   Index largestOperand_ = 0;
   bool beyondVendorLimit_ = false;
-  // Passes by the direct host kernels instead of the engine (auto only, where they run: float
-  // on host memory, 3^3 stride 1, few input channels, AVX2 + FMA): forward
-  // (ConvForwardHost.hpp) and backward-weights (ConvWeightsHost.hpp).
-  bool hostForward_ = false, hostWeights_ = false;
   Part whole_;                          // the owned box (backward-weights, and no overlap)
   std::vector<Part> interior_, shell_;  // with overlap: one interior part, the shell slabs
 
@@ -234,6 +287,7 @@ private:
 }  // namespace hybrid3d
 
 #include <hybrid3d/layers/impl/Conv3d_impl.hpp>
+#include <hybrid3d/layers/impl/Conv3dChoice_impl.hpp>
 
 namespace hybrid3d {
 #define HYBRID3D_EXTERN(T, D) extern template class Conv3d<T, D>;

@@ -9,6 +9,7 @@
 #include <hybrid3d/layers/Conv3d.hpp>
 
 #include "ConvHarness.hpp"
+#include "ConvTimers.hpp"
 #include "GridCases.hpp"
 #include "TestDevice.hpp"
 
@@ -75,26 +76,29 @@ TEST(Conv3dEngine, KokkosFloatMatchesOneRankDoubleOnEveryGrid) {
 }
 
 TEST(Conv3dEngine, AutoMatchesOneRankKokkosDoubleOnEveryGrid) {
-  // What a model runs by default: the engine auto picks and, where it runs (float on host
-  // memory, 3^3 stride 1, few input channels, AVX2 + FMA), the direct forward and
-  // backward-weights kernels (kernels/ConvForwardHost.hpp, ConvWeightsHost.hpp).
+  // What a model runs by default: per pass, what auto measured fastest on this machine.
   expectEngineMatchesKokkosDouble(ConvEngine::Auto);
 }
 
-// Which passes a layer's description says the direct host kernels run: "forward and
-// backward-weights", "backward-weights" or "" (none).
-std::string directHostPasses(const std::string& how) {
-  for (const char* passes : {"forward and backward-weights", "backward-weights"})
-    if (how.find(std::string("; ") + passes + " by the direct host kernels") != std::string::npos)
-      return passes;
-  return "";
+// Which passes run the direct host kernels (kernels/ConvForwardHost.hpp, ConvWeightsHost.hpp):
+// "forward and backward-weights", "backward-weights", "forward" or "" (none).
+template <class Layer>
+std::string directHostPasses(const Layer& layer) {
+  const bool forward = layer.passEngine(ConvPass::Forward) == ConvCandidate::Direct;
+  const bool weights = layer.passEngine(ConvPass::BackwardWeights) == ConvCandidate::Direct;
+  EXPECT_NE(layer.passEngine(ConvPass::BackwardData), ConvCandidate::Direct);
+  return forward && weights ? "forward and backward-weights"
+         : weights          ? "backward-weights"
+         : forward          ? "forward"
+                            : "";
 }
 
 TEST(Conv3dEngine, DirectHostKernelsMatchKokkosDoubleOnWideRows) {
   // The engine cases' rows are narrower than one 8-lane vector: here rows of 16-voxel blocks,
   // single vectors and tails, output channels not a multiple of the kernels' block of 4, the
   // widest layer each kernel takes, W cut in two and three, ghosted y and dy, two samples, and
-  // the forward's interior and shell parts when the halo exchange is overlapped.
+  // the forward's interior and shell parts when the halo exchange is overlapped. Auto is given
+  // times that make the direct kernels the fastest wherever they run.
   if (!Impl::convWeightsHostCanRun<float, TestDevice>(3, 1, 4))
     GTEST_SKIP() << "needs float on host memory and a CPU with AVX2 and FMA";
   const std::vector<GridCase> grids{{{1, 1, 1}, 1}, {{1, 1, 2}, 1}, {{1, 1, 3}, 1}, {{2, 1, 1}, 2}};
@@ -109,13 +113,14 @@ TEST(Conv3dEngine, DirectHostKernelsMatchKokkosDoubleOnWideRows) {
       for (const bool overlap : {false, true}) {
         auto o = convOptions<float>(c, ConvEngine::Auto);
         o.overlap = overlap;
+        o.timer = favouring(ConvCandidate::Direct);
         const std::string what =
             c.name() + (overlap ? " overlapped" : "") + " on " + toString(grid.dims());
-        const std::string how =
-            FloatConv3d(grid, "probe", {c.batch, c.cin, c.extents}, o).engineDescription();
-        EXPECT_EQ(directHostPasses(how), c.cin <= Impl::convForwardHostMaxCin
-                                             ? "forward and backward-weights"
-                                             : "backward-weights")
+        const FloatConv3d probe(grid, "probe", {c.batch, c.cin, c.extents}, o);
+        const std::string how = probe.engineDescription();
+        EXPECT_EQ(directHostPasses(probe), c.cin <= Impl::convForwardHostMaxCin
+                                               ? "forward and backward-weights"
+                                               : "backward-weights")
             << what << ": " << how;
         expectSameAsOneRank<FloatConv3d, DoubleConv3d>(grid, {c.batch, c.cin, c.extents}, o,
                                                        convOptions<double>(c, ConvEngine::Kokkos),
@@ -126,13 +131,15 @@ TEST(Conv3dEngine, DirectHostKernelsMatchKokkosDoubleOnWideRows) {
 }
 
 TEST(Conv3dEngine, DirectHostKernelsOnlyWhereTheyRun) {
-  // Asked for by name, an engine runs every pass itself; auto leaves double, strided layers,
-  // other kernels and wide layers to its engine.
+  // Asked for by name, an engine runs every pass itself; to auto, the direct kernels are no
+  // candidate for double, strided layers, other kernels and wide layers (even when given the
+  // best times).
   const bool host = Impl::convWeightsHostCanRun<float, TestDevice>(3, 1, 4);
-  const auto passes = [](const auto& layer) { return directHostPasses(layer.engineDescription()); };
+  const auto passes = [](const auto& layer) { return directHostPasses(layer); };
   const TensorShape in{1, 4, {6, 6, 6}};
   FloatConv3d::Options o;
   o.outChannels = 8;
+  o.timer = favouring(ConvCandidate::Direct);
   EXPECT_EQ(passes(FloatConv3d(selfGrid(), "c", in, o)),
             host ? "forward and backward-weights" : "");
   EXPECT_EQ(passes(FloatConv3d(selfGrid(), "c", {1, 5, {6, 6, 6}}, o)),
@@ -153,6 +160,7 @@ TEST(Conv3dEngine, DirectHostKernelsOnlyWhereTheyRun) {
       "");
   DoubleConv3d::Options od;
   od.outChannels = 8;
+  od.timer = favouring(ConvCandidate::Direct);
   EXPECT_EQ(passes(DoubleConv3d(selfGrid(), "c", in, od)), "");
 }
 
@@ -257,27 +265,38 @@ TEST(Conv3dEngine, CudnnChoosesAgainForAnOutputWithGhosts) {
 }
 #endif
 
-TEST(Conv3dEngine, AutoPicksTheFastestBuiltEngine) {
-  // cudnn on CUDA memory whatever the box; else onednn on host memory from
-  // oneDnnMinOutputVoxels up; else kokkos.
-  constexpr bool cudnnFloat = cudnnCanRun<float, TestDevice>();
-  constexpr bool cudnnDouble = cudnnCanRun<double, TestDevice>();
+TEST(Conv3dEngine, AutoTakesTheFastestCandidateOfEachPass) {
+  // Given times that favour one candidate, auto takes it for every pass it can run, and the
+  // engine it holds is the vendor one only where some pass runs that.
+  constexpr ConvCandidate vendor = oneDnnCanRun<float, TestDevice>()  ? ConvCandidate::OneDnn
+                                   : cudnnCanRun<float, TestDevice>() ? ConvCandidate::Cudnn
+                                                                      : ConvCandidate::Kokkos;
   FloatConv3d::Options o;
   o.outChannels = 2;
-  const TensorShape in{1, 2, {4, 4, 4}};
-  const ConvEngine wantFloat = cudnnFloat                          ? ConvEngine::Cudnn
-                               : oneDnnCanRun<float, TestDevice>() ? ConvEngine::OneDnn
-                                                                   : ConvEngine::Kokkos;
-  EXPECT_EQ(FloatConv3d(selfGrid(), "c", in, o).engine(), wantFloat);
-  // A box below oneDnnMinOutputVoxels stays with the kokkos engine on the host.
-  EXPECT_EQ(FloatConv3d(selfGrid(), "c", {1, 2, {4, 4, 3}}, o).engine(),
-            cudnnFloat ? ConvEngine::Cudnn : ConvEngine::Kokkos);
+  const TensorShape in{1, 2, {4, 4, 3}};  // below the plan's oneDnnMinOutputVoxels guess
+  o.timer = favouring(vendor);
+  const FloatConv3d byVendor(selfGrid(), "c", in, o);
+  for (int p = 0; p < convPassCount; ++p) EXPECT_EQ(byVendor.passEngine(ConvPass(p)), vendor) << p;
+  EXPECT_EQ(byVendor.engine(), vendor == ConvCandidate::OneDnn  ? ConvEngine::OneDnn
+                               : vendor == ConvCandidate::Cudnn ? ConvEngine::Cudnn
+                                                                : ConvEngine::Kokkos);
+  EXPECT_NE(byVendor.engineDescription().find("[given]"), std::string::npos);
+  o.timer = favouring(ConvCandidate::Kokkos);
+  const FloatConv3d byKokkos(selfGrid(), "c", in, o);
+  for (int p = 0; p < convPassCount; ++p)
+    EXPECT_EQ(byKokkos.passEngine(ConvPass(p)), ConvCandidate::Kokkos) << p;
+  EXPECT_EQ(byKokkos.engine(), ConvEngine::Kokkos);
+  // Double on host memory: the kokkos engine is its only candidate. A named engine: no times.
   DoubleConv3d::Options od;
   od.outChannels = 2;
+  const bool cudnnDouble = cudnnCanRun<double, TestDevice>();
+  od.timer = favouring(cudnnDouble ? ConvCandidate::Cudnn : ConvCandidate::OneDnn);
   EXPECT_EQ(DoubleConv3d(selfGrid(), "c", in, od).engine(),
             cudnnDouble ? ConvEngine::Cudnn : ConvEngine::Kokkos);
   od.engine = ConvEngine::Kokkos;
-  EXPECT_EQ(DoubleConv3d(selfGrid(), "c", in, od).engine(), ConvEngine::Kokkos);
+  const DoubleConv3d named(selfGrid(), "c", in, od);
+  EXPECT_EQ(named.engine(), ConvEngine::Kokkos);
+  EXPECT_FALSE(std::isfinite(named.passTimes()[0][0]));
 }
 
 TEST(Conv3dEngine, CudnnIsRefusedWhereItCannotRunNamingTheLayer) {

@@ -333,8 +333,9 @@ TEST(Conv3d, BFloat16KokkosRoundsFloatsResultOnce) {
   EXPECT_GE(ran, 1);
 }
 
-// Auto hands 16-bit layers on host memory to oneDNN where it is built (as float ones), from the
-// same box size; the kokkos engine otherwise.
+// The plan's guess for auto without timings (StepCost) hands 16-bit layers on host memory to
+// oneDNN where it is built (as float ones), from the same box size; the kokkos engine otherwise.
+// (Conv3d itself times them: ConvAutoTimingTest.cpp.)
 TEST(Conv3dEngine, AutoTakesOneDnnFor16BitOnHostMemory) {
   const ConvEngine big = HYBRID3D_ENABLE_ONEDNN ? ConvEngine::OneDnn : ConvEngine::Kokkos;
   EXPECT_EQ((resolveConvEngine<bfloat16, Kokkos::HostSpace>(ConvEngine::Auto, "c", 64, 64)), big);

@@ -61,6 +61,9 @@ private:
   int threads_ = 1;
 };
 
+// oneDNN's version as "major.minor.patch" (for the timing cache's key, engines/ConvTimings.hpp).
+std::string oneDnnVersion();
+
 extern template class OneDnnConvolution<float>;
 extern template class OneDnnConvolution<bfloat16>;
 extern template class OneDnnConvolution<float16>;

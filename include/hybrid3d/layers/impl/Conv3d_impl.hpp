@@ -41,15 +41,15 @@ Conv3d<T, M>::Conv3d(const LayerGrid& grid, const std::string& name, const Tenso
   validate(name, input, options, grid.dims());
   placeGeometry(grid, name, input);
   placeWindow(input);
-  chooseEngine(name);
-  const Impl::LocalConvProblem problem = ownedBoxProblem(name, input);
-  whole_ = makePart({{0, 0, 0}, problem.outExtents}, problem, false);
-  splitForOverlap(problem, input);
-  if (engine_ == ConvEngine::Kokkos) allocateKokkosWorkspaces(input);
-
+  // (Before the engines: auto times its candidates on them.)
   const Index k = options.kernel;
   weight_ = createParameter<ParamOf<T>, M>(name, "weight", {window_.cout, window_.cin, k, k, k});
   if (options.bias) bias_ = createParameter<ParamOf<T>, M>(name, "bias", {window_.cout});
+
+  const Impl::LocalConvProblem problem = ownedBoxProblem(name, input);
+  chooseEngines(problem, input, grid.worldComm());
+  splitForOverlap(problem, input);
+  if (anyPassRuns(ConvCandidate::Kokkos)) allocateKokkosWorkspaces(input);
 
   // Collective: every rank builds the halo when any rank has ghosts (one without sends to one
   // with).
@@ -110,19 +110,6 @@ void Conv3d<T, M>::placeWindow(const TensorShape& input) {
     for (int d = 0; d < 3; ++d)
       g.inOffset[d] = outOwned.lo[d] * s - p - inOwned.lo[d] + ghosts.lo[d];
   pointwise_ = k == 1 && s == 1 && p == 0;
-}
-
-template <class T, class M>
-void Conv3d<T, M>::chooseEngine(const std::string& name) {
-  const auto& g = window_;
-  const Index outputVoxels = g.od * g.oh * g.ow;
-  largestOperand_ = largestConvOperand(geometry_.inputShape().batch, g.cin, g.cout,
-                                       geometry_.inputLayout().localBox().size(), outputVoxels);
-  engine_ = resolveConvEngine<T, M>(options_.engine, name, outputVoxels, largestOperand_);
-  beyondVendorLimit_ = autoBeyondVendorLimit<T, M>(options_.engine, outputVoxels, largestOperand_);
-  const bool autoEngine = options_.engine == ConvEngine::Auto;
-  hostForward_ = autoEngine && Impl::convForwardHostCanRun<T, M>(g.k, g.s, g.cin);
-  hostWeights_ = autoEngine && Impl::convWeightsHostCanRun<T, M>(g.k, g.s, g.cin);
 }
 
 template <class T, class M>
@@ -209,36 +196,17 @@ typename Conv3d<T, M>::Part Conv3d<T, M>::makePart(const Impl::OutputPart& box,
       Impl::rowsPerChunk(Impl::chunkBytes<M>(options_.workspaceBytes), sizeof(Compute),
                          g.cin * g.taps() + g.cout, g.ow, part.rows);
   // No samples here (a sub-grid of a layer grid holding none): no engine, no pass runs.
-  if (engine_ != ConvEngine::Kokkos && geometry_.inputShape().batch > 0) {
+  if (holdsVendor() && geometry_.inputShape().batch > 0) {
     Impl::LocalConvProblem problem = wholeProblem;
     problem.outExtents = box.extents;
     problem.outOffset = box.lo;
     problem.inOffset = {g.inOffset[0], g.inOffset[1], g.inOffset[2]};
     problem.accumulateDx = accumulateDx;
-    part.vendor = Impl::createVendorConvolution<T, M>(engine_, problem);
+    const ConvEngine vendor =
+        anyPassRuns(ConvCandidate::OneDnn) ? ConvEngine::OneDnn : ConvEngine::Cudnn;
+    part.vendor = Impl::createVendorConvolution<T, M>(vendor, problem);
   }
   return part;
-}
-
-template <class T, class M>
-std::string Conv3d<T, M>::engineDescription() const {
-  std::string what = whole_.vendor ? whole_.vendor->describe()
-                     : isScalar16<T>
-                         ? Impl::concat("kokkos (im2col + ", gemmDescription<M>(), " in float on ",
-                                        toString(precisionOf<T>()), " storage)")
-                         : "kokkos (im2col + " + gemmDescription<M>() + ")";
-  if (beyondVendorLimit_)
-    what += Impl::concat("; auto: this rank's largest operand, ", largestOperand_,
-                         " elements, is beyond the vendor engines' 32-bit index limit");
-  if (hostForward_ || hostWeights_) {
-    const char* passes = !hostWeights_  ? "forward"
-                         : hostForward_ ? "forward and backward-weights"
-                                        : "backward-weights";
-    what += Impl::concat("; ", passes, " by the direct host kernels (AVX2 + FMA)");
-  }
-  return overlaps() ? what + Impl::concat(", halo overlapped: interior + ", shell_.size(),
-                                          " shell slab(s)")
-                    : what;
 }
 
 template <class T, class M>
@@ -284,14 +252,14 @@ void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x
   const Index3 ghosts = Impl::lowGhosts(y.ghosts());
   const Index3 off{ghosts[0] + part.box.lo[0], ghosts[1] + part.box.lo[1],
                    ghosts[2] + part.box.lo[2]};
-  if (hostForward_) {
+  if (pass_[int(ConvPass::Forward)] == ConvCandidate::Direct) {
     if constexpr (Impl::directConvHostTypes<T, M>)
       Impl::convForwardHost(
           exec, {Impl::directConvOperands(x.view(), y.view(), off, g), weight_.value.data(),
                  options_.bias ? bias_.value.data() : nullptr});
     return;
   }
-  if (part.vendor) {
+  if (vendorRuns(ConvPass::Forward)) {
     part.vendor->forward(exec, x, weight_.value, bias_.value, y);
     return;
   }
@@ -311,7 +279,7 @@ void Conv3d<T, M>::forwardPart(const execution_space& exec, const tensor_type& x
 template <class T, class M>
 void Conv3d<T, M>::backwardDataPart(const execution_space& exec, const tensor_type& dy,
                                     const tensor_type& dx, const Part& part) {
-  if (part.vendor) {
+  if (vendorRuns(ConvPass::BackwardData)) {
     part.vendor->backwardData(exec, weight_.value, dy, dx);
     return;
   }
@@ -354,25 +322,31 @@ void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
     for (const Part& part : shell_) forwardPart(exec, x, y, part);
   } else {
     if (gather) halo_->gather(exec, x);
-    const auto& g = window_;
-    const Index V = g.od * g.oh * g.ow;
-    if (!whole_.vendor && direct(y)) {
-      // 1^3 kernel: x(n) is already the [Cin, V] column matrix and y(n) the [Cout, V] result.
-      if constexpr (!isScalar16<T>) {  // (direct() is false for 16-bit T)
-        const auto W = weightMatrix();
-        for (int n = 0; n < x.batch() && V > 0; ++n) {
-          Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
-          Matrix yn(y.view().data() + n * g.cout * V, g.cout, V);
-          Impl::gemm(exec, "N", "N", Compute(1), W, xn, Compute(0), yn);
-          if (options_.bias)
-            Impl::chunkToTensor("hybrid3d::Conv3d::forward::bias", exec, yn, y.view(),
-                                Index3{0, 0, 0}, g, Index(n) * g.od * g.oh, g.od * g.oh,
-                                biasVector());
-        }
+    forwardLocal(exec, x, y);
+  }
+}
+
+template <class T, class M>
+void Conv3d<T, M>::forwardLocal(const execution_space& exec, const tensor_type& x,
+                                const tensor_type& y) {
+  const auto& g = window_;
+  const Index V = g.od * g.oh * g.ow;
+  if (pass_[int(ConvPass::Forward)] == ConvCandidate::Kokkos && direct(y)) {
+    // 1^3 kernel: x(n) is already the [Cin, V] column matrix and y(n) the [Cout, V] result.
+    if constexpr (!isScalar16<T>) {  // (direct() is false for 16-bit T)
+      const auto W = weightMatrix();
+      for (int n = 0; n < x.batch() && V > 0; ++n) {
+        Matrix xn(x.view().data() + n * g.cin * V, g.cin, V);
+        Matrix yn(y.view().data() + n * g.cout * V, g.cout, V);
+        Impl::gemm(exec, "N", "N", Compute(1), W, xn, Compute(0), yn);
+        if (options_.bias)
+          Impl::chunkToTensor("hybrid3d::Conv3d::forward::bias", exec, yn, y.view(),
+                              Index3{0, 0, 0}, g, Index(n) * g.od * g.oh, g.od * g.oh,
+                              biasVector());
       }
-    } else {
-      forwardPart(exec, x, y, whole_);
     }
+  } else {
+    forwardPart(exec, x, y, whole_);
   }
 }
 
@@ -383,8 +357,6 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
   geometry_.checkInput(dx, "input gradient");
   if (dy.batch() == 0) return;
   const ProfilingRegion region(geometry_.region(Pass::BackwardData));
-  const auto& g = window_;
-  const Index V = g.od * g.oh * g.ow;
   if (overlaps()) {
     // Only the shell reaches dx's ghost cells: once it is summed, they travel to their owners
     // while the interior adds into owned cells. Every part adds, so dx starts at zero.
@@ -400,31 +372,39 @@ void Conv3d<T, M>::backwardData(const execution_space& exec, const tensor_type& 
     }
     halo_->scatterAddEnd(exec, dx);
   } else {
-    if (whole_.vendor) {
-      whole_.vendor->backwardData(exec, weight_.value, dy, dx);
-    } else if (direct(dy)) {
-      if constexpr (!isScalar16<T>) {
-        const auto W = weightMatrix();
-        for (int n = 0; n < dy.batch() && V > 0; ++n) {
-          Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
-          Matrix dxn(dx.view().data() + n * g.cin * V, g.cin, V);
-          Impl::gemm(exec, "T", "N", Compute(1), W, dyn, Compute(0), dxn);
-        }
-      }
-    } else if constexpr (isScalar16<T>) {
-      // col2im adds chunk by chunk into a float copy of the whole ghosted array, ghosts
-      // included; each cell of dx is then rounded once.
-      Impl::zeroFill(exec, dxSum_);
-      backwardDataPart(exec, dy, dx, whole_);
-      Impl::roundInto("hybrid3d::Conv3d::backwardData::round", exec, dxSum_, dx.view());
-    } else {
-      // col2im adds chunk by chunk into the whole ghosted array, ghosts included.
-      Impl::zeroFill(exec, dx.view());
-      backwardDataPart(exec, dy, dx, whole_);
-    }
+    backwardDataLocal(exec, dy, dx);
     // Ghost cells hold contributions to voxels other ranks own (or to the zero padding). (The
     // 1^3 path has no ghosts, hence no halo.)
     if (halo_) halo_->scatterAdd(exec, dx);
+  }
+}
+
+template <class T, class M>
+void Conv3d<T, M>::backwardDataLocal(const execution_space& exec, const tensor_type& dy,
+                                     const tensor_type& dx) {
+  const auto& g = window_;
+  const Index V = g.od * g.oh * g.ow;
+  if (vendorRuns(ConvPass::BackwardData)) {
+    whole_.vendor->backwardData(exec, weight_.value, dy, dx);
+  } else if (direct(dy)) {
+    if constexpr (!isScalar16<T>) {
+      const auto W = weightMatrix();
+      for (int n = 0; n < dy.batch() && V > 0; ++n) {
+        Matrix dyn(dy.view().data() + n * g.cout * V, g.cout, V);
+        Matrix dxn(dx.view().data() + n * g.cin * V, g.cin, V);
+        Impl::gemm(exec, "T", "N", Compute(1), W, dyn, Compute(0), dxn);
+      }
+    }
+  } else if constexpr (isScalar16<T>) {
+    // col2im adds chunk by chunk into a float copy of the whole ghosted array, ghosts
+    // included; each cell of dx is then rounded once.
+    Impl::zeroFill(exec, dxSum_);
+    backwardDataPart(exec, dy, dx, whole_);
+    Impl::roundInto("hybrid3d::Conv3d::backwardData::round", exec, dxSum_, dx.view());
+  } else {
+    // col2im adds chunk by chunk into the whole ghosted array, ghosts included.
+    Impl::zeroFill(exec, dx.view());
+    backwardDataPart(exec, dy, dx, whole_);
   }
 }
 
@@ -435,15 +415,22 @@ void Conv3d<T, M>::backwardWeights(const execution_space& exec, const tensor_typ
   geometry_.checkOutput(dy, "output gradient");
   if (x.batch() == 0) return;
   const ProfilingRegion region(geometry_.region(Pass::BackwardWeights));
+  backwardWeightsLocal(exec, x, dy);
+}
+
+template <class T, class M>
+void Conv3d<T, M>::backwardWeightsLocal(const execution_space& exec, const tensor_type& x,
+                                        const tensor_type& dy) {
   const auto& g = window_;
   const Index K = g.cin * g.taps(), V = g.od * g.oh * g.ow;
   const auto dW = weightGradMatrix();
-  if (hostWeights_) {
+  const ConvCandidate how = pass_[int(ConvPass::BackwardWeights)];
+  if (how == ConvCandidate::Direct) {
     if constexpr (Impl::directConvHostTypes<T, M>)
       Impl::convWeightsHost(
           exec, {Impl::directConvOperands(x.view(), dy.view(), Impl::lowGhosts(dy.ghosts()), g),
                  weight_.grad.data(), options_.bias ? bias_.grad.data() : nullptr});
-  } else if (whole_.vendor) {
+  } else if (how == ConvCandidate::OneDnn || how == ConvCandidate::Cudnn) {
     whole_.vendor->backwardWeights(exec, x, dy, weight_.grad, bias_.grad);
   } else if (direct(dy)) {
     if constexpr (!isScalar16<T>) {
