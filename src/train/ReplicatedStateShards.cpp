@@ -47,6 +47,7 @@ ReplicatedStateShards<T, M, Stage>::ReplicatedStateShards(
       fail("state sharding: ", named.path(), ": the gradient reducer's part has ",
            owned.param.grad.size(), " elements, not ", s.range.count,
            " (was it built with ReduceTo::Shards?)");
+    if (s.ranks > 1) requests_.push_back(MPI_REQUEST_NULL);
     paths_.push_back(named.path());
     gradients_.push_back(owned.param.grad);
     parts_.push_back(owned);
@@ -70,8 +71,24 @@ void ReplicatedStateShards<T, M, Stage>::gather(const execution_space& exec, con
 
 template <class T, class M, bool Stage>
 void ReplicatedStateShards<T, M, Stage>::gatherParameters(const execution_space& exec) {
-  for (const Shard& s : shards_)
-    if (s.ranks > 1) gather(exec, s, s.value);
+  if (requests_.empty()) return;
+  if constexpr (Stage)
+    for (const Shard& s : shards_)
+      if (s.ranks > 1) Kokkos::deep_copy(exec, part(s.host, s.range), part(s.value, s.range));
+  exec.fence();  // the parts are written before MPI reads them
+  // One fence and one wait for all tensors: their all-gathers overlap one another (every rank
+  // starts them in the same order, as MPI requires of collectives on one communicator).
+  std::size_t n = 0;
+  for (const Shard& s : shards_) {
+    if (s.ranks <= 1) continue;
+    T* data = Stage ? s.host.data() : s.value.data();
+    MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, s.counts.data(), s.offsets.data(),
+                    mpiType<T>(), s.comm, &requests_[n++]);
+  }
+  MPI_Waitall(int(n), requests_.data(), MPI_STATUSES_IGNORE);
+  if constexpr (Stage)
+    for (const Shard& s : shards_)
+      if (s.ranks > 1) Kokkos::deep_copy(exec, s.value, s.host);
   exec.fence();
 }
 
@@ -124,5 +141,7 @@ void ReplicatedStateShards<T, M, Stage>::keepParts(const state_list& whole,
 
 template class ReplicatedStateShards<float, DefaultMemorySpace>;
 template class ReplicatedStateShards<double, DefaultMemorySpace>;
+// The host-staged form (what a GPU build without GPU-aware MPI runs), on host memory for tests.
+template class ReplicatedStateShards<double, Kokkos::HostSpace, true>;
 
 }  // namespace hybrid3d

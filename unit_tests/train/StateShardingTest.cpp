@@ -11,15 +11,18 @@
 
 #include <gtest/gtest.h>
 
+#include <hybrid3d/comm/ShardRange.hpp>
 #include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/layers/DistributedParameter.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/plan/RunPlan.hpp>
 #include <hybrid3d/plan/StepCost.hpp>
+#include <hybrid3d/train/ReplicatedStateShards.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
 #include "GridCases.hpp"
 #include "TrainingSamples.hpp"
+#include "WorldRank.hpp"
 
 namespace hybrid3d::test {
 namespace {
@@ -272,6 +275,50 @@ TEST(StateSharding, TheHeldStateIsWhatThePlanCountsAndAPthOfTheUnshardedOne) {
                     double(held) / (1 << 20));
     }
   });
+}
+
+// The gather after the step, direct and staged through host copies (a GPU build without
+// GPU-aware MPI): each rank writes only its part of two tensors (an uneven 13 and a 3, fewer
+// values than ranks at 8), and every rank ends with the whole of both, its parts from their owners.
+template <bool Stage>
+void expectGatherMakesEveryParameterWhole() {
+  using M = Kokkos::HostSpace;
+  const int P = worldSize(), rank = worldRank();
+  std::vector<NamedParameter<double, M>> params;
+  std::vector<std::vector<ScopedGradient<double, M>>> layers(1);
+  for (Index n : {Index(13), Index(3)}) {
+    NamedParameter<double, M> p;
+    p.layer = "layer";
+    p.param.name = "t" + std::to_string(n);
+    p.param.shape = {n};
+    p.param.value = Kokkos::View<double*, M>("value", n);
+    p.param.grad = Kokkos::View<double*, M>("grad", n);
+    layers[0].push_back({p.param.grad, GradientScope::World, MPI_COMM_NULL});
+    params.push_back(p);
+  }
+  const GradientReducer<double, M, Stage> reducer(MPI_COMM_WORLD, MPI_COMM_WORLD, layers);
+  ReplicatedStateShards<double, M, Stage> shards(StateSharding::Optimizer, MPI_COMM_WORLD,
+                                                 MPI_COMM_WORLD, params, reducer);
+  for (std::size_t t = 0; t < params.size(); ++t) {
+    const auto part = shards.optimizerParameters()[t].param.value;  // a view into the whole
+    for (std::size_t i = 0; i < part.size(); ++i) part(i) = 1000.0 * double(t) + rank + 0.5;
+  }
+  shards.gatherParameters(Kokkos::DefaultHostExecutionSpace());
+  for (std::size_t t = 0; t < params.size(); ++t) {
+    const auto whole = params[t].param.value;
+    const std::size_t n = whole.size();
+    for (int owner = 0; owner < P; ++owner) {
+      const ShardRange r = shardRange(n, owner, P);
+      for (std::size_t i = r.begin; i < r.end(); ++i)
+        ASSERT_EQ(whole(i), 1000.0 * double(t) + owner + 0.5)
+            << params[t].path() << " value " << i << (Stage ? ", staged" : ", direct");
+    }
+  }
+}
+
+TEST(StateSharding, TheGatherAfterTheStepMakesEveryParameterWholeDirectAndStaged) {
+  expectGatherMakesEveryParameterWhole<false>();
+  expectGatherMakesEveryParameterWhole<true>();
 }
 
 }  // namespace

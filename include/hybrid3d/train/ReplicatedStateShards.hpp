@@ -59,7 +59,8 @@ public:
   const std::vector<view>& optimizerGradients() const { return gradients_; }
 
   /// After the optimizer step issued to `exec`: every parameter whole again on every rank
-  /// (fences `exec`; nothing with StateSharding::None). Allocates nothing.
+  /// (fences `exec`; nothing with StateSharding::None). Allocates nothing; every tensor's
+  /// all-gather is in flight at once.
   void gatherParameters(const execution_space& exec);
 
   /// The optimizer's state as an unsharded optimizer holds it (each buffer the size of its
@@ -91,6 +92,7 @@ private:
   std::vector<Shard> shards_;       // per parameter
   std::vector<NamedParameter<T, MemorySpace>> parts_;
   std::vector<view> gradients_;
+  std::vector<MPI_Request> requests_;  // gatherParameters' all-gathers, one per shard
 };
 
 extern template class ReplicatedStateShards<float, DefaultMemorySpace>;
