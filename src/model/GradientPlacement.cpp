@@ -12,11 +12,16 @@ std::size_t roundUp(std::size_t bytes, std::size_t alignment) {
   return (bytes + alignment - 1) / alignment * alignment;
 }
 
-bool livesOverlap(const BufferLife& a, const BufferLife& b) {
-  return a.first <= b.last && b.first <= a.last;
-}
-
 }  // namespace
+
+bool livesOverlap(const BufferLife& a, const BufferLife& b) {
+  auto meet = [](int f0, int l0, int f1, int l1) { return f0 <= l1 && f1 <= l0; };
+  const bool aAgain = a.again >= 0, bAgain = b.again >= 0;
+  return meet(a.first, a.last, b.first, b.last) ||
+         (bAgain && meet(a.first, a.last, b.again, b.againLast)) ||
+         (aAgain && meet(a.again, a.againLast, b.first, b.last)) ||
+         (aAgain && bAgain && meet(a.again, a.againLast, b.again, b.againLast));
+}
 
 std::vector<std::size_t> placeByLifetime(const std::vector<BufferLife>& buffers,
                                          std::size_t alignment, std::size_t& arenaBytes) {
@@ -33,7 +38,8 @@ std::vector<std::size_t> placeByLifetime(const std::vector<BufferLife>& buffers,
   arenaBytes = 0;
   for (std::size_t i : order) {
     const BufferLife& b = buffers[i];
-    if (b.first > b.last) fail("memory placement: buffer ", i, " ends before it starts");
+    if (b.first > b.last || (b.again >= 0 && (b.again <= b.last || b.again > b.againLast)))
+      fail("memory placement: buffer ", i, " has a life that ends before it starts");
     const std::size_t size = roundUp(b.bytes, alignment);
     // The lowest gap between the placed buffers alive with this one that holds it.
     std::size_t at = 0;

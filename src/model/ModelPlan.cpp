@@ -10,6 +10,7 @@
 #include <hybrid3d/engines/impl/OneDnnWorkspace.hpp>
 #include <hybrid3d/model/GradientPlacement.hpp>
 #include <hybrid3d/model/ModelPlan.hpp>
+#include <hybrid3d/model/Recompute.hpp>
 
 #include "impl/PlanBuilder.hpp"
 
@@ -150,6 +151,21 @@ Index ModelPlan::parameterCount() const {
   return n;
 }
 
+StepGraph ModelPlan::stepGraph() const {
+  StepGraph g;
+  for (const LayerPlan& l : layers) {
+    g.names.push_back(l.name);
+    g.inputs.push_back(l.inputs);
+    g.startsSegment.push_back(l.kind == "Conv3d" || l.kind == "ConvTranspose3d" ||
+                              l.kind == "Dense" || l.kind == "FlattenDense");
+  }
+  return g;
+}
+
+std::vector<RecomputeSegment> ModelPlan::recomputeSegments() const {
+  return resolveSegments(options.recompute, stepGraph());
+}
+
 Index ModelPlan::localParameters(int id, const Int3& coords) const {
   const LayerPlan& l = layers.at(id);
   if (l.columnShardRows == 0) return l.parameters;
@@ -242,14 +258,21 @@ std::vector<GraphMemory> layerMemory(const ModelPlan& p, const Int3& coords, boo
   return layers;
 }
 
-// An inference graph's activations placed as Graph::finalize(true) places them: the model input
-// and every layer's output with the ghosts its consumers need, each with the layers reading it.
-ActivationPlacement inferenceActivations(std::size_t scalar, const ModelPlan& p,
+// The activations of every layer and the model input, each with the ghosts its consumers need.
+std::vector<std::size_t> activationBytes(std::size_t scalar, const ModelPlan& p,
                                          const Int3& coords) {
   std::vector<std::size_t> bytes{
       edgeBytes(scalar, p, ModelPlan::Input, coords, p.outputGhosts(ModelPlan::Input))};
   for (std::size_t id = 0; id < p.layers.size(); ++id)
     bytes.push_back(edgeBytes(scalar, p, int(id), coords, p.outputGhosts(int(id))));
+  return bytes;
+}
+
+// An inference graph's activations placed as Graph::finalize(true) places them: the model input
+// and every layer's output with the ghosts its consumers need, each with the layers reading it.
+ActivationPlacement inferenceActivations(std::size_t scalar, const ModelPlan& p,
+                                         const Int3& coords) {
+  const std::vector<std::size_t> bytes = activationBytes(scalar, p, coords);
   std::vector<std::vector<int>> readers(bytes.size());
   for (std::size_t c = 0; c < p.layers.size(); ++c)
     for (int producer : p.layers[c].inputs) readers[std::size_t(producer + 1)].push_back(int(c));
@@ -276,6 +299,17 @@ GraphMemory modelMemory(const ModelPlan& p, const Int3& coords, bool askEngines)
     m.activationGradientBuffers = placed.separateBytes;
   }
   m.activationBuffers = m.activations;
+  // Recomputation: the activations in one arena, placed by their lives over the step's order of
+  // work, as Graph::finalize places them when some output is recomputed.
+  const std::vector<RecomputeSegment> segments =
+      p.options.inference ? std::vector<RecomputeSegment>{} : p.recomputeSegments();
+  if (!segments.empty()) {
+    const StepGraph g = p.stepGraph();
+    const ActivationPlacement placed = placeTrainingActivations(
+        activationBytes(sizeof(T), p, coords), g, stepSchedule(g, segments));
+    m.activations = placed.arenaBytes;
+    m.activationBuffers = placed.separateBytes;
+  }
   // Inference (ModelOptions::inference): no gradient of any kind, and the activations in one
   // arena placed by their lives over the forward pass.
   if (p.options.inference && !p.layers.empty()) {

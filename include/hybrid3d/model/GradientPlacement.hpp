@@ -62,11 +62,18 @@ struct ActivationPlacement {
 ActivationPlacement placeInferenceActivations(const std::vector<std::size_t>& bytes,
                                               const std::vector<std::vector<int>>& readers);
 
-/// One buffer's size and closed live range [first, last] on a timeline, for placeByLifetime.
+/// One buffer's size and closed live range [first, last] on a timeline, for placeByLifetime;
+/// and a second closed range [again, againLast] after a dead gap (again > last), or again < 0 for
+/// none: a recomputed activation (model/Recompute.hpp) lives from its forward to its forward
+/// pass's last reader, and again from its recomputation to its backward.
 struct BufferLife {
   std::size_t bytes = 0;
   int first = 0, last = 0;
+  int again = -1, againLast = -1;
 };
+
+/// Whether two buffers' lives share a moment.
+bool livesOverlap(const BufferLife& a, const BufferLife& b);
 
 /// The general rule placeGradients applies: offsets (multiples of `alignment`) such that two
 /// buffers whose lives overlap never overlap in memory; returns the offsets and the arena's size

@@ -11,6 +11,7 @@
 #include <hybrid3d/core/Types.hpp>
 #include <hybrid3d/engines/ConvEngine.hpp>
 #include <hybrid3d/model/LayerGridRule.hpp>
+#include <hybrid3d/model/Recompute.hpp>
 
 namespace hybrid3d {
 
@@ -28,6 +29,9 @@ struct ModelOptions {
   ConvEngine convEngine = ConvEngine::Auto;                // every Conv3d's engine
   bool convOverlap = convOverlapByDefault;                 // Conv3d's halo/compute overlap
   LayerGridRule layerGrids;  // which layers run on other grids than the spatial grid
+  /// Which activations a training step recomputes in its backward pass (model/Recompute.hpp);
+  /// `auto` is resolved to ranges by the planner before a model is built.
+  RecomputeOption recompute;
   /// Forward only (`hybrid3d predict`): no activation or parameter gradients, no backward
   /// workspaces are allocated; the model runs in evaluation mode.
   bool inference = false;

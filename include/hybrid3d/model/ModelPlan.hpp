@@ -12,7 +12,8 @@
 /// layers' own window arithmetic (layers/Window.hpp) and the halo's reach check
 /// (comm/HaloPlan.hpp), so a grid too fine for a layer is refused with the message a real run
 /// gives. predictMemory follows Graph::finalize's allocation rules, and places the activation
-/// gradients by their lives with the graph's own function (model/GradientPlacement.hpp); the unit
+/// gradients by their lives with the graph's own function (model/GradientPlacement.hpp), and with
+/// recomputation the activations by their lives over the step (model/Recompute.hpp); the unit
 /// tests ModelPlan.*MemoryEqualsTheFinalizedGraphs hold the two equal on every grid.
 
 #include <string>
@@ -85,6 +86,11 @@ struct ModelPlan {
   /// its consumers need (Graph::finalize's rule).
   GhostMap outputGhosts(int id) const;
   Index parameterCount() const;
+  /// The layers as recomputation sees them (model/Recompute.hpp): a segment starts at each
+  /// convolution and dense layer, as Graph's nodes with arithmetic (Node::flops).
+  StepGraph stepGraph() const;
+  /// options.recompute's segments on these layers (none for `none`; `auto` must be resolved).
+  std::vector<RecomputeSegment> recomputeSegments() const;
   /// Trainable values of layer `id` on the rank at `coords` of the spatial grid (a column shard
   /// holds only its part).
   Index localParameters(int id, const Int3& coords) const;
