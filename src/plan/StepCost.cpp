@@ -240,7 +240,8 @@ LayerCost countLayer(const RunPlan& r, int id, const Int3& coords, const GraphMe
 }
 
 // Recomputation: which layers run their forward again (a rank without samples runs nothing),
-// and which gather again because their windowed input is recomputed (StepCost.hpp's rule).
+// and which gather again because their windowed input is recomputed (StepCost.hpp's rule, as
+// Graph::recomputeNode exchanges).
 void countRecomputation(StepCost& c, const RunPlan& r) {
   const ModelPlan& m = r.model;
   c.recompute = m.options.inference ? std::vector<RecomputeSegment>{} : m.recomputeSegments();
@@ -252,8 +253,13 @@ void countRecomputation(StepCost& c, const RunPlan& r) {
     lc.recomputed = recomputed[id] && (moves || lc.passes > 0);
     if (lc.recomputed) lc.recomputeFlops = lc.forwardFlops;
     if (lc.recomputed && moves) c.redistributeBytes += lc.forward.bytes;
+    // A recomputed input holds its owned cells only: a layer running forward again gathers its
+    // ghosts again, and so does a convolution's backward (backward-weights reads them); a
+    // pool's backward reads none (argmax kept, or no input at all).
     const int in = m.layers[id].inputs.at(0);
-    if (in != ModelPlan::Input && recomputed[std::size_t(in)]) lc.regather = lc.gather;
+    const bool readsGhosts = lc.recomputed || lc.kind == "Conv3d" || lc.kind == "ConvTranspose3d";
+    if (in != ModelPlan::Input && recomputed[std::size_t(in)] && readsGhosts)
+      lc.regather = lc.gather;
     c.haloBytes += lc.regather.bytes;
   }
 }

@@ -20,11 +20,13 @@
 ///   - bytes this rank reads from sample files per step (its ghosted subvolume of each sample);
 ///   - with recomputation (ModelPlan::recomputeSegments, model/Recompute.hpp): each recomputed
 ///     layer's forward once more (its FLOPs, and its share 1/passes of the layer's time), and the
-///     gather of every layer whose windowed input is a recomputed output exchanged once more (a
-///     recomputed layer needs the ghosts for its forward, a segment's last layer for its
-///     backward); a segment's first layer reads the kept segment input, whose ghosts stay
-///     valid: no second gather. The recomputation runs right before the segment's last layer's
-///     backward (stepSchedule), so it delays the reductions behind it.
+///     gather of a layer whose windowed input is a recomputed output exchanged once more where
+///     the ghosts are read again: by the layer's forward run again, or by a convolution's
+///     backward-weights (a segment ending at a convolution); a recomputed input holds its owned
+///     cells only. A segment's first layer reads the kept segment input, whose ghosts still hold
+///     what the first forward gathered: no second gather (Graph::recomputeNode's rule); a
+///     pool's backward reads no ghosts. The recomputation runs right before the segment's last
+///     layer's backward (stepSchedule), so it delays the reductions behind it.
 /// Each layer is counted where the rank sits on that layer's grid (ModelPlan::place): its
 /// samples there, its box, its sub-grid's halo; a rank holding no sample of a layer (a shadow,
 /// or a sub-grid left without one) computes and exchanges nothing in it, yet joins its
