@@ -25,7 +25,8 @@ GraphMemory activationsIn(Precision p, const ModelPlan& model, const Int3& coord
 
 // Weighs sets of segments on `base` (planned without recomputation).
 struct Weigher {
-  Weigher(const RunPlan& base, const Machine& machine, double limit, const IoModel& io)
+  Weigher(const RunPlan& base, const Machine& machine, double limit, const IoModel& io,
+          MemoryCounted counted)
       : base(base), limit(limit) {
     const Int3& g = base.grid;
     ranks = {{0, 0, 0},
@@ -34,7 +35,9 @@ struct Weigher {
              coordsOf(base.largestRank(), g)};
     for (const Int3& c : ranks) {
       const RankMemory held = rankMemory(base, c);
-      heldBesides.push_back(held.total() - held.cache - held.checkpoint -
+      const std::size_t hostOnly =
+          counted == MemoryCounted::Planner ? held.cache + held.checkpoint : 0;
+      heldBesides.push_back(held.total() - hostOnly -
                             base.memory.at(std::size_t(rankOf(c, g))).activations);
     }
     segments = allSegments(base.model.stepGraph());
@@ -153,10 +156,10 @@ RunPlan withRecompute(const RunPlan& run, const RecomputeOption& option) {
 }
 
 RecomputeChoice chooseRecompute(const RunPlan& run, const Machine& machine, double memoryLimit,
-                                const IoModel& io) {
+                                const IoModel& io, MemoryCounted counted) {
   RecomputeChoice choice;
   choice.limitBytes = memoryLimit > 0 ? memoryLimit : machine.rank.memoryGiB * double(1 << 30);
-  const Weigher w(run, machine, choice.limitBytes, io);
+  const Weigher w(run, machine, choice.limitBytes, io, counted);
   std::vector<int> every(w.segments.size());
   for (std::size_t i = 0; i < every.size(); ++i) every[i] = int(i);
   const RecomputeCandidate all = w.weigh(every);
@@ -175,8 +178,8 @@ RecomputeChoice chooseRecompute(const RunPlan& run, const Machine& machine, doub
 }
 
 RecomputeOption resolveRecompute(const RunPlan& run, const Machine& machine, double memoryLimit,
-                                 const IoModel& io) {
-  const RecomputeChoice c = chooseRecompute(run, machine, memoryLimit, io);
+                                 const IoModel& io, MemoryCounted counted) {
+  const RecomputeChoice c = chooseRecompute(run, machine, memoryLimit, io, counted);
   if (!c.fits)
     fail("Model/recompute = auto: the largest rank needs ",
          std::round(double(c.chosen.memoryBytes) / double(1 << 20)),

@@ -42,6 +42,11 @@ struct RecomputeChoice {
   double limitBytes = 0;  // what had to fit per rank
 };
 
+/// What must fit the limit: what the planner weighs a layout by (StepCost::memoryBytes: all but
+/// the data cache and checkpoint staging, host memory on a GPU machine), or all the rank holds
+/// (RankMemory::total: what `check` and `train` compare with this machine's memory).
+enum class MemoryCounted { Planner, Whole };
+
 /// `run` (planned without recomputation) with `option` (none, all or ranges): the model's option
 /// set and each spatial rank's activations placed by it (its other memory is the same).
 RunPlan withRecompute(const RunPlan& run, const RecomputeOption& option);
@@ -49,11 +54,13 @@ RunPlan withRecompute(const RunPlan& run, const RecomputeOption& option);
 /// The choice above for `run` (planned without recomputation) on `machine`; `memoryLimit` bytes
 /// per rank, 0: the machine's memory (no limit where the machine gives none: nothing recomputed).
 RecomputeChoice chooseRecompute(const RunPlan& run, const Machine& machine, double memoryLimit,
-                                const IoModel& io = {});
+                                const IoModel& io = {},
+                                MemoryCounted counted = MemoryCounted::Planner);
 
 /// chooseRecompute's option, or throws one line naming Model/recompute when not even `all` fits.
 RecomputeOption resolveRecompute(const RunPlan& run, const Machine& machine, double memoryLimit,
-                                 const IoModel& io = {});
+                                 const IoModel& io = {},
+                                 MemoryCounted counted = MemoryCounted::Planner);
 
 /// The segments as ranges of layer names ("conv1..pool1").
 RecomputeOption rangesOf(const ModelPlan& model, const std::vector<RecomputeSegment>& segments);

@@ -95,6 +95,22 @@ PlanArgs parse(const std::vector<std::string>& args) {
   return a;
 }
 
+// Ranges of layers (Model/recompute, --recompute) name the model's layers: checked on the layout
+// planned (the deck's or --layout) first, so that a wrong name is an error, not a layout that
+// cannot run.
+void checkRecomputeNames(const PlanArgs& a, const deck::DeckRun& r, int ranks) {
+  if (r.config.model.recompute.mode != RecomputeOption::Mode::Ranges) return;
+  const Int3& g = r.spatialGrid;
+  const Layout l = a.haveLayout ? a.layout : Layout{ranks / (g[0] * g[1] * g[2]), g};
+  ModelPlan model;
+  try {
+    model = planModel(groupModelOptions(configFor(r.config, l), l.groups), l.grid);
+  } catch (const Error&) {
+    return;  // the layout is refused for its own reason below
+  }
+  resolveSegments(r.config.model.recompute, model.stepGraph());
+}
+
 // Where the machine's rate for `p` comes from (peakGflops).
 const char* rateSource(const RankRates& r, Precision p) {
   if (p == Precision::BFloat16 && !(r.bfloat16Gflops > 0))
@@ -245,8 +261,10 @@ int run(const std::vector<std::string>& args) {
              " (", g[0] * g[1] * g[2], " ranks per sample)");
     }
     if (!a.machineFile.empty()) machine = deck::readMachineDeck(a.machineFile);
-    for (deck::DeckRun& r : runs) {
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      deck::DeckRun& r = runs[i];
       if (a.haveRecompute) r.config.model.recompute = a.recompute;
+      checkRecomputeNames(a, r, a.ranks[i]);
       if (r.config.model.recompute.mode == RecomputeOption::Mode::Auto && a.machineFile.empty())
         fail(
             "plan: Model/recompute auto needs --machine (the memory limit and the step times "
