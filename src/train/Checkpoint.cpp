@@ -500,8 +500,7 @@ Handle memorySpace(std::size_t count) {
 template <class T, class M>
 std::uint64_t checksumOver(const StoredArray<T, M>& a, const T* values, MPI_Comm comm,
                            const std::string& path) {
-  std::uint64_t sums[2] = {
-      Impl::checksumShare(values, sizeof(T), a.ownerShape, a.layout, a.written), a.written.count};
+  std::uint64_t sums[2] = {Impl::checksumShare(values, sizeof(T), a.written), a.written.count};
   MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_UINT64_T, MPI_SUM, comm);
   if (sums[1] != std::uint64_t(globalSize(a.shape)))
     fail(path, ": ", a.dataset, ": the ranks' parts hold ", sums[1], " of its ",
@@ -514,6 +513,7 @@ std::uint64_t checksumOver(const StoredArray<T, M>& a, const T* values, MPI_Comm
 template <class T, class M>
 void writePart(hid_t file, hid_t dxpl, const StoredArray<T, M>& a, MPI_Comm comm,
                const std::string& path) {
+  if (a.layout.columnShard) fail(path, ": ", a.dataset, " is written through its slabs");
   const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.local);
   makeGroups(file, a.dataset);
   const std::vector<hsize_t> dims(a.shape.begin(), a.shape.end());
@@ -530,7 +530,7 @@ void writePart(hid_t file, hid_t dxpl, const StoredArray<T, M>& a, MPI_Comm comm
   const T* values = a.written.count ? host.data() + (a.written.begin - a.held.begin) : &none;
   std::string error;
   try {
-    Handle part(Impl::selectLocal(space, a.ownerShape, a.layout, a.written), H5Sclose);
+    Handle part(Impl::selectRange(space, a.written), H5Sclose);
     if (noSpaceForTests() ||
         H5Dwrite(d, nativeType<T>(), memorySpace(a.written.count), part, dxpl, values) < 0) {
       lastWriteErrno() = errno;
@@ -654,13 +654,14 @@ void checkShape(const File& f, const std::string& name, const std::vector<Index>
 // shared) and checked. Collective over `comm`.
 template <class T, class M>
 void readPart(const File& f, hid_t dxpl, const StoredArray<T, M>& a, MPI_Comm comm) {
+  if (a.layout.columnShard) fail(f.path(), ": ", a.dataset, " is read through its slabs");
   checkShape(f, a.dataset, a.shape);
   Handle d = f.openDataset(a.dataset);
   Handle space(H5Dget_space(d), H5Sclose);
   const auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), a.local);
   std::string error;
   try {
-    Handle part(Impl::selectLocal(space, a.ownerShape, a.layout, a.held), H5Sclose);
+    Handle part(Impl::selectRange(space, a.held), H5Sclose);
     T none{};
     T* into = a.held.count ? host.data() : &none;
     if (H5Dread(d, nativeType<T>(), memorySpace(a.held.count), part, dxpl, into) < 0)

@@ -50,10 +50,9 @@ hid_t selectedBlock(hid_t space, const Block& b) {
   return s;
 }
 
-// A copy of `space` with the union of `blocks` selected (none when there are none). HDF5 merges
-// a union's spans anew at each addition, so adding many strided blocks one by one costs the
-// square of their spans (a column shard's flat optimizer state: minutes at CosmoFlow 64^3);
-// merging them pairwise, a balanced tree of unions, costs their number times its depth.
+// A copy of `space` with the union of `blocks` selected (none when there are none), merged
+// pairwise: HDF5 merges a union's spans anew at each addition, so adding blocks one by one
+// costs the square of their number, a balanced tree of unions their number times its depth.
 hid_t selected(hid_t space, const std::vector<Block>& blocks) {
   if (blocks.empty()) {
     const hid_t s = checked(H5Scopy(space));
@@ -102,36 +101,6 @@ void selectFlat(Selection& s, const std::vector<hsize_t>& dims, hsize_t a, hsize
   }
 }
 
-// A column shard's local elements `r`: rows [row, row + rows) times local columns [j0, j1) are
-// blocks, one per run of consecutive global columns. The dataset is [rows, width] (the value)
-// or its flattening (an optimizer state): there a block is `rows` strided runs.
-void selectColumns(Selection& s, bool flat, Index width, const std::vector<Index>& columns,
-                   const ShardRange& r) {
-  const std::size_t k = columns.size();
-  if (k == 0 || r.count == 0) return;
-  for (std::size_t j = 1; j < k; ++j)
-    if (columns[j] <= columns[j - 1])
-      fail("checkpoint: a column shard's columns do not ascend (column ", j, ")");
-  auto piece = [&](std::size_t row, std::size_t rows, std::size_t j0, std::size_t j1) {
-    for (std::size_t j = j0; j < j1;) {
-      std::size_t end = j + 1;
-      while (end < j1 && columns[end] == columns[end - 1] + 1) ++end;
-      const hsize_t column = hsize_t(columns[j]), run = hsize_t(end - j);
-      if (flat)
-        s.add({hsize_t(row) * hsize_t(width) + column}, {hsize_t(width)}, {hsize_t(rows)}, {run});
-      else
-        s.add({hsize_t(row), column}, {hsize_t(rows), run});
-      j = end;
-    }
-  };
-  std::size_t firstRow = r.begin / k, firstColumn = r.begin % k;
-  const std::size_t lastRow = r.end() / k, lastColumn = r.end() % k;
-  if (firstRow == lastRow) return piece(firstRow, 1, firstColumn, lastColumn);
-  if (firstColumn > 0) piece(firstRow++, 1, firstColumn, k);
-  if (lastRow > firstRow) piece(firstRow, lastRow - firstRow, 0, k);
-  if (lastColumn > 0) piece(lastRow, 1, 0, lastColumn);
-}
-
 // splitmix64's finaliser: every input bit moves every output bit.
 std::uint64_t mix(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -147,34 +116,23 @@ Index localElements(const std::vector<Index>& shape, const ParameterLayout& layo
   return shape.at(0) * Index(layout.columns.size());
 }
 
-hid_t selectLocal(hid_t space, const std::vector<Index>& shape, const ParameterLayout& layout,
-                  const ShardRange& r) {
+hid_t selectRange(hid_t space, const ShardRange& r) {
   const int rank = H5Sget_simple_extent_ndims(space);
   if (rank < 1) fail("checkpoint: a dataset without dimensions");
   std::vector<hsize_t> dims(std::size_t(rank), 0);
   H5Sget_simple_extent_dims(space, dims.data(), nullptr);
   Selection s;
-  if (layout.columnShard)
-    selectColumns(s, rank == 1, shape.at(1), layout.columns, r);
-  else
-    selectFlat(s, dims, hsize_t(r.begin), hsize_t(r.end()));
+  selectFlat(s, dims, hsize_t(r.begin), hsize_t(r.end()));
   return selected(space, s.blocks());
 }
 
-std::uint64_t checksumShare(const void* values, std::size_t valueBytes,
-                            const std::vector<Index>& shape, const ParameterLayout& layout,
-                            const ShardRange& r) {
+std::uint64_t checksumShare(const void* values, std::size_t valueBytes, const ShardRange& r) {
   const auto* bytes = static_cast<const unsigned char*>(values);
-  const std::size_t k = layout.columns.size();
-  const std::uint64_t width = layout.columnShard ? std::uint64_t(shape.at(1)) : 0;
   std::uint64_t sum = 0;
   for (std::size_t i = 0; i < r.count; ++i) {
-    const std::size_t local = r.begin + i;
-    const std::uint64_t global =
-        layout.columnShard ? (local / k) * width + std::uint64_t(layout.columns[local % k]) : local;
     std::uint64_t bits = 0;
     std::memcpy(&bits, bytes + i * valueBytes, std::min(valueBytes, sizeof bits));
-    sum += mix(mix(global) ^ bits);
+    sum += mix(mix(std::uint64_t(r.begin + i)) ^ bits);
   }
   return sum;
 }

@@ -1,8 +1,8 @@
 #pragma once
-// Private helper of train/Checkpoint.cpp: which elements of a stored array's global tensor one
-// rank writes or reads, as an HDF5 selection, and the layout-free checksum over them. Every rank
-// writes its own part straight into the one file (collective MPI-IO) and reads only its part,
-// so no rank ever holds more of a tensor than it holds in training.
+// Private helper of train/Checkpoint.cpp: a contiguous range of a stored array's row-major
+// elements as an HDF5 selection, the layout-free checksum over such ranges, and which part of
+// its elements a rank writes. Every rank writes its own part straight into the one file and
+// reads only its own part, so no rank ever holds a tensor it does not hold in training.
 //
 // A stored array's elements follow its owner parameter's LOCAL layout (layers/Parameter.hpp):
 // the whole tensor, row-major, for a replicated parameter; [rows, columns.size()] row-major with
@@ -24,20 +24,16 @@ namespace hybrid3d::Impl {
 // Elements of the owner's local layout: the tensor's, or rows x columns of a column shard.
 Index localElements(const std::vector<Index>& shape, const ParameterLayout& layout);
 
-// A copy of `space` (the dataset's: of the owner's `shape`, or flattened) with the global
-// elements of local elements `r` selected (the caller closes it). HDF5 pairs a selection with
-// memory in the file's row-major order, which is the local order: a column shard's columns
-// ascend (FlattenDense lays them out so; checked, as an error).
-hid_t selectLocal(hid_t space, const std::vector<Index>& shape, const ParameterLayout& layout,
-                  const ShardRange& r);
+// A copy of `space` (a dataset's) with its row-major elements `r` selected, in as few blocks
+// as its shape allows (the caller closes it).
+hid_t selectRange(hid_t space, const ShardRange& r);
 
-// The checksum's share of local elements `r`, whose stored values (`valueBytes` bytes each,
-// in local order) start at `values`: the sum modulo 2^64, over the elements, of a hash of the
-// element's global row-major index and its bytes. Summed over ranks whose parts cover the tensor
-// once, it is the tensor's checksum whatever the layout or sharding that wrote or reads it.
-std::uint64_t checksumShare(const void* values, std::size_t valueBytes,
-                            const std::vector<Index>& shape, const ParameterLayout& layout,
-                            const ShardRange& r);
+// The checksum's share of the tensor's row-major elements `r`, whose stored values
+// (`valueBytes` bytes each) start at `values`: the sum modulo 2^64, over the elements, of
+// splitmix64(splitmix64(index) XOR the element's bytes). Summed over ranks whose ranges cover
+// the tensor once, it is the tensor's checksum whatever the layout or sharding that wrote or
+// reads it.
+std::uint64_t checksumShare(const void* values, std::size_t valueBytes, const ShardRange& r);
 
 // The part of its local elements this rank writes when every rank holding a copy of them holds
 // them whole: the copies (the world for a replicated parameter; the ranks holding the same
