@@ -42,7 +42,6 @@ class ReplicatedStateShards {
 public:
   using view = Kokkos::View<T*, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
-  using state_list = std::vector<std::pair<std::string, view>>;
 
   /// `parameters`: the model's trained parameters (Graph::parameters()); `reducer`: their
   /// gradients' reducer, built with ReduceTo::Shards for StateSharding::Gradients and Whole
