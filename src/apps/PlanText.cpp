@@ -123,7 +123,7 @@ std::string rankRows(const RunPlan& p, int rank) {
   row("data buffers", double(m.data),
       line("%d staging batches per set", data::BatchLoader::stagingBatches));
   if (m.cache > 0) row("data cache", double(m.cache), "each set's, at most the deck's budget");
-  row("checkpoint staging", double(m.checkpoint), "gathered column shards, device copies");
+  row("checkpoint staging", double(m.checkpoint), "each rank writes its own parts; device copy");
   if (m.fixedKnown())
     row("fixed per process", m.fixedBytes, "measured: the machine file's Rank/fixed memory MiB");
   else

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 
 #include <hybrid3d/core/Precision.hpp>
 #include <hybrid3d/core/StagingSpace.hpp>
@@ -36,36 +37,31 @@ void countData(RankMemory& out, const RunPlan& r, const Int3& coords) {
   }
 }
 
-// A column shard's weight values over every rank of the world: each spatial rank's columns, as
-// many times as there are groups (layers/DistributedParameter.hpp's gatherGlobal receives all of
-// them, replicas included, before it places them).
-std::size_t gatheredWeightValues(const RunPlan& r, int id) {
-  const LayerPlan& l = r.model.layers[std::size_t(id)];
-  const Index others = l.parameters - l.tensors.at(0);  // the bias, replicated
-  std::size_t values = 0;
-  for (int d = 0; d < r.grid[0]; ++d)
-    for (int h = 0; h < r.grid[1]; ++h)
-      for (int w = 0; w < r.grid[2]; ++w)
-        values += std::size_t(r.model.localParameters(id, {d, h, w}) - others);
-  return values * std::size_t(r.groups);
-}
-
-// train/Checkpoint.cpp's writeCheckpoint: a column shard's arrays (its value and each optimizer
-// state) gathered into global tensors on every rank, all held until the file is written, the
-// last gather's receive buffer beside them; on a device each array also copied to the host, one
-// at a time.
+// train/Checkpoint.cpp's writeCheckpoint and readCheckpoint: each rank writes its own part of
+// every array straight into the file and reads only its own part back, gathering nothing. A
+// column shard's part travels to (and back from) the rank whose contiguous slab of the flat
+// tensor holds it: the largest such array stages the indices of the rank's part (8 bytes a
+// value) and its slab of 1/P of the tensor twice with their indices. On a device each array the
+// rank holds is also copied to the host, one at a time; the largest is a parameter's local value
+// (an optimizer state is at most that, a sharded one a part of it).
 std::size_t checkpointBytes(const RunPlan& r, const Int3& coords) {
   const ModelPlan& m = r.model;
-  const std::size_t arrays = 1 + std::size_t(r.optimizerStates);
-  std::size_t gathered = 0, largestReceive = 0, largestLocal = 0;
+  const std::size_t ranks = std::size_t(r.groups) * std::size_t(r.grid[0] * r.grid[1] * r.grid[2]);
+  std::size_t largest = 0, slabs = 0;
   for (int id = 0; id < int(m.layers.size()); ++id) {
     const LayerPlan& l = m.layers[std::size_t(id)];
-    largestLocal = std::max(largestLocal, std::size_t(m.localParameters(id, coords)));
-    if (l.columnShardRows == 0) continue;
-    gathered += arrays * std::size_t(l.tensors.at(0));  // the sharded weight, whole
-    largestReceive = std::max(largestReceive, gatheredWeightValues(r, id));
+    for (std::size_t t = 0; t < l.tensors.size(); ++t) {
+      std::size_t local = std::size_t(l.tensors[t]);
+      if (t == 0 && l.columnShardRows > 0) {  // the rank's columns: all it holds but the others
+        local = std::size_t(m.localParameters(id, coords) - (l.parameters - l.tensors[0]));
+        const std::size_t slab = (std::size_t(l.tensors[0]) + ranks - 1) / ranks;
+        slabs = std::max(slabs, local * sizeof(std::int64_t) +
+                                    slab * (sizeof(std::int64_t) + 2 * floatBytes(r)));
+      }
+      largest = std::max(largest, local);
+    }
   }
-  return (gathered + largestReceive + (hostModel ? 0 : largestLocal)) * floatBytes(r);
+  return slabs + (hostModel ? 0 : largest * floatBytes(r));
 }
 
 }  // namespace

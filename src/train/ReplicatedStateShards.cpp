@@ -56,20 +56,6 @@ ReplicatedStateShards<T, M, Stage>::ReplicatedStateShards(
 }
 
 template <class T, class M, bool Stage>
-void ReplicatedStateShards<T, M, Stage>::gather(const execution_space& exec, const Shard& s,
-                                                const view& whole) const {
-  T* data = whole.data();
-  if constexpr (Stage) {
-    Kokkos::deep_copy(exec, part(s.host, s.range), part(whole, s.range));
-    data = s.host.data();
-  }
-  exec.fence();  // the part is written before MPI reads it
-  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, s.counts.data(), s.offsets.data(),
-                 mpiType<T>(), s.comm);
-  if constexpr (Stage) Kokkos::deep_copy(exec, whole, s.host);
-}
-
-template <class T, class M, bool Stage>
 void ReplicatedStateShards<T, M, Stage>::gatherParameters(const execution_space& exec) {
   if (requests_.empty()) return;
   if constexpr (Stage)
@@ -101,42 +87,18 @@ ReplicatedStateShards<T, M, Stage>::shardOfState(const std::string& statePath) c
 }
 
 template <class T, class M, bool Stage>
-typename ReplicatedStateShards<T, M, Stage>::state_list
-ReplicatedStateShards<T, M, Stage>::emptyWholeState(const Optimizer<T, M>& optimizer) const {
-  state_list whole;
+std::vector<ShardRange> ReplicatedStateShards<T, M, Stage>::stateParts(
+    const Optimizer<T, M>& optimizer) const {
+  std::vector<ShardRange> parts;
+  if (mode_ == StateSharding::None) return parts;
   for (const auto& [path, buffer] : optimizer.state()) {
     const Shard& s = shardOfState(path);
     if (buffer.size() != s.range.count)
       fail("state sharding: optimizer state '", path, "' has ", buffer.size(),
            " elements, not its parameter's part's ", s.range.count);
-    whole.emplace_back(path, view(buffer.label() + " (whole)", s.value.size()));
+    parts.push_back(s.range);
   }
-  return whole;
-}
-
-template <class T, class M, bool Stage>
-typename ReplicatedStateShards<T, M, Stage>::state_list
-ReplicatedStateShards<T, M, Stage>::wholeState(const Optimizer<T, M>& optimizer) const {
-  state_list whole = emptyWholeState(optimizer);
-  const execution_space exec;
-  const state_list parts = optimizer.state();
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const Shard& s = shardOfState(parts[i].first);
-    Kokkos::deep_copy(exec, part(whole[i].second, s.range), parts[i].second);
-    if (s.ranks > 1) gather(exec, s, whole[i].second);
-  }
-  exec.fence();
-  return whole;
-}
-
-template <class T, class M, bool Stage>
-void ReplicatedStateShards<T, M, Stage>::keepParts(const state_list& whole,
-                                                   const Optimizer<T, M>& optimizer) const {
-  const state_list parts = optimizer.state();
-  if (parts.size() != whole.size())
-    fail("state sharding: ", whole.size(), " whole optimizer states for ", parts.size(), " parts");
-  for (std::size_t i = 0; i < parts.size(); ++i)
-    Kokkos::deep_copy(parts[i].second, part(whole[i].second, shardOfState(parts[i].first).range));
+  return parts;
 }
 
 template class ReplicatedStateShards<float, DefaultMemorySpace>;

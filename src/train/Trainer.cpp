@@ -166,14 +166,9 @@ template <class T, class M>
 RunState Trainer<T, M>::readCheckpointWhole(const std::string& path) {
   auto& graph = *model_.graph;
   CheckpointContents<ParamOf<T>, M> contents{graph.parameters(), graph.buffers(), optimizer_.get()};
-  if (shards_->mode() == StateSharding::None)
-    return readCheckpoint<ParamOf<T>, M>(path, grid_.worldComm(), contents);
-  // The file holds the optimizer's state whole: read so, then this rank's parts kept.
-  const auto whole = shards_->emptyWholeState(*optimizer_);
-  contents.wholeOptimizerState = &whole;
-  const RunState s = readCheckpoint<ParamOf<T>, M>(path, grid_.worldComm(), contents);
-  shards_->keepParts(whole, *optimizer_);
-  return s;
+  // The file holds the optimizer's state whole: a sharded optimizer reads only its parts.
+  contents.optimizerStateParts = shards_->stateParts(*optimizer_);
+  return readCheckpoint<ParamOf<T>, M>(path, grid_.worldComm(), contents);
 }
 
 template <class T, class M>
@@ -325,11 +320,9 @@ void Trainer<T, M>::saveCheckpoint(const std::string& path) const {
       model_.graph->parameters(),
       perGroup ? meanOverGroups(model_.graph->buffers(), grid_) : model_.graph->buffers(),
       optimizer_.get()};
-  // A sharded optimizer's state is gathered whole: the file is the same whatever the sharding.
-  const bool sharded = shards_->mode() != StateSharding::None;
-  const auto whole = sharded ? shards_->wholeState(*optimizer_)
-                             : typename ReplicatedStateShards<ParamOf<T>, M>::state_list{};
-  if (sharded) contents.wholeOptimizerState = &whole;
+  // A sharded optimizer writes its parts where the whole would be: the file is the same
+  // whatever the sharding.
+  contents.optimizerStateParts = shards_->stateParts(*optimizer_);
   writeCheckpoint<ParamOf<T>, M>(
       path, grid_.worldComm(), contents,
       {step_, epoch_, config_.model.seed, config_.deckText, identity_, config_.history});

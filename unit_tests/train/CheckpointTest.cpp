@@ -162,6 +162,67 @@ TEST(Checkpoint, DamagedDatasetIsNamedWithTheFile) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// FNV-1a 64 of an array's bytes: the checksum checkpoints carried before each rank wrote its own
+// part (attribute "fnv1a64").
+std::uint64_t formerChecksum(const std::vector<double>& values) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  std::uint64_t h = 14695981039346656037ull;
+  for (std::size_t i = 0; i < values.size() * sizeof(double); ++i)
+    h = (h ^ bytes[i]) * 1099511628211ull;
+  return h;
+}
+
+// Rank 0 turns the checkpoint at `path` into one of the former kind: each parameter's
+// elementhash64 replaced by fnv1a64 of its values, then `poke` (if >= 0) of conv1's weight
+// changed as damage would.
+void makeFormer(const std::string& path, const Params& params, int poke) {
+  if (worldRank() == 0) {
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    for (const auto& p : params) {
+      const std::string name = "/model/" + p.path();
+      const hid_t d = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
+      std::vector<double> v(std::size_t(globalSize(p.param.shape)));
+      H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+      H5Adelete(d, "elementhash64");
+      const std::uint64_t sum = formerChecksum(v);
+      const hid_t scalar = H5Screate(H5S_SCALAR), u64 = H5T_NATIVE_UINT64;
+      const hid_t attr = H5Acreate2(d, "fnv1a64", u64, scalar, H5P_DEFAULT, H5P_DEFAULT);
+      H5Awrite(attr, u64, &sum);
+      H5Aclose(attr);
+      H5Sclose(scalar);
+      if (poke >= 0 && p.path() == "conv1/weight") {
+        v[std::size_t(poke)] += 1;
+        H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
+      }
+      H5Dclose(d);
+    }
+    H5Fclose(file);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(Checkpoint, AFileWithTheFormerChecksumIsStillReadAndChecked) {
+  const std::string path = scratch("former");
+  const Params a = makeParams(10);
+  write(path, MPI_COMM_WORLD, {a, {}, nullptr}, {4, 0, 0, "", {}, ""});
+  makeFormer(path, a, -1);
+  Params b = makeParams(11);
+  EXPECT_EQ(read(path, MPI_COMM_WORLD, {b, {}, nullptr}).step, 4);
+  EXPECT_EQ(flatten(b), flatten(a));
+  makeFormer(path, a, 5);
+  try {
+    read(path, MPI_COMM_WORLD, {b, {}, nullptr});
+    ADD_FAILURE() << "accepted a damaged checkpoint of the former kind";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": dataset /model/conv1/weight does not match "
+                                                "its checksum"),
+              std::string::npos)
+        << e.what();
+  }
+  if (worldRank() == 0) std::remove(path.c_str());
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(Checkpoint, FullDiskIsNamedAndLeavesNoTemporaryFile) {
   const std::string path = scratch("full");
   Params a = makeParams(9);

@@ -3,9 +3,13 @@
 // too (stage 2) give the unsharded run's losses, parameters and optimizer state (1e-12) on
 // every rank count, an uneven grid and two groups included; a checkpoint written sharded
 // continues unsharded and the reverse, to the straight run's parameters. The optimizer's state
-// and the reduce-scatter's parts are what the plan counts, and 1/P of the unsharded state.
+// and the reduce-scatter's parts are what the plan counts, and 1/P of the unsharded state. A
+// checkpoint written sharded (each rank writing its parts) is the unsharded one bit for bit, and
+// reading it on another layout and sharding and writing it again gives the same file.
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -14,6 +18,7 @@
 #include <hybrid3d/comm/ShardRange.hpp>
 #include <hybrid3d/data/Hdf5.hpp>
 #include <hybrid3d/layers/DistributedParameter.hpp>
+#include <hybrid3d/layers/FlattenDense.hpp>
 #include <hybrid3d/optim/Adam.hpp>
 #include <hybrid3d/plan/RunPlan.hpp>
 #include <hybrid3d/plan/StepCost.hpp>
@@ -213,6 +218,135 @@ TEST(StateSharding, ACheckpointWrittenShardedContinuesUnshardedAndTheReverse) {
     }
   });
   EXPECT_EQ(ran, 1);
+}
+
+// The datasets of an HDF5 file, by path from the root.
+std::vector<std::string> datasetNames(const data::File& f) {
+  std::vector<std::string> links;
+  H5Lvisit(
+      f.id(), H5_INDEX_NAME, H5_ITER_INC,
+      [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+        static_cast<std::vector<std::string>*>(out)->push_back(std::string("/") + name);
+        return 0;
+      },
+      &links);
+  std::vector<std::string> names;
+  for (const std::string& l : links)
+    if (f.hasDataset(l)) names.push_back(l);
+  return names;
+}
+
+// A dataset's stored bytes, its type and shape, and its checksum attribute.
+struct StoredBytes {
+  std::vector<unsigned char> bytes;
+  std::vector<Index> shape;
+  std::uint64_t checksum = 0;
+};
+
+StoredBytes storedBytes(const data::File& f, const std::string& name) {
+  StoredBytes s;
+  s.shape = f.shape(name);
+  const data::Handle d = f.openDataset(name);
+  const data::Handle type(H5Dget_type(d), H5Tclose);
+  s.bytes.resize(std::size_t(globalSize(s.shape)) * H5Tget_size(type));
+  EXPECT_GE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.bytes.data()), 0) << name;
+  const data::Handle attr(H5Aopen(d, "elementhash64", H5P_DEFAULT), H5Aclose);
+  const hid_t u64 = H5T_NATIVE_UINT64;
+  EXPECT_GE(H5Aread(attr, u64, &s.checksum), 0) << name;
+  return s;
+}
+
+// Rank 0: the files at `a` and `b` hold the same datasets, bit for bit, with the same checksums.
+void expectSameDatasets(const std::string& a, const std::string& b) {
+  if (worldRank() != 0) return;
+  const data::File fa(a), fb(b);
+  const std::vector<std::string> names = datasetNames(fa);
+  ASSERT_EQ(names, datasetNames(fb)) << a << " and " << b;
+  for (const std::string& name : names) {
+    const StoredBytes x = storedBytes(fa, name), y = storedBytes(fb, name);
+    EXPECT_EQ(x.shape, y.shape) << name;
+    EXPECT_TRUE(x.bytes == y.bytes) << name << " differs between " << a << " and " << b;
+    EXPECT_EQ(x.checksum, y.checksum) << name;
+  }
+  EXPECT_EQ(fa.attributeString("deck"), fb.attributeString("deck"));
+}
+
+// Replicated tensors of uneven sizes (fewer values than ranks at 8) and the first dense layer's
+// column shard over a spatial grid (5 planes cut 3 and 2), given the same global values and
+// summed gradients on every layout; Adam steps them with its state sharded by `mode` (stage 2's
+// summed parts are put where its reduce-scatter leaves them).
+struct ShardedModel {
+  ShardedModel(const ProcessGrid& grid, StateSharding mode)
+      : fc(grid, "fc1", TensorShape{1, 3, {5, 2, 3}}, {5, true}),
+        params{{"conv1", createParameter<double>("conv1", "weight", {7, 3})},
+               {"conv1", createParameter<double>("conv1", "bias", {3})}} {
+    for (const auto& p : fc.parameters()) params.push_back({fc.name(), p});
+    std::vector<std::vector<ScopedGradient<double, DefaultMemorySpace>>> layers(1);
+    std::mt19937_64 rng(23);  // the same global tensors on every rank and layout
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (const auto& p : params) {
+      std::vector<double> value(std::size_t(globalSize(p.param.shape))), grad(value.size());
+      for (std::size_t i = 0; i < value.size(); ++i) value[i] = u(rng), grad[i] = u(rng);
+      scatterGlobal(p.param, value, p.param.value);
+      scatterGlobal(p.param, grad, p.param.grad);
+      layers[0].push_back({p.param.grad, p.param.layout.gradientScope, p.param.layout.replicaComm});
+    }
+    reducer = std::make_unique<GradientReducer<double>>(
+        grid.worldComm(), grid.dataComm(), layers,
+        mode == StateSharding::Gradients ? ReduceTo::Shards : ReduceTo::Whole);
+    shards = std::make_unique<ReplicatedStateShards<double>>(mode, grid.worldComm(),
+                                                             grid.dataComm(), params, *reducer);
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const auto& whole = params[i].param;
+      const auto& part = shards->optimizerParameters()[i].param;
+      const std::size_t begin = std::size_t(part.value.data() - whole.value.data());
+      if (part.grad.data() != whole.grad.data() + begin)
+        Kokkos::deep_copy(
+            part.grad,
+            Kokkos::subview(whole.grad, std::make_pair(begin, begin + part.grad.size())));
+    }
+    adam = std::make_unique<Adam<double>>(shards->optimizerParameters(), AdamOptions{});
+  }
+  CheckpointContents<double, DefaultMemorySpace> contents() const {
+    return {params, {}, adam.get(), shards->stateParts(*adam)};
+  }
+  FlattenDense<double> fc;
+  std::vector<NamedParameter<double>> params;
+  std::unique_ptr<GradientReducer<double>> reducer;
+  std::unique_ptr<ReplicatedStateShards<double>> shards;
+  std::unique_ptr<Adam<double>> adam;
+};
+
+TEST(StateSharding, ACheckpointWrittenShardedIsTheUnshardedOneAndRestartsOnAnyLayout) {
+  const std::string dir = scratchDirectory("state_sharding_test", "file");
+  const int P = worldSize();
+  const RunState state{2, 0, 7, "<ParameterList/>", {{"mini-batch", "2"}}, ""};
+  const std::string first = dir + "/none.h5";
+  const ProcessGrid grid(MPI_COMM_WORLD, {P >= 2 ? 2 : 1, 1, 1});  // P/2 groups
+  for (StateSharding mode : Modes) {
+    SCOPED_TRACE(toString(mode));
+    ShardedModel m(grid, mode);
+    for (int step = 0; step < 2; ++step) {
+      m.adam->step(DefaultExecutionSpace(), 1e-2);
+      m.shards->gatherParameters(DefaultExecutionSpace());
+    }
+    const std::string path = dir + "/" + toString(mode) + ".h5";
+    writeCheckpoint(path, grid.worldComm(), m.contents(), state);
+    expectSameDatasets(first, path);
+  }
+  // Read on another layout (the 3 columns cut 2 and 1, P/2 groups) with each sharding, and
+  // written again there: the same file.
+  const ProcessGrid other(MPI_COMM_WORLD, {1, 1, P >= 2 ? 2 : 1});
+  for (StateSharding mode : Modes) {
+    SCOPED_TRACE(std::string("read with ") + toString(mode));
+    ShardedModel m(other, mode);
+    const RunState back = readCheckpoint(first, other.worldComm(), m.contents());
+    EXPECT_EQ(back.step, state.step);
+    EXPECT_EQ(m.adam->steps(), 2);
+    const std::string again = dir + "/again_" + toString(mode) + ".h5";
+    writeCheckpoint(again, other.worldComm(), m.contents(), back);
+    expectSameDatasets(first, again);
+  }
 }
 
 // Bytes of Adam's state and (stage 2) of the gradient sums' parts on this rank, built as the

@@ -36,9 +36,10 @@ struct RankMemory {
   /// The loaders' caches: at most the deck's budget per set (Data/cache MiB), host memory a deck
   /// sets aside on purpose (the layout search does not hold it against the rank's memory).
   std::size_t cache = 0;
-  /// A checkpoint write: column shards gathered into their global tensors (every array of the
-  /// parameter at once, and the gather's receive buffer), and each array's host copy where the
-  /// model lives on a device.
+  /// A checkpoint write or read: each rank writes and reads only its own part of each array, so
+  /// nothing is gathered; a column shard's part goes through the rank whose slab of the flat
+  /// tensor holds it (the indices of the rank's part, its slab of 1/P twice with indices), and
+  /// where the model lives on a device each array is copied to the host, one at a time.
   std::size_t checkpoint = 0;
   double fixedBytes = 0;  // per process, from the machine file; 0: unknown
 

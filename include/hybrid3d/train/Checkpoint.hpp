@@ -9,13 +9,19 @@
 ///   root attribute "deck"             the input deck the run was started from
 ///   root attribute "identity"         the run's identity, "key=value" lines (RunState::identity)
 ///   root attribute "history"          the changes restarts made (RunState::history)
-///   attribute "fnv1a64" of each array  FNV-1a 64 of its stored bytes, verified on reading
+///   attribute "elementhash64" of each array  its checksum, verified on reading
 /// ~~~
-/// The file holds GLOBAL tensors whatever the grid: a column-sharded parameter
-/// (layers/Parameter.hpp) and its optimizer state are gathered before world rank 0 writes the
-/// file alone, and on reading rank 0 broadcasts each tensor and every rank keeps its own part,
-/// so a checkpoint written on one grid restarts on another. Other parameters are replicated and
-/// written from rank 0's copy. Batch-norm running statistics are replicated too, except with
+/// The file holds GLOBAL tensors whatever the grid or the sharding of the optimizer's state, so
+/// a checkpoint written on one grid restarts on another. Every rank writes its own part of each
+/// array straight into the one file (parallel HDF5, collective MPI-IO) and reads only its own
+/// part back: no rank gathers a tensor it does not hold in training. Of the ranks holding the
+/// same elements (a replicated parameter's: all; a column shard's (layers/Parameter.hpp): one
+/// per data-parallel group) each writes a contiguous share (comm/ShardRange.hpp); a sharded
+/// optimizer state is written by its holder. The checksum is a sum modulo 2^64 over the elements
+/// of a hash of each element's global index and its stored bytes, so each rank computes its
+/// share and the shares are added (train/impl/CheckpointParts.hpp). Files from before it carry
+/// "fnv1a64" (FNV-1a 64 of the stored bytes in order) instead: still read, rank 0 reading each
+/// whole array to check it. Batch-norm running statistics are replicated too, except with
 /// statistics per spatial group: then the trainer hands in their mean over the data-parallel groups
 /// (see meanOverGroups in Trainer.cpp), which a restart with any number of groups continues
 /// exactly. A write goes to `"<path>.tmp"`, is flushed to disk and then renamed over `<path>`: a
@@ -27,6 +33,7 @@
 
 #include <mpi.h>
 
+#include <hybrid3d/comm/ShardRange.hpp>
 #include <hybrid3d/optim/Optimizer.hpp>
 
 namespace hybrid3d {
@@ -50,15 +57,16 @@ struct CheckpointContents {
   std::vector<NamedParameter<T, M>> parameters;  // trained: /model/<layer>/<name>
   std::vector<NamedParameter<T, M>> buffers;     // not trained (running statistics)
   Optimizer<T, M>* optimizer = nullptr;          // may be null (weights-only files)
-  /// An optimizer that holds only its part of each state (train/ReplicatedStateShards.hpp):
-  /// its state as an unsharded one holds it, written from (gathered first) or read into
-  /// (its parts kept afterwards) instead of optimizer->state(), so the file is the same
-  /// whatever the sharding. Null: optimizer->state() itself.
-  const std::vector<std::pair<std::string, Kokkos::View<T*, M>>>* wholeOptimizerState = nullptr;
+  /// An optimizer that holds only its part of each state (train/ReplicatedStateShards.hpp): for
+  /// each of optimizer->state(), in its order, the range of its parameter's local elements
+  /// (Parameter.hpp) that this rank's buffer holds, each element held by exactly one of the
+  /// ranks holding the parameter. The file is the same whatever the sharding. Empty: each
+  /// state holds all of its parameter's local elements.
+  std::vector<ShardRange> optimizerStateParts;
 };
 
 /// Collective over `comm` (the world: every column of a sharded parameter must be on some rank of
-/// it). Throws on every rank (with the path) if rank 0 could not write; a full disk is named
+/// it). Throws on every rank (with the path) if any rank could not write; a full disk is named
 /// ("no space left on device", the bytes needed) and the temporary file removed.
 template <class T, class M>
 void writeCheckpoint(const std::string& path, MPI_Comm comm, const CheckpointContents<T, M>& c,

@@ -16,8 +16,8 @@
 ///
 /// The arithmetic per element is the unsharded optimizer's, so a sharded run equals the
 /// unsharded one up to the order of the gradient sums' additions (the allreduce's and the
-/// reduce-scatter's, both MPI's). Checkpoints stay whole: wholeState() gathers the optimizer's
-/// state for writing, keepParts() keeps this rank's part of what was read.
+/// reduce-scatter's, both MPI's). Checkpoints stay whole without a gather: each rank writes and
+/// reads its parts of the state where the whole would be (stateParts(), train/Checkpoint.hpp).
 
 #include <string>
 #include <utility>
@@ -42,7 +42,6 @@ class ReplicatedStateShards {
 public:
   using view = Kokkos::View<T*, MemorySpace>;
   using execution_space = typename MemorySpace::execution_space;
-  using state_list = std::vector<std::pair<std::string, view>>;
 
   /// `parameters`: the model's trained parameters (Graph::parameters()); `reducer`: their
   /// gradients' reducer, built with ReduceTo::Shards for StateSharding::Gradients and Whole
@@ -63,13 +62,10 @@ public:
   /// all-gather is in flight at once.
   void gatherParameters(const execution_space& exec);
 
-  /// The optimizer's state as an unsharded optimizer holds it (each buffer the size of its
-  /// parameter's local value), gathered over the ranks (collective; allocates: checkpoints).
-  state_list wholeState(const Optimizer<T, MemorySpace>& optimizer) const;
-  /// Fresh zeroed buffers shaped as wholeState()'s, for a checkpoint to be read into.
-  state_list emptyWholeState(const Optimizer<T, MemorySpace>& optimizer) const;
-  /// This rank's parts of `whole` (wholeState()'s layout) into the optimizer's state.
-  void keepParts(const state_list& whole, const Optimizer<T, MemorySpace>& optimizer) const;
+  /// Where each of the optimizer's state buffers lies in its parameter's local elements (as
+  /// CheckpointContents::optimizerStateParts wants them); empty with StateSharding::None, where
+  /// each buffer is the whole.
+  std::vector<ShardRange> stateParts(const Optimizer<T, MemorySpace>& optimizer) const;
 
 private:
   // One parameter's sharding: the ranks holding a copy, this rank's part, and every rank's
@@ -84,7 +80,6 @@ private:
   };
   // The shard whose parameter path begins the optimizer state's path "<layer>/<param>/<state>".
   const Shard& shardOfState(const std::string& statePath) const;
-  void gather(const execution_space& exec, const Shard& s, const view& whole) const;
 
   StateSharding mode_;
   OwnedComm world_, data_;

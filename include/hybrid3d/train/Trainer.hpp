@@ -81,8 +81,8 @@ private:
   // Slots [first, first + real) of `batch` into model slots [0, real); the model's other slots
   // get zero input and truth (padding of a short validation batch).
   void loadSlots(Data& d, const data::HostBatch& batch, int first, int real);
-  // A checkpoint's parameters, buffers and optimizer state, the last read whole and this rank's
-  // parts kept where the optimizer is sharded. Collective.
+  // A checkpoint's parameters, buffers and optimizer state (of a sharded optimizer, this rank's
+  // parts). Collective.
   RunState readCheckpointWhole(const std::string& path);
   // Which engine and kernel path each layer with a choice runs (rank 0, at start-up).
   void printImplementations();
