@@ -30,6 +30,7 @@ const std::vector<std::string>& restartChangeableKeys() {
       "Model/convolution workspace MiB",
       "Model/convolution engine",
       "Model/halo overlap",
+      "Model/recompute",
   };
   return keys;
 }

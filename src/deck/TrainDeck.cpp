@@ -71,6 +71,12 @@ std::vector<DeckKey> modelKeys() {
       key("Model/halo overlap", Type::Bool, convOverlapByDefault ? "1" : "0", -Big, Big,
           "overlap each convolution's halo exchange with its interior's computation (measured "
           "slower on 2 cores with shared-memory MPI; try it where messages cross a network)"),
+      key("Model/recompute", Type::String, "none", -Big, Big,
+          "activations recomputed in the backward pass instead of held: none, all (each "
+          "convolution's or dense layer's output and what follows it up to the next one), "
+          "auto (the planner picks, to fit the memory), or layer ranges FIRST..LAST, NAME "
+          "separated by commas (the names `hybrid3d check` prints); a range keeps its input "
+          "and the outputs read after it, and recomputes the rest"),
   };
 }
 
@@ -184,7 +190,7 @@ namespace {
 // One reader per section of the deck, called in an order where each finds what it needs: the
 // process grid the model's input width, the generated dataset the same width.
 
-void readModel(const Deck& d, DeckRun& r) {
+void readModel(const Deck& d, const std::string& path, DeckRun& r) {
   ModelOptions& m = r.config.model;
   m.architecture = d.getString("Model/architecture");
   m.inputWidth = d.getInt("Model/input width");
@@ -195,6 +201,11 @@ void readModel(const Deck& d, DeckRun& r) {
   m.convWorkspaceBytes = std::size_t(d.getInt("Model/convolution workspace MiB")) << 20;
   m.convEngine = parseConvEngine(d.getString("Model/convolution engine"));
   m.convOverlap = d.getBool("Model/halo overlap");
+  try {
+    m.recompute = parseRecompute(d.getString("Model/recompute"));
+  } catch (const Error& e) {
+    fail(path, ": ", e.what());  // the message names the key
+  }
   r.precision = parsePrecision(d.getString("Model/precision"));
   r.config.lossScale.initial = d.getDouble("Model/loss scale");
   r.config.lossScale.growthInterval = d.getInt("Model/loss scale growth interval");
@@ -321,7 +332,7 @@ DeckRun readTrainDeckText(const std::string& xml, const std::string& name) {
 DeckRun readTrainDeck(const Deck& d, const std::string& path, int worldSize, bool needTrainData) {
   DeckRun r;
   r.config.deckText = d.text();
-  readModel(d, r);
+  readModel(d, path, r);
   readParallel(d, path, worldSize, r);
   readData(d, path, r.config.data);
   readGenerate(d, r);
