@@ -99,6 +99,9 @@ void expectRecomputedStepsEqual(const ModelOptions& o, const std::string& settin
               again = startGroupStep(grid, r, batch, exec);
     auto &p = *plain.model.graph, &g = *again.model.graph;
     ASSERT_FALSE(g.recomputeSegments().empty());
+    std::size_t recomputed = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) recomputed += g.recomputes(i);
+    EXPECT_GT(recomputed, 0u) << setting << " recomputes no output";
     EXPECT_LT(g.memory().activations, p.memory().activations) << setting;
     for (int step = 3; step < 5; ++step) {
       p.setStep(step, plain.first);
