@@ -313,6 +313,11 @@ void Graph<T, M>::resolveRecompute() {
   segments_ = resolveSegments(recompute_, g);
   if (segments_.empty()) return;
   recomputed_ = recomputedOutputs(g, segments_);
+  regathers_.assign(nodes_.size(), false);
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    regathers_[i] =
+        !recomputed_[i] && std::any_of(nodes_[i].inputs.begin(), nodes_[i].inputs.end(),
+                                       [&](int p) { return p != Input && recomputed_[p]; });
   for (const StepEvent& e : stepSchedule(g, segments_))
     if (e.pass != StepPass::Forward) backwardPass_.push_back(e);
 }
@@ -379,6 +384,7 @@ void Graph<T, M>::backwardNode(const execution_space& exec, std::size_t id,
       in_.push_back(p == Input ? &input_ : &nodes_[p].output);
       dIn_.push_back(p == Input ? nullptr : &gradientFor(p, int(id), slot));  // none for data
     }
+    if (!regathers_.empty() && regathers_[id]) e.node->gatherInputGhosts(exec, in_);
     e.node->backward(exec, in_, *dOut, dIn_);
   }
   if (reducer) reducer->start(exec, id);

@@ -182,7 +182,9 @@ TEST(Models, FirstDenseWeightHoldsOnlyItsOwnColumnsOfTheOneRankWeight) {
 // every gradient with `all` and with ranges equal those without, exactly (a recomputed forward
 // replays the first one's arithmetic, and every backward reads the same values). The ranges span
 // two convolutions, so conv2 replays from a recomputed input (its halo exchanged again), and the
-// dense head with its dropouts (the same masks); `all` replays each convolution from its kept
+// dense head with its dropouts (the same masks); act1..conv2 ends at a convolution whose input is
+// recomputed and whose forward is not replayed (its backward-weights gathers that input's halo
+// again); `all` replays each convolution from its kept
 // input (no exchange), here with the halo overlapped (the U-Net's, in GradientArenaTest, without).
 // Each case runs at the smallest rank count CTest runs that holds it (cheap).
 void expectRecomputationChangesNothing(ModelOptions o, int channels, int outputs,
@@ -218,7 +220,7 @@ TEST(Models, CosmoFlowRecomputationChangesNoBitOnEveryGrid) {
   o.seed = 5;            // dropout on
   o.convOverlap = true;  // a replay from a kept input computes the interior and shell parts too
   expectRecomputationChangesNothing(
-      o, 4, 4, {"all", "conv1..pool2, fc1..drop3"},
+      o, 4, 4, {"all", "conv1..pool2, fc1..drop3", "act1..conv2"},
       {{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{3, 1, 1}, 1}, {{2, 1, 1}, 2}});
 }
 

@@ -133,6 +133,12 @@ public:
   /// A replay from a kept input (ForwardPass::RecomputeKeptInput) exchanges no halo; it
   /// computes the same parts (interior and shell with overlap) as the first forward did.
   void setForwardPass(ForwardPass pass) { forwardPass_ = pass; }
+  /// x's halo gathered again, as forward gathers it: backwardWeights reads x's ghosts, and a
+  /// recomputed x (model/Recompute.hpp) holds its owned cells only when its consumer's forward is
+  /// not replayed (a segment's last layer).
+  void gatherInputGhosts(const execution_space& exec, const tensor_type& x) {
+    if (halo_ && !inputGhostsFilled_) halo_->gather(exec, x);
+  }
 
   /// "weight" [Cout, Cin, k, k, k] and, with Options::bias, "bias" [Cout]. Values start at zero;
   /// whoever builds the model initialises them.

@@ -93,6 +93,10 @@ public:
   }
   /// A replay from a kept input (ForwardPass::RecomputeKeptInput) exchanges no halo.
   void setForwardPass(ForwardPass pass) { forwardPass_ = pass; }
+  /// x's halo gathered again (backwardWeights reads x's ghosts; see Conv3d::gatherInputGhosts).
+  void gatherInputGhosts(const execution_space& exec, const tensor_type& x) {
+    if (halo_) halo_->gather(exec, x);
+  }
   /// This rank's arithmetic per pass: with kernel = stride every output value is Cin
   /// multiply-adds (one input voxel per output voxel).
   LayerFlops flops() const {

@@ -194,7 +194,10 @@ private:
   RecomputeOption recompute_;
   std::vector<RecomputeSegment> segments_;  // resolved by finalize (training)
   std::vector<bool> recomputed_;            // per node, empty without segments
-  std::vector<StepEvent> backwardPass_;     // the step's order after the forward pass
+  // Per node: its forward is not replayed but an input is recomputed, so its backward gathers
+  // that input's ghosts again first (Node::gatherInputGhosts); empty without segments.
+  std::vector<bool> regathers_;
+  std::vector<StepEvent> backwardPass_;  // the step's order after the forward pass
   std::vector<Kokkos::View<param_type*, MemorySpace>>
       gradients_;       // every parameter's, for zeroGradients
   GraphMemory memory_;  // activations, their gradients and the parameters, set by finalize()

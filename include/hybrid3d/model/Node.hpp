@@ -48,6 +48,11 @@ public:
   /// How the next forward runs (layers/LayerConvention.hpp): the graph sets a replay around a
   /// recomputed forward and First again after it.
   virtual void setForwardPass(ForwardPass /*pass*/) {}
+  /// Gathers the ghosts of the inputs its backward reads (the convolutions' backward-weights)
+  /// again. The graph calls it before the backward of a node whose forward was not replayed but
+  /// whose input was recomputed: that input's memory held another tensor in between, and its
+  /// recomputation wrote the owned cells only.
+  virtual void gatherInputGhosts(const execution_space& /*exec*/, const inputs_type& /*in*/) {}
   /// True for the layers `Model/recompute = all` starts a segment at (model/Recompute.hpp):
   /// convolutions and dense layers, the kinds ModelPlan::stepGraph names.
   virtual bool startsSegment() const { return false; }

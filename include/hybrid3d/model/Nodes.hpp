@@ -60,6 +60,13 @@ struct HasStep<L,
     : std::true_type {};
 
 template <class L, class = void>
+struct HasGatherInputGhosts : std::false_type {};
+template <class L>
+struct HasGatherInputGhosts<L, std::void_t<decltype(std::declval<L&>().gatherInputGhosts(
+                                   std::declval<const typename L::execution_space&>(),
+                                   std::declval<const typename L::tensor_type&>()))>>
+    : std::true_type {};
+template <class L, class = void>
 struct HasForwardPass : std::false_type {};
 template <class L>
 struct HasForwardPass<L, std::void_t<decltype(std::declval<L&>().setForwardPass(ForwardPass{}))>>
@@ -166,6 +173,10 @@ public:
     if constexpr (Impl::HasForwardPass<Layer>::value) layer_.setForwardPass(pass);
   }
   bool startsSegment() const override { return Impl::StartsSegment<Layer>::value; }
+  void gatherInputGhosts(const execution_space& exec, const inputs_type& in) override {
+    if constexpr (Impl::HasGatherInputGhosts<Layer>::value && In == EdgeKind::Volume)
+      layer_.gatherInputGhosts(exec, in.at(0)->volume);
+  }
   void setStep(std::int64_t step, std::int64_t firstGlobalSample) override {
     if constexpr (Impl::HasStep<Layer>::value) layer_.setStep(step, firstGlobalSample);
   }
