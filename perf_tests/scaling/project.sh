@@ -10,8 +10,11 @@
 # (plot_projection.py, when matplotlib is there). The machines in BF16_MACHINES (default: the
 # H100 file, whose bfloat16 tensor-core rate is published) are planned in bfloat16 too
 # (`hybrid3d plan --precision bfloat16`): rows NAME-MACHINE-bfloat16 beside the float ones.
+# The machines in RECOMPUTE_MACHINES (default: the V100 file) are planned with activation
+# recomputation too, at fewer GPUs per sample than fit without it (below).
 #
-#   [BF16_MACHINES="h100-cluster ..."] bash perf_tests/scaling/project.sh [OUT] [MACHINE.xml ...]
+#   [BF16_MACHINES="h100-cluster ..."] [RECOMPUTE_MACHINES="lassen-v100 ..."]
+#   [RECOMPUTE_LIMIT_GIB=G] [SKIP_SCALING=1] bash perf_tests/scaling/project.sh [OUT] [MACHINE.xml ...]
 # Default machines: inputs/machines/lassen-v100.xml and h100-cluster.xml; OUT: scaling_projection
 # (perf_tests/scaling/results holds the committed one). Paths are given relative to the
 # repository, so the CSVs hold no path of this machine.
@@ -38,6 +41,8 @@ for machine in "${MACHINES[@]}"; do
   done
 done
 status=0
+# SKIP_SCALING=1: the recomputation rows alone (below), not the strong-scaling ones.
+((${SKIP_SCALING:-0})) && RUNS=()
 # plan NAME DECK ARGS...: `hybrid3d plan` into OUT/NAME.txt and OUT/projection-NAME.csv.
 plan() {
   local name=$1 deck=$2
@@ -72,6 +77,28 @@ for run in "${RUNS[@]}"; do
   plan "cosmoflow_512_2048-$m" inputs/cosmoflow_512_2048.xml --ranks 2048 --machine "$machine" \
     --top 0 --precision "$precision" &&
     sed -n 's/^  predicted step/  the paper'"'"'s layout: predicted step/p' "$OUT/cosmoflow_512_2048-$m.txt"
+done
+# Recomputation (Model/recompute, issue 39): on the machines in RECOMPUTE_MACHINES (default: the
+# V100 file), the deck's layouts with fewer GPUs per sample than fit without it -- CosmoFlow
+# 512^3 on 128 and 256 GPUs (2 and 4 per sample), the U-Net 256^3 on 64 and 128 (4 and 8 per
+# sample; the deck needs 16) -- planned with none, all and auto against RECOMPUTE_LIMIT_GIB per
+# rank (default 14500 MiB: a V100's 16158 MiB less room for the CUDA context): rows
+# NAME-MACHINE-recompute-MODE, each with its recomputation and predicted time.
+RECOMPUTE_MACHINES=${RECOMPUTE_MACHINES-lassen-v100}
+RECOMPUTE_LIMIT_GIB=${RECOMPUTE_LIMIT_GIB:-14.16015625}
+for machine in "${MACHINES[@]}"; do
+  m=$(basename "$machine" .xml)
+  case " $RECOMPUTE_MACHINES " in *" $m "*) ;; *) continue ;; esac
+  for problem in "cosmoflow_512_mb64 128,256" "unet3d_256 64,128"; do
+    deck=perf_tests/scaling/paper/${problem% *}.xml ranks=${problem#* }
+    for mode in none all auto; do
+      name=${problem% *}-$m-recompute-$mode
+      echo "== ${problem% *} on $m, ranks $ranks, Model/recompute $mode: $OUT/$name.txt"
+      plan "$name" "$deck" --ranks "$ranks" --machine "$machine" --top 0 --recompute "$mode" \
+        --memory-limit "$RECOMPUTE_LIMIT_GIB" || continue
+      sed -n '/^  predicted step/p;/^  recomputation (/p' "$OUT/$name.txt"
+    done
+  done
 done
 ${PYTHON:-python3} "$HERE/projection_table.py" "$OUT" | tee "$OUT/projection.md"
 if ${PYTHON:-python3} -c 'import matplotlib' 2>/dev/null; then

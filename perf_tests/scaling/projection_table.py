@@ -4,6 +4,8 @@
   projection-PROBLEM-MACHINE.csv       the deck's layout of each rank count (one grid throughout)
   projection-PROBLEM-MACHINE-best.csv  the planner's best layout of each rank count
   projection-cosmoflow_512_2048-MACHINE.csv  the paper's 2048-GPU layout (layer grids)
+  projection-PROBLEM-MACHINE-recompute-MODE.csv  the deck's layouts with Model/recompute MODE
+                                       (none, all, auto) against project.sh's memory limit
 
 First every row, with its phases (slowest rank, ms per step) and the speedup against the fewest
 GPUs of its kind; then CosmoFlow 512^3 over 512 GPUs (the deck's layout, the paper's 512-GPU
@@ -45,7 +47,7 @@ def main(argv):
     kinds = []  # (problem file, machine, kind, rows)
     for path in sorted(glob.glob(os.path.join(out, "projection-*.csv"))):
         name = os.path.basename(path)[len("projection-"):-len(".csv")]
-        if name.startswith("cosmoflow_512_2048-"):
+        if name.startswith("cosmoflow_512_2048-") or "-recompute-" in name:
             continue
         best = name.endswith("-best")
         kinds.append((name[: -len("-best")] if best else name, "best" if best else "deck",
@@ -91,7 +93,39 @@ def main(argv):
                   f"{speedup:.2f}x | {f'{PAPER_SPEEDUP}x' if r['ranks'] == '2048' else ''} | " +
                   " | ".join(f"{ms(base, k):.1f} -> {ms(r, k):.1f}" for k in PHASES) +
                   f" | {float(r['memory_mib']) / 1024:.1f} | {'yes' if r['fits'] == '1' else 'no'} |")
+    recomputation(out)
     return 0
+
+
+def recomputation(out):
+    """The rows of project.sh's recomputation block: per problem, GPU count and mode."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(out, "projection-*-recompute-*.csv"))):
+        mode = path[: -len(".csv")].rsplit("-recompute-", 1)[1]
+        found += [(mode, r) for r in rows(path)]
+    if not found:
+        return
+    order = {"none": 0, "all": 1, "auto": 2}
+    found.sort(key=lambda k: (problem(k[1]), k[1]["machine"], int(k[1]["ranks"]),
+                              order.get(k[0], 3)))
+    print("\n## Activation recomputation: fewer GPUs per sample\n")
+    print("The deck's layouts of fewer GPUs per sample than fit without recomputation, with "
+          "`Model/recompute` none, all and auto (`hybrid3d plan --recompute MODE --memory-limit "
+          "G`: project.sh's RECOMPUTE_LIMIT_GIB, 14500 MiB per GPU by default). MiB per GPU of "
+          "the rank holding the most; ms per step of the slowest rank; recomputed: the "
+          "segments (layer ranges) auto chose.\n")
+    print("| problem | machine | GPUs | layout | recompute | recomputed | step ms | compute | "
+          "halo | I/O | MiB per GPU | fits |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for mode, r in found:
+        ranges = r.get("recompute") or "-"
+        shown = {"none": "-", "all": "every segment"}.get(mode, ranges)
+        if mode == "auto" and r["fits"] != "1":
+            shown = "every segment: none fits"
+        print(f"| {problem(r)} | {r['machine']} | {r['ranks']} | {layout(r)} | {mode} | "
+              f"{shown.replace(';', ',')} | {ms(r, 'step_s'):.1f} | {ms(r, 'compute_s'):.1f} | "
+              f"{ms(r, 'halo_s'):.1f} | {ms(r, 'io_s'):.1f} | {float(r['memory_mib']):.1f} | "
+              f"{'yes' if r['fits'] == '1' else 'no'} |")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,15 @@ std::string exchangeText(const RedistributeTraffic& t) {
 
 bool moves(const LayerCost& l) { return l.kind == "Redistribute"; }
 
+// Model/recompute as resolved: "none", "all" or the ranges, ';' between them (a CSV cell).
+std::string recomputeColumn(const RunPlan& r) {
+  const RecomputeOption& o = r.model.options.recompute;
+  if (o.mode == RecomputeOption::Mode::Ranges && o.ranges.empty()) return "none";
+  std::string s = toString(o);
+  std::replace(s.begin(), s.end(), ',', ';');
+  return s;
+}
+
 }  // namespace
 
 std::string costText(const RunPlan& run, const StepCost& c, bool timed) {
@@ -95,19 +104,56 @@ std::string costText(const RunPlan& run, const StepCost& c, bool timed) {
   return o.str();
 }
 
+std::string recomputeText(const RunPlan& run, const StepCost& c, bool timed,
+                          const LayoutChoice* chosen, double limitBytes) {
+  if (c.recompute.empty() && !chosen) return "";
+  std::ostringstream o;
+  const std::string ranges = c.recompute.empty() ? "none" : toString(run.model.options.recompute);
+  if (chosen)
+    o << line("\n  recomputation (Model/recompute auto, for %.1f MiB per rank): %s%s\n",
+              mib(limitBytes), ranges.c_str(),
+              chosen->fits ? "" : " -- does not fit even with every segment recomputed");
+  else
+    o << line("\n  recomputation (Model/recompute %s)\n",
+              toString(run.model.options.recompute).c_str());
+  std::string again, gathered;
+  double flops = 0, seconds = 0;
+  std::size_t bytes = 0;
+  for (const LayerCost& l : c.layers) {
+    if (l.recomputed) again += (again.empty() ? "" : ", ") + l.name;
+    if (l.regather.neighbours > 0) gathered += (gathered.empty() ? "" : ", ") + l.name;
+    flops += l.recomputeFlops;
+    bytes += l.regather.bytes;
+    seconds += l.recomputeSeconds;
+  }
+  o << line("    forward again in the backward pass: %s (%.3f GFLOP on this rank)\n",
+            again.empty() ? "none" : again.c_str(), 1e-9 * flops);
+  o << line("    halos gathered again: %s (%s bytes sent)\n",
+            gathered.empty() ? "none" : gathered.c_str(), thousands((long long)bytes).c_str());
+  if (timed)
+    o << line("    adds %.1f ms to the step of this rank (in its compute and halo times above)\n",
+              ms(seconds));
+  return o.str();
+}
+
 std::string layoutText(const std::vector<LayoutChoice>& layouts, std::size_t top,
                        double reference) {
   std::ostringstream o;
-  o << line("  %-17s %10s %10s %8s %10s %8s %8s %10s %6s %11s %8s\n", "layout G:DxHxW/K", "step ms",
-            "compute", "halo", "allreduce", "redist", "I/O", "MiB/rank", "fits", "samples/s",
-            reference > 0 ? "speedup" : "");
+  o << line("  %-17s %10s %10s %8s %10s %8s %8s %10s %6s %9s %11s %8s\n", "layout G:DxHxW/K",
+            "step ms", "compute", "halo", "allreduce", "redist", "I/O", "MiB/rank", "fits",
+            "recompute", "samples/s", reference > 0 ? "speedup" : "");
   for (std::size_t i = 0; i < layouts.size() && i < top; ++i) {
     const LayoutChoice& c = layouts[i];
     const PhaseSeconds& p = c.cost.phases;
-    o << line("  %-17s %10.1f %10.1f %8.1f %10.1f %8.1f %8.1f %10.1f %6s %11.2f",
+    // Recomputed segments: how many of `all`'s.
+    const std::string recomputed =
+        c.cost.recompute.empty()
+            ? "-"
+            : line("%zu/%zu", c.cost.recompute.size(), allSegments(c.run.model.stepGraph()).size());
+    o << line("  %-17s %10.1f %10.1f %8.1f %10.1f %8.1f %8.1f %10.1f %6s %9s %11.2f",
               toString(c.layout).c_str(), ms(p.step()), ms(p.compute), ms(p.halo), ms(p.allreduce),
               ms(p.redistribute), ms(p.io), mib(double(c.memoryBytes)), c.fits ? "yes" : "no",
-              c.cost.samplesPerSecond);
+              recomputed.c_str(), c.cost.samplesPerSecond);
     if (reference > 0) o << line(" %7.2fx", reference / p.step());
     o << "\n";
   }
@@ -117,7 +163,7 @@ std::string layoutText(const std::vector<LayoutChoice>& layouts, std::size_t top
 std::string csvHeader() {
   return "deck,machine,architecture,size,batch,ranks,groups,grid,step_s,compute_s,halo_s,"
          "allreduce_s,io_s,memory_mib,samples_per_s,halo_bytes,allreduce_bytes,io_bytes,fits,"
-         "layout,redistribute_s,redistribute_bytes,precision\n";
+         "layout,redistribute_s,redistribute_bytes,precision,recompute\n";
 }
 
 std::string csvRow(const std::string& deck, const std::string& machine, const LayoutChoice& c) {
@@ -128,14 +174,15 @@ std::string csvRow(const std::string& deck, const std::string& machine, const La
   // New columns go last: scripts read them by name, older rows keep their places.
   return line(
       "%s,%s,%s,%d,%d,%d,%d,%dx%dx%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.1f,%.6g,%llu,%llu,%llu,%d,%s,%.6g,"
-      "%llu,%s\n",
+      "%llu,%s,%s\n",
       deck.c_str(), machine.c_str(), r.model.options.architecture.c_str(),
       r.model.options.inputWidth, r.train.batch, r.world, r.groups, r.grid[0], r.grid[1], r.grid[2],
       s.phases.step(), s.phases.compute, s.phases.halo, s.phases.allreduce, s.phases.io,
       mib(double(c.memoryBytes)), s.samplesPerSecond, (unsigned long long)first.haloBytes,
       (unsigned long long)first.allreduceBytes, (unsigned long long)first.ioBytes, c.fits ? 1 : 0,
       toString(c.layout).c_str(), s.phases.redistribute,
-      (unsigned long long)first.redistributeBytes, toString(r.precision));
+      (unsigned long long)first.redistributeBytes, toString(r.precision),
+      recomputeColumn(r).c_str());
 }
 
 }  // namespace hybrid3d::app

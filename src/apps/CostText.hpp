@@ -14,6 +14,12 @@ namespace hybrid3d::app {
 // Per layer and in total for the rank `cost` describes; `timed`: cost came from a machine.
 std::string costText(const RunPlan& run, const StepCost& cost, bool timed);
 
+// What the run recomputes (Model/recompute; "" for none): the segments, the layers run forward
+// again and those whose halos are gathered again, and what it adds to the step of the rank
+// `cost` describes; `chosen`: the planner chose the segments (auto), for `limitBytes` per rank.
+std::string recomputeText(const RunPlan& run, const StepCost& cost, bool timed,
+                          const LayoutChoice* chosen, double limitBytes);
+
 // The best `top` layouts, with the step time relative to `reference` seconds (0: none).
 std::string layoutText(const std::vector<LayoutChoice>& layouts, std::size_t top, double reference);
 

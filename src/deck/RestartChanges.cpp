@@ -30,7 +30,7 @@ const std::vector<std::string>& restartChangeableKeys() {
       "Model/convolution workspace MiB",
       "Model/convolution engine",
       "Model/halo overlap",
-      "Model/recompute",
+      "Model/recompute",  // the same values and gradients, less memory
   };
   return keys;
 }

@@ -72,11 +72,11 @@ std::vector<DeckKey> modelKeys() {
           "overlap each convolution's halo exchange with its interior's computation (measured "
           "slower on 2 cores with shared-memory MPI; try it where messages cross a network)"),
       key("Model/recompute", Type::String, "none", -Big, Big,
-          "activations recomputed in the backward pass instead of held: none, all (each "
-          "convolution's or dense layer's output and what follows it up to the next one), "
-          "auto (the planner picks, to fit the memory), or layer ranges FIRST..LAST, NAME "
-          "separated by commas (the names `hybrid3d check` prints); a range keeps its input "
-          "and the outputs read after it, and recomputes the rest"),
+          "activations a training step drops after the forward pass and computes again in the "
+          "backward pass: none, all (each convolution's and dense layer's output up to the "
+          "next one), auto (the planner's choice that fits the memory limit at the least "
+          "predicted time: check/train --machine FILE) or layer ranges FIRST..LAST, NAME, ... "
+          "(the names `check` prints)"),
   };
 }
 

@@ -4,6 +4,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/plan/LayoutSearch.hpp>
 #include <hybrid3d/plan/RankMemory.hpp>
+#include <hybrid3d/plan/RecomputeChoice.hpp>
 
 namespace hybrid3d {
 
@@ -70,9 +71,18 @@ LayoutChoice costLayout(const TrainConfig& config, const Layout& layout, const M
                         const IoModel& io) {
   LayoutChoice c;
   c.layout = layout;
-  c.run = planRunIn(precisionOf<T>(), configFor(config, layout), layout.grid, layout.groups, train,
-                    validation);
+  // `auto`: planned without recomputation, then with the segments chosen for this layout (where
+  // not even `all` fits, with `all`: the least it can hold; it does not fit).
+  const bool chooses = config.model.recompute.mode == RecomputeOption::Mode::Auto;
+  TrainConfig planned = configFor(config, layout);
+  if (chooses) planned.model.recompute = {};
+  c.run = planRunIn(precisionOf<T>(), planned, layout.grid, layout.groups, train, validation);
   c.run.fixedMemoryBytes = fixedMemoryBytes(machine);
+  if (chooses) {
+    const RecomputeChoice choice = chooseRecompute(c.run, machine, memoryLimit, io);
+    c.run = withRecompute(c.run, choice.option);
+    c.recomputeChosen = true;
+  }
   c.cost = predictSlowestRank(c.run, machine, io);
   c.firstRank = predictStep(c.run, machine, {0, 0, 0}, io);
   // On layer grids the rank holding the most need not be the slowest (a redistribution's

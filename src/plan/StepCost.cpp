@@ -7,6 +7,7 @@
 #include <hybrid3d/core/Error.hpp>
 #include <hybrid3d/data/Subvolume.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
+#include <hybrid3d/model/Recompute.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
 #include <hybrid3d/plan/RankMemory.hpp>
 #include <hybrid3d/plan/StepCost.hpp>
@@ -172,15 +173,20 @@ void countArithmetic(LayerCost& lc, const ModelPlan& m, const LayerPlan& l, doub
     const LayerFlops f =
         convolutionFlops(outElements * x.channels * k3, l.conv.bias ? outElements : 0);
     lc.flops = f.step(dataGradient);
+    lc.forwardFlops = f.forward;
     if (lc.localBatch > 0) lc.passes = dataGradient ? 3 : 2;
   } else if (l.kind == "ConvTranspose3d") {
-    lc.flops = convolutionFlops(outElements * x.channels, 0).step(dataGradient);
+    const LayerFlops f = convolutionFlops(outElements * x.channels, 0);
+    lc.flops = f.step(dataGradient);
+    lc.forwardFlops = f.forward;
     if (lc.localBatch > 0) lc.passes = dataGradient ? 3 : 2;
   } else if (l.kind == "FlattenDense") {
     const double features = double(x.channels) * ownedIn;  // this rank's columns
-    lc.flops = 3 * 2 * batch * features * l.output.channels;
+    lc.forwardFlops = 2 * batch * features * l.output.channels;
+    lc.flops = 3 * lc.forwardFlops;
   } else if (l.kind == "Dense") {
-    lc.flops = 3 * 2 * batch * double(channelsTimesVoxels(x)) * l.output.channels;
+    lc.forwardFlops = 2 * batch * double(channelsTimesVoxels(x)) * l.output.channels;
+    lc.flops = 3 * lc.forwardFlops;
   }
   if (l.kind == "FlattenDense")
     lc.work = batch * x.channels * ownedIn;
@@ -231,6 +237,31 @@ LayerCost countLayer(const RunPlan& r, int id, const Int3& coords, const GraphMe
   countArithmetic(lc, m, l, ownedIn, ownedOut, dataGradient, valueBytes(r));
   countHalos(lc, l, inDec, at, x.channels, dataGradient, valueBytes(r));
   return lc;
+}
+
+// Recomputation: which layers run their forward again (a rank without samples runs nothing),
+// and which gather again because their windowed input is recomputed (StepCost.hpp's rule, as
+// Graph::recomputeNode exchanges).
+void countRecomputation(StepCost& c, const RunPlan& r) {
+  const ModelPlan& m = r.model;
+  c.recompute = m.options.inference ? std::vector<RecomputeSegment>{} : m.recomputeSegments();
+  if (c.recompute.empty()) return;
+  const std::vector<bool> recomputed = recomputedOutputs(m.stepGraph(), c.recompute);
+  for (std::size_t id = 0; id < c.layers.size(); ++id) {
+    LayerCost& lc = c.layers[id];
+    const bool moves = lc.kind == "Redistribute";
+    lc.recomputed = recomputed[id] && (moves || lc.passes > 0);
+    if (lc.recomputed) lc.recomputeFlops = lc.forwardFlops;
+    if (lc.recomputed && moves) c.redistributeBytes += lc.forward.bytes;
+    // A recomputed input holds its owned cells only: a layer running forward again gathers its
+    // ghosts again, and so does a convolution's backward (backward-weights reads them); a
+    // pool's backward reads none (argmax kept, or no input at all).
+    const int in = m.layers[id].inputs.at(0);
+    const bool readsGhosts = lc.recomputed || lc.kind == "Conv3d" || lc.kind == "ConvTranspose3d";
+    if (in != ModelPlan::Input && recomputed[std::size_t(in)] && readsGhosts)
+      lc.regather = lc.gather;
+    c.haloBytes += lc.regather.bytes;
+  }
 }
 
 // Each gradient summed over the ranks holding its parameter (ModelPlan::gradients).
@@ -307,6 +338,7 @@ StepCost countStep(const RunPlan& r, const Int3& coords, const IoModel& io) {
     c.redistributeBytes += lc.forward.bytes + lc.adjoint.bytes;
     c.haloBytes += lc.gather.bytes + lc.scatter.bytes;
   }
+  countRecomputation(c, r);
   countReductions(c, r, coords);
   c.labels = labelMove(r, coords);
   c.redistributeBytes += c.labels.forward.bytes;
@@ -412,7 +444,9 @@ void timeLayers(StepCost& c, const RunPlan& r, const StepRates& rates, const Int
     LayerCost& lc = c.layers[id];
     const LayerPlan& l = r.model.layers[id];
     if (l.kind == "Redistribute") {
-      lc.redistributeSeconds = rates.move(lc.forward) + rates.move(lc.adjoint);
+      lc.recomputeSeconds = lc.recomputed ? rates.move(lc.forward) : 0.0;
+      lc.redistributeSeconds =
+          rates.move(lc.forward) + rates.move(lc.adjoint) + lc.recomputeSeconds;
       lc.backwardSeconds = rates.move(lc.adjoint);
       c.phases.redistribute += lc.redistributeSeconds;
       continue;
@@ -433,6 +467,12 @@ void timeLayers(StepCost& c, const RunPlan& r, const StepRates& rates, const Int
     const double backwardPasses =
         lc.passes > 0 ? lc.computeSeconds * (lc.passes - 1) / lc.passes : 0.0;
     lc.backwardSeconds = backwardPasses + rates.exchange(lc.scatter);
+    // Recomputation: the forward's share of the layer's time once more, the gather again.
+    const double forward = lc.recomputed ? lc.computeSeconds / lc.passes : 0.0,
+                 regather = rates.exchange(lc.regather);
+    lc.recomputeSeconds = forward + regather;
+    lc.computeSeconds += forward;
+    lc.haloSeconds += regather;
     c.phases.compute += lc.computeSeconds;
     c.phases.halo += lc.haloSeconds;
   }
@@ -447,6 +487,10 @@ void timeReductions(StepCost& c, const RunPlan& r, const Network& net, const Int
   for (int id = int(c.layers.size()) - 1; id >= 0; --id) {
     const LayerCost& lc = c.layers[id];
     const Int3& g3 = r.model.layers[id].grid;
+    // A segment's recomputation runs right before its last layer's backward.
+    for (const RecomputeSegment& s : c.recompute)
+      if (s.last == id)
+        for (int k = s.first; k <= s.last; ++k) clock += c.layers[k].recomputeSeconds;
     clock += lc.backwardSeconds;
     for (const PlannedGradient& g : r.model.gradients(id, coords, r.groups)) {
       const double bytes = double(g.values) * floatBytes(r);

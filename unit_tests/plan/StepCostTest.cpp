@@ -10,6 +10,7 @@
 #include <hybrid3d/model/LayerGridRule.hpp>
 #include <hybrid3d/data/Subvolume.hpp>
 #include <hybrid3d/plan/LayoutSearch.hpp>
+#include <hybrid3d/plan/RecomputeChoice.hpp>
 #include <hybrid3d/plan/StepCost.hpp>
 #include <hybrid3d/train/Trainer.hpp>
 
@@ -317,6 +318,130 @@ TEST(StepCost, BFloat16HalvesTheActivationBytesAndKeepsTheReductionsFloat) {
   m.rank.bfloat16Gflops = 0;
   EXPECT_NEAR(predictStep(b, m, {0, 0, 0}).layers.at(3).computeSeconds,
               flopsFloat + lf.bytes / 2 / memory + overhead, 1e-12 * lf.computeSeconds);
+}
+
+TrainConfig withRecompute(TrainConfig c, const std::string& option) {
+  c.model.recompute = parseRecompute(option);
+  return c;
+}
+
+// A recomputed layer's forward counted twice (its FLOPs, its forward share of the time), the
+// gathers whose ghosts are read again from a recomputed input, and nothing else.
+TEST(StepCost, RecomputationCountsTheForwardAgainAndTheHalosOfRecomputedInputs) {
+  const Machine m = someMachine();
+  const Int3 grid{2, 1, 1};
+  const RunPlan none = planRun<float>(cosmoflow(2, 32), grid, 1, {"x", 16}, {});
+  const RunPlan all =
+      planRun<float>(withRecompute(cosmoflow(2, 32), "all"), grid, 1, {"x", 16}, {});
+  const StepCost n = predictStep(none, m, {0, 0, 0}), a = predictStep(all, m, {0, 0, 0});
+  const std::vector<bool> recomputed =
+      recomputedOutputs(all.model.stepGraph(), allSegments(all.model.stepGraph()));
+  EXPECT_FALSE(n.layers.at(0).recomputed);
+  double added = 0;
+  for (std::size_t id = 0; id < a.layers.size(); ++id) {
+    const LayerCost &ln = n.layers[id], &la = a.layers[id];
+    SCOPED_TRACE(la.name);
+    EXPECT_EQ(la.recomputed, bool(recomputed[id]));
+    EXPECT_EQ(la.flops, ln.flops);
+    EXPECT_EQ(la.recomputeFlops, la.recomputed ? ln.forwardFlops : 0.0);
+    if (la.recomputed)
+      EXPECT_NEAR(la.computeSeconds, ln.computeSeconds * (1.0 + 1.0 / ln.passes),
+                  1e-12 * ln.computeSeconds);
+    else
+      EXPECT_EQ(la.computeSeconds, ln.computeSeconds);
+    // `all` recomputes each convolution's output and activation: a convolution's input is
+    // kept, an activation has no ghosts, a pool's backward reads none: no gather again.
+    EXPECT_EQ(la.regather.bytes, 0u);
+    EXPECT_EQ(la.haloSeconds, ln.haloSeconds);
+    added += la.recomputeSeconds;
+  }
+  // conv1's output is recomputed (its forward runs again); conv2's input (pool1's output) is
+  // kept: its gather is not repeated.
+  EXPECT_TRUE(a.layers.at(0).recomputed);
+  EXPECT_GT(a.layers.at(0).recomputeFlops, 0.0);
+  ASSERT_EQ(a.layers.at(3).name, "conv2");
+  EXPECT_GT(a.layers.at(3).gather.bytes, 0u);
+  EXPECT_EQ(a.haloBytes, n.haloBytes);
+  EXPECT_NEAR(a.phases.compute + a.phases.halo, n.phases.compute + n.phases.halo + added,
+              1e-12 * a.phases.compute);
+  // One range through a pool into a convolution: only its layers run again; the pool's input
+  // (act1's output) and conv2's (pool1's) are recomputed, so the pool's forward and conv2's
+  // backward gather again; conv1 reads the kept model input.
+  const RunPlan range =
+      planRun<float>(withRecompute(cosmoflow(2, 32), "conv1..conv2"), grid, 1, {"x", 16}, {});
+  const StepCost r = predictStep(range, m, {0, 0, 0});
+  std::size_t again = 0;
+  for (std::size_t id = 0; id < r.layers.size(); ++id) {
+    const LayerCost& l = r.layers[id];
+    SCOPED_TRACE(l.name);
+    EXPECT_EQ(l.recomputed, l.name == "conv1" || l.name == "act1" || l.name == "pool1");
+    const bool gathers = l.name == "pool1" || l.name == "conv2";
+    EXPECT_EQ(l.regather.bytes, gathers ? n.layers[id].gather.bytes : 0u);
+    if (gathers) EXPECT_GT(l.regather.bytes, 0u);
+    // The gather again is in the layer's halo time and its recomputation's.
+    const double regather = l.haloSeconds - n.layers[id].haloSeconds;
+    EXPECT_EQ(regather > 0, gathers);
+    EXPECT_NEAR(l.recomputeSeconds, regather + (l.computeSeconds - n.layers[id].computeSeconds),
+                1e-15);
+    again += l.regather.bytes;
+  }
+  EXPECT_EQ(r.haloBytes, n.haloBytes + again);
+}
+
+// `c` on 1 rank (one group, 1x1x1), costed on `m` with a memory limit.
+LayoutChoice costed(const TrainConfig& c, const Machine& m, double limit) {
+  return costLayout<float>(c, parseLayout("1:1x1x1"), m, limit, {"x", 16}, {});
+}
+
+TEST(RecomputeChoice, FitsTheLimitAtTheLeastTimeOfTheSetsItTried) {
+  const Machine m = someMachine();
+  const TrainConfig c = cosmoflow(2, 32);
+  const LayoutChoice none = costed(c, m, 0), all = costed(withRecompute(c, "all"), m, 0);
+  ASSERT_LT(all.memoryBytes, none.memoryBytes);
+  // Between the two: recomputation must be chosen, and suffices.
+  const double limit = 0.5 * double(all.memoryBytes + none.memoryBytes);
+  const RecomputeChoice choice = chooseRecompute(none.run, m, limit);
+  EXPECT_TRUE(choice.fits);
+  EXPECT_FALSE(choice.chosen.segments.empty());
+  EXPECT_LE(double(choice.chosen.memoryBytes), limit);
+  EXPECT_EQ(choice.option.mode, RecomputeOption::Mode::Ranges);
+  EXPECT_EQ(choice.considered.front().segments, allSegments(none.run.model.stepGraph()));
+  for (const RecomputeCandidate& k : choice.considered)
+    if (k.fits) EXPECT_LE(choice.chosen.seconds, k.seconds);
+  // The layout costed with `auto` holds and takes what the choice says, and fits where it
+  // does not without recomputation.
+  const LayoutChoice chosen = costed(withRecompute(c, "auto"), m, limit);
+  EXPECT_TRUE(chosen.recomputeChosen);
+  EXPECT_TRUE(chosen.fits);
+  EXPECT_FALSE(costed(c, m, limit).fits);
+  EXPECT_EQ(toString(chosen.run.model.options.recompute), toString(choice.option));
+  EXPECT_EQ(chosen.memoryBytes, choice.chosen.memoryBytes);
+  EXPECT_NEAR(chosen.cost.phases.step(), choice.chosen.seconds, 1e-9);
+  // Its memory is what a plan with those ranges holds.
+  const LayoutChoice ranges = costed(withRecompute(c, toString(choice.option)), m, limit);
+  EXPECT_EQ(ranges.memoryBytes, chosen.memoryBytes);
+  // withRecompute places the activations as a plan with the option does.
+  const RunPlan replanned = withRecompute(none.run, parseRecompute("all"));
+  EXPECT_EQ(replanned.memory.at(0).activations, all.run.memory.at(0).activations);
+  EXPECT_EQ(replanned.memory.at(0).total(), all.run.memory.at(0).total());
+}
+
+TEST(RecomputeChoice, NothingWhereTheRunFitsAndARefusalWhereAllDoesNot) {
+  const Machine m = someMachine();
+  const TrainConfig c = cosmoflow(2, 32);
+  const LayoutChoice none = costed(c, m, 0), all = costed(withRecompute(c, "all"), m, 0);
+  const RecomputeChoice roomy = chooseRecompute(none.run, m, double(none.memoryBytes));
+  EXPECT_TRUE(roomy.fits);
+  EXPECT_TRUE(roomy.option.ranges.empty());
+  EXPECT_EQ(roomy.chosen.seconds, none.cost.phases.step());
+  const double tight = double(all.memoryBytes) - 1;
+  const RecomputeChoice refused = chooseRecompute(none.run, m, tight);
+  EXPECT_FALSE(refused.fits);
+  EXPECT_THROW(resolveRecompute(none.run, m, tight), Error);
+  // A layout that does not fit even so is costed with `all`, and does not fit.
+  const LayoutChoice over = costed(withRecompute(c, "auto"), m, tight);
+  EXPECT_FALSE(over.fits);
+  EXPECT_EQ(over.memoryBytes, all.memoryBytes);
 }
 
 TEST(LayoutSearch, SearchesMinimumBoxWidthsOncePerDistinctSetOfLayerGrids) {

@@ -6,7 +6,9 @@
 /// the input width that gives other grids than a smaller K -- that the model accepts, costed on a
 /// Machine (StepCost.hpp) and ranked: layouts whose largest rank fits the memory limit first,
 /// fastest first. A layout the model refuses (a grid too fine for a layer) is left out, as a
-/// run on it would fail.
+/// run on it would fail. With Model/recompute = `auto`, each layout is costed with the
+/// recomputation chosen for it (plan/RecomputeChoice.hpp): a layout that fits only with
+/// recomputation fits, at its time with it.
 
 #include <string>
 #include <vector>
@@ -46,6 +48,9 @@ struct LayoutChoice {
   /// model holds the most (RunPlan::largestRank); what must fit.
   std::size_t memoryBytes = 0;
   bool fits = true;
+  /// The deck's Model/recompute is `auto`: run.model.options.recompute holds the ranges chosen
+  /// for this layout (plan/RecomputeChoice.hpp).
+  bool recomputeChosen = false;
 };
 
 /// Every accepted layout of `ranks` ranks for `config` on `machine`, ranked; `memoryLimit` in

@@ -17,7 +17,16 @@
 ///     segmentation labels moved to the output's grid): bytes this rank sends to other ranks
 ///     forward and in the adjoint (comm/RedistributePlan's blocks, as Redistribute sends them),
 ///     from and to how many ranks, and the memory packing, unpacking and the local copy touch;
-///   - bytes this rank reads from sample files per step (its ghosted subvolume of each sample).
+///   - bytes this rank reads from sample files per step (its ghosted subvolume of each sample);
+///   - with recomputation (ModelPlan::recomputeSegments, model/Recompute.hpp): each recomputed
+///     layer's forward once more (its FLOPs, and its share 1/passes of the layer's time), and the
+///     gather of a layer whose windowed input is a recomputed output exchanged once more where
+///     the ghosts are read again: by the layer's forward run again, or by a convolution's
+///     backward-weights (a segment ending at a convolution); a recomputed input holds its owned
+///     cells only. A segment's first layer reads the kept segment input, whose ghosts still hold
+///     what the first forward gathered: no second gather (Graph::recomputeNode's rule); a
+///     pool's backward reads no ghosts. The recomputation runs right before the segment's last
+///     layer's backward (stepSchedule), so it delays the reductions behind it.
 /// Each layer is counted where the rank sits on that layer's grid (ModelPlan::place): its
 /// samples there, its box, its sub-grid's halo; a rank holding no sample of a layer (a shadow,
 /// or a sub-grid left without one) computes and exchanges nothing in it, yet joins its
@@ -97,6 +106,15 @@ struct LayerCost {
   double computeSeconds = 0, haloSeconds = 0, redistributeSeconds = 0;
   double backwardSeconds = 0;  // the backward passes and the scatter-add (overlap model)
   bool calibrated = false;     // computeSeconds from a measured timing
+  double forwardFlops = 0;     // of the forward pass alone
+  /// Recomputation: the layer's forward runs again in the backward pass (FLOPs per step
+  /// recomputeFlops, not in `flops`), and/or its input's gather is exchanged again (`regather`:
+  /// its input is a recomputed output); recomputeSeconds: both, included in computeSeconds and
+  /// haloSeconds.
+  bool recomputed = false;
+  double recomputeFlops = 0;
+  HaloTraffic regather;
+  double recomputeSeconds = 0;
 };
 
 /// Exposed seconds per step by phase, as the trainer's progress line and metrics.csv split it.
@@ -117,7 +135,9 @@ struct StepCost {
   /// The segmentation labels moved from the input's grid to the output's as the batch is loaded
   /// (kind "Redistribute", int values; no traffic where the output is on the input's grid).
   LayerCost labels;
-  std::size_t haloBytes = 0;          // sent per step, gathers and scatter-adds
+  /// The recomputed segments (ModelPlan::recomputeSegments; none without recomputation).
+  std::vector<RecomputeSegment> recompute;
+  std::size_t haloBytes = 0;          // sent per step, gathers and scatter-adds, repeated ones too
   std::size_t allreduceBytes = 0;     // handed to the gradient reduction per step
   std::size_t redistributeBytes = 0;  // sent to other ranks by redistributions per step, both
                                       // directions, the labels' included

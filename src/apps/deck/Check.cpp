@@ -6,6 +6,7 @@
 
 #include "../Command.hpp"
 #include "../Options.hpp"
+#include "AutoRecompute.hpp"
 #include "DryRun.hpp"
 
 namespace hybrid3d::app {
@@ -41,7 +42,9 @@ int run(const std::vector<std::string>& args) {
     r = deck::readTrainDeck(deck, world);
     if (!machineFile.empty()) machine = deck::readMachineDeck(machineFile);
   });
-  return dryRun(deck, r, memoryLimit, machineFile.empty() ? nullptr : &machine);
+  const Machine* m = machineFile.empty() ? nullptr : &machine;
+  resolveAutoRecompute(r, m, memoryLimit, "check");
+  return dryRun(deck, r, memoryLimit, m);
 }
 
 const Registration reg{
@@ -60,7 +63,9 @@ const Registration reg{
      "leaves it out and says so. Checks that every\n"
      "rank can create and write the output directory, and that the largest rank's memory times\n"
      "the ranks on each node fits the node's memory (--memory-limit GiB: per rank, instead).\n"
-     "Writes nothing.\n"
+     "Writes nothing. With Model/recompute = auto, --machine FILE is needed: the recomputation\n"
+     "that fits --memory-limit (default: the machine's memory per rank) at the least predicted\n"
+     "step time is chosen first and printed.\n"
      "The same as `hybrid3d train DECK.xml --dry-run`.\n",
      "mpirun -n 2 hybrid3d check inputs/cosmoflow_demo.xml"},
     run};

@@ -31,6 +31,8 @@ struct PlanArgs {
   int top = 5;
   bool havePrecision = false;  // --precision: in place of the deck's Model/precision
   Precision precision = Precision::Float;
+  bool haveRecompute = false;  // --recompute: in place of the deck's Model/recompute
+  RecomputeOption recompute;
 };
 
 PlanArgs parse(const std::vector<std::string>& args) {
@@ -64,6 +66,13 @@ PlanArgs parse(const std::vector<std::string>& args) {
         fail("plan: --precision: ", e.what());
       }
       a.havePrecision = true;
+    } else if (s == "--recompute") {
+      try {
+        a.recompute = parseRecompute(value());
+      } catch (const Error& e) {
+        fail("plan: --recompute: ", e.what());
+      }
+      a.haveRecompute = true;
     } else if (s == "--csv") {
       a.csv = value();
     } else if (s == "--top") {
@@ -84,6 +93,22 @@ PlanArgs parse(const std::vector<std::string>& args) {
     a.ranks = {a.layout.ranks()};
   }
   return a;
+}
+
+// Ranges of layers (Model/recompute, --recompute) name the model's layers: checked on the layout
+// planned (the deck's or --layout) first, so that a wrong name is an error, not a layout that
+// cannot run.
+void checkRecomputeNames(const PlanArgs& a, const deck::DeckRun& r, int ranks) {
+  if (r.config.model.recompute.mode != RecomputeOption::Mode::Ranges) return;
+  const Int3& g = r.spatialGrid;
+  const Layout l = a.haveLayout ? a.layout : Layout{ranks / (g[0] * g[1] * g[2]), g};
+  ModelPlan model;
+  try {
+    model = planModel(groupModelOptions(configFor(r.config, l), l.groups), l.grid);
+  } catch (const Error&) {
+    return;  // the layout is refused for its own reason below
+  }
+  resolveSegments(r.config.model.recompute, model.stepGraph());
 }
 
 // Where the machine's rate for `p` comes from (peakGflops).
@@ -142,9 +167,15 @@ void printDeckLayout(const PlanArgs& a, int ranks, const Machine* machine, const
     std::printf("  %s convolutions at %.6g GFLOP/s per rank%s\n", toString(precisionOf<T>()),
                 peakGflops(machine->rank, precisionOf<T>()),
                 rateSource(machine->rank, precisionOf<T>()));
+  const double limit = a.memoryLimit > 0 ? a.memoryLimit
+                       : machine         ? machine->rank.memoryGiB * double(1 << 30)
+                                         : 0;
   if (d.refused.empty())
-    std::printf("%s%s", planText(d.chosen.run).c_str(),
-                costText(d.chosen.run, d.chosen.cost, machine).c_str());
+    std::printf("%s%s%s", planText(d.chosen.run).c_str(),
+                costText(d.chosen.run, d.chosen.cost, machine).c_str(),
+                recomputeText(d.chosen.run, d.chosen.cost, machine,
+                              d.chosen.recomputeChosen ? &d.chosen : nullptr, limit)
+                    .c_str());
   else
     std::printf("  the deck's layout %s cannot run: %s\n", toString(d.layout).c_str(),
                 d.refused.c_str());
@@ -230,6 +261,15 @@ int run(const std::vector<std::string>& args) {
              " (", g[0] * g[1] * g[2], " ranks per sample)");
     }
     if (!a.machineFile.empty()) machine = deck::readMachineDeck(a.machineFile);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      deck::DeckRun& r = runs[i];
+      if (a.haveRecompute) r.config.model.recompute = a.recompute;
+      checkRecomputeNames(a, r, a.ranks[i]);
+      if (r.config.model.recompute.mode == RecomputeOption::Mode::Auto && a.machineFile.empty())
+        fail(
+            "plan: Model/recompute auto needs --machine (the memory limit and the step times "
+            "it chooses by)");
+    }
   });
   const deck::DeckRun& first = runs.front();
   const int groups =
@@ -250,7 +290,7 @@ int run(const std::vector<std::string>& args) {
 const Registration reg{
     "plan",
     {"DECK.xml [--ranks N[,N...]] [--layout G:DxHxW[/K]] [--machine FILE] [--memory-limit GiB] "
-     "[--csv FILE] [--top K] [--precision P]",
+     "[--csv FILE] [--top K] [--precision P] [--recompute R]",
      "the dry run for any rank count, with per-layer costs, predicted step time and best layouts",
      "  --ranks N,...     rank counts to plan for (default: the ranks at hand); the deck's grid,\n"
      "                    or auto, is resolved for each\n"
@@ -265,6 +305,9 @@ const Registration reg{
      "  --precision P     float, double, bfloat16 or half in place of the deck's Model/precision\n"
      "                    (16-bit: activations, halos and their traffic in 2 bytes, parameters\n"
      "                    and reductions in float, convolutions at the machine's 16-bit rate)\n"
+     "  --recompute R     none, all, auto or ranges FIRST..LAST,... in place of the deck's\n"
+     "                    Model/recompute (auto, with --machine: per layout the segments that fit\n"
+     "                    the memory limit at the least predicted time)\n"
      "Checks what `hybrid3d check` checks (the deck, the grid, the datasets' metadata) and\n"
      "prints its plan, then per layer of the slowest rank: FLOPs, the work a calibrated timing\n"
      "scales with, bytes and neighbours of each halo exchange, and with a machine the predicted\n"

@@ -22,7 +22,9 @@
 
 #include "../Command.hpp"
 #include "../Options.hpp"
+#include "AutoRecompute.hpp"
 #include "DryRun.hpp"
+#include <hybrid3d/deck/MachineDeck.hpp>
 #include <hybrid3d/deck/RestartChanges.hpp>
 #include <hybrid3d/deck/TrainDeck.hpp>
 #include <hybrid3d/generate/GenerateDataset.hpp>
@@ -153,7 +155,7 @@ void parseTestSignal(const std::string& text, TrainConfig& c) {
 
 // The run the options and the deck describe (every rank reads them alike).
 DeckRun readRun(const std::vector<std::string>& args, std::string& deck, bool& dryRun,
-                double& memoryLimit) {
+                double& memoryLimit, std::string& machineFile) {
   std::string restart, signalAt;
   std::vector<std::string> allowed;
   long long maxSteps = -1;
@@ -177,6 +179,8 @@ DeckRun readRun(const std::vector<std::string>& args, std::string& deck, bool& d
       memoryLimit = memoryLimitOption("train", value());
     else if (args[i] == "--dry-run")
       dryRun = true;
+    else if (args[i] == "--machine")
+      machineFile = value();
     else if (!args[i].empty() && args[i][0] == '-')
       fail("train: unknown option ", args[i]);
     else if (deck.empty())
@@ -187,7 +191,8 @@ DeckRun readRun(const std::vector<std::string>& args, std::string& deck, bool& d
   if (deck.empty()) fail("train: no deck given (hybrid3d train DECK.xml)");
   if (dryRun && !restart.empty())
     fail("train: --dry-run checks a deck, not a --restart checkpoint; give one of them");
-  if (memoryLimit > 0 && !dryRun) fail("train: --memory-limit goes with --dry-run");
+  if (memoryLimit > 0 && !dryRun && machineFile.empty())
+    fail("train: --memory-limit goes with --dry-run or --machine");
   if (overwrite && !restart.empty())
     fail("train: --overwrite starts over, --restart continues; give one of them");
   if (maxSteps < -1) fail("train: --max-steps ", maxSteps, " (give N >= 0, or -1: no limit)");
@@ -207,10 +212,20 @@ int run(const std::vector<std::string>& args) {
   std::string deck;
   bool dry = false;
   double memoryLimit = 0;
+  std::string machineFile;  // Model/recompute auto chooses by it
+  Machine machine;
   // Agreed, so a mistake in them ends the run with one line on every rank (a WorldError).
-  data::collectively(MPI_COMM_WORLD, [&] { r = readRun(args, deck, dry, memoryLimit); });
-  if (dry) return dryRun(deck, r, memoryLimit);
+  data::collectively(MPI_COMM_WORLD, [&] {
+    r = readRun(args, deck, dry, memoryLimit, machineFile);
+    if (!machineFile.empty()) machine = deck::readMachineDeck(machineFile);
+  });
+  const Machine* m = machineFile.empty() ? nullptr : &machine;
+  if (dry) {
+    resolveAutoRecompute(r, m, memoryLimit, "train");
+    return dryRun(deck, r, memoryLimit, m);
+  }
   ensureGenerated(r);
+  resolveAutoRecompute(r, m, memoryLimit, "train");
   return withPrecision(r.precision,
                        [&](auto tag) { return train<typename decltype(tag)::type>(r, args); });
 }
@@ -218,14 +233,15 @@ int run(const std::vector<std::string>& args) {
 const Registration reg{
     "train",
     {"DECK.xml [--restart CHECKPOINT [--allow-change KEY]...] [--overwrite] [--max-steps N] "
-     "[--dry-run]",
+     "[--dry-run] [--machine FILE [--memory-limit GiB]]",
      "trains the deck's model; writes checkpoint.h5 and metrics.csv in its output directory",
      "  --restart CHECKPOINT   continue from this checkpoint's step; metrics.csv rows after it\n"
      "                         are dropped. The deck may change only the keys that do not\n"
      "                         change what the run computes (Training/epochs, max steps, print\n"
      "                         every, checkpoint every/minutes, collective timeout, output\n"
      "                         directory; Parallel/*; Data/read mode, prefetch, cache MiB;\n"
-     "                         Model/convolution workspace MiB, engine, halo overlap)\n"
+     "                         Model/convolution workspace MiB, engine, halo overlap,\n"
+     "                         recompute)\n"
      "  --allow-change KEY     allow a restart to change this other deck key (once per key;\n"
      "                         recorded in the checkpoint's history)\n"
      "  --overwrite            start afresh in an output directory holding an earlier run's\n"
@@ -234,7 +250,11 @@ const Registration reg{
      "  --dry-run              check the deck, grid and data and print the plan, without\n"
      "                         training (the same as `hybrid3d check DECK.xml`)\n"
      "  --memory-limit GiB     with --dry-run: memory per rank allowed (default: the node's\n"
-     "                         memory shared by its ranks)\n"
+     "                         memory shared by its ranks); with Model/recompute auto, what\n"
+     "                         the recomputation chosen must fit (default: the machine's)\n"
+     "  --machine FILE         a machine file (`hybrid3d calibrate` writes one): with\n"
+     "                         Model/recompute auto, the segments that fit at the least\n"
+     "                         predicted step time are chosen by it before the model is built\n"
      "The output directory is locked while a run writes it; a second run into it is refused.\n"
      "On SIGTERM, SIGUSR1, SIGINT or SIGHUP every rank stops after the current step, writes the\n"
      "checkpoint, the command that resumes the run is printed, and the exit status is 75\n"
