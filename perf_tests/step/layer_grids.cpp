@@ -276,7 +276,7 @@ std::vector<Alone> measureAlone(Step& b, const std::vector<Moving>& moving) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
       node->forward(b.exec, {&in}, out);
-      node->backward(b.exec, {&in}, out, out, {&in});
+      node->backward(b.exec, {&in}, out, {&in});
       b.exec.fence();
       best = std::min(best, maxOver(MPI_Wtime() - t0));
     }

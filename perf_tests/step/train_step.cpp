@@ -27,7 +27,7 @@
 // Usage: mpirun -n P bench_train_step [--model cosmoflow|unet3d] [--size S] [--steps N]
 //          [--warmup W] [--grid DxHxW|auto] [--with-unet64] [--no-hooks] [--regions] [--memory]
 //          [--overlap on|off] [--engine auto|kokkos|onednn|cudnn]
-//          [--precision float|double|bfloat16|half]
+//          [--precision float|double|bfloat16|half] [--recompute none|all|RANGES]
 // Without --model: CosmoFlow at 32, 64, 128 and the U-Net at 32 (and 64 with --with-unet64:
 // tens of seconds per step on 2 cores). --model without --size runs that model's default sizes.
 // --grid: the spatial grid of one sample; the world holds world / P data-parallel groups, each
@@ -36,7 +36,8 @@
 // (core/RegionTimes.hpp), inclusive, over the timed steps. --overlap: the convolutions'
 // halo/compute overlap (Conv3d::Options::overlap; default convOverlapByDefault). --engine: every
 // convolution's engine (default auto). --precision: the activations' type (parameters stay
-// float for the 16-bit ones; default float).
+// float for the 16-bit ones; default float). --recompute: Model/recompute (model/Recompute.hpp;
+// default none): the activations recomputed in the backward pass instead of held.
 #include <malloc.h>
 #include <unistd.h>
 #include <sys/resource.h>
@@ -155,6 +156,7 @@ struct Options {
   bool overlap = convOverlapByDefault;  // Conv3d halo/compute overlap
   ConvEngine engine = ConvEngine::Auto;
   Precision precision = Precision::Float;  // of the activations (--precision)
+  RecomputeOption recompute;               // --recompute
   double peakGflops = 0;  // FP32 FMA peak of one core, measured at start (rank 0's core)
 };
 
@@ -165,6 +167,7 @@ std::unique_ptr<bench::TrainingStepOf<T>> build(const ProcessGrid& grid, const s
   ModelOptions mo;
   mo.convOverlap = opt.overlap;
   mo.convEngine = opt.engine;
+  mo.recompute = opt.recompute;
   mo.architecture = arch;
   mo.inputWidth = S;
   mo.batch = 1;
@@ -375,13 +378,16 @@ void printConfiguration(const Configuration& c, int groups, const Options& opt, 
   const double rate = f.stepGflop / (1e-3 * median(r.ms)), peak = opt.peakGflops * c.size;
   std::vector<double> sorted = r.ms;
   std::sort(sorted.begin(), sorted.end());
+  std::string recomputeWord = toString(opt.recompute);  // one word in the RESULT line
+  recomputeWord.erase(std::remove(recomputeWord.begin(), recomputeWord.end(), ' '),
+                      recomputeWord.end());
   std::printf(
-      "%-16s grid %s x %d group(s), overlap %s: median %.1f ms  min %.1f  max %.1f per step (%d "
-      "steps "
-      "after %d warm-up) | compute %.1f  halo %.1f  allreduce %.1f ms (medians, slowest rank)\n",
-      c.name.c_str(), toString(c.dims).c_str(), groups, opt.overlap ? "on" : "off", median(r.ms),
-      sorted.front(), sorted.back(), opt.steps, opt.warmup, median(r.computeMs), median(r.haloMs),
-      median(r.reduceMs));
+      "%-16s grid %s x %d group(s), overlap %s, recompute %s: median %.1f ms  min %.1f  max %.1f "
+      "per step (%d steps after %d warm-up) | compute %.1f  halo %.1f  allreduce %.1f ms "
+      "(medians, slowest rank)\n",
+      c.name.c_str(), toString(c.dims).c_str(), groups, opt.overlap ? "on" : "off",
+      toString(opt.recompute).c_str(), median(r.ms), sorted.front(), sorted.back(), opt.steps,
+      opt.warmup, median(r.computeMs), median(r.haloMs), median(r.reduceMs));
   std::printf("  set-up %.2f s, first step %.1f ms, loss after %d steps %.6g\n", setupSeconds,
               r.firstStepMs, opt.warmup + opt.steps, r.lastLoss);
   std::printf(
@@ -402,16 +408,17 @@ void printConfiguration(const Configuration& c, int groups, const Options& opt, 
       hwmReset ? "pre-set-up" : "process-start (VmHWM reset refused)", double(f.kokkosSetup) * mib,
       double(f.kokkosPeak) * mib, double(f.allocatorSteps) * mib);
   std::printf(
-      "RESULT model=%s size=%d precision=%s grid=%s groups=%d overlap=%d median_ms=%.3f "
+      "RESULT model=%s size=%d precision=%s grid=%s groups=%d overlap=%d recompute=%s "
+      "median_ms=%.3f "
       "min_ms=%.3f "
       "max_ms=%.3f compute_ms=%.3f halo_ms=%.3f allreduce_ms=%.3f "
       "kokkos_allocs_after_first=%lld label_new_after_first=%lld new_after_first=%lld "
       "onednn_new_after_first=%lld minflt_after_first=%lld "
       "peak_rss_mib=%.1f kokkos_mib=%.1f step_gflop=%.3f core_peak_gflops=%.1f\n",
       c.arch.c_str(), c.S, toString(opt.precision), toString(c.dims).c_str(), groups,
-      int(opt.overlap), median(r.ms), sorted.front(), sorted.back(), median(r.computeMs),
-      median(r.haloMs), median(r.reduceMs), sum(r.allocs), sum(r.labelNews), sum(r.news),
-      sum(r.vendorNews), sum(r.faults), double(f.peakAboveKiB) / 1024.0,
+      int(opt.overlap), recomputeWord.c_str(), median(r.ms), sorted.front(), sorted.back(),
+      median(r.computeMs), median(r.haloMs), median(r.reduceMs), sum(r.allocs), sum(r.labelNews),
+      sum(r.news), sum(r.vendorNews), sum(r.faults), double(f.peakAboveKiB) / 1024.0,
       double(f.kokkosSetup) * mib, f.stepGflop, opt.peakGflops);
 }
 
@@ -554,6 +561,8 @@ Options parse(int argc, char** argv) {
       o.engine = parseConvEngine(value());
     else if (a == "--precision")
       o.precision = parsePrecision(value());
+    else if (a == "--recompute")
+      o.recompute = parseRecompute(value());
     else if (a == "--overlap") {
       const std::string v = value();
       if (v != "on" && v != "off") fail("--overlap takes on or off, not ", v);
@@ -562,7 +571,7 @@ Options parse(int argc, char** argv) {
       fail("unknown option ", a,
            " (--model cosmoflow|unet3d --size S --steps N --warmup W --grid DxHxW|auto "
            "--with-unet64 --no-hooks --regions --memory --overlap on|off --engine E "
-           "--precision float|double|bfloat16|half)");
+           "--precision float|double|bfloat16|half --recompute none|all|RANGES)");
   }
   if (o.steps < 1 || o.warmup < 1) fail("--steps and --warmup must be >= 1");
   auto add = [&](const std::string& m, std::vector<int> sizes) {

@@ -92,7 +92,7 @@ int Graph<T, M>::add(std::unique_ptr<node_type> node, const std::vector<int>& in
     if (!node->movesBetweenGrids() && !(this->grid(p).layout() == grid.layout()))
       fail("model: node '", node->name(), "' runs on grid ", grid.layout().describe(),
            " but reads one on ", this->grid(p).layout().describe());
-  nodes_.push_back({std::move(node), grid, inputs, {}, {}, {}, {}, {}});
+  nodes_.push_back({std::move(node), grid, inputs, {}, {}, {}, {}, {}, {}});
   return id;
 }
 
@@ -222,7 +222,7 @@ void Graph<T, M>::allocateActivations(bool inference) {
     readers.emplace_back();
     for (const Edge& c : e.consumers) readers.back().push_back(c.consumer);
   }
-  if (!inference) {
+  if (!inference && segments_.empty()) {
     for (const Tensor& t : tensors) {
       *t.into = allocate(t.label, t.shape, t.volume, t.ghosts, *t.grid);
       memory_.activations += Impl::edgeBytes(*t.into);
@@ -232,7 +232,10 @@ void Graph<T, M>::allocateActivations(bool inference) {
   }
   std::vector<std::size_t> bytes;
   for (const Tensor& t : tensors) bytes.push_back(bytesOf(t.shape, t.volume, t.ghosts, *t.grid));
-  const ActivationPlacement placed = placeInferenceActivations(bytes, readers);
+  const ActivationPlacement placed =
+      inference
+          ? placeInferenceActivations(bytes, readers)
+          : placeTrainingActivations(bytes, stepGraph(), stepSchedule(stepGraph(), segments_));
   // Zero-initialised once. An activation's memory holds earlier tensors' values when its life
   // starts: every node writes all the owned cells of its output, and whoever reads ghost cells
   // fills them first (a halo gather, which re-zeroes the padding: setInputsShareMemory below).
@@ -250,15 +253,16 @@ template <class T, class M>
 void Graph<T, M>::finalize(bool inference) {
   if (nodes_.empty()) fail("model: no layers");
   inference_ = inference;
+  if (!inference) resolveRecompute();
   allocateActivations(inference);
   for (Entry& e : nodes_) {
     const std::string& name = e.node->name();
     e.forwardRegion = "hybrid3d::node::forward " + name;
+    e.recomputeRegion = "hybrid3d::node::recompute " + name;
     e.backwardRegion = "hybrid3d::node::backward " + name;
-    if (inference) {
-      e.node->releaseBackward();
-      e.node->setInputsShareMemory(true);
-    }
+    if (inference) e.node->releaseBackward();
+    // In the arena every input may share memory with other tensors.
+    if (inference || !segments_.empty()) e.node->setInputsShareMemory(true);
     memory_.buffers += e.node->bufferBytes();
     in_.reserve(std::max(in_.capacity(), e.inputs.size()));
     dIn_.reserve(std::max(dIn_.capacity(), e.inputs.size()));
@@ -293,41 +297,112 @@ const typename Graph<T, M>::value_type& Graph<T, M>::gradientFor(int producer, i
 }
 
 template <class T, class M>
+StepGraph Graph<T, M>::stepGraph() const {
+  StepGraph g;
+  for (const Entry& e : nodes_) {
+    g.names.push_back(e.node->name());
+    g.inputs.push_back(e.inputs);  // Input is -1 in both
+    g.startsSegment.push_back(e.node->startsSegment());
+  }
+  return g;
+}
+
+template <class T, class M>
+void Graph<T, M>::resolveRecompute() {
+  const StepGraph g = stepGraph();
+  segments_ = resolveSegments(recompute_, g);
+  if (segments_.empty()) return;
+  recomputed_ = recomputedOutputs(g, segments_);
+  regathers_.assign(nodes_.size(), false);
+  for (std::size_t i = 0; i < nodes_.size(); ++i)
+    regathers_[i] =
+        !recomputed_[i] && std::any_of(nodes_[i].inputs.begin(), nodes_[i].inputs.end(),
+                                       [&](int p) { return p != Input && recomputed_[p]; });
+  for (const StepEvent& e : stepSchedule(g, segments_))
+    if (e.pass != StepPass::Forward) backwardPass_.push_back(e);
+}
+
+template <class T, class M>
+void Graph<T, M>::forwardNode(const execution_space& exec, std::size_t id,
+                              const std::string& region) {
+  Entry& e = nodes_[id];
+  in_.clear();
+  for (int p : e.inputs) in_.push_back(p == Input ? &input_ : &nodes_[p].output);
+  ProfilingRegion r(region);
+  e.node->forward(exec, in_, e.output);
+}
+
+template <class T, class M>
 void Graph<T, M>::forward(const execution_space& exec) {
   if (!finalized_) fail("model: forward() before finalize()");
-  for (Entry& e : nodes_) {
-    in_.clear();
-    for (int p : e.inputs) in_.push_back(p == Input ? &input_ : &nodes_[p].output);
-    ProfilingRegion region(e.forwardRegion);
-    e.node->forward(exec, in_, e.output);
+  for (std::size_t id = 0; id < nodes_.size(); ++id)
+    forwardNode(exec, id, nodes_[id].forwardRegion);
+}
+
+template <class T, class M>
+void Graph<T, M>::replayForward(const execution_space& exec,
+                                const std::function<void(std::size_t, const value_type&)>& visit) {
+  if (!finalized_) fail("model: replayForward() before finalize()");
+  for (std::size_t id = 0; id < nodes_.size(); ++id) {
+    Entry& e = nodes_[id];
+    e.node->setForwardPass(ForwardPass::Recompute);
+    forwardNode(exec, id, e.recomputeRegion);
+    e.node->setForwardPass(ForwardPass::First);
+    visit(id, e.output);
   }
+}
+
+template <class T, class M>
+void Graph<T, M>::recomputeNode(const execution_space& exec, std::size_t id) {
+  Entry& e = nodes_[id];
+  // Kept inputs hold the ghosts the first forward gathered; a recomputed one holds its owned
+  // cells only (its memory was another tensor's in between).
+  const bool kept = std::none_of(e.inputs.begin(), e.inputs.end(),
+                                 [&](int p) { return p != Input && recomputed_[p]; });
+  e.node->setForwardPass(kept ? ForwardPass::RecomputeKeptInput : ForwardPass::Recompute);
+  forwardNode(exec, id, e.recomputeRegion);
+  e.node->setForwardPass(ForwardPass::First);
+}
+
+template <class T, class M>
+void Graph<T, M>::backwardNode(const execution_space& exec, std::size_t id,
+                               GradientReducer<ParamOf<T>, M>* reducer) {
+  Entry& e = nodes_[id];
+  {
+    ProfilingRegion region(e.backwardRegion);
+    // Every consumer has run (they come later); sum their gradients into the first one's.
+    const value_type* dOut = &outputGradient_;
+    if (!e.consumers.empty()) {
+      dOut = &e.edgeGradients[0];
+      for (std::size_t i = 1; i < e.edgeGradients.size(); ++i)
+        Impl::addOwned<T, M>(exec, e.edgeGradients[i], e.edgeGradients[0]);
+    }
+    in_.clear();
+    dIn_.clear();
+    for (std::size_t slot = 0; slot < e.inputs.size(); ++slot) {
+      const int p = e.inputs[slot];
+      in_.push_back(p == Input ? &input_ : &nodes_[p].output);
+      dIn_.push_back(p == Input ? nullptr : &gradientFor(p, int(id), slot));  // none for data
+    }
+    if (!regathers_.empty() && regathers_[id]) e.node->gatherInputGhosts(exec, in_);
+    e.node->backward(exec, in_, *dOut, dIn_);
+  }
+  if (reducer) reducer->start(exec, id);
 }
 
 template <class T, class M>
 void Graph<T, M>::backward(const execution_space& exec, GradientReducer<ParamOf<T>, M>* reducer) {
   if (!finalized_) fail("model: backward() before finalize()");
   if (inference_) fail("model: backward() on an inference model (finalize(true))");
-  for (int id = static_cast<int>(nodes_.size()) - 1; id >= 0; --id) {
-    Entry& e = nodes_[id];
-    {
-      ProfilingRegion region(e.backwardRegion);
-      // Every consumer has run (they come later); sum their gradients into the first one's.
-      const value_type* dOut = &outputGradient_;
-      if (!e.consumers.empty()) {
-        dOut = &e.edgeGradients[0];
-        for (std::size_t i = 1; i < e.edgeGradients.size(); ++i)
-          Impl::addOwned<T, M>(exec, e.edgeGradients[i], e.edgeGradients[0]);
-      }
-      in_.clear();
-      dIn_.clear();
-      for (std::size_t slot = 0; slot < e.inputs.size(); ++slot) {
-        const int p = e.inputs[slot];
-        in_.push_back(p == Input ? &input_ : &nodes_[p].output);
-        dIn_.push_back(p == Input ? nullptr : &gradientFor(p, id, slot));  // no gradient for data
-      }
-      e.node->backward(exec, in_, e.output, *dOut, dIn_);
-    }
-    if (reducer) reducer->start(exec, static_cast<std::size_t>(id));
+  if (backwardPass_.empty()) {
+    for (std::size_t id = nodes_.size(); id-- > 0;) backwardNode(exec, id, reducer);
+    return;
+  }
+  for (const StepEvent& e : backwardPass_) {
+    if (e.pass == StepPass::Recompute)
+      recomputeNode(exec, std::size_t(e.node));
+    else
+      backwardNode(exec, std::size_t(e.node), reducer);
   }
 }
 

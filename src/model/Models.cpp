@@ -33,6 +33,7 @@ Model<T, M> buildModel(const ProcessGrid& grid, const ModelOptions& o) {
   const TensorShape input{o.batch, m.inputChannels, o.extents()};
   m.grids = std::make_unique<LayerGridSet>(grid);
   m.graph = std::make_unique<Graph<T, M>>(m.grids->spatial(), input);
+  m.graph->setRecompute(o.recompute);
   Impl::Builder<T, M> builder(*m.grids, *m.graph, o);
   architecture.define(builder, o);
   builder.finish();

@@ -128,6 +128,22 @@ std::vector<bool> recomputedOutputs(const StepGraph& graph,
   return recomputed;
 }
 
+std::string describeRecompute(const StepGraph& graph,
+                              const std::vector<RecomputeSegment>& segments) {
+  if (segments.empty()) return "none";
+  std::string names;
+  for (const RecomputeSegment& s : segments) {
+    const std::string& first = graph.names.at(s.first);
+    names += (names.empty() ? "" : ", ") +
+             (s.first == s.last ? first : first + ".." + graph.names.at(s.last));
+  }
+  const std::vector<bool> recomputed = recomputedOutputs(graph, segments);
+  const auto count = std::count(recomputed.begin(), recomputed.end(), true);
+  return std::to_string(segments.size()) + (segments.size() == 1 ? " segment (" : " segments (") +
+         names + "), " + std::to_string(count) + " of " + std::to_string(recomputed.size()) +
+         " layer outputs recomputed";
+}
+
 std::vector<StepEvent> stepSchedule(const StepGraph& graph,
                                     const std::vector<RecomputeSegment>& segments) {
   const int n = static_cast<int>(graph.inputs.size());

@@ -28,11 +28,29 @@ bool allFinite(const T* data, std::size_t n) {
   return bad == 0;
 }
 
+// Whether a layer's output is finite: its owned cells (a volume's ghosts hold whatever the memory
+// held before, where the activations share memory, until its consumer's halo gather).
 template <class T, class M>
 bool tensorFinite(const EdgeTensor<T, M>& t) {
   if (t.empty()) return true;
   if (!t.isVolume()) return allFinite<T, M>(t.features.data(), t.features.span());
-  return allFinite<T, M>(t.volume.view().data(), t.volume.view().span());
+  using Policy =
+      Kokkos::MDRangePolicy<typename M::execution_space, Kokkos::Rank<5>, Kokkos::IndexType<Index>>;
+  const auto& a = t.volume;
+  const Index3 e = a.owned().extents();
+  const auto v = a.view();
+  const Index gd = a.ghosts().lo[0], gh = a.ghosts().lo[1], gw = a.ghosts().lo[2];
+  long long bad = 0;
+  if (a.owned().empty()) return true;
+  Kokkos::parallel_reduce(
+      "hybrid3d::LossDiagnosis::ownedFinite",
+      Policy({0, 0, 0, 0, 0}, {Index(a.batch()), Index(a.channels()), e[0], e[1], e[2]}),
+      KOKKOS_LAMBDA(Index n, Index c, Index d, Index h, Index w, long long& b) {
+        const ComputeOf<T> x = v(n, c, gd + d, gh + h, gw + w), z = x - x;
+        if (!(z == 0)) ++b;
+      },
+      bad);
+  return bad == 0;
 }
 
 // The lowest value over the world (INT_MAX: none).
@@ -76,7 +94,7 @@ std::string batchFiles(const std::vector<Index>& samples, const data::Dataset& s
 template <class T, class M>
 std::string diagnoseNonFiniteLoss(const LossDiagnosisInputs<T, M>& in) {
   const MPI_Comm world = in.grid->worldComm();
-  const Graph<T, M>& graph = *in.graph;
+  Graph<T, M>& graph = *in.graph;
   const data::HostBatch& b = *in.batch;
   Kokkos::fence();
   std::ostringstream head;
@@ -124,13 +142,17 @@ std::string diagnoseNonFiniteLoss(const LossDiagnosisInputs<T, M>& in) {
                 : " (after the update of step " + std::to_string(in.step) +
                       ": a huge gradient; lower the learning rate or check that step's targets)");
 
+  // Each layer's output as the forward computed it, looked at right after its layer ran again:
+  // where the activations share memory (recomputation) a later layer's output takes over an
+  // output's memory once its readers have run (Graph::outputOf).
   int layer = INT_MAX;
-  for (std::size_t i = 0; i < graph.size() && layer == INT_MAX; ++i)
-    if (!tensorFinite(graph.outputOf(i))) layer = int(i);
+  graph.replayForward(typename M::execution_space(),
+                      [&](std::size_t i, const EdgeTensor<T, M>& out) {
+                        if (layer == INT_MAX && !tensorFinite(out)) layer = int(i);
+                      });
   layer = lowest(layer, world);
-  auto& g = const_cast<Graph<T, M>&>(graph);  // node names only
   if (layer != INT_MAX)
-    return head.str() + "the output of layer " + g.node(std::size_t(layer)).name() +
+    return head.str() + "the output of layer " + graph.node(std::size_t(layer)).name() +
            " (its input and the weights are finite, values grew too large: lower the learning "
            "rate, scale the input, or check the targets of the steps before)";
 

@@ -82,5 +82,55 @@ TEST(GradientArena, UNetSecondStepGradientsEqualTheFirst) {
   expectSecondStepEqualsTheFirst(o, 1, {{{2, 1, 1}, 1}});
 }
 
+// Recomputation over two steps (model/Recompute.hpp): with ranges, every parameter gradient of
+// each step and batch norm's running statistics after them equal the run without, bit for bit (the
+// replayed batch norm neither reduces its statistics again nor moves its running ones), and the
+// activations' arena holds less than they would alone. The U-Net has every kind of layer a replay
+// must get right: batch norm, max pools (their winners), transposed convolutions, the skip
+// connections kept across segments.
+void expectRecomputedStepsEqual(const ModelOptions& o, const std::string& setting,
+                                const GridCase& c) {
+  const Batch batch = makeBatch(2, 1, o.inputWidth, 1, 17);
+  const int ran = forEachGrid({c}, [&](const ProcessGrid& grid, const GridCase&) {
+    TestExecSpace exec;
+    ModelOptions r = o;
+    r.recompute = parseRecompute(setting);
+    GroupStep plain = startGroupStep(grid, o, batch, exec),
+              again = startGroupStep(grid, r, batch, exec);
+    auto &p = *plain.model.graph, &g = *again.model.graph;
+    ASSERT_FALSE(g.recomputeSegments().empty());
+    std::size_t recomputed = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) recomputed += g.recomputes(i);
+    EXPECT_GT(recomputed, 0u) << setting << " recomputes no output";
+    EXPECT_LT(g.memory().activations, p.memory().activations) << setting;
+    for (int step = 3; step < 5; ++step) {
+      p.setStep(step, plain.first);
+      g.setStep(step, again.first);
+      const auto want = stepGradients(p, 0.5), got = stepGradients(g, 0.5);
+      for (std::size_t i = 0; i < want.size(); ++i)
+        EXPECT_TRUE(got[i] == want[i]) << g.parameters()[i].path() << " differs in step " << step;
+    }
+    const auto pb = p.buffers(), gb = g.buffers();
+    ASSERT_EQ(pb.size(), gb.size());
+    for (std::size_t i = 0; i < pb.size(); ++i)
+      EXPECT_TRUE(hostValues(pb[i].param.value) == hostValues(gb[i].param.value))
+          << gb[i].path() << " differs after two steps";
+  });
+  EXPECT_GE(ran, 1);
+}
+
+TEST(GradientArena, UNetRecomputedStepsEqualThoseWithout) {
+  ModelOptions o;
+  o.architecture = "unet3d";
+  o.inputWidth = 8;
+  o.seed = 9;
+  // Once, on 2x1x1 (a U-Net step is the expensive one): the first convolution and its batch norm
+  // replayed from the kept model input; the second up to the pool, whose input the skip
+  // connection keeps; a one-layer range, which recomputes nothing.
+  if (worldSize() != 2) GTEST_SKIP() << "runs at 2 ranks only";
+  expectRecomputedStepsEqual(o, "enc1_conv1..enc1_relu1, enc1_conv2..pool1, dec1_bn1",
+                             {{2, 1, 1}, 1});
+}
+
 }  // namespace
 }  // namespace hybrid3d::test

@@ -182,5 +182,28 @@ TEST(LayerGrids, UNet32EqualsOneRankWithACoarseBottom) {
   checkStaged(options("unet3d", 32, 9), 1, 3, {{{{2, 2, 2}, 1}, "pool3..up3=1x1x1", 0, 1}});
 }
 
+// Recomputation (model/Recompute.hpp) on a staged layout changes no bit: the loss, every
+// gradient, and the evaluation forward after the step on the activations' arena (its validation
+// loss), with `all` and with a range through the redistribution onto the coarse grid (replayed
+// with the rest of the range).
+TEST(LayerGrids, RecomputationOnAStagedLayoutChangesNoBit) {
+  if (worldSize() != 2) GTEST_SKIP() << "runs at 2 ranks only";
+  ModelOptions o = options("cosmoflow", 16, 5);
+  o.layerGrids.entries = parseLayerGridEntries("conv3..fc3=1x1x1");
+  const Batch batch = makeBatch(2, 4, o.inputWidth, 4, 11);
+  forEachGrid({{{2, 1, 1}, 1}}, [&](const ProcessGrid& grid, const GridCase&) {
+    const Result want = run(grid, o, batch);
+    for (const char* setting : {"all", "conv2..act3"}) {
+      ModelOptions r = o;
+      r.recompute = parseRecompute(setting);
+      const Result got = run(grid, r, batch);
+      EXPECT_EQ(got.loss, want.loss) << setting;
+      EXPECT_EQ(got.validationLoss, want.validationLoss) << setting;
+      for (const auto& [name, w] : want.grads)
+        EXPECT_TRUE(got.grads.at(name) == w) << name << " differs with recompute = " << setting;
+    }
+  });
+}
+
 }  // namespace
 }  // namespace hybrid3d::test

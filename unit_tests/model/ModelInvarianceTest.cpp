@@ -178,6 +178,52 @@ TEST(Models, FirstDenseWeightHoldsOnlyItsOwnColumnsOfTheOneRankWeight) {
   EXPECT_GE(ran, 1);
 }
 
+// Activation recomputation (model/Recompute.hpp) changes no bit: on the same grid the loss and
+// every gradient with `all` and with ranges equal those without, exactly (a recomputed forward
+// replays the first one's arithmetic, and every backward reads the same values). The ranges span
+// two convolutions, so conv2 replays from a recomputed input (its halo exchanged again), and the
+// dense head with its dropouts (the same masks); act1..conv2 ends at a convolution whose input is
+// recomputed and whose forward is not replayed (its backward-weights gathers that input's halo
+// again); `all` replays each convolution from its kept
+// input (no exchange), here with the halo overlapped (the U-Net's, in GradientArenaTest, without).
+// Each case runs at the smallest rank count CTest runs that holds it (cheap).
+void expectRecomputationChangesNothing(ModelOptions o, int channels, int outputs,
+                                       const std::vector<std::string>& settings,
+                                       std::vector<GridCase> cases) {
+  const Batch batch = makeBatch(2, channels, o.inputWidth, outputs, 11);
+  cases.erase(std::remove_if(cases.begin(), cases.end(),
+                             [](const GridCase& c) {
+                               return 2 * c.spatial[0] * c.spatial[1] * c.spatial[2] * c.groups <=
+                                      worldSize();
+                             }),
+              cases.end());
+  if (cases.empty()) GTEST_SKIP() << "every case runs at fewer ranks";
+  const int ran = forEachGrid(cases, [&](const ProcessGrid& grid, const GridCase&) {
+    const Result want = run(grid, o, batch);
+    for (const std::string& setting : settings) {
+      o.recompute = parseRecompute(setting);
+      const Result got = run(grid, o, batch);
+      o.recompute = {};
+      EXPECT_EQ(got.loss, want.loss) << setting;
+      ASSERT_EQ(got.grads.size(), want.grads.size());
+      for (const auto& [name, w] : want.grads)
+        EXPECT_TRUE(got.grads.at(name) == w) << name << " differs with recompute = " << setting;
+    }
+  });
+  EXPECT_GE(ran, 1);
+}
+
+TEST(Models, CosmoFlowRecomputationChangesNoBitOnEveryGrid) {
+  ModelOptions o;
+  o.architecture = "cosmoflow";
+  o.inputWidth = 16;
+  o.seed = 5;            // dropout on
+  o.convOverlap = true;  // a replay from a kept input computes the interior and shell parts too
+  expectRecomputationChangesNothing(
+      o, 4, 4, {"all", "conv1..pool2, fc1..drop3", "act1..conv2"},
+      {{{1, 1, 1}, 1}, {{2, 1, 1}, 1}, {{3, 1, 1}, 1}, {{2, 1, 1}, 2}});
+}
+
 TEST(Models, CosmoFlowMlperfLossAndGradientsEqualOneRank) {
   ModelOptions o;
   o.architecture = "cosmoflow_mlperf";

@@ -41,6 +41,17 @@ std::string describe(const GraphMemory& m) {
          ", workspace " + std::to_string(m.workspace);
 }
 
+// Recomputation's view of the layers is one rule in the plan (by kind) and in the graph (by
+// Node::startsSegment): the same names, inputs, segment starts and resolved segments.
+template <class T>
+void expectSameStepGraph(const ModelPlan& plan, const Graph<T, TestDevice>& g) {
+  const StepGraph p = plan.stepGraph(), q = g.stepGraph();
+  EXPECT_EQ(p.names, q.names);
+  EXPECT_EQ(p.inputs, q.inputs);
+  EXPECT_EQ(p.startsSegment, q.startsSegment);
+  EXPECT_TRUE(plan.recomputeSegments() == g.recomputeSegments());
+}
+
 // Builds the model on `grid` in a process whose convolution workspace starts empty, and checks
 // this rank's prediction, the layers' shapes and the parameter count against it.
 template <class T>
@@ -61,6 +72,7 @@ void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
 
   const GraphMemory actual = model.graph->memory();
   EXPECT_EQ(predicted.activations, actual.activations);
+  EXPECT_EQ(predicted.activationBuffers, actual.activationBuffers);
   // The activation gradients' arena, placed by their lives, and the gradients on their own.
   EXPECT_EQ(predicted.activationGradients, actual.activationGradients);
   EXPECT_EQ(predicted.activationGradientBuffers, actual.activationGradientBuffers);
@@ -71,6 +83,7 @@ void expectPlanMatchesModel(const ProcessGrid& grid, const ModelOptions& o) {
       << describe(actual);
 
   auto& g = *model.graph;
+  expectSameStepGraph(plan, g);
   ASSERT_EQ(plan.layers.size(), g.size());
   for (std::size_t i = 0; i < g.size(); ++i) {
     EXPECT_EQ(plan.layers[i].name, g.node(i).name());
@@ -126,6 +139,27 @@ TEST(ModelPlan, MlperfCosmoFlowMemoryEqualsTheFinalizedGraphs) {
   expectPlansMatch(options("cosmoflow_mlperf", 32, 1), 1);
 }
 
+// With recomputation (model/Recompute.hpp) the activations share one arena placed by their lives
+// over the step's order of work: planned as allocated, with `all` and with ranges, float only
+// (the placement does not depend on the scalar beyond its size).
+TEST(ModelPlan, RecomputedMemoryEqualsTheFinalizedGraphs) {
+  forEachGrid(planGridCases(), [&](const ProcessGrid& grid, const GridCase&) {
+    ModelOptions o = options("cosmoflow", 16, 2);
+    for (const char* setting : {"all", "conv1..pool2, fc1..drop3"}) {
+      o.recompute = parseRecompute(setting);
+      expectPlanMatchesModel<float>(grid, o);
+    }
+    // The U-Net (batch norm, skip connections) once: on 2x1x1 at 2 ranks.
+    if (worldSize() != 2 || grid.spatialSize() != 2) return;
+    o = options("unet3d", 16, 1);
+    for (const char* setting : {"all", "enc1_conv2..pool1, dec1_bn1"}) {
+      o.recompute = parseRecompute(setting);
+      expectPlanMatchesModel<float>(grid, o);
+    }
+  });
+  Impl::HostWorkspace::instance().release();
+}
+
 // A grid too fine for a layer: U-Net 16^3 on 4x1x1 halves D to 4 voxels on 4 ranks before the
 // last pool, whose second output reads inputs 2..3, two ranks away. (On 3x1x1 the bottom's
 // 2 voxels leave rank 2 without input, but its up-sampled voxel reads rank 1: planned.)
@@ -164,6 +198,8 @@ void expectStagedPlanMatchesModel(const ProcessGrid& grid, ModelOptions o, const
   EXPECT_EQ(predicted.activationGradients, actual.activationGradients);
   EXPECT_EQ(predicted.activationGradientBuffers, actual.activationGradientBuffers);
   auto& g = *model.graph;
+  expectSameStepGraph(plan, g);
+  EXPECT_EQ(predicted.activations, actual.activations);
   ASSERT_EQ(plan.layers.size(), g.size());
   int redistributions = 0;
   for (std::size_t i = 0; i < g.size(); ++i) {
@@ -192,6 +228,10 @@ TEST(ModelPlan, StagedMemoryEqualsTheFinalizedGraphs) {
         expectStagedPlanMatchesModel(grid, options("cosmoflow_mlperf", 32, 2), "", 8);
         if (grid.spatialSize() > 2)
           expectStagedPlanMatchesModel(grid, options("unet3d", 16, 1), "pool3..up3=1x1x1", 0);
+        // Recomputation on a layer grid: the redistributions are nodes of the segments too.
+        ModelOptions r = options("cosmoflow", 16, 3);
+        r.recompute = parseRecompute("all");
+        expectStagedPlanMatchesModel(grid, r, "conv3..fc3=1x1x1", 0);
       });
   Impl::HostWorkspace::instance().release();
 }

@@ -163,5 +163,16 @@ TEST(Recompute, RecomputingAChainHoldsLessThanKeepingIt) {
                                 roundUp(bytes[3]) + roundUp(bytes[10]));
 }
 
+// What `check` prints: the segments by name and the recomputed outputs counted over the layers.
+TEST(Recompute, DescribesTheSegmentsByName) {
+  const StepGraph g = chain();
+  EXPECT_EQ(describeRecompute(g, {}), "none");
+  EXPECT_EQ(describeRecompute(g, allSegments(g)),
+            "4 segments (conv1..pool1, conv2..pool2, fc1..act3, fc2), 5 of 10 layer outputs "
+            "recomputed");
+  EXPECT_EQ(describeRecompute(g, resolveSegments(parseRecompute("act1..pool1"), g)),
+            "1 segment (act1..pool1), 1 of 10 layer outputs recomputed");
+}
+
 }  // namespace
 }  // namespace hybrid3d::test

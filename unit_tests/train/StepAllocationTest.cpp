@@ -53,14 +53,17 @@ void onAllocate(const Kokkos_Profiling_SpaceHandle, const char*, const void*, co
 }
 
 // Runs `steps` training steps and checks every one after the first on every rank; with
-// `layerGrids`, on a staged layout (its redistributions' buffers set up once too).
+// `layerGrids`, on a staged layout (its redistributions' buffers set up once too); with
+// `recompute` (Model/recompute), recomputing in the backward pass.
 void expectNoAllocationAfterTheFirstStep(const std::string& architecture,
                                          const std::string& optimizer,
-                                         const std::string& layerGrids = "") {
+                                         const std::string& layerGrids = "",
+                                         const std::string& recompute = "none") {
   const bool segmentation = architecture == "unet3d";
   const std::string dir =
       scratchDirectory("step_allocation_test",
-                       architecture + "_" + optimizer + (layerGrids.empty() ? "" : "_staged"));
+                       architecture + "_" + optimizer + (layerGrids.empty() ? "" : "_staged") +
+                           "_recompute_" + (recompute == "none" ? "none" : "some"));
   TrainConfig c;
   c.model.architecture = architecture;
   c.model.inputWidth = S;
@@ -73,6 +76,7 @@ void expectNoAllocationAfterTheFirstStep(const std::string& architecture,
   c.outputDir = dir;
   c.printEvery = 1000000;
   c.model.layerGrids.entries = parseLayerGridEntries(layerGrids);
+  c.model.recompute = parseRecompute(recompute);
   // One sample per group where the world splits into two groups, the rest spatial; a staged
   // layout keeps two ranks or more per group, so that it has something to redistribute.
   const bool staged = !layerGrids.empty();
@@ -128,6 +132,11 @@ TEST(StepAllocation, UNetStepWithAdamAllocatesNothingAfterTheFirst) {
 TEST(StepAllocation, StagedCosmoFlowStepAllocatesNothingAfterTheFirst) {
   // The deep layers and the dense head on one rank per sub-grid: redistributions both ways.
   expectNoAllocationAfterTheFirstStep("cosmoflow", "adam", "conv3..fc3=1x1x1");
+}
+
+TEST(StepAllocation, StagedCosmoFlowStepWithRecomputationAllocatesNothingAfterTheFirst) {
+  // Every segment recomputed inside the backward pass, the redistributions in the segments too.
+  expectNoAllocationAfterTheFirstStep("cosmoflow", "sgd", "conv3..fc3=1x1x1", "all");
 }
 
 }  // namespace

@@ -60,6 +60,8 @@ public:
   /// The inputs share memory with other tensors (Graph::finalize(true) places the activations
   /// by their lives): the halo zeroes the padding at every gather, not only a tensor's first.
   void setInputsShareMemory(bool shared) { plan_.halo().setZeroPaddingEveryGather(shared); }
+  /// A replay from a kept input (ForwardPass::RecomputeKeptInput) exchanges no halo.
+  void setForwardPass(ForwardPass pass) { plan_.setForwardPass(pass); }
   // backward(exec, x, dy, dx): both passes, dx's only where wanted (LayerBackward).
 
 private:

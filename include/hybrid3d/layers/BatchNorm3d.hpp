@@ -66,6 +66,10 @@ public:
   /// Training mode uses (and updates) batch statistics; inference mode uses the running ones.
   void setTraining(bool training) { training_ = training; }
   bool training() const { return training_; }
+  /// A replay (ForwardPass::Recompute or RecomputeKeptInput: activation recomputation) normalises
+  /// with the statistics the last forward saved, in the mode it ran in: no reduction over the
+  /// ranks, no update of the running statistics, the same bits as that forward wrote.
+  void setForwardPass(ForwardPass pass) { replay_ = pass != ForwardPass::First; }
 
   /// y's owned cells := batchnorm(x). In training mode also updates the running statistics.
   /// x must stay unchanged until backwardData, which reads it again (it has no x argument).
@@ -106,6 +110,7 @@ private:
   bool training_ = true;
   bool forwardTraining_ = true;  // the mode of the last forward, which backward differentiates
   bool haveForward_ = false;
+  bool replay_ = false;  // setForwardPass
 
   // Float for the 16-bit activation types (ParamOf), as the statistics and the arithmetic.
   Parameter<ParamOf<T>, MemorySpace> weight_, bias_, runningMean_, runningVar_;

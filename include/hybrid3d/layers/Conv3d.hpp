@@ -130,6 +130,15 @@ public:
   void setInputsShareMemory(bool shared) {
     if (halo_) halo_->setZeroPaddingEveryGather(shared);
   }
+  /// A replay from a kept input (ForwardPass::RecomputeKeptInput) exchanges no halo; it
+  /// computes the same parts (interior and shell with overlap) as the first forward did.
+  void setForwardPass(ForwardPass pass) { forwardPass_ = pass; }
+  /// x's halo gathered again, as forward gathers it: backwardWeights reads x's ghosts, and a
+  /// recomputed x (model/Recompute.hpp) holds its owned cells only when its consumer's forward is
+  /// not replayed (a segment's last layer).
+  void gatherInputGhosts(const execution_space& exec, const tensor_type& x) {
+    if (halo_ && !inputGhostsFilled_) halo_->gather(exec, x);
+  }
 
   /// "weight" [Cout, Cin, k, k, k] and, with Options::bias, "bias" [Cout]. Values start at zero;
   /// whoever builds the model initialises them.
@@ -259,6 +268,7 @@ private:
   Impl::ConvGeometry window_;       // the kernel window over the whole owned box
   bool pointwise_ = false;          // k = 1, s = 1, p = 0
   bool inputGhostsFilled_ = false;  // see setInputGhostsFilled
+  ForwardPass forwardPass_ = ForwardPass::First;
   ConvEngine engine_ = ConvEngine::Kokkos;
   // The code each pass runs ([ConvPass]) and, under auto, the times that chose it (the most over
   // the ranks) and where this rank's came from ("measured", "cached", "given" by the timer,

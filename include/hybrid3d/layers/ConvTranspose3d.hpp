@@ -91,6 +91,12 @@ public:
   void setInputsShareMemory(bool shared) {
     if (halo_) halo_->setZeroPaddingEveryGather(shared);
   }
+  /// A replay from a kept input (ForwardPass::RecomputeKeptInput) exchanges no halo.
+  void setForwardPass(ForwardPass pass) { forwardPass_ = pass; }
+  /// x's halo gathered again (backwardWeights reads x's ghosts; see Conv3d::gatherInputGhosts).
+  void gatherInputGhosts(const execution_space& exec, const tensor_type& x) {
+    if (halo_) halo_->gather(exec, x);
+  }
   /// This rank's arithmetic per pass: with kernel = stride every output value is Cin
   /// multiply-adds (one input voxel per output voxel).
   LayerFlops flops() const {
@@ -129,6 +135,7 @@ private:
   Kokkos::View<Compute*, MemorySpace> blockBuf_;       // [Cout*k^3, chunk columns]: Y or dY blocks
   Kokkos::View<Compute*, MemorySpace> ones_, perTap_;  // bias gradient = fold(dY blocks * ones)
   std::unique_ptr<Halo<T, MemorySpace>> halo_;
+  ForwardPass forwardPass_ = ForwardPass::First;
 };
 
 }  // namespace hybrid3d

@@ -24,6 +24,22 @@
 
 namespace hybrid3d {
 
+/// How a layer's next forward runs (setForwardPass). Activation recomputation
+/// (model/Recompute.hpp) runs some forwards again inside the backward pass, and such a replay
+/// must write the bits the step's first forward wrote without changing the layer's state: batch
+/// norm normalises with the statistics the first forward saved (no second reduction over the
+/// ranks, no second update of the running statistics); dropout's mask is a function of the step
+/// and the sample already.
+enum class ForwardPass {
+  First,      // the step's forward pass (or an evaluation's)
+  Recompute,  // a replay whose input was computed again too: its ghosts are exchanged again
+  /// A replay whose input was kept since the first forward, its memory shared with no other
+  /// tensor meanwhile: its ghosts still hold what the first forward's halo gather wrote, so the
+  /// layer exchanges none (the gather's arithmetic and parts stay the first forward's, so the
+  /// bits do).
+  RecomputeKeptInput
+};
+
 namespace Impl {
 
 /// Whether a gradient is wanted: the model hands an empty dx (no storage) to the layer whose

@@ -15,7 +15,17 @@
 /// them: the convolutions and pools zero or write them before their scatter-add), and a
 /// producer reads only the owned cells of its output gradients. Each node's parameter gradients can
 /// be handed to a GradientReducer as soon as that node is done.
+///
+/// With activation recomputation (setRecompute, model/Recompute.hpp) the activations share one
+/// arena too, placed by their lives over the step's order of work (the forward pass, then the
+/// backward pass with each segment's recomputed nodes run forward again right before the
+/// segment's last node's backward), and backward() runs in that order. A recomputed forward is
+/// a replay (layers/LayerConvention.hpp ForwardPass): it writes the bits the first forward wrote.
+/// A replay whose inputs were kept since the first forward reuses the ghosts that forward
+/// gathered into them (their memory is no other tensor's during their life) and exchanges no
+/// halo; one whose input was recomputed too exchanges again (docs/design.md section 16).
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +37,7 @@
 #include <hybrid3d/model/GradientPlacement.hpp>
 #include <hybrid3d/model/GraphMemory.hpp>
 #include <hybrid3d/model/Node.hpp>
+#include <hybrid3d/model/Recompute.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 
 namespace hybrid3d {
@@ -59,10 +70,24 @@ public:
   const LayerGrid& grid(int id) const;
   std::size_t size() const { return nodes_.size(); }
   node_type& node(std::size_t id) { return *nodes_.at(id).node; }
-  /// Node `id`'s output as the last forward() left it (what a diagnosis inspects).
+  /// Node `id`'s output as the last forward() left it, while it is held: where the activations
+  /// share memory (inference, recomputation) a later tensor takes over the memory of an output
+  /// whose readers have run. The model output is held to the end of the step; replayForward
+  /// hands over every output while it is held (what a diagnosis inspects).
   const value_type& outputOf(std::size_t id) const { return nodes_.at(id).output; }
   /// The nodes node `id` reads (Input: the model input).
   const std::vector<int>& inputsOf(std::size_t id) const { return nodes_.at(id).inputs; }
+
+  /// Which activations a training step recomputes (model/Recompute.hpp), before finalize():
+  /// none by default. `auto` is the planner's to resolve into ranges first: finalize refuses it.
+  void setRecompute(const RecomputeOption& option) { recompute_ = option; }
+  /// The nodes as recomputation sees them (a segment starts at each Node::startsSegment), the
+  /// rule ModelPlan::stepGraph follows.
+  StepGraph stepGraph() const;
+  /// After finalize(): the segments a training step recomputes (none for inference), and
+  /// whether node `id`'s output is one of those recomputed.
+  const std::vector<RecomputeSegment>& recomputeSegments() const { return segments_; }
+  bool recomputes(std::size_t id) const { return !recomputed_.empty() && recomputed_.at(id); }
 
   /// Allocates activations and gradients; the last node added is the model output.
   /// inference: activations only (no activation gradients, no output gradient), and every node
@@ -81,6 +106,12 @@ public:
   const value_type& outputGradient() const { return outputGradient_; }
 
   void forward(const execution_space& exec);
+  /// The last forward() again as recomputation replays it (batch norm with that forward's
+  /// statistics, no running statistics updated, halos exchanged again), calling visit(id,
+  /// output) right after each node's forward, while its output is held. Collective; for a
+  /// diagnosis after forward() (train/LossDiagnosis.hpp), not for a step (it allocates).
+  void replayForward(const execution_space& exec,
+                     const std::function<void(std::size_t, const value_type&)>& visit);
   /// Backpropagates outputGradient(). Parameter gradients are ADDED to (see zeroGradients);
   /// with a reducer, node i's reduction starts as soon as node i is done.
   void backward(const execution_space& exec,
@@ -118,9 +149,10 @@ private:
     std::vector<Edge> consumers;
     value_type output;
     std::vector<value_type> edgeGradients;  // one per consumer, in consumers order
-    /// Kokkos profiling region names ("hybrid3d::node::forward NAME"), made once so that a
-    /// step allocates nothing; profiling tools and bench_train_step --regions time nodes by them.
-    std::string forwardRegion, backwardRegion;
+    /// Kokkos profiling region names ("hybrid3d::node::forward NAME", ::recompute, ::backward),
+    /// made once so that a step allocates nothing; profiling tools and bench_train_step
+    /// --regions time nodes by them.
+    std::string forwardRegion, recomputeRegion, backwardRegion;
   };
 
   value_type allocate(const std::string& label, const TensorShape& shape, bool volume,
@@ -134,10 +166,20 @@ private:
   // finalize(): every edge gradient and dL/d(output) in one arena, placed by their lives.
   void allocateGradients();
   // finalize(): the model input and every node's output, each with the ghosts its consumers
-  // need: allocated each on its own (training: backward reads them all), or (inference) in one
-  // arena placed by their lives over the forward pass.
+  // need: allocated each on its own (training: backward reads them all), or in one arena placed
+  // by their lives over the forward pass (inference) or over the step's order of work
+  // (training with recomputation).
   void allocateActivations(bool inference);
   const value_type& gradientFor(int producer, int consumer, std::size_t slot) const;
+  // finalize(): recompute_'s segments, the outputs they recompute and the backward pass's order.
+  void resolveRecompute();
+  // Node `id`'s forward from its inputs, in profiling region `region`.
+  void forwardNode(const execution_space& exec, std::size_t id, const std::string& region);
+  // Node `id`'s forward again inside the backward pass (a replay, ForwardPass).
+  void recomputeNode(const execution_space& exec, std::size_t id);
+  // Node `id`'s backward, then its parameter gradients' reduction started.
+  void backwardNode(const execution_space& exec, std::size_t id,
+                    GradientReducer<param_type, MemorySpace>* reducer);
 
   LayerGrid grid_;  // the model input's
   TensorShape inputShape_;
@@ -146,8 +188,16 @@ private:
   value_type input_, outputGradient_;
   // The activation gradients' memory: every edge gradient and outputGradient_ is a view into it.
   Kokkos::View<char*, MemorySpace> gradientArena_;
-  // Inference: the activations' memory (input_ and every node's output are views into it).
+  // Inference, or training with recomputation: the activations' memory (input_ and every
+  // node's output are views into it).
   Kokkos::View<char*, MemorySpace> activationArena_;
+  RecomputeOption recompute_;
+  std::vector<RecomputeSegment> segments_;  // resolved by finalize (training)
+  std::vector<bool> recomputed_;            // per node, empty without segments
+  // Per node: its forward is not replayed but an input is recomputed, so its backward gathers
+  // that input's ghosts again first (Node::gatherInputGhosts); empty without segments.
+  std::vector<bool> regathers_;
+  std::vector<StepEvent> backwardPass_;  // the step's order after the forward pass
   std::vector<Kokkos::View<param_type*, MemorySpace>>
       gradients_;       // every parameter's, for zeroGradients
   GraphMemory memory_;  // activations, their gradients and the parameters, set by finalize()

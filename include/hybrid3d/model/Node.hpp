@@ -10,6 +10,7 @@
 
 #include <hybrid3d/core/Scalar16.hpp>
 #include <hybrid3d/grid/TensorShape.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/LayerFlops.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/model/EdgeTensor.hpp>
@@ -38,9 +39,23 @@ public:
   virtual void forward(const execution_space& exec, const inputs_type& in,
                        const value_type& out) = 0;
   /// Adds parameter-gradient contributions (contract in layers/Parameter.hpp) and writes the
-  /// owned cells of every non-empty dIn[i] (overwrite). `in` and `out` are as forward left them.
-  virtual void backward(const execution_space& exec, const inputs_type& in, const value_type& out,
-                        const value_type& dOut, const inputs_type& dIn) = 0;
+  /// owned cells of every non-empty dIn[i] (overwrite). `in` is as forward left it. A backward
+  /// reads no output of its own (no layer needs one): under activation recomputation
+  /// (model/Recompute.hpp) a node's output may be gone when its backward runs, so there is none
+  /// to pass.
+  virtual void backward(const execution_space& exec, const inputs_type& in, const value_type& dOut,
+                        const inputs_type& dIn) = 0;
+  /// How the next forward runs (layers/LayerConvention.hpp): the graph sets a replay around a
+  /// recomputed forward and First again after it.
+  virtual void setForwardPass(ForwardPass /*pass*/) {}
+  /// Gathers the ghosts of the inputs its backward reads (the convolutions' backward-weights)
+  /// again. The graph calls it before the backward of a node whose forward was not replayed but
+  /// whose input was recomputed: that input's memory held another tensor in between, and its
+  /// recomputation wrote the owned cells only.
+  virtual void gatherInputGhosts(const execution_space& /*exec*/, const inputs_type& /*in*/) {}
+  /// True for the layers `Model/recompute = all` starts a segment at (model/Recompute.hpp):
+  /// convolutions and dense layers, the kinds ModelPlan::stepGraph names.
+  virtual bool startsSegment() const { return false; }
 
   /// Which code computes this node when a layer has a choice (the convolution engines), for
   /// the start-up report; empty for the portable Kokkos kernels.

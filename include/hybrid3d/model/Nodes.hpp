@@ -17,6 +17,16 @@ namespace hybrid3d {
 
 enum class EdgeKind { Volume, Features };
 
+// The weighted layers, for Impl::StartsSegment (their headers stay out of this one).
+template <class T, class M>
+class Conv3d;
+template <class T, class M>
+class ConvTranspose3d;
+template <class T, class M>
+class Dense;
+template <class T, class M>
+class FlattenDense;
+
 namespace Impl {
 
 template <EdgeKind K, class T, class M>
@@ -48,6 +58,31 @@ template <class L>
 struct HasStep<L,
                std::void_t<decltype(std::declval<L&>().setStep(std::int64_t(0), std::int64_t(0)))>>
     : std::true_type {};
+
+template <class L, class = void>
+struct HasGatherInputGhosts : std::false_type {};
+template <class L>
+struct HasGatherInputGhosts<L, std::void_t<decltype(std::declval<L&>().gatherInputGhosts(
+                                   std::declval<const typename L::execution_space&>(),
+                                   std::declval<const typename L::tensor_type&>()))>>
+    : std::true_type {};
+template <class L, class = void>
+struct HasForwardPass : std::false_type {};
+template <class L>
+struct HasForwardPass<L, std::void_t<decltype(std::declval<L&>().setForwardPass(ForwardPass{}))>>
+    : std::true_type {};
+/// The layers `Model/recompute = all` starts a segment at: those ModelPlan::stepGraph names by
+/// kind (Conv3d, ConvTranspose3d, Dense, FlattenDense); ModelPlan's tests check the two agree.
+template <class L>
+struct StartsSegment : std::false_type {};
+template <class T, class M>
+struct StartsSegment<Conv3d<T, M>> : std::true_type {};
+template <class T, class M>
+struct StartsSegment<ConvTranspose3d<T, M>> : std::true_type {};
+template <class T, class M>
+struct StartsSegment<Dense<T, M>> : std::true_type {};
+template <class T, class M>
+struct StartsSegment<FlattenDense<T, M>> : std::true_type {};
 
 template <class L, class = void>
 struct HasFlops : std::false_type {};
@@ -96,8 +131,8 @@ public:
   void forward(const execution_space& exec, const inputs_type& in, const value_type& out) override {
     layer_.forward(exec, Impl::part<In>(*in.at(0)), Impl::part<Out>(out));
   }
-  void backward(const execution_space& exec, const inputs_type& in, const value_type&,
-                const value_type& dOut, const inputs_type& dIn) override {
+  void backward(const execution_space& exec, const inputs_type& in, const value_type& dOut,
+                const inputs_type& dIn) override {
     static const value_type none;
     const value_type& dx = dIn.at(0) ? *dIn[0] : none;
     layer_.backward(exec, Impl::part<In>(*in.at(0)), Impl::part<Out>(dOut), Impl::part<In>(dx));
@@ -134,6 +169,14 @@ public:
   void setTraining(bool training) override {
     if constexpr (Impl::HasTraining<Layer>::value) layer_.setTraining(training);
   }
+  void setForwardPass(ForwardPass pass) override {
+    if constexpr (Impl::HasForwardPass<Layer>::value) layer_.setForwardPass(pass);
+  }
+  bool startsSegment() const override { return Impl::StartsSegment<Layer>::value; }
+  void gatherInputGhosts(const execution_space& exec, const inputs_type& in) override {
+    if constexpr (Impl::HasGatherInputGhosts<Layer>::value && In == EdgeKind::Volume)
+      layer_.gatherInputGhosts(exec, in.at(0)->volume);
+  }
   void setStep(std::int64_t step, std::int64_t firstGlobalSample) override {
     if constexpr (Impl::HasStep<Layer>::value) layer_.setStep(step, firstGlobalSample);
   }
@@ -159,8 +202,8 @@ public:
   void forward(const execution_space& exec, const inputs_type& in, const value_type& out) override {
     layer_.forward(exec, in.at(0)->volume, in.at(1)->volume, out.volume);
   }
-  void backward(const execution_space& exec, const inputs_type&, const value_type&,
-                const value_type& dOut, const inputs_type& dIn) override {
+  void backward(const execution_space& exec, const inputs_type&, const value_type& dOut,
+                const inputs_type& dIn) override {
     static const value_type none;
     layer_.backward(exec, dOut.volume, (dIn.at(0) ? *dIn[0] : none).volume,
                     (dIn.at(1) ? *dIn[1] : none).volume);

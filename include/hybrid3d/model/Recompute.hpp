@@ -73,6 +73,12 @@ std::vector<RecomputeSegment> resolveSegments(const RecomputeOption& option,
 std::vector<bool> recomputedOutputs(const StepGraph& graph,
                                     const std::vector<RecomputeSegment>& segments);
 
+/// What `hybrid3d check` prints: "none", or the segments by their layers' names and how many
+/// outputs they recompute, e.g. "2 segments (conv1..pool1, conv2..pool2), 4 of 12 layer outputs
+/// recomputed".
+std::string describeRecompute(const StepGraph& graph,
+                              const std::vector<RecomputeSegment>& segments);
+
 /// A training step's order of work: every node's forward in graph order, then from the last
 /// node to the first: the recomputation of a segment's recomputed nodes (in graph order) right
 /// before its last node's backward, and each node's backward.

@@ -42,8 +42,8 @@ public:
   void forward(const execution_space& exec, const inputs_type& in, const value_type& out) override {
     redistribute_.forward(exec, side(*in.at(0)), side(out));
   }
-  void backward(const execution_space& exec, const inputs_type&, const value_type&,
-                const value_type& dOut, const inputs_type& dIn) override {
+  void backward(const execution_space& exec, const inputs_type&, const value_type& dOut,
+                const inputs_type& dIn) override {
     if (dIn.at(0)) redistribute_.adjoint(exec, side(dOut), side(*dIn[0]));  // none for data
   }
 

@@ -1,9 +1,10 @@
 #pragma once
 /// \file
 /// Why a training loss went non-finite, found after the fact: the forward pass that produced it
-/// left the model input, the parameters and every layer's output in place, so a pass over them
-/// (run only once the loss is found non-finite, never in a normal step) names the first thing
-/// that is not finite, in the order the step computes them: the input after preprocessing (and
+/// left the model input and the parameters in place, and Graph::replayForward computes every
+/// layer's output again as that pass did, so a pass over them (run only once the loss is found
+/// non-finite, never in a normal step) names the first thing that is not finite, in the order
+/// the step computes them: the input after preprocessing (and
 /// which sample), the targets (which sample), a weight (which), a layer's output (which layer),
 /// else the loss itself overflowed. The message also names the step and the batch's files, and
 /// the previous step's loss and files (whose update made this step's weights).
@@ -20,7 +21,7 @@ namespace hybrid3d {
 template <class T, class M>
 struct LossDiagnosisInputs {
   const ProcessGrid* grid = nullptr;
-  const Graph<T, M>* graph = nullptr;
+  Graph<T, M>* graph = nullptr;            // replayForward runs its forward again
   const data::HostBatch* batch = nullptr;  // this rank's part of the step's mini-batch
   const data::Dataset* dataset = nullptr;  // the training set (file names of batch.samples)
   /// The previous step's slots (HostBatch::samples) and loss; null or empty: none this run.

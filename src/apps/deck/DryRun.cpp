@@ -5,6 +5,7 @@
 
 #include <hybrid3d/data/CollectiveVerdict.hpp>
 #include <hybrid3d/generate/GenerateDataset.hpp>
+#include <hybrid3d/model/Recompute.hpp>
 #include <hybrid3d/train/ResourceChecks.hpp>
 #include <hybrid3d/train/RunChecks.hpp>
 #include <hybrid3d/plan/RankMemory.hpp>
@@ -89,11 +90,18 @@ int dryRun(const std::string& deckPath, const deck::DeckRun& r, double memoryLim
     checkNodeMemory(grid.worldComm(), double(rankMemory(plan, coords).total()), memoryLimit);
   }
   if (grid.worldRank() == 0) {
+    // What a step recomputes (model/Recompute.hpp); the memory plan below holds it.
+    const RecomputeOption& recompute = r.config.model.recompute;
+    const std::string recomputed =
+        recompute.mode == RecomputeOption::Mode::None
+            ? ""
+            : "hybrid3d: recompute (Model/recompute = " + toString(recompute) + "): " +
+                  describeRecompute(plan.model.stepGraph(), plan.model.recomputeSegments()) + "\n";
     std::printf(
-        "hybrid3d: dry run of %s: the deck, the grid and the data check out\n%s"
+        "hybrid3d: dry run of %s: the deck, the grid and the data check out\n%s%s"
         "hybrid3d: no sample contents read, nothing written; train with: mpirun -n %d "
         "hybrid3d train %s\n",
-        deckPath.c_str(), planText(plan).c_str(), plan.world, deckPath.c_str());
+        deckPath.c_str(), recomputed.c_str(), planText(plan).c_str(), plan.world, deckPath.c_str());
     std::fflush(stdout);
   }
   return 0;

@@ -346,7 +346,7 @@ void AvgPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                               const tensor_type& y) {
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(y, "output");
-  plan_.halo().gather(exec, x);
+  plan_.gatherInput(exec, x);
   const Impl::PoolGeometry g = plan_.geometry();
   const Index N = x.batch(), C = x.channels();
   const Box3& owned = plan_.outputOwned();

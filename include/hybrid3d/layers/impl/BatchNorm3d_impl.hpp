@@ -433,13 +433,14 @@ void BatchNorm3d<T, M>::forward(const execution_space& exec, const tensor_type& 
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(y, "output");
   const int C = geometry_.inputShape().channels;
-  const auto mean = mean_;
-  const auto invstd = invstd_;
-  const auto rm = runningMean_.value;
-  const auto rv = runningVar_.value;
+  const auto mean = mean_, invstd = invstd_;
+  const auto rm = runningMean_.value, rv = runningVar_.value;
   const double eps = options_.eps;
   using P = ParamOf<T>;
-  if (training_) {
+  if (replay_) {  // mean_ and invstd_ hold the statistics of the step's first forward
+    if (!haveForward_ || forwardTraining_ != training_)
+      fail(geometry_.label(), ": a recomputed forward needs a forward in the same mode before it");
+  } else if (training_) {
     if (count_ <= 1)
       fail(geometry_.label(), ": training needs more than one value per channel (batch ",
            geometry_.inputShape().batch, ", extents ", toString(geometry_.inputShape().extents),

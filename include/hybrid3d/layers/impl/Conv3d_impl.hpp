@@ -311,17 +311,20 @@ void Conv3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
   if (x.batch() == 0) return;  // no samples on this rank (a layer grid's idle sub-grid)
   const ProfilingRegion region(geometry_.region(Pass::Forward));
   const bool gather = halo_ && !inputGhostsFilled_;
+  // A replay from a kept input takes the path the first forward took, without the exchange: the
+  // same parts give the same bits.
+  const bool exchange = gather && forwardPass_ != ForwardPass::RecomputeKeptInput;
   if (gather && overlaps()) {
-    halo_->gatherBegin(exec, x);
+    if (exchange) halo_->gatherBegin(exec, x);
     {
       const ProfilingRegion interior(*forwardInteriorRegion_);
       forwardPart(exec, x, y, interior_.front());
     }
-    halo_->gatherEnd(exec, x);
+    if (exchange) halo_->gatherEnd(exec, x);
     const ProfilingRegion shell(*forwardShellRegion_);
     for (const Part& part : shell_) forwardPart(exec, x, y, part);
   } else {
-    if (gather) halo_->gather(exec, x);
+    if (exchange) halo_->gather(exec, x);
     forwardLocal(exec, x, y);
   }
 }

@@ -98,7 +98,7 @@ void ConvTranspose3d<T, M>::forward(const execution_space& exec, const tensor_ty
   geometry_.checkOutput(y, "output");
   if (x.batch() == 0) return;  // no samples on this rank (a layer grid's idle sub-grid)
   const ProfilingRegion region(geometry_.region(Pass::Forward));
-  if (halo_) halo_->gather(exec, x);
+  if (halo_ && forwardPass_ != ForwardPass::RecomputeKeptInput) halo_->gather(exec, x);
   const Index cin = geometry_.inputShape().channels, k = blocks_.k,
               blockRows = blocks_.cout * k * k * k;
   const auto W = weightMatrix(false);

@@ -139,7 +139,7 @@ void MaxPool3d<T, M>::forward(const execution_space& exec, const tensor_type& x,
                               const tensor_type& y) {
   geometry_.checkInput(x, "input");
   geometry_.checkOutput(y, "output");
-  plan_.halo().gather(exec, x);
+  plan_.gatherInput(exec, x);
   haveArgmax_ = !released_;
   const Impl::PoolGeometry g = plan_.geometry();
   const Index N = x.batch(), C = x.channels();

@@ -28,6 +28,7 @@
 #include <hybrid3d/grid/LayerGrid.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
 #include <hybrid3d/kernels/PoolWindow.hpp>
+#include <hybrid3d/layers/LayerConvention.hpp>
 #include <hybrid3d/layers/Parameter.hpp>
 #include <hybrid3d/layers/SpatialGeometry.hpp>
 #include <hybrid3d/layers/Window.hpp>
@@ -121,6 +122,12 @@ public:
   std::string viewLabel(std::string_view what) const { return spatial_.viewLabel(what); }
   const Box3& outputOwned() const { return spatial_.outputOwned(); }
   Halo<T, MemorySpace>& halo() const { return *halo_; }
+  // The next forward's kind (ForwardPass); a replay from a kept input exchanges no halo.
+  void setForwardPass(ForwardPass pass) { forwardPass_ = pass; }
+  // x's ghosts := its neighbours' cells (and zero padding), unless they still hold them.
+  void gatherInput(const typename MemorySpace::execution_space& exec, const tensor_type& x) const {
+    if (forwardPass_ != ForwardPass::RecomputeKeptInput) halo_->gather(exec, x);
+  }
   // Backward's inverse window map along D, H and W, indexed by x's local array index.
   const OutputRange<MemorySpace>& outputsOf(int dim) const { return outputsOf_[dim]; }
   // Backward's interior along W, for kernels with a compile-time window.
@@ -144,6 +151,7 @@ private:
   SpatialGeometry spatial_;  // the layer's (a copy: the layer's own is its base's)
   Window window_;
   std::unique_ptr<Halo<T, MemorySpace>> halo_;
+  ForwardPass forwardPass_ = ForwardPass::First;
   OutputRange<MemorySpace> outputsOf_[3];
   PhaseRun wRun_;
 };
