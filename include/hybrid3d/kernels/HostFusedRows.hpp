@@ -112,36 +112,58 @@ HYBRID3D_TARGET_AVX2 HYBRID3D_HOST_FORCEINLINE void store16(void* p, __m256i bit
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bits);
 }
 
-/// The fused loops, built for AVX2 and F16C for either type (one target: a function inlined into
+/// Masks for mapRowFused: which values are kept (the others' bits become 0, those of T(0.0f)),
+/// 16 at a time as 16-bit lanes of all ones or zero (lanes(i): values i to i + 15) and one at a
+/// time (kept(i)). KeepAll keeps every value (mapRow); KeepArray reads 0 / -1 masks from an array
+/// (mapRowKept); Dropout computes its decisions in registers (DropoutKeptLanes,
+/// layers/Dropout.hpp).
+struct KeepAll {};
+struct KeepArray {
+  const std::int16_t* keep;
+  HYBRID3D_TARGET_AVX2 HYBRID3D_HOST_FORCEINLINE __m256i lanes(Index i) const {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keep + i));
+  }
+  HYBRID3D_HOST_FORCEINLINE bool kept(Index i) const { return keep[i] != 0; }
+};
+
+/// out[i].bits := 0 where !mask.kept(i), from <= i < to.
+template <class T, class Mask>
+HYBRID3D_HOST_FORCEINLINE void clearDropped(const Mask& mask, T* out, Index from, Index to) {
+  if constexpr (!std::is_same_v<Mask, KeepAll>)
+    for (Index j = from; j < to; ++j)
+      if (!mask.kept(j)) out[j].bits = 0;
+}
+
+/// out[i] := mask.kept(i) ? T(op(float(a[i]))) : T(0) for i < width, fused in registers (the
+/// file's comment). Built for AVX2 and F16C for either type (one target: a function inlined into
 /// another may not need more of the CPU than it; every CPU with AVX2 has F16C, fusedRows checks
-/// both). `keep` (nullptr: every value kept) holds 16-bit masks, all ones or zero, that
-/// the narrowed bits are and-ed with: a dropped value's bits are 0, those of T(0.0f).
-template <class T, class Op>
-HYBRID3D_TARGET_AVX2_F16C void mapRowFused(Index width, const T* a, T* out,
-                                               const std::int16_t* keep, const Op& f) {
-  const Op op = f;  // a local: its captures stay in registers (the stores may alias `f`)
+/// both).
+template <class T, class Op, class Mask = KeepAll>
+HYBRID3D_TARGET_AVX2_F16C void mapRowFused(Index width, const T* a, T* out, const Op& f,
+                                           const Mask& m = {}) {
+  const Op op = f;  // locals: their captures stay in registers (the stores may alias `f`)
+  const Mask mask = m;
+  constexpr bool all = std::is_same_v<Mask, KeepAll>;
   Index i = 0;
   for (; i + 16 <= width; i += 16) {
     Floats8 lo, hi;
     __m256i bits;
     if (widen16(a + i, lo, hi) && narrow16(op(lo), op(hi), out, bits)) {
-      if (keep) bits = _mm256_and_si256(bits, _mm256_loadu_si256((const __m256i*)(keep + i)));
+      if constexpr (!all) bits = _mm256_and_si256(bits, mask.lanes(i));
       store16(out + i, bits);
     } else {
       mapValues(16, a + i, out + i, op);
-      if (keep)
-        for (Index j = i; j < i + 16; ++j) out[j].bits &= std::uint16_t(keep[j]);
+      clearDropped(mask, out, i, i + 16);
     }
   }
   mapValues(width - i, a + i, out + i, op);
-  if (keep)
-    for (Index j = i; j < width; ++j) out[j].bits &= std::uint16_t(keep[j]);
+  clearDropped(mask, out, i, width);
 }
 
 template <class T, class Op>
 HYBRID3D_TARGET_AVX2_F16C void mapRowsFused(Index width, const T* a, const T* b, T* out,
-                                                const Op& f) {
-  const Op op = f;  // a local, as above
+                                            const Op& f) {
+  const Op op = f;  // a local, as mapRowFused's
   Index i = 0;
   for (; i + 16 <= width; i += 16) {
     Floats8 alo, ahi, blo, bhi;

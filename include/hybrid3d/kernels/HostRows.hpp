@@ -115,7 +115,7 @@ HYBRID3D_HOST_FORCEINLINE void mapRow(HostIsa isa, Index width, const T* a, T* o
   (void)isa;
 #if HYBRID3D_HOST_AVX2
   if constexpr (kLanes && isScalar16<T>)
-    if (fusedRows<T>(isa)) return mapRowFused(width, a, out, nullptr, op);
+    if (fusedRows<T>(isa)) return mapRowFused(width, a, out, op);
 #endif
   if constexpr (kRowsThroughFloats<T>) {
     alignas(32) float buffer[kFloatChunk];
@@ -139,7 +139,7 @@ HYBRID3D_HOST_FORCEINLINE void mapRowKept(HostIsa isa, Index width, const T* a, 
   static_assert(isScalar16<T>, "mapRowKept: the 16-bit types' rows");
   (void)isa;
 #if HYBRID3D_HOST_AVX2
-  if (fusedRows<T>(isa)) return mapRowFused(width, a, out, keep, op);
+  if (fusedRows<T>(isa)) return mapRowFused(width, a, out, op, KeepArray{keep});
 #endif
   if constexpr (kRowsThroughFloats<T>) {
     alignas(32) float buffer[kFloatChunk];

@@ -104,10 +104,17 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
           const T* const in = xr.at(n, c, z, yy);  // no restrict: y may be x
           T* const out = yr.at(n, c, z, yy);
           if constexpr (isScalar16<T>) {
-            // The 16-bit types fused in registers (AVX2), and half on its float copies: a
-            // chunk's decisions first, 16 to a vector (DropoutMask::keptRun), then its
-            // products (Impl::mapRowKept). bfloat16 on the baseline keeps the hash inline.
-            if (Impl::fusedRows<T>(isa) || Impl::kRowsThroughFloats<T>) {
+#if HYBRID3D_HOST_AVX2
+            // AVX2: fused in registers, the decisions 16 at a time beside the products.
+            if (Impl::fusedRows<T>(isa))
+              return Impl::mapRowFused(
+                  width, in, out, [s](const auto& v) HYBRID3D_HOST_INLINE_LAMBDA { return v * s; },
+                  Impl::DropoutKeptLanes(m, key, std::uint16_t(w0)));
+#endif
+            // half on its float copies: a chunk's decisions first, 16 to a vector
+            // (DropoutMask::keptRun), then its products (Impl::mapRowKept). bfloat16 on the
+            // baseline keeps the hash inline (below).
+            if constexpr (Impl::kRowsThroughFloats<T>) {
               alignas(32) std::int16_t keep[Impl::kFloatChunk];
               for (Index from = 0; from < width; from += Impl::kFloatChunk) {
                 const Index count = std::min(Impl::kFloatChunk, width - from);
