@@ -168,7 +168,9 @@ HYBRID3D_TARGET_AVX2_F16C void mapRowsFused(Index width, const T* a, const T* b,
   for (; i + 16 <= width; i += 16) {
     Floats8 alo, ahi, blo, bhi;
     __m256i bits;
-    const bool exact = widen16(a + i, alo, ahi) & widen16(b + i, blo, bhi);
+    const bool exactA = widen16(a + i, alo, ahi);  // both widened, whatever the first says
+    const bool exactB = widen16(b + i, blo, bhi);
+    const bool exact = exactA && exactB;
     if (exact && narrow16(op(alo, blo), op(ahi, bhi), out, bits))
       store16(out + i, bits);
     else
