@@ -3,12 +3,14 @@
 // oneDNN's f32 -> bf16 / f16 reorders; and every 16-bit pattern survives float and back. The
 // conversions as the host row kernels run them (kernels/HostRows.hpp: loops compiled for the
 // baseline and for AVX2, vectorised; kernels/HostConvert.hpp: runs converted with F16C and AVX2
-// intrinsics) give the one-at-a-time conversions' bits.
+// intrinsics; kernels/HostFusedRows.hpp: rows mapped in registers) give the one-at-a-time
+// conversions' bits.
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <limits>
 #include <random>
 #include <vector>
@@ -235,6 +237,132 @@ TEST(Scalar16, ConvertedRunsHaveTheScalarConversionsBits) {
   }
   if (hybrid3d::Impl::bestHostIsa() == HostIsa::Avx2 && !hybrid3d::Impl::hostHasF16c())
     std::printf("[ note ] this CPU has AVX2 without F16C: half's runs were the portable ones\n");
+}
+
+// The rows fused in registers (kernels/HostFusedRows.hpp: 16 values widened, mapped on eight
+// float lanes, narrowed, no buffer) give the one-value-at-a-time conversions' bits around the same
+// float arithmetic, computed here out of line: every 16-bit pattern as input (NaNs of every
+// payload, infinities, subnormals), ops that overflow, underflow to subnormals and propagate NaN,
+// rows of every length 0 to 40 at offsets 0 to 15 (the 16-value bodies and the tails), in place
+// and not, one input and two, Dropout's masks (mapRowKept). Skipped where the CPU lacks AVX2 or
+// F16C (the rows are then the portable ones, which ConvertedRunsHaveTheScalarConversionsBits
+// covers).
+struct FusedRowOps {
+  float slope = 0.01f, scale = 1.25e4f, m = 0.375f, s = 2.5f, a = -1.5f, b = 3.0e-39f;
+  template <class V>
+  V leaky(const V& v) const {
+    return hybrid3d::Impl::select(v > V(0), v, V(slope) * v);
+  }
+  template <class V>
+  V normalize(const V& v) const {
+    return (v - m) * s * a + b;
+  }
+  template <class V>
+  V scaled(const V& v) const {
+    return v * scale;
+  }
+  template <class V>
+  V tiny(const V& v) const {
+    return v * V(1e-30f);  // to float's subnormals (bfloat16) and past half's
+  }
+  template <class V>
+  V gradient(const V& g, const V& v) const {
+    return g * (V(s) * (v - (V(a) + v * m)));
+  }
+};
+
+template <class T>
+[[gnu::noinline]] std::uint16_t scalarMapped(int which, const FusedRowOps& o, T a, T b) {
+  const float x = a, y = b;
+  switch (which) {
+    case 0:
+      return T(o.leaky(x)).bits;
+    case 1:
+      return T(o.normalize(x)).bits;
+    case 2:
+      return T(o.scaled(x)).bits;
+    case 3:
+      return T(o.tiny(x)).bits;
+    default:
+      return T(o.gradient(x, y)).bits;
+  }
+}
+
+template <class T>
+void mapFused(int which, const FusedRowOps& o, hybrid3d::Index n, const T* a, const T* b, T* out,
+              const std::int16_t* keep) {
+  using hybrid3d::Impl::HostIsa;
+  namespace I = hybrid3d::Impl;
+  const HostIsa isa = HostIsa::Avx2;
+  const auto leaky = [o](const auto& v) HYBRID3D_HOST_INLINE_LAMBDA { return o.leaky(v); };
+  switch (which) {
+    case 0:
+      return keep ? I::mapRowKept(isa, n, a, out, keep, leaky) : I::mapRow(isa, n, a, out, leaky);
+    case 1:
+      return I::mapRow(isa, n, a, out,
+                       [o](const auto& v) HYBRID3D_HOST_INLINE_LAMBDA { return o.normalize(v); });
+    case 2:
+      return I::mapRow(isa, n, a, out,
+                       [o](const auto& v) HYBRID3D_HOST_INLINE_LAMBDA { return o.scaled(v); });
+    case 3:
+      return I::mapRow(isa, n, a, out,
+                       [o](const auto& v) HYBRID3D_HOST_INLINE_LAMBDA { return o.tiny(v); });
+    default:
+      return I::mapRows(isa, n, a, b, out,
+                        [o](const auto& g, const auto& v)
+                            HYBRID3D_HOST_INLINE_LAMBDA { return o.gradient(g, v); });
+  }
+}
+
+template <class T>
+void expectFusedRowsLikeScalars() {
+  using hybrid3d::Index;
+  const FusedRowOps o;
+  std::vector<T> a(65536), b(65536);
+  std::vector<std::int16_t> keep(65536);
+  std::mt19937 rng(11);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i].bits = std::uint16_t(i * 40503u);  // every pattern once, scattered
+    b[i].bits = std::uint16_t(rng());
+    keep[i] = std::int16_t(rng() % 3 ? -1 : 0);
+  }
+  const auto check = [&](int which, bool kept, bool inPlace, Index offset, Index n) {
+    std::vector<T> out(std::size_t(offset + n + 1));
+    for (T& t : out) t.bits = 0x1234;
+    if (inPlace) std::copy(a.begin() + offset, a.begin() + offset + n, out.begin() + offset);
+    mapFused(which, o, n, inPlace ? out.data() + offset : a.data() + offset, b.data() + offset,
+             out.data() + offset, kept ? keep.data() + offset : nullptr);
+    for (Index i = offset; i < offset + n; ++i) {
+      std::uint16_t want = scalarMapped(which, o, a[i], b[i]);
+      if (kept && !keep[i]) want = 0;
+      ASSERT_EQ(out[i].bits, want)
+          << "op " << which << (kept ? " kept" : "") << (inPlace ? " in place" : "") << ", input "
+          << a[i].bits << ", " << b[i].bits << ", offset " << offset << ", length " << n;
+    }
+    ASSERT_EQ(out[offset + n].bits, 0x1234) << "wrote past " << n;
+  };
+  for (int which = 0; which < 5; ++which)
+    for (const bool kept : {false, true}) {
+      if (kept && which != 0) continue;
+      for (const bool inPlace : {false, true}) {
+        if (inPlace && which == 4) continue;
+        for (Index n = 0; n <= 40; ++n)
+          for (Index offset = 0; offset < 16; ++offset) check(which, kept, inPlace, offset, n);
+        check(which, kept, inPlace, 0, Index(a.size()));
+        check(which, kept, inPlace, 3, Index(a.size()) - 3);
+      }
+    }
+}
+
+TEST(Scalar16, FusedRowsHaveTheScalarConversionsBits) {
+  if (!hybrid3d::Impl::fusedRows<bfloat16>(hybrid3d::Impl::bestHostIsa()))
+    GTEST_SKIP() << "this CPU (or build) has no AVX2 with F16C: no fused rows";
+  {
+    SCOPED_TRACE("bfloat16");
+    expectFusedRowsLikeScalars<bfloat16>();
+  }
+  SCOPED_TRACE("half");
+  expectFusedRowsLikeScalars<float16>();
 }
 
 #if HYBRID3D_ENABLE_ONEDNN

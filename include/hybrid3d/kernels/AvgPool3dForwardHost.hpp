@@ -55,6 +55,69 @@ KOKKOS_FORCEINLINE_FUNCTION void avgPoolRowHost(const T* __restrict x, Index row
 /// Outputs of a half row per step of avgPoolRow: their windows' float copies stay in L1.
 inline constexpr Index kAvgPoolChunk = 128;
 
+#if HYBRID3D_HOST_AVX2
+/// 8 values at p widened to float (bfloat16: a shift, exact; half: vcvtph2ps, whose NaN differs
+/// from ours only in a signalling NaN's quiet bit, which no sum of it keeps apart: a sum holding a
+/// NaN is that quiet NaN, with its sign, and the output's narrowing makes it 0x7e00 with the
+/// sign either way).
+HYBRID3D_TARGET_AVX2 HYBRID3D_HOST_FORCEINLINE __m256 widen8(const bfloat16* p) {
+  const __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
+}
+HYBRID3D_TARGET_AVX2_F16C HYBRID3D_HOST_FORCEINLINE __m256 widen8(const float16* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+/// sums[j + i] := the sum over the window's K x K rows of column j + i, i < 8, from 0 in (d, h)
+/// order, as avgPoolRowHost.
+template <int K, class T>
+HYBRID3D_TARGET_AVX2_F16C HYBRID3D_HOST_FORCEINLINE void columnSums8(const T* xs, Index rowStride,
+                                                                     Index planeStride, float* sums,
+                                                                     Index j) {
+  __m256 sum = _mm256_setzero_ps();
+  for (int d = 0; d < K; ++d)
+    for (int h = 0; h < K; ++h)
+      sum = _mm256_add_ps(sum, widen8(xs + d * planeStride + h * rowStride + j));
+  _mm256_storeu_ps(sums + j, sum);
+}
+
+/// avgPoolRowHost for the 16-bit types fused in registers (AVX2 and F16C, fusedRows), a chunk of
+/// kAvgPoolChunk outputs at a time: the column sums widen each input as they add it (no float
+/// copies of the window's rows), the outputs are computed into floats and narrowed by narrowRun.
+/// avgPoolRowHost's adds in its order on the same floats, each output rounded once: the same bits.
+template <int K, int S, class T>
+HYBRID3D_TARGET_AVX2_F16C void avgPoolRowFused(const T* x, Index rowStride, Index planeStride,
+                                               float* __restrict sums, T* y,
+                                               const float* __restrict ww, float a, Index width) {
+  alignas(32) float out[kAvgPoolChunk];
+  for (Index first = 0; first < width; first += kAvgPoolChunk) {
+    const Index count = std::min(kAvgPoolChunk, width - first);
+    const T* const xs = x + S * first;
+    const Index columns = S * (count - 1) + K;
+    Index j = 0;
+    for (; j + 8 <= columns; j += 8) columnSums8<K>(xs, rowStride, planeStride, sums, j);
+    // The last columns as one more vector overlapping the previous one (the same sums again):
+    // one at a time, half's portable conversions cost as much as the row's vectors at 32x64^3.
+    if (j < columns && columns >= 8) {
+      columnSums8<K>(xs, rowStride, planeStride, sums, columns - 8);
+      j = columns;
+    }
+    for (; j < columns; ++j) {
+      float sum = 0;
+      for (int d = 0; d < K; ++d)
+        for (int h = 0; h < K; ++h) sum += float(xs[d * planeStride + h * rowStride + j]);
+      sums[j] = sum;
+    }
+    for (Index xx = 0; xx < count; ++xx) {
+      float sum = 0;
+      for (int w = 0; w < K; ++w) sum += sums[S * xx + w];
+      out[xx] = sum * (a * ww[first + xx]);
+    }
+    narrowRun(HostIsa::Avx2, static_cast<const float*>(out), y + first, count);
+  }
+}
+#endif
+
 /// avgPoolRowHost's row; half's rows kAvgPoolChunk outputs at a time, the window's
 /// K x K input rows widened into float buffers first and the outputs narrowed after (widenRun,
 /// narrowRun with `Isa`'s instructions: F16C for half, HostConvert.hpp), so that an input read
@@ -63,6 +126,11 @@ inline constexpr Index kAvgPoolChunk = 128;
 template <HostIsa Isa, int K, int S, class T, class C>
 HYBRID3D_HOST_FORCEINLINE void avgPoolRow(const T* x, Index rowStride, Index planeStride, C* sums,
                                           T* y, const C* ww, C a, Index width) {
+#if HYBRID3D_HOST_AVX2
+  if constexpr (Isa == HostIsa::Avx2 && isScalar16<T>)
+    if (fusedRows<T>(Isa))
+      return avgPoolRowFused<K, S>(x, rowStride, planeStride, sums, y, ww, a, width);
+#endif
   if constexpr (kRowsThroughFloats<T>) {  // half (HostRows.hpp)
     static_assert(std::is_same_v<C, float>, "half sums in float");
     constexpr Index span = S * (kAvgPoolChunk - 1) + K;  // a buffer row: its inputs

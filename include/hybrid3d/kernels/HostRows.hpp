@@ -19,6 +19,7 @@
 /// conditional load from the closure, and GCC gives up on the loop (no masked load at baseline).
 
 #include <algorithm>
+#include <cstdint>
 #include <string_view>
 #include <type_traits>
 
@@ -31,6 +32,7 @@
 #include <hybrid3d/grid/DistTensor.hpp>
 #include <hybrid3d/kernels/Elementwise.hpp>
 #include <hybrid3d/kernels/HostConvert.hpp>
+#include <hybrid3d/kernels/HostFusedRows.hpp>
 #include <hybrid3d/kernels/HostIsa.hpp>
 
 // A host lambda's body inlined into each caller (see HYBRID3D_HOST_FORCEINLINE); empty where
@@ -100,34 +102,73 @@ inline constexpr Index kFloatChunk = 512;
 template <class T>
 inline constexpr bool kRowsThroughFloats = std::is_same_v<T, float16>;
 
-/// out[i] := T(op(C(a[i]), i)) for i < width, C = ComputeOf<T>: inline, or for half on float
-/// copies, kFloatChunk values at a time (`a` widened into a buffer, op run on it in place, the
-/// buffer narrowed into `out`, with widenRun and narrowRun of `isa`: F16C, HostConvert.hpp).
-/// The same float operations either way, each result rounded once: the same bits. `out` may be
-/// `a`.
-template <class T, class Op>
+/// out[i] := T(op(C(a[i]))) for i < width, C = ComputeOf<T>. The 16-bit types where
+/// fusedRows<T>(isa) (AVX2 and F16C) run fused in registers, 16 values at a time with op
+/// on Floats8 (kernels/HostFusedRows.hpp): op is then a generic lambda of float's arithmetic
+/// (kernels/FloatLanes.hpp), unless kLanes is false (an op with library calls). Otherwise inline,
+/// or for half on float copies, kFloatChunk values at a time (`a` widened into a buffer, op run on
+/// it in place, the buffer narrowed into `out`, with widenRun and narrowRun of `isa`). The same
+/// float operations every way, each result rounded once: the same bits. `out` may be `a`.
+template <bool kLanes = true, class T, class Op>
 HYBRID3D_HOST_FORCEINLINE void mapRow(HostIsa isa, Index width, const T* a, T* out, const Op& op) {
   using C = ComputeOf<T>;
+  (void)isa;
+#if HYBRID3D_HOST_AVX2
+  if constexpr (kLanes && isScalar16<T>)
+    if (fusedRows<T>(isa)) return mapRowFused(width, a, out, op);
+#endif
   if constexpr (kRowsThroughFloats<T>) {
     alignas(32) float buffer[kFloatChunk];
     for (Index first = 0; first < width; first += kFloatChunk) {
       const Index count = std::min(kFloatChunk, width - first);
       widenRun(isa, a + first, buffer, count);
-      for (Index i = 0; i < count; ++i) buffer[i] = op(buffer[i], first + i);
+      for (Index i = 0; i < count; ++i) buffer[i] = op(buffer[i]);
       narrowRun(isa, static_cast<const float*>(buffer), out + first, count);
     }
   } else {
-    (void)isa;
-    for (Index i = 0; i < width; ++i) out[i] = T(op(C(a[i]), i));
+    for (Index i = 0; i < width; ++i) out[i] = T(op(C(a[i])));
+  }
+}
+
+/// out[i] := keep[i] ? T(op(C(a[i]))) : T(0) for i < width, `keep` holding 0 or -1 (Dropout's
+/// masks, DropoutMask::keptRun), T a 16-bit type: mapRow's ways, the fused one and-ing the
+/// narrowed bits with the mask (T(0)'s bits are 0).
+template <class T, class Op>
+HYBRID3D_HOST_FORCEINLINE void mapRowKept(HostIsa isa, Index width, const T* a, T* out,
+                                          const std::int16_t* keep, const Op& op) {
+  static_assert(isScalar16<T>, "mapRowKept: the 16-bit types' rows");
+  (void)isa;
+#if HYBRID3D_HOST_AVX2
+  if (fusedRows<T>(isa)) return mapRowFused(width, a, out, op, KeepArray{keep});
+#endif
+  if constexpr (kRowsThroughFloats<T>) {
+    alignas(32) float buffer[kFloatChunk];
+    for (Index first = 0; first < width; first += kFloatChunk) {
+      const Index count = std::min(kFloatChunk, width - first);
+      const std::int16_t* const k = keep + first;
+      widenRun(isa, a + first, buffer, count);
+      for (Index i = 0; i < count; ++i) buffer[i] = k[i] ? op(buffer[i]) : 0.0f;
+      narrowRun(isa, static_cast<const float*>(buffer), out + first, count);
+    }
+  } else {
+    for (Index i = 0; i < width; ++i) {
+      const float v = float(a[i]);  // read on both sides of the select, or it is a branch
+      out[i] = T(keep[i] ? op(v) : 0.0f);
+    }
   }
 }
 
 /// out[i] := T(op(C(a[i]), C(b[i]))) for i < width: mapRow with a second input row (out may be
 /// a or b).
-template <class T, class Op>
+template <bool kLanes = true, class T, class Op>
 HYBRID3D_HOST_FORCEINLINE void mapRows(HostIsa isa, Index width, const T* a, const T* b, T* out,
                                        const Op& op) {
   using C = ComputeOf<T>;
+  (void)isa;
+#if HYBRID3D_HOST_AVX2
+  if constexpr (kLanes && isScalar16<T>)
+    if (fusedRows<T>(isa)) return mapRowsFused(width, a, b, out, op);
+#endif
   if constexpr (kRowsThroughFloats<T>) {
     alignas(32) float bufferA[kFloatChunk], bufferB[kFloatChunk];
     for (Index first = 0; first < width; first += kFloatChunk) {
@@ -138,7 +179,6 @@ HYBRID3D_HOST_FORCEINLINE void mapRows(HostIsa isa, Index width, const T* a, con
       narrowRun(isa, static_cast<const float*>(bufferA), out + first, count);
     }
   } else {
-    (void)isa;
     for (Index i = 0; i < width; ++i) out[i] = T(op(C(a[i]), C(b[i])));
   }
 }

@@ -33,16 +33,18 @@ namespace hybrid3d {
 /// max(x, 0) + slope * min(x, 0). The derivative at 0 is `slope`, as PyTorch's.
 struct LeakyReLUOp {
   double slope = 0.01;  // PyTorch's default; 0 gives ReLU
-  // A compare, a multiply and a select: the same bits on every host instruction set (HostIsa.hpp).
+  // A compare, a multiply and a select: the same bits on every host instruction set (HostIsa.hpp),
+  // written for a float or eight lanes (kernels/FloatLanes.hpp) alike.
   static constexpr bool kSameBitsOnEveryIsa = true;
   static const char* kind() { return "LeakyReLU"; }
+  // By reference and inlined: T may be eight lanes, which must not pass by value (FloatLanes.hpp).
   template <class T>
-  KOKKOS_INLINE_FUNCTION T value(T x) const {
-    return x > T(0) ? x : T(slope) * x;
+  KOKKOS_FORCEINLINE_FUNCTION T value(const T& x) const {
+    return Impl::select(x > T(0), x, T(slope) * x);
   }
   template <class T>
-  KOKKOS_INLINE_FUNCTION T derivative(T x) const {
-    return x > T(0) ? T(1) : T(slope);
+  KOKKOS_FORCEINLINE_FUNCTION T derivative(const T& x) const {
+    return Impl::select(x > T(0), T(1), T(slope));
   }
 };
 
@@ -162,12 +164,14 @@ void Pointwise<Op, T, M>::forward(const execution_space& exec, const tensor_type
     const Impl::HostIsa isa = hostIsa();
     Impl::forEachOwnedRowOnHost(
         "hybrid3d::Pointwise::forward", exec, Impl::OwnedRows(x), isa,
-        [=](const Index n, const Index c, const Index z,
-            const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
-          const Op o = op;  // locals: see HostRows.hpp
-          Impl::mapRow(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),  // y may be x
-                       [o](const C v, Index) HYBRID3D_HOST_INLINE_LAMBDA { return o.value(v); });
-        });
+        [=](const Index n, const Index c, const Index z, const Index yy)
+            HYBRID3D_HOST_INLINE_LAMBDA {
+              const Op o = op;  // locals: see HostRows.hpp
+              // An op with kSameBitsOnEveryIsa runs on lanes too (kernels/HostFusedRows.hpp).
+              Impl::mapRow<Op::kSameBitsOnEveryIsa>(
+                  isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),  // y may be x
+                  [o](const auto& v) HYBRID3D_HOST_INLINE_LAMBDA { return o.value(v); });
+            });
     return;
   }
   const auto ox = Impl::ghostOffset(x), oy = Impl::ghostOffset(y);
@@ -198,10 +202,11 @@ void Pointwise<Op, T, M>::backwardData(const execution_space& exec, const tensor
         [=](const Index n, const Index c, const Index z, const Index yy)
             HYBRID3D_HOST_INLINE_LAMBDA {
               const Op o = op;
-              Impl::mapRows(isa, width, dyr.at(n, c, z, yy), xr.at(n, c, z, yy),
-                            dxr.at(n, c, z, yy),  // dx may be dy
-                            [o](const C g, const C v)
-                                HYBRID3D_HOST_INLINE_LAMBDA { return g * o.derivative(v); });
+              Impl::mapRows<Op::kSameBitsOnEveryIsa>(
+                  isa, width, dyr.at(n, c, z, yy), xr.at(n, c, z, yy),
+                  dxr.at(n, c, z, yy),  // dx may be dy
+                  [o](const auto& g, const auto& v)
+                      HYBRID3D_HOST_INLINE_LAMBDA { return g * o.derivative(v); });
             });
     return;
   }

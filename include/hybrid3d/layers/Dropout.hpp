@@ -113,6 +113,48 @@ struct DropoutMask {
   }
 };
 
+#if HYBRID3D_HOST_AVX2
+/// DropoutMask::kept for 16 columns at a time in 16-bit lanes of an AVX2 register, keptRun's
+/// operations, as the mask of the fused 16-bit rows (Impl::mapRowFused, kernels/HostFusedRows.hpp):
+/// lanes(i) holds the decisions of columns column + i to column + i + 15 (wrapping at 2^16, as
+/// kept reads them), all ones where kept; kept(i) the one of column + i. In registers, not
+/// through keptRun's array: its stores and loads took as long as the rows' arithmetic.
+struct DropoutKeptLanes {
+  std::uint16_t low, high, last, column;
+  std::int16_t any;
+  DropoutMask mask;
+  DropoutRowKey key;
+
+  DropoutKeptLanes(const DropoutMask& m, const DropoutRowKey& k, std::uint16_t firstColumn)
+      : low(std::uint16_t(k.low)),
+        high(std::uint16_t(k.high)),
+        column(firstColumn),
+        mask(m),
+        key(k) {
+    const std::int32_t t = m.threshold < 1 ? 1 : m.threshold > 65536 ? 65536 : m.threshold;
+    last = std::uint16_t(t - 1);
+    any = m.threshold < 1 ? 0 : -1;  // threshold 0: none kept
+  }
+  HYBRID3D_TARGET_AVX2 HYBRID3D_HOST_FORCEINLINE __m256i lanes(Index i) const {
+    const __m256i lane = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m256i h = _mm256_add_epi16(_mm256_set1_epi16(std::int16_t(column + i)), lane);
+    h = _mm256_xor_si256(h, _mm256_set1_epi16(std::int16_t(low)));
+    h = _mm256_xor_si256(h, _mm256_srli_epi16(h, 8));
+    h = _mm256_mullo_epi16(h, _mm256_set1_epi16(std::int16_t(0x88b5)));
+    h = _mm256_xor_si256(h, _mm256_srli_epi16(h, 7));
+    h = _mm256_mullo_epi16(h, _mm256_set1_epi16(std::int16_t(0xdb2d)));
+    h = _mm256_xor_si256(h, _mm256_srli_epi16(h, 9));
+    h = _mm256_xor_si256(h, _mm256_set1_epi16(std::int16_t(high)));
+    const __m256i limit = _mm256_set1_epi16(std::int16_t(last));             // h <= last, unsigned:
+    const __m256i keep = _mm256_cmpeq_epi16(_mm256_min_epu16(h, limit), h);  // min(h, last) == h
+    return _mm256_and_si256(keep, _mm256_set1_epi16(any));
+  }
+  HYBRID3D_HOST_FORCEINLINE bool kept(Index i) const {
+    return mask.kept(key, std::uint16_t(column + i));
+  }
+};
+#endif
+
 }  // namespace Impl
 
 template <class T, class MemorySpace = DefaultMemorySpace>

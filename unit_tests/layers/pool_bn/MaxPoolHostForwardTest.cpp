@@ -1,12 +1,15 @@
 // MaxPool3d's forward on host memory (impl/MaxPool3dForwardHost.hpp) gives the very bits of the
 // device form (maxPoolForwardUnpadded), maxima and argmax, with its baseline and its AVX2 row
 // function (the latter where the CPU has AVX2), on every grid, in float, double, bfloat16 and half,
-// with ties, signed zeros and NaNs in x (PyTorch's rule: the first of equal cells wins, NaN wins);
-// without an argmax (an inference layer's) both give the same maxima.
+// with ties, signed zeros and NaNs (quiet, and signalling in 16 bits) in x (PyTorch's rule: the
+// first of equal cells wins, NaN wins); without an argmax (an inference layer's) both give the same
+// maxima.
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include <gtest/gtest.h>
 
@@ -35,6 +38,13 @@ void expectHostForwardBits(const ProcessGrid& grid, int k, const Index3& e) {
     if (i % 29 == 0) global.data()[i] = std::numeric_limits<double>::quiet_NaN();
   }
   scatterFromGlobal(convertGlobal<T>(global), x);
+  if constexpr (isScalar16<T>) {  // signalling NaNs too, of both signs (F16C would quiet them)
+    auto bits = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x.view());
+    for (std::size_t i = 0; i < bits.span(); i += 13)
+      bits.data()[i].bits =
+          std::uint16_t((i % 2 ? 0x8000u : 0u) | (std::is_same_v<T, bfloat16> ? 0x7f81u : 0x7c01u));
+    Kokkos::deep_copy(x.view(), bits);
+  }
   const Box3 owned = plan.outputOwned();
   const Index3 oe = owned.extents();
   auto outputs = [&](const char* label) {

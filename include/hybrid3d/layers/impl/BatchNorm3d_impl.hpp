@@ -253,7 +253,7 @@ void batchNormNormalizeOnHost(const typename M::execution_space& exec, const Dis
       [=](const Index n, const Index c, const Index z, const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
         const R m = R(mean(c)), s = R(invstd(c)), a = R(gamma(c)), b = R(beta(c));
         mapRow(isa, width, xr.at(n, c, z, yy), yr.at(n, c, z, yy),  // y may be x
-               [=](const R v, Index) HYBRID3D_HOST_INLINE_LAMBDA { return (v - m) * s * a + b; });
+               [=](const auto& v) HYBRID3D_HOST_INLINE_LAMBDA { return (v - m) * s * a + b; });
       });
 }
 
@@ -320,24 +320,26 @@ void batchNormApplyDataGradient(const typename M::execution_space& exec, const D
     const HostIsa isa = bestHostIsa();
     forEachOwnedRowOnHost(
         "hybrid3d::BatchNorm3d::backwardData", exec, rows, isa,
-        [=](const Index nn, const Index c, const Index z,
-            const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
-          const T* in = xr.at(nn, c, z, yy);
-          const T* g = dyr.at(nn, c, z, yy);  // dx may be dy
-          T* out = dxr.at(nn, c, z, yy);
-          const R s = R(invstd(c)), scale = gamma(c) * s;
-          if (!batchStatistics) {
-            const R a = gamma(c) * R(invstd(c));
-            mapRow(isa, width, g, out,
-                   [a](const R v, Index) HYBRID3D_HOST_INLINE_LAMBDA { return a * v; });
-            return;
-          }
-          const R m = R(mean(c)), a = R(sums(c) / n), b = R(sums(C + c) / n);
-          mapRows(isa, width, g, in, out, [=](const R gw, const R v) HYBRID3D_HOST_INLINE_LAMBDA {
-            const R xhat = (v - m) * s;
-            return scale * (gw - (a + xhat * b));
-          });
-        });
+        [=](const Index nn, const Index c, const Index z, const Index yy)
+            HYBRID3D_HOST_INLINE_LAMBDA {
+              const T* in = xr.at(nn, c, z, yy);
+              const T* g = dyr.at(nn, c, z, yy);  // dx may be dy
+              T* out = dxr.at(nn, c, z, yy);
+              const R s = R(invstd(c)), scale = gamma(c) * s;
+              if (!batchStatistics) {
+                const R a = gamma(c) * R(invstd(c));
+                mapRow(isa, width, g, out,
+                       [a](const auto& v) HYBRID3D_HOST_INLINE_LAMBDA { return a * v; });
+                return;
+              }
+              const R m = R(mean(c)), a = R(sums(c) / n), b = R(sums(C + c) / n);
+              // A generic lambda: floats, or eight lanes (kernels/HostFusedRows.hpp).
+              mapRows(isa, width, g, in, out,
+                      [=](const auto& gw, const auto& v) HYBRID3D_HOST_INLINE_LAMBDA {
+                        const auto xhat = (v - m) * s;
+                        return scale * (gw - (a + xhat * b));
+                      });
+            });
     return;
   }
   if (batchStatistics) {

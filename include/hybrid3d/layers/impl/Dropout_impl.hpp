@@ -94,33 +94,43 @@ void Dropout<T, M>::apply(const char* label, const execution_space& exec, const 
     const Impl::HostIsa isa = Impl::bestHostIsa();
     Impl::forEachOwnedRowOnHost(
         label, exec, rows, isa,
-        [=](const Index n, const Index c, const Index z, const Index yy)
-            HYBRID3D_HOST_INLINE_LAMBDA {
-              const Impl::DropoutMask m = mask;  // locals: see HostRows.hpp
-              const C s = scale;
-              const Index width = rows.width;
-              const Impl::DropoutRowKey key =
-                  m.rowKey(first + n * stride, (c * D + d0 + z) * H + h0 + yy);
-              const T* const in = xr.at(n, c, z, yy);  // no restrict: y may be x
-              T* const out = yr.at(n, c, z, yy);
-              if constexpr (!Impl::kRowsThroughFloats<T>) {  // the hash inline
-                std::uint16_t column = std::uint16_t(w0);
-                for (Index xx = 0; xx < width; ++xx, ++column) {
-                  const C v = C(in[xx]);  // read on both sides of the select, or it is a branch
-                  out[xx] = T(m.kept(key, column) ? v * s : C(0));
-                }
-              } else {  // half: bound by its operations; a chunk's decisions first, 16 to a
-                        // vector (DropoutMask::keptRun), then its products on float copies
-                alignas(32) std::int16_t keep[Impl::kFloatChunk];
-                for (Index from = 0; from < width; from += Impl::kFloatChunk) {
-                  const Index count = std::min(Impl::kFloatChunk, width - from);
-                  m.keptRun(key, std::uint16_t(w0 + from), count, keep);
-                  Impl::mapRow(isa, count, in + from, out + from,
-                               [&keep, s](const C v, const Index i)
-                                   HYBRID3D_HOST_INLINE_LAMBDA { return keep[i] ? v * s : C(0); });
-                }
+        [=](const Index n, const Index c, const Index z,
+            const Index yy) HYBRID3D_HOST_INLINE_LAMBDA {
+          const Impl::DropoutMask m = mask;  // locals: see HostRows.hpp
+          const C s = scale;
+          const Index width = rows.width;
+          const Impl::DropoutRowKey key =
+              m.rowKey(first + n * stride, (c * D + d0 + z) * H + h0 + yy);
+          const T* const in = xr.at(n, c, z, yy);  // no restrict: y may be x
+          T* const out = yr.at(n, c, z, yy);
+          if constexpr (isScalar16<T>) {
+#if HYBRID3D_HOST_AVX2
+            // AVX2: fused in registers, the decisions 16 at a time beside the products.
+            if (Impl::fusedRows<T>(isa))
+              return Impl::mapRowFused(
+                  width, in, out, [s](const auto& v) HYBRID3D_HOST_INLINE_LAMBDA { return v * s; },
+                  Impl::DropoutKeptLanes(m, key, std::uint16_t(w0)));
+#endif
+            // half on its float copies: a chunk's decisions first, 16 to a vector
+            // (DropoutMask::keptRun), then its products (Impl::mapRowKept). bfloat16 on the
+            // baseline keeps the hash inline (below).
+            if constexpr (Impl::kRowsThroughFloats<T>) {
+              alignas(32) std::int16_t keep[Impl::kFloatChunk];
+              for (Index from = 0; from < width; from += Impl::kFloatChunk) {
+                const Index count = std::min(Impl::kFloatChunk, width - from);
+                m.keptRun(key, std::uint16_t(w0 + from), count, keep);
+                Impl::mapRowKept(isa, count, in + from, out + from, keep,
+                                 [s](const auto& v) HYBRID3D_HOST_INLINE_LAMBDA { return v * s; });
               }
-            });
+              return;
+            }
+          }
+          std::uint16_t column = std::uint16_t(w0);  // the hash inline
+          for (Index xx = 0; xx < width; ++xx, ++column) {
+            const C v = C(in[xx]);  // read on both sides of the select, or it is a branch
+            out[xx] = T(m.kept(key, column) ? v * s : C(0));
+          }
+        });
     return;
   }
   Impl::forEachRowCell(
