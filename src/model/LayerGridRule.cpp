@@ -1,19 +1,11 @@
-#include <cctype>
-
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/ItemList.hpp>
 #include <hybrid3d/grid/ProcessGrid.hpp>
 #include <hybrid3d/model/LayerGridRule.hpp>
 
 namespace hybrid3d {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  std::size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  return s.substr(a, b - a);
-}
 
 std::string rangeText(const LayerGridEntry& e) {
   return (e.first == e.last ? e.first : e.first + ".." + e.last) + "=" + toString(e.dims);
@@ -23,28 +15,23 @@ std::string rangeText(const LayerGridEntry& e) {
 
 std::vector<LayerGridEntry> parseLayerGridEntries(const std::string& text) {
   std::vector<LayerGridEntry> entries;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item =
-        trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
-    if (item.empty()) {
-      if (comma == std::string::npos && entries.empty()) break;  // "" or only blanks
+  const std::vector<std::string> items = splitItems(text, ',');
+  if (items.size() == 1 && items[0].empty()) return entries;  // "" or only blanks
+  for (const std::string& item : items) {
+    if (item.empty())
       fail("layer grids: an empty entry in \"", text, "\" (entries are FIRST..LAST=DxHxW, ",
            "separated by commas)");
-    }
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos)
       fail("layer grids: entry \"", item, "\" is not FIRST..LAST=DxHxW or NAME=DxHxW");
-    const std::string names = trim(item.substr(0, eq));
+    const std::string names = trimBlanks(item.substr(0, eq));
     LayerGridEntry e;
     const std::size_t dots = names.find("..");
-    e.first = trim(names.substr(0, dots));
-    e.last = dots == std::string::npos ? e.first : trim(names.substr(dots + 2));
+    e.first = trimBlanks(names.substr(0, dots));
+    e.last = dots == std::string::npos ? e.first : trimBlanks(names.substr(dots + 2));
     if (e.first.empty() || e.last.empty()) fail("layer grids: entry \"", item, "\" names no layer");
     try {
-      e.dims = parseGridSpec(trim(item.substr(eq + 1)));
+      e.dims = parseGridSpec(trimBlanks(item.substr(eq + 1)));
     } catch (const Error& err) {
       fail("layer grids: entry \"", item, "\": ", err.what());
     }

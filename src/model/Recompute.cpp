@@ -1,19 +1,12 @@
 #include <algorithm>
-#include <cctype>
 
 #include <hybrid3d/core/Error.hpp>
+#include <hybrid3d/core/ItemList.hpp>
 #include <hybrid3d/model/Recompute.hpp>
 
 namespace hybrid3d {
 
 namespace {
-
-std::string trim(const std::string& s) {
-  std::size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  return s.substr(a, b - a);
-}
 
 int nodeNamed(const StepGraph& graph, const std::string& name) {
   for (std::size_t i = 0; i < graph.names.size(); ++i)
@@ -34,22 +27,18 @@ std::vector<std::vector<int>> readersOf(const StepGraph& graph) {
 
 RecomputeOption parseRecompute(const std::string& text) {
   RecomputeOption o;
-  const std::string t = trim(text);
+  const std::string t = trimBlanks(text);
   if (t.empty() || t == "none") return o;
   if (t == "all" || t == "auto") {
     o.mode = t == "all" ? RecomputeOption::Mode::All : RecomputeOption::Mode::Auto;
     return o;
   }
   o.mode = RecomputeOption::Mode::Ranges;
-  std::size_t start = 0;
-  while (start <= t.size()) {
-    const std::size_t comma = t.find(',', start);
-    const std::string item =
-        trim(t.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    start = comma == std::string::npos ? t.size() + 1 : comma + 1;
+  for (const std::string& item : splitItems(t, ',')) {
     const std::size_t dots = item.find("..");
-    RecomputeRange r{trim(item.substr(0, dots)),
-                     dots == std::string::npos ? trim(item) : trim(item.substr(dots + 2))};
+    RecomputeRange r{trimBlanks(item.substr(0, dots)), dots == std::string::npos
+                                                           ? trimBlanks(item)
+                                                           : trimBlanks(item.substr(dots + 2))};
     if (r.first.empty() || r.last.empty())
       fail("Model/recompute: entry \"", item, "\" of \"", text,
            "\" names no layer (none, all, auto, or FIRST..LAST ranges separated by commas)");

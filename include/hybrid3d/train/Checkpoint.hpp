@@ -62,7 +62,7 @@ struct CheckpointContents {
   /// (Parameter.hpp) that this rank's buffer holds, each element held by exactly one of the
   /// ranks holding the parameter. The file is the same whatever the sharding. Empty: each
   /// state holds all of its parameter's local elements.
-  std::vector<ShardRange> optimizerStateParts;
+  std::vector<ShardRange> optimizerStateParts = {};
 };
 
 /// Collective over `comm` (the world: every column of a sharded parameter must be on some rank of
