@@ -10,7 +10,9 @@
 
 namespace hybrid3d {
 
-namespace {
+// The kernels live in a named namespace: CUDA refuses device lambdas in functions of internal
+// linkage (an unnamed namespace).
+namespace Impl {
 
 // Whether n values at `data` (memory space M) are all finite: x - x is 0 for finite x only.
 template <class T, class M>
@@ -52,6 +54,10 @@ bool tensorFinite(const EdgeTensor<T, M>& t) {
       bad);
   return bad == 0;
 }
+
+}  // namespace Impl
+
+namespace {
 
 // The lowest value over the world (INT_MAX: none).
 int lowest(int mine, MPI_Comm world) {
@@ -111,9 +117,10 @@ std::string diagnoseNonFiniteLoss(const LossDiagnosisInputs<T, M>& in) {
   // The input after preprocessing, slot by slot (a slot is contiguous in LayoutRight).
   const auto& x = graph.input().volume.view();
   const std::size_t perSlot = x.extent(0) ? x.span() / x.extent(0) : 0;
-  const int input = lowest(
-      firstBadSample(b, [&](int s) { return !allFinite<T, M>(x.data() + s * perSlot, perSlot); }),
-      world);
+  const int input =
+      lowest(firstBadSample(
+                 b, [&](int s) { return !Impl::allFinite<T, M>(x.data() + s * perSlot, perSlot); }),
+             world);
   if (input != INT_MAX)
     return head.str() + "the input of " + file(input) +
            " after preprocessing (Data/log1p, channel scale and offset)";
@@ -131,8 +138,8 @@ std::string diagnoseNonFiniteLoss(const LossDiagnosisInputs<T, M>& in) {
   const auto parameters = graph.parameters();
   int weight = INT_MAX;
   for (std::size_t i = 0; i < parameters.size() && weight == INT_MAX; ++i)
-    if (!allFinite<ParamOf<T>, M>(parameters[i].param.value.data(),
-                                  parameters[i].param.value.size()))
+    if (!Impl::allFinite<ParamOf<T>, M>(parameters[i].param.value.data(),
+                                        parameters[i].param.value.size()))
       weight = int(i);
   weight = lowest(weight, world);
   if (weight != INT_MAX)
@@ -148,7 +155,7 @@ std::string diagnoseNonFiniteLoss(const LossDiagnosisInputs<T, M>& in) {
   int layer = INT_MAX;
   graph.replayForward(typename M::execution_space(),
                       [&](std::size_t i, const EdgeTensor<T, M>& out) {
-                        if (layer == INT_MAX && !tensorFinite(out)) layer = int(i);
+                        if (layer == INT_MAX && !Impl::tensorFinite(out)) layer = int(i);
                       });
   layer = lowest(layer, world);
   if (layer != INT_MAX)
